@@ -1,0 +1,19 @@
+package io.fencer.core;
+
+/**
+ * The reasons in Fencer's error catalogue, one per exception type; they mirror {@code fencer.v1.Reason} on the
+ * wire, where each is paired with one gRPC status.
+ */
+public enum ErrorReason {
+    INVALID_ARGUMENT,
+    LIMIT_EXCEEDED,
+    SESSION_EXPIRED,
+    NOT_HOLDER,
+    STALE_TOKEN,
+    SCOPE_MISMATCH,
+    TOKEN_EXHAUSTED,
+    BAD_TOKEN_SIGNATURE,
+    NOT_LEADER,
+    UNAVAILABLE,
+    INTERNAL
+}

@@ -1,0 +1,117 @@
+package io.fencer.core;
+
+import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+
+/**
+ * The in-process guard of one resource scope: it checks a presented token and applies the mutation
+ * under one lock, so a refused token can never race an accepted write (the seed's {@code Guarded}).
+ *
+ * <p>A fence is bound to one lock name: tokens of any other lock are refused with
+ * {@link ScopeMismatchException}, never compared. Stale tokens are refused with
+ * {@link StaleTokenException}, which carries the accepted token. Thread-safe.
+ *
+ * <pre>{@code
+ * Fence fence = Fence.create("orders", FencePolicy.AT_LEAST);
+ * fence.run(grant.token(), () -> orders.add(order));   // refused once a newer grant has written
+ * }</pre>
+ *
+ * <p>The accepted token lives in memory only: a resource that must survive restarts stores it with its
+ * data and passes it back to {@link #create(String, FencePolicy, long)} when it starts.
+ */
+public final class Fence {
+    private final String scope;
+    private final FencePolicy policy;
+    private final ReentrantLock lock = new ReentrantLock();
+    private long accepted; // guarded by lock
+
+    private Fence(String scope, FencePolicy policy, long accepted) {
+        this.scope = LockNames.check("scope", scope);
+        this.policy = Objects.requireNonNull(policy, "policy");
+        if (accepted < FencingToken.NONE || accepted > FencingToken.VALUE_MAX) {
+            throw new IllegalArgumentException("accepted token " + accepted + " out of range for scope " + scope);
+        }
+        this.accepted = accepted;
+    }
+
+    /** Creates a fence for {@code scope} that has accepted no token yet. */
+    public static Fence create(String scope, FencePolicy policy) {
+        return new Fence(scope, policy, FencingToken.NONE);
+    }
+
+    /** Creates a fence for {@code scope} that resumes from a durably stored accepted token. */
+    public static Fence create(String scope, FencePolicy policy, long accepted) {
+        return new Fence(scope, policy, accepted);
+    }
+
+    /** Checks {@code token} and, when admitted, runs {@code mutation}, all under the fence's lock. */
+    public void run(FencingToken token, Runnable mutation) {
+        Objects.requireNonNull(mutation, "mutation");
+        call(token, () -> {
+            mutation.run();
+            return null;
+        });
+    }
+
+    /**
+     * Checks {@code token} and, when admitted, runs {@code mutation} and returns its result, all under the
+     * fence's lock. The accepted token advances only when the mutation returns normally: a mutation that
+     * throws leaves the fence as it was.
+     *
+     * @throws ScopeMismatchException when the token belongs to another lock
+     * @throws StaleTokenException when the policy refuses the token against the accepted one
+     */
+    public <T> T call(FencingToken token, Supplier<T> mutation) {
+        Objects.requireNonNull(token, "token");
+        Objects.requireNonNull(mutation, "mutation");
+        lock.lock();
+        try {
+            check(token);
+            T result = mutation.get();
+            assert token.value() >= accepted : "token " + token.value() + " < accepted " + accepted + " for " + scope;
+            accepted = token.value();
+            return result;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Checks {@code token} against the accepted one without writing; a fenced read. */
+    public void check(FencingToken token) {
+        if (!token.lock().equals(scope)) {
+            throw new ScopeMismatchException(scope, token);
+        }
+        lock.lock();
+        try {
+            if (!policy.admits(token.value(), accepted)) {
+                throw new StaleTokenException(scope, token.value(), accepted, policy);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Returns the highest token accepted so far, or {@link FencingToken#NONE}. */
+    public long accepted() {
+        lock.lock();
+        try {
+            return accepted;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public String scope() {
+        return scope;
+    }
+
+    public FencePolicy policy() {
+        return policy;
+    }
+
+    @Override
+    public String toString() {
+        return "Fence[" + scope + ", " + policy + ", accepted=" + accepted() + "]";
+    }
+}

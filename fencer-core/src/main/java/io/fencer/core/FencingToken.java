@@ -1,0 +1,78 @@
+package io.fencer.core;
+
+import java.util.Objects;
+
+/**
+ * A fencing token: the proof of one grant of one lock, to be carried by every write to the resource
+ * the lock protects.
+ *
+ * <p>The lock service takes {@link #value()} from a per-lock counter that only increases: every grant
+ * of {@link #lock()} gets a value strictly greater than every value ever issued for that lock, across
+ * release, session expiry, restart, leader failover and deletion and recreation of the lock. The first
+ * value is 1; {@link #NONE} (0) means "no token". A token of one lock means nothing for another lock.
+ *
+ * <p>Why the resource must check it, not the client: a lock service cannot stop a paused client from
+ * writing after its lease expired.
+ *
+ * <pre>
+ *   client A  acquire -> orders#33 ......[ GC pause ].................... write(orders#33)  REFUSED
+ *   service                       lease of A expires; grant B orders#34
+ *   client B                                      acquire -> orders#34, write(orders#34) accepted
+ *   resource                                      accepted = 34 ................ 33 &lt; 34: stale
+ * </pre>
+ *
+ * <p>The resource keeps the highest token it has accepted, durably, and compares every presented token
+ * against it in the same atomic step as the write ({@link Fence} does exactly that in process).
+ *
+ * @param lock the lock name, 1 to {@link LockNames#BYTES_MAX} bytes of UTF-8
+ * @param value the token value, at least 1
+ */
+public record FencingToken(String lock, long value) implements Comparable<FencingToken> {
+    /** The token value meaning "no token": never issued. */
+    public static final long NONE = 0;
+    /** The highest value the service issues; a lock whose counter reaches it refuses further grants. */
+    public static final long VALUE_MAX = Long.MAX_VALUE - 1;
+
+    public FencingToken {
+        LockNames.check(lock);
+        if (value < 1 || value > VALUE_MAX) {
+            throw new InvalidArgumentException("token", Long.toString(value),
+                    "token value must be in [1, " + VALUE_MAX + "], got " + value + " for lock '" + lock + "'");
+        }
+    }
+
+    /** Returns the opaque wire form, {@code fencer1.<base64url(lock)>.<value>}, to hand to resources. */
+    public String sequencer() {
+        return Sequencer.format(this);
+    }
+
+    /** Parses the wire form produced by {@link #sequencer()}; see {@link Sequencer#parse(String)}. */
+    public static FencingToken parse(String sequencer) {
+        return Sequencer.parse(sequencer);
+    }
+
+    /** Returns true when this token is of the same lock as {@code other} and strictly newer. */
+    public boolean isNewerThan(FencingToken other) {
+        Objects.requireNonNull(other, "other");
+        return lock.equals(other.lock) && value > other.value;
+    }
+
+    /**
+     * Orders tokens of the same lock by value.
+     *
+     * @throws ScopeMismatchException when the tokens belong to different locks: they are not comparable
+     */
+    @Override
+    public int compareTo(FencingToken other) {
+        if (!lock.equals(other.lock)) {
+            throw new ScopeMismatchException(lock, other);
+        }
+        return Long.compare(value, other.value);
+    }
+
+    /** Returns the display form, {@code orders#32}. */
+    @Override
+    public String toString() {
+        return lock + "#" + value;
+    }
+}

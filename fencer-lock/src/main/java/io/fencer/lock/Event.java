@@ -1,0 +1,28 @@
+package io.fencer.lock;
+
+import io.fencer.core.FencingToken;
+
+/**
+ * A side effect of applying a command, reported to the server on every replica in apply order: the server
+ * completes waiting calls, keeps session deadlines and counts metrics from these.
+ */
+public sealed interface Event {
+
+    /** A session opened with lease {@code ttlMillis}. */
+    record SessionOpened(long sessionId, long ttlMillis) implements Event {}
+
+    /** A session ended; its locks were released and its waits dropped (each reported separately too). */
+    record SessionEnded(long sessionId, EndCause cause) implements Event {}
+
+    /** A lock was granted to a session: the acquire with {@code requestId} is answered with {@code token}. */
+    record Granted(long sessionId, String requestId, FencingToken token) implements Event {}
+
+    /** A grant ended. */
+    record GrantEnded(FencingToken token, long sessionId, EndCause cause) implements Event {}
+
+    /** A queued wait was dropped because its session ended; its acquire call fails with SESSION_EXPIRED. */
+    record WaitDropped(long sessionId, String lock, String requestId) implements Event {}
+
+    /** A lock freed by expiry entered lock-delay: the leader proposes {@code EndLockDelay} after the delay. */
+    record LockDelayStarted(String lock) implements Event {}
+}

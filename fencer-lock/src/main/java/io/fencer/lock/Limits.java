@@ -1,0 +1,52 @@
+package io.fencer.lock;
+
+import io.fencer.core.InvalidArgumentException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The bounds of the lock state machine. Every one is enforced with a typed error that names it and the
+ * offending value.
+ *
+ * @param sessionsMax most open sessions
+ * @param locksMax most lock records (locks held, waited for, or delayed)
+ * @param waitersPerLockMax most sessions queued on one lock
+ * @param locksPerSessionMax most locks one session holds or waits for
+ * @param ttlMillisMin shortest session lease
+ * @param ttlMillisMax longest session lease
+ */
+public record Limits(int sessionsMax, int locksMax, int waitersPerLockMax, int locksPerSessionMax,
+        long ttlMillisMin, long ttlMillisMax) {
+    /** The longest request id, in UTF-8 bytes. */
+    public static final int REQUEST_ID_BYTES_MAX = 128;
+
+    public static final Limits DEFAULT = new Limits(100_000, 1_000_000, 10_000, 10_000, 1_000, 3_600_000);
+
+    public Limits {
+        if (sessionsMax < 1 || locksMax < 1 || waitersPerLockMax < 1 || locksPerSessionMax < 1) {
+            throw new IllegalArgumentException("limits must be positive: " + sessionsMax + ", " + locksMax + ", "
+                    + waitersPerLockMax + ", " + locksPerSessionMax);
+        }
+        if (ttlMillisMin < 1 || ttlMillisMax < ttlMillisMin) {
+            throw new IllegalArgumentException("ttl bounds out of order: [" + ttlMillisMin + ", " + ttlMillisMax + "]");
+        }
+    }
+
+    /** Checks a session lease against [{@link #ttlMillisMin}, {@link #ttlMillisMax}]. */
+    public void checkTtlMillis(long ttlMillis) {
+        if (ttlMillis < ttlMillisMin || ttlMillis > ttlMillisMax) {
+            throw new InvalidArgumentException("ttl_millis", Long.toString(ttlMillis), "session ttl " + ttlMillis
+                    + " ms is outside [" + ttlMillisMin + " ms, " + ttlMillisMax + " ms]");
+        }
+    }
+
+    static void checkRequestId(String requestId, boolean emptyAllowed) {
+        if (requestId == null || (!emptyAllowed && requestId.isEmpty())) {
+            throw new InvalidArgumentException("request_id", "", "request id must not be empty");
+        }
+        int bytes = requestId.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > REQUEST_ID_BYTES_MAX) {
+            throw new InvalidArgumentException("request_id", requestId, "request id is " + bytes
+                    + " bytes, more than the " + REQUEST_ID_BYTES_MAX + " allowed");
+        }
+    }
+}

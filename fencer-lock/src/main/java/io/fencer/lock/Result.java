@@ -1,0 +1,40 @@
+package io.fencer.lock;
+
+import io.fencer.core.FencerException;
+import io.fencer.core.FencingToken;
+import java.util.List;
+
+/** The answer of the state machine to one command, for the caller that proposed it. */
+public sealed interface Result {
+
+    /** The session is open (newly, or again for a retried request id). */
+    record SessionOpened(long sessionId, long ttlMillis) implements Result {}
+
+    /** The session ended (or was already gone: {@code released} is then empty). */
+    record SessionEnded(long sessionId, List<FencingToken> released) implements Result {
+        public SessionEnded {
+            released = List.copyOf(released);
+        }
+    }
+
+    /** The session holds the lock under {@code token} (newly granted or granted before). */
+    record Granted(FencingToken token) implements Result {}
+
+    /** The session waits in the lock's queue at {@code position} (0 = next in line). */
+    record Queued(String lock, int position) implements Result {}
+
+    /** A try found the lock taken: {@code holder} is the holder's token, or null while the lock is delayed. */
+    record Busy(String lock, FencingToken holder) implements Result {}
+
+    /** The wait was removed ({@code removed}), or there was none. */
+    record WaitCancelled(boolean removed) implements Result {}
+
+    /** The token released the lock; {@code next} is the waiter granted by it, or null. */
+    record Released(FencingToken released, FencingToken next) implements Result {}
+
+    /** The lock-delay ended ({@code ended}), or there was none; {@code next} is the waiter granted, or null. */
+    record DelayEnded(String lock, boolean ended, FencingToken next) implements Result {}
+
+    /** The command was refused with a typed error; nothing changed. */
+    record Rejected(FencerException error) implements Result {}
+}

@@ -1,0 +1,11 @@
+package io.fencer.lock;
+
+import java.util.List;
+
+/** A read-only picture of one open session: its lease, the locks it holds and the locks it waits for. */
+public record SessionView(long sessionId, long ttlMillis, List<String> held, List<String> waiting) {
+    public SessionView {
+        held = List.copyOf(held);
+        waiting = List.copyOf(waiting);
+    }
+}

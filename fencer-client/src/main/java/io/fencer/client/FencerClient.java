@@ -1,0 +1,55 @@
+package io.fencer.client;
+
+import io.fencer.core.FencingToken;
+import io.fencer.core.Ticker;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A connection to a Fencer group: opens sessions and reads lock state. Thread-safe; share one per process.
+ * It follows the leader among its endpoints by itself.
+ */
+public interface FencerClient extends AutoCloseable {
+
+    /**
+     * Opens a session with lease {@code ttl} (1 s to 1 h), kept alive in the background until closed or lost.
+     *
+     * @throws io.fencer.core.InvalidArgumentException when the ttl is out of range
+     * @throws io.fencer.core.LimitExceededException when the server holds its maximum of sessions
+     */
+    Session openSession(Duration ttl);
+
+    /** Describes a lock: holder, token, waiters, last token issued. */
+    LockStatus describe(String lock);
+
+    /** Lists locks that are held, waited for or delayed, whose names start with {@code prefix}. */
+    List<LockStatus> list(String prefix, int limit);
+
+    /** Asks whether {@code token} is still its lock's holder, and if not, what superseded or ended it. */
+    TokenStatus validate(FencingToken token);
+
+    /**
+     * Releases a lock by its token.
+     *
+     * @throws io.fencer.core.NotHolderException when the token is not the holder's; nothing changed
+     */
+    void release(FencingToken token);
+
+    /** Closes the connections; sessions opened through this client are closed first. */
+    @Override
+    void close();
+
+    /** Settings of a client. */
+    interface Builder {
+        /** The peers' client addresses, {@code host:port}; at least one. */
+        Builder endpoints(String... endpoints);
+
+        /** How long one call may take before the client retries it elsewhere (default 10 s). */
+        Builder callTimeout(Duration timeout);
+
+        /** The time source for keepalives and lease accounting (default {@link Ticker#system()}). */
+        Builder ticker(Ticker ticker);
+
+        FencerClient build();
+    }
+}

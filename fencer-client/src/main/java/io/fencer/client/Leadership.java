@@ -1,0 +1,21 @@
+package io.fencer.client;
+
+import io.fencer.core.FencingToken;
+import java.util.concurrent.CompletionStage;
+
+/** One term as leader. The term ends on {@link #close()} or when the session is lost. */
+public interface Leadership extends AutoCloseable {
+
+    /** Returns the term's epoch: its fencing token value, greater than every earlier term's. */
+    long epoch();
+
+    /** Returns the term's fencing token, to carry with every action the leader takes. */
+    FencingToken token();
+
+    /** Returns a stage that completes when this term is known to be over (resigned or session lost). */
+    CompletionStage<Void> ended();
+
+    /** Resigns: the next candidate in line is elected. */
+    @Override
+    void close();
+}

@@ -1,0 +1,22 @@
+package io.fencer.client;
+
+import io.fencer.core.FencingToken;
+import java.util.List;
+
+/**
+ * What the lock service says of one lock.
+ *
+ * @param lock the name
+ * @param holder the holder's token, or null when free
+ * @param holderSessionId the holder's session, or 0
+ * @param waiterSessionIds waiting sessions, first in line first
+ * @param lastToken the latest token ever issued for the lock
+ * @param delayed true while in lock-delay after its holder's session expired
+ * @param lastEnd how the last grant ended (RELEASED, SESSION_CLOSED, SESSION_EXPIRED), or null
+ */
+public record LockStatus(String lock, FencingToken holder, long holderSessionId, List<Long> waiterSessionIds,
+        long lastToken, boolean delayed, String lastEnd) {
+    public LockStatus {
+        waiterSessionIds = List.copyOf(waiterSessionIds);
+    }
+}

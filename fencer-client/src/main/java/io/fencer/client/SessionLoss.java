@@ -1,0 +1,20 @@
+package io.fencer.client;
+
+/**
+ * Why a session ended.
+ *
+ * @param sessionId the session
+ * @param cause the kind of end
+ * @param detail a sentence for logs
+ */
+public record SessionLoss(long sessionId, Cause cause, String detail) {
+    /** The kinds of session end. */
+    public enum Cause {
+        /** The application closed it. */
+        CLOSED,
+        /** The service said the session expired. */
+        EXPIRED,
+        /** No keepalive was acknowledged for a whole ttl: the service has expired the session, or will. */
+        UNREACHABLE
+    }
+}

@@ -1,0 +1,95 @@
+package io.fencer.server;
+
+import io.fencer.core.Ticker;
+import io.fencer.lock.Limits;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The settings of one Fencer server (one peer of a replication group).
+ *
+ * @param dataDir where the Raft log, snapshots and metadata live
+ * @param id this peer's id in {@code peers} (default "n1")
+ * @param host the address to bind (default 127.0.0.1)
+ * @param port the gRPC client port (default 7070; 0 = any free port)
+ * @param adminPort the admin HTTP port for /healthz and /metrics (default 7071; 0 = any free; -1 = off)
+ * @param raftPort the Raft port (default port + 2; 0 = any free, single peer only)
+ * @param peers every peer of the group, this one included; empty = a group of this peer alone
+ * @param lockDelay how long a lock freed by session expiry stays unavailable (ZERO = off, the default)
+ * @param limits the state machine's limits
+ * @param ticker the time source for session deadlines and lock-delay
+ */
+public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
+        List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker) {
+
+    public ServerConfig {
+        Objects.requireNonNull(dataDir, "dataDir");
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(host, "host");
+        peers = List.copyOf(peers);
+        Objects.requireNonNull(lockDelay, "lockDelay");
+        Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(ticker, "ticker");
+    }
+
+    /** Returns the default settings with {@code dataDir}: one peer "n1" on 127.0.0.1:7070. */
+    public static ServerConfig defaults(Path dataDir) {
+        return new ServerConfig(dataDir, "n1", "127.0.0.1", 7070, 7071, 7072, List.of(), Duration.ZERO,
+                Limits.DEFAULT, Ticker.system());
+    }
+
+    public ServerConfig withPorts(int port, int adminPort, int raftPort) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker);
+    }
+
+    public ServerConfig withPeers(String id, List<Peer> peers) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker);
+    }
+
+    public ServerConfig withLockDelay(Duration lockDelay) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker);
+    }
+
+    public ServerConfig withLimits(Limits limits) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker);
+    }
+
+    public ServerConfig withTicker(Ticker ticker) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker);
+    }
+
+    /**
+     * One peer of the group: {@code id=host:port[:raftPort]} on the command line, the Raft port defaulting to
+     * port + 2.
+     */
+    public record Peer(String id, String host, int port, int raftPort) {
+        /** Parses {@code id=host:port[:raftPort]}. */
+        public static Peer parse(String text) {
+            int eq = text.indexOf('=');
+            if (eq <= 0) {
+                throw new IllegalArgumentException("peer '" + text + "' is not id=host:port[:raftPort]");
+            }
+            String[] parts = text.substring(eq + 1).split(":", -1);
+            if (parts.length < 2 || parts.length > 3 || parts[0].isEmpty()) {
+                throw new IllegalArgumentException("peer '" + text + "' is not id=host:port[:raftPort]");
+            }
+            try {
+                int port = Integer.parseInt(parts[1]);
+                int raftPort = parts.length == 3 ? Integer.parseInt(parts[2]) : port + 2;
+                return new Peer(text.substring(0, eq), parts[0], port, raftPort);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("peer '" + text + "' has a port that is not a number", e);
+            }
+        }
+
+        public String clientAddress() {
+            return host + ":" + port;
+        }
+
+        public String raftAddress() {
+            return host + ":" + raftPort;
+        }
+    }
+}

@@ -1,0 +1,242 @@
+package io.fencer.it;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real OS process running the {@code fencer} command (a server or a client), started with this JVM's class path,
+ * so tests can pause it (SIGSTOP), resume it (SIGCONT) and kill it (SIGKILL) like an operator or a GC pause would.
+ */
+final class FencerProcess implements AutoCloseable {
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    private final String name;
+    private final Process process;
+    private final List<String> lines = new CopyOnWriteArrayList<>();
+    private final Path log;
+
+    private FencerProcess(String name, List<String> arguments, Path log) throws IOException {
+        this.name = name;
+        this.log = log;
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(List.of("-ea", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), "io.fencer.cli.Main"));
+        command.addAll(arguments);
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(log.toFile());
+        process = builder.start();
+        Thread reader = new Thread(this::readOutput, "stdout-" + name);
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /** Starts {@code fencer ARGS...} as a process named {@code name}; its stderr goes to {@code dir/name.log}. */
+    static FencerProcess start(String name, Path dir, List<String> arguments) throws IOException {
+        Files.createDirectories(dir);
+        return new FencerProcess(name, arguments, dir.resolve(name + ".log"));
+    }
+
+    /** Starts a lock server on {@code ports} with {@code data}, and waits until it reports a known leader. */
+    static FencerProcess server(String name, Path data, Ports ports, String... extra) throws IOException {
+        List<String> arguments = new ArrayList<>(List.of("server", "--data", data.toString(),
+                "--port", Integer.toString(ports.client()), "--admin-port", Integer.toString(ports.admin()),
+                "--raft-port", Integer.toString(ports.raft())));
+        arguments.addAll(List.of(extra));
+        return start(name, data.getParent(), arguments);
+    }
+
+    private void readOutput() {
+        try (BufferedReader reader = new BufferedReader(
+                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = reader.readLine()) != null) {
+                lines.add(line);
+            }
+        } catch (IOException e) {
+            // the process died; its lines so far stay readable
+        }
+    }
+
+    /** Waits until the admin endpoint answers /healthz with 200 (a leader is known). */
+    void awaitHealthy(int adminPort) {
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new AssertionError(name + " exited with " + process.exitValue() + "; log:\n" + logText());
+            }
+            if (healthStatus(adminPort) == 200) {
+                return;
+            }
+            pause(100);
+        }
+        throw new AssertionError(name + " not healthy within " + START_TIMEOUT + "; log:\n" + logText());
+    }
+
+    /** Returns the body of /healthz, or empty when it does not answer. */
+    static String health(int adminPort) {
+        try {
+            HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + adminPort + "/healthz")).timeout(Duration.ofSeconds(2)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return response.body();
+        } catch (IOException e) {
+            return "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
+        }
+    }
+
+    private static int healthStatus(int adminPort) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/healthz"))
+                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    /** Waits for the first stdout line and returns it. */
+    String awaitLine(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (lines.isEmpty()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(name + " printed nothing within " + timeout + "; log:\n" + logText());
+            }
+            if (!process.isAlive() && lines.isEmpty()) {
+                pause(200); // let the reader drain what the process wrote before exiting
+                if (lines.isEmpty()) {
+                    throw new AssertionError(name + " exited with " + process.exitValue() + "; log:\n" + logText());
+                }
+            }
+            pause(20);
+        }
+        return lines.get(0);
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** Freezes the process (SIGSTOP), as a long GC pause or a descheduled VM would. */
+    void pause() {
+        signal("STOP");
+    }
+
+    /** Resumes a frozen process (SIGCONT). */
+    void resume() {
+        signal("CONT");
+    }
+
+    /** Kills the process at once (SIGKILL): no shutdown hook, no flush. */
+    void kill9() {
+        process.destroyForcibly();
+        awaitExit(Duration.ofSeconds(30));
+    }
+
+    /** Waits for the process to exit and returns its status. */
+    int awaitExit(Duration timeout) {
+        try {
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new AssertionError(name + " still running after " + timeout + "; log:\n" + logText());
+            }
+            return process.exitValue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    boolean isAlive() {
+        return process.isAlive();
+    }
+
+    String logText() {
+        try {
+            String text = Files.exists(log) ? Files.readString(log) : "";
+            return text.length() > 8000 ? "..." + text.substring(text.length() - 8000) : text;
+        } catch (IOException e) {
+            return "(log unreadable: " + e + ")";
+        }
+    }
+
+    private void signal(String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start();
+            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                throw new AssertionError("kill -" + signal + " " + process.pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new AssertionError("kill -" + signal + " failed", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            signal("CONT"); // a frozen process cannot die of SIGTERM
+            process.destroyForcibly();
+            awaitExit(Duration.ofSeconds(30));
+        }
+    }
+
+    /** The three ports of one server: gRPC clients, admin HTTP, Raft. */
+    record Ports(int client, int admin, int raft) {
+        static Ports free() {
+            int[] ports = new int[3];
+            List<ServerSocket> sockets = new ArrayList<>();
+            try {
+                for (int i = 0; i < 3; i++) {
+                    ServerSocket socket = new ServerSocket(0);
+                    sockets.add(socket);
+                    ports[i] = socket.getLocalPort();
+                }
+                return new Ports(ports[0], ports[1], ports[2]);
+            } catch (IOException e) {
+                throw new AssertionError("no free port", e);
+            } finally {
+                for (ServerSocket socket : sockets) {
+                    try {
+                        socket.close();
+                    } catch (IOException ignored) {
+                        // nothing to do
+                    }
+                }
+            }
+        }
+
+        String endpoint() {
+            return "127.0.0.1:" + client;
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package io.fencer.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fencer.client.Fencer;
+import io.fencer.client.FencerClient;
+import io.fencer.client.Grant;
+import io.fencer.client.Session;
+import io.fencer.client.TokenStatus;
+import io.fencer.core.FencingToken;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** One lock server as a real process: kill -9 and restart, the restart grace, and lock-delay. */
+class LockServerProcessTest {
+    @TempDir
+    Path dir;
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            toClose.get(i).close();
+        }
+    }
+
+    private FencerProcess startServer(FencerProcess.Ports ports, String... extra) throws Exception {
+        FencerProcess server = FencerProcess.server("server-" + toClose.size(), dir.resolve("data"), ports, extra);
+        toClose.add(server);
+        server.awaitHealthy(ports.admin());
+        return server;
+    }
+
+    private FencerClient connect(FencerProcess.Ports ports) {
+        FencerClient client = Fencer.newBuilder().endpoints(ports.endpoint()).callTimeout(Duration.ofSeconds(30))
+                .build();
+        toClose.add(client);
+        return client;
+    }
+
+    @Test
+    void acquire_afterKill9AndRestart_tokenExceedsEveryEarlierToken() throws Exception {
+        FencerProcess.Ports ports = FencerProcess.Ports.free();
+        FencerProcess server = startServer(ports);
+        long before = 0;
+        try (FencerClient fencer = Fencer.connect(ports.endpoint());
+                Session session = fencer.openSession(Duration.ofSeconds(5))) {
+            for (int i = 0; i < 5; i++) {
+                try (Grant grant = session.lock("orders").acquire(Duration.ofSeconds(10))) {
+                    assertThat(grant.token().value()).isGreaterThan(before);
+                    before = grant.token().value();
+                }
+            }
+        }
+        server.kill9();
+        startServer(ports);
+        FencerClient fencer = connect(ports);
+        try (Session session = fencer.openSession(Duration.ofSeconds(5));
+                Grant orders = session.lock("orders").acquire(Duration.ofSeconds(30));
+                Grant other = session.lock("never-seen").acquire(Duration.ofSeconds(30))) {
+            assertThat(orders.token().value()).as("lock recreated after restart").isGreaterThan(before);
+            // "orders" was dropped when idle and folded into the floor: a lock never seen starts above it too.
+            assertThat(other.token().value()).isGreaterThan(before);
+            assertThat(fencer.validate(new FencingToken("orders", before)).status())
+                    .isIn(TokenStatus.Status.SUPERSEDED, TokenStatus.Status.ENDED);
+        }
+    }
+
+    @Test
+    void restartGrace_sessionsThatKeepAlive_keepTheirLocks_andNoLockIsGrantedTwice() throws Exception {
+        FencerProcess.Ports ports = FencerProcess.Ports.free();
+        FencerProcess server = startServer(ports);
+        FencerClient fencer = connect(ports);
+        Session holder = fencer.openSession(Duration.ofSeconds(3));
+        Session waiter = fencer.openSession(Duration.ofSeconds(3));
+        Grant held = holder.lock("jobs").acquire(Duration.ofSeconds(10));
+        CompletableFuture<Grant> waiting = CompletableFuture.supplyAsync(
+                () -> waiter.lock("jobs").acquire(Duration.ofSeconds(120)));
+        SeedScenarioProcessTest.await(() -> fencer.describe("jobs").waiterSessionIds().contains(waiter.id()));
+
+        server.kill9();
+        startServer(ports);
+
+        // Observe for three lease lengths: the holder stays current, the waiter is not granted, nobody is lost.
+        long until = System.nanoTime() + Duration.ofSeconds(9).toNanos();
+        while (System.nanoTime() < until) {
+            assertThat(fencer.validate(held.token()).status()).isEqualTo(TokenStatus.Status.CURRENT);
+            assertThat(waiting).isNotDone();
+            FencerProcess.pause(200);
+        }
+        assertThat(holder.isAlive()).isTrue();
+        assertThat(waiter.isAlive()).isTrue();
+
+        held.close();
+        Grant next = waiting.get(60, TimeUnit.SECONDS);
+        assertThat(next.token().value()).isEqualTo(held.token().value() + 1);
+        next.close();
+    }
+
+    @Test
+    void lockDelay_lockFreedByExpiry_isNotGrantedBeforeDelayEnds_butFreedByReleaseIsAtOnce() throws Exception {
+        FencerProcess.Ports ports = FencerProcess.Ports.free();
+        startServer(ports, "--lock-delay", "8s");
+        FencerClient fencer = connect(ports);
+
+        try (Session b = fencer.openSession(Duration.ofSeconds(10))) {
+            // Freed by release: granted at once, no delay.
+            try (Session a = fencer.openSession(Duration.ofSeconds(10))) {
+                Grant first = a.lock("delayed").acquire(Duration.ofSeconds(10));
+                first.close();
+                assertThat(fencer.describe("delayed").delayed()).isFalse();
+                Grant second = b.lock("delayed").tryAcquire().orElseThrow();
+                assertThat(second.token().value()).isEqualTo(first.token().value() + 1);
+                second.close();
+            }
+
+            // Freed by expiry: a frozen holder process.
+            FencerProcess holder = FencerProcess.start("holder", dir, List.of("lock", "acquire", "delayed",
+                    "--ttl", "1s", "--server", ports.endpoint()));
+            toClose.add(holder);
+            FencingToken held = FencingToken.parse(holder.awaitLine(Duration.ofSeconds(60)).split(" ")[1]);
+            long pausedAt = System.nanoTime();
+            holder.pause();
+            SeedScenarioProcessTest.await(() -> fencer.describe("delayed").delayed());
+            assertThat(fencer.describe("delayed").holder()).isNull();
+            assertThat(b.lock("delayed").tryAcquire()).as("delayed lock refuses a try").isEmpty();
+
+            Grant afterDelay = b.lock("delayed").acquire(Duration.ofSeconds(60));
+            long grantedAfterMillis = (System.nanoTime() - pausedAt) / 1_000_000;
+            assertThat(grantedAfterMillis).as("granted no earlier than the lock-delay after expiry")
+                    .isGreaterThanOrEqualTo(8_000);
+            assertThat(afterDelay.token().value()).isEqualTo(held.value() + 1);
+            afterDelay.close();
+        }
+    }
+}

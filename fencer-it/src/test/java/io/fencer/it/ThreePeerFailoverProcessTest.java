@@ -1,0 +1,128 @@
+package io.fencer.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fencer.client.Fencer;
+import io.fencer.client.FencerClient;
+import io.fencer.client.Grant;
+import io.fencer.client.Session;
+import io.fencer.client.TokenStatus;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three peers as three processes: the leader is killed (SIGKILL) while clients hold and wait for locks. A new leader
+ * takes over, the clients follow it by themselves, sessions survive, and every token granted after the failover
+ * exceeds every token granted before it, lock by lock.
+ */
+class ThreePeerFailoverProcessTest {
+    private static final List<String> LOCKS = List.of("alpha", "beta", "gamma");
+
+    @TempDir
+    Path dir;
+    private final List<FencerProcess> peers = new ArrayList<>();
+    private final List<FencerProcess.Ports> ports = new ArrayList<>();
+
+    @AfterEach
+    void stopPeers() {
+        peers.forEach(FencerProcess::close);
+    }
+
+    @Test
+    void killLeader_whileHoldingAndWaiting_newLeaderGrantsOnlyHigherTokens() throws Exception {
+        startGroup();
+        String[] endpoints = ports.stream().map(FencerProcess.Ports::endpoint).toArray(String[]::new);
+        try (FencerClient fencer = Fencer.newBuilder().endpoints(endpoints).callTimeout(Duration.ofSeconds(30))
+                .build()) {
+            Session holder = fencer.openSession(Duration.ofSeconds(5));
+            Session waiter = fencer.openSession(Duration.ofSeconds(5));
+            Map<String, Long> maxBefore = new HashMap<>();
+            for (String lock : LOCKS) {
+                for (int i = 0; i < 3; i++) {
+                    try (Grant grant = holder.lock(lock).acquire(Duration.ofSeconds(30))) {
+                        maxBefore.merge(lock, grant.token().value(), Math::max);
+                    }
+                }
+            }
+            Grant held = holder.lock("alpha").acquire(Duration.ofSeconds(30));
+            maxBefore.merge("alpha", held.token().value(), Math::max);
+            CompletableFuture<Grant> waiting = CompletableFuture.supplyAsync(
+                    () -> waiter.lock("alpha").acquire(Duration.ofSeconds(120)));
+            SeedScenarioProcessTest.await(() -> fencer.describe("alpha").waiterSessionIds().contains(waiter.id()));
+
+            int leader = leaderIndex();
+            peers.get(leader).kill9();
+            SeedScenarioProcessTest.await(() -> leaderIndexOrMinusOne(leader) >= 0);
+
+            // The clients find the new leader by themselves; the holder's session survived the failover.
+            SeedScenarioProcessTest.await(() -> statusOrNull(fencer, held) == TokenStatus.Status.CURRENT);
+            assertThat(holder.isAlive()).isTrue();
+            held.close();
+            Grant next = waiting.get(120, TimeUnit.SECONDS);
+            assertThat(next.token().value()).isGreaterThan(maxBefore.get("alpha"));
+            next.close();
+            for (String lock : LOCKS) {
+                try (Grant grant = waiter.lock(lock).acquire(Duration.ofSeconds(30))) {
+                    assertThat(grant.token().value()).as("token of %s after failover", lock)
+                            .isGreaterThan(maxBefore.get(lock));
+                }
+            }
+        }
+    }
+
+    private static TokenStatus.Status statusOrNull(FencerClient fencer, Grant grant) {
+        try {
+            return fencer.validate(grant.token()).status();
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    private void startGroup() throws Exception {
+        StringBuilder group = new StringBuilder();
+        for (int i = 0; i < 3; i++) {
+            FencerProcess.Ports p = FencerProcess.Ports.free();
+            ports.add(p);
+            group.append(i == 0 ? "" : ",").append("n").append(i + 1).append("=127.0.0.1:").append(p.client())
+                    .append(':').append(p.raft());
+        }
+        for (int i = 0; i < 3; i++) {
+            peers.add(FencerProcess.server("n" + (i + 1), dir.resolve("n" + (i + 1)), ports.get(i),
+                    "--id", "n" + (i + 1), "--peers", group.toString()));
+        }
+        for (int i = 0; i < 3; i++) {
+            peers.get(i).awaitHealthy(ports.get(i).admin());
+        }
+    }
+
+    private int leaderIndex() {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            int leader = leaderIndexOrMinusOne(-1);
+            if (leader >= 0) {
+                return leader;
+            }
+            FencerProcess.pause(100);
+        }
+        throw new AssertionError("no leader within 60 s");
+    }
+
+    private int leaderIndexOrMinusOne(int excluded) {
+        for (int i = 0; i < peers.size(); i++) {
+            if (i != excluded && peers.get(i).isAlive()
+                    && FencerProcess.health(ports.get(i).admin()).contains("\"role\":\"LEADER\"")) {
+                return i;
+            }
+        }
+        return -1;
+    }
+}

@@ -10,7 +10,10 @@ import io.fencer.core.LockNames;
  */
 public sealed interface Command {
 
-    /** Opens a session with a lease of {@code ttlMillis}; a retry with the same non-empty request id returns the same session. */
+    /**
+     * Opens a session with a lease of {@code ttlMillis}; a retry with the same non-empty request id returns the same
+     * session while it lives.
+     */
     record OpenSession(String requestId, long ttlMillis) implements Command {
         public OpenSession {
             Limits.checkRequestId(requestId, true);
@@ -39,7 +42,10 @@ public sealed interface Command {
         }
     }
 
-    /** Removes a session's queued wait for a lock (its wait deadline passed). A no-op when not waiting. */
+    /**
+     * Removes a session's queued wait for a lock (its wait deadline passed). A no-op when not waiting. The wait is
+     * found by session and lock; {@code requestId} (which may be null) is carried for the record only.
+     */
     record CancelWait(long sessionId, String lock, String requestId) implements Command {
         public CancelWait {
             LockNames.check(lock);

@@ -1,28 +1,375 @@
 package io.fencer.lock;
 
+import io.fencer.core.FencerException;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.NotHolderException;
+import io.fencer.core.SessionExpiredException;
+import io.fencer.core.TokenExhaustedException;
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * The binary form of commands in the replicated log, and of results in replies. A log entry holds a batch
  * of commands, applied in order. Versioned by a leading byte so later versions can read older logs.
+ *
+ * <p>Format (version 1, big-endian): {@code version:u8, count:i32, count × (tag:u8, fields)}. Strings are an
+ * {@code i32} byte length (-1 for null) and strict UTF-8; booleans one byte 0 or 1; an optional token is a
+ * boolean then {@code lock:string, value:i64}. Decoding refuses garbage, truncation, unknown tags and trailing
+ * bytes with an {@link IllegalArgumentException} naming the offset, and reads every length and count against
+ * the bytes left before allocating.
+ *
+ * <p>A rejected result keeps its exception type and fields. A {@link TokenExhaustedException} keeps its lock;
+ * its message is rebuilt with last token {@link FencingToken#VALUE_MAX}, which is the only value the state
+ * machine reports it with.
  */
 public final class CommandCodec {
+    static final int VERSION = 1;
+
+    private static final int OPEN_SESSION = 1;
+    private static final int CLOSE_SESSION = 2;
+    private static final int EXPIRE_SESSION = 3;
+    private static final int ACQUIRE = 4;
+    private static final int CANCEL_WAIT = 5;
+    private static final int RELEASE = 6;
+    private static final int END_LOCK_DELAY = 7;
+
+    private static final int SESSION_OPENED = 1;
+    private static final int SESSION_ENDED = 2;
+    private static final int GRANTED = 3;
+    private static final int QUEUED = 4;
+    private static final int BUSY = 5;
+    private static final int WAIT_CANCELLED = 6;
+    private static final int RELEASED = 7;
+    private static final int DELAY_ENDED = 8;
+    private static final int REJECTED = 9;
+
+    private static final int INVALID_ARGUMENT = 1;
+    private static final int LIMIT_EXCEEDED = 2;
+    private static final int SESSION_EXPIRED = 3;
+    private static final int NOT_HOLDER = 4;
+    private static final int TOKEN_EXHAUSTED = 5;
+
+    /** The fewest bytes one encoded command or result takes: its tag. */
+    private static final int ITEM_BYTES_MIN = 1;
+    /** The fewest bytes one encoded token takes: a string length, one name byte and a value. */
+    private static final int TOKEN_BYTES_MIN = 4 + 1 + 8;
+
     private CommandCodec() {}
 
     public static byte[] encodeCommands(List<Command> commands) {
-        throw new UnsupportedOperationException("not yet");
+        Objects.requireNonNull(commands, "commands");
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeByte(VERSION);
+            out.writeInt(commands.size());
+            for (Command command : commands) {
+                writeCommand(out, Objects.requireNonNull(command, "command"));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing to memory failed", e);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static void writeCommand(DataOutputStream out, Command command) throws IOException {
+        if (command instanceof Command.OpenSession open) {
+            out.writeByte(OPEN_SESSION);
+            writeString(out, open.requestId());
+            out.writeLong(open.ttlMillis());
+        } else if (command instanceof Command.CloseSession close) {
+            out.writeByte(CLOSE_SESSION);
+            out.writeLong(close.sessionId());
+        } else if (command instanceof Command.ExpireSession expire) {
+            out.writeByte(EXPIRE_SESSION);
+            out.writeLong(expire.sessionId());
+            out.writeBoolean(expire.lockDelay());
+        } else if (command instanceof Command.Acquire acquire) {
+            out.writeByte(ACQUIRE);
+            out.writeLong(acquire.sessionId());
+            writeString(out, acquire.lock());
+            writeString(out, acquire.requestId());
+            out.writeBoolean(acquire.waitQueued());
+        } else if (command instanceof Command.CancelWait cancel) {
+            out.writeByte(CANCEL_WAIT);
+            out.writeLong(cancel.sessionId());
+            writeString(out, cancel.lock());
+            writeString(out, cancel.requestId());
+        } else if (command instanceof Command.Release release) {
+            out.writeByte(RELEASE);
+            writeString(out, release.lock());
+            out.writeLong(release.token());
+        } else if (command instanceof Command.EndLockDelay end) {
+            out.writeByte(END_LOCK_DELAY);
+            writeString(out, end.lock());
+        } else {
+            throw new IllegalArgumentException("unknown command type " + command.getClass().getName());
+        }
     }
 
     public static List<Command> decodeCommands(byte[] bytes) {
-        throw new UnsupportedOperationException("not yet");
+        ByteReader in = open(bytes, "command batch");
+        int count = in.readCount("commands", ITEM_BYTES_MIN);
+        List<Command> commands = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            int start = in.offset();
+            try {
+                commands.add(readCommand(in));
+            } catch (FencerException e) {
+                // A record's own validation (lock name, request id) refused the decoded fields.
+                throw new IllegalArgumentException("malformed command batch: command " + i + " at byte " + start
+                        + " is invalid: " + e.getMessage(), e);
+            }
+        }
+        in.expectEnd();
+        return commands;
+    }
+
+    private static Command readCommand(ByteReader in) {
+        int tag = in.readByte("command tag");
+        switch (tag) {
+            case OPEN_SESSION:
+                return new Command.OpenSession(in.readRequiredString("request id"), in.readLong("ttl"));
+            case CLOSE_SESSION:
+                return new Command.CloseSession(in.readLong("session id"));
+            case EXPIRE_SESSION:
+                return new Command.ExpireSession(in.readLong("session id"), in.readBoolean("lock delay"));
+            case ACQUIRE:
+                return new Command.Acquire(in.readLong("session id"), in.readRequiredString("lock"),
+                        in.readRequiredString("request id"), in.readBoolean("wait queued"));
+            case CANCEL_WAIT:
+                return new Command.CancelWait(in.readLong("session id"), in.readRequiredString("lock"),
+                        in.readString("request id"));
+            case RELEASE:
+                return new Command.Release(in.readRequiredString("lock"), in.readLong("token"));
+            case END_LOCK_DELAY:
+                return new Command.EndLockDelay(in.readRequiredString("lock"));
+            default:
+                throw in.malformed("unknown command tag " + tag);
+        }
     }
 
     public static byte[] encodeResults(List<Result> results) {
-        throw new UnsupportedOperationException("not yet");
+        Objects.requireNonNull(results, "results");
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeByte(VERSION);
+            out.writeInt(results.size());
+            for (Result result : results) {
+                writeResult(out, Objects.requireNonNull(result, "result"));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing to memory failed", e);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static void writeResult(DataOutputStream out, Result result) throws IOException {
+        if (result instanceof Result.SessionOpened opened) {
+            out.writeByte(SESSION_OPENED);
+            out.writeLong(opened.sessionId());
+            out.writeLong(opened.ttlMillis());
+        } else if (result instanceof Result.SessionEnded ended) {
+            out.writeByte(SESSION_ENDED);
+            out.writeLong(ended.sessionId());
+            out.writeInt(ended.released().size());
+            for (FencingToken token : ended.released()) {
+                writeToken(out, token);
+            }
+        } else if (result instanceof Result.Granted granted) {
+            out.writeByte(GRANTED);
+            writeToken(out, Objects.requireNonNull(granted.token(), "granted token"));
+        } else if (result instanceof Result.Queued queued) {
+            out.writeByte(QUEUED);
+            writeString(out, queued.lock());
+            out.writeInt(queued.position());
+        } else if (result instanceof Result.Busy busy) {
+            out.writeByte(BUSY);
+            writeString(out, busy.lock());
+            writeOptionalToken(out, busy.holder());
+        } else if (result instanceof Result.WaitCancelled cancelled) {
+            out.writeByte(WAIT_CANCELLED);
+            out.writeBoolean(cancelled.removed());
+        } else if (result instanceof Result.Released released) {
+            out.writeByte(RELEASED);
+            writeToken(out, Objects.requireNonNull(released.released(), "released token"));
+            writeOptionalToken(out, released.next());
+        } else if (result instanceof Result.DelayEnded delayEnded) {
+            out.writeByte(DELAY_ENDED);
+            writeString(out, delayEnded.lock());
+            out.writeBoolean(delayEnded.ended());
+            writeOptionalToken(out, delayEnded.next());
+        } else if (result instanceof Result.Rejected rejected) {
+            out.writeByte(REJECTED);
+            writeError(out, Objects.requireNonNull(rejected.error(), "rejected error"));
+        } else {
+            throw new IllegalArgumentException("unknown result type " + result.getClass().getName());
+        }
+    }
+
+    private static void writeError(DataOutputStream out, FencerException error) throws IOException {
+        if (error instanceof InvalidArgumentException invalid) {
+            out.writeByte(INVALID_ARGUMENT);
+            writeString(out, invalid.field());
+            writeString(out, invalid.value());
+            writeString(out, invalid.getMessage());
+        } else if (error instanceof LimitExceededException limit) {
+            out.writeByte(LIMIT_EXCEEDED);
+            writeString(out, limit.limit());
+            out.writeLong(limit.limitValue());
+            writeString(out, limit.getMessage());
+        } else if (error instanceof SessionExpiredException expired) {
+            out.writeByte(SESSION_EXPIRED);
+            out.writeLong(expired.sessionId());
+            writeString(out, expired.getMessage());
+        } else if (error instanceof NotHolderException notHolder) {
+            out.writeByte(NOT_HOLDER);
+            writeString(out, notHolder.lock());
+            out.writeLong(notHolder.presented());
+            out.writeLong(notHolder.current());
+        } else if (error instanceof TokenExhaustedException exhausted) {
+            out.writeByte(TOKEN_EXHAUSTED);
+            writeString(out, exhausted.lock());
+        } else {
+            // The state machine rejects only with the types above; anything else is a programming error.
+            throw new IllegalArgumentException("the lock state machine never rejects with "
+                    + error.getClass().getName() + ": " + error.getMessage());
+        }
     }
 
     public static List<Result> decodeResults(byte[] bytes) {
-        throw new UnsupportedOperationException("not yet");
+        ByteReader in = open(bytes, "result batch");
+        int count = in.readCount("results", ITEM_BYTES_MIN);
+        List<Result> results = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            int start = in.offset();
+            try {
+                results.add(readResult(in));
+            } catch (FencerException e) {
+                throw new IllegalArgumentException("malformed result batch: result " + i + " at byte " + start
+                        + " is invalid: " + e.getMessage(), e);
+            }
+        }
+        in.expectEnd();
+        return results;
     }
 
+    private static Result readResult(ByteReader in) {
+        int tag = in.readByte("result tag");
+        switch (tag) {
+            case SESSION_OPENED:
+                return new Result.SessionOpened(in.readLong("session id"), in.readLong("ttl"));
+            case SESSION_ENDED:
+                long sessionId = in.readLong("session id");
+                int count = in.readCount("released tokens", TOKEN_BYTES_MIN);
+                List<FencingToken> released = new ArrayList<>(count);
+                for (int i = 0; i < count; i++) {
+                    released.add(readToken(in));
+                }
+                return new Result.SessionEnded(sessionId, released);
+            case GRANTED:
+                return new Result.Granted(readToken(in));
+            case QUEUED:
+                return new Result.Queued(in.readRequiredString("lock"), in.readInt("position"));
+            case BUSY:
+                return new Result.Busy(in.readRequiredString("lock"), readOptionalToken(in));
+            case WAIT_CANCELLED:
+                return new Result.WaitCancelled(in.readBoolean("removed"));
+            case RELEASED:
+                return new Result.Released(readToken(in), readOptionalToken(in));
+            case DELAY_ENDED:
+                return new Result.DelayEnded(in.readRequiredString("lock"), in.readBoolean("ended"),
+                        readOptionalToken(in));
+            case REJECTED:
+                return new Result.Rejected(readError(in));
+            default:
+                throw in.malformed("unknown result tag " + tag);
+        }
+    }
+
+    private static FencerException readError(ByteReader in) {
+        int tag = in.readByte("error tag");
+        switch (tag) {
+            case INVALID_ARGUMENT:
+                return new InvalidArgumentException(in.readString("field"), in.readString("value"),
+                        in.readString("message"));
+            case LIMIT_EXCEEDED:
+                return new LimitExceededException(in.readString("limit"), in.readLong("limit value"),
+                        in.readString("message"));
+            case SESSION_EXPIRED:
+                return new SessionExpiredException(in.readLong("session id"), in.readString("message"));
+            case NOT_HOLDER:
+                return new NotHolderException(in.readString("lock"), in.readLong("presented"),
+                        in.readLong("current"));
+            case TOKEN_EXHAUSTED:
+                return new TokenExhaustedException(in.readString("lock"), FencingToken.VALUE_MAX);
+            default:
+                throw in.malformed("unknown error tag " + tag);
+        }
+    }
+
+    private static ByteReader open(byte[] bytes, String what) {
+        Objects.requireNonNull(bytes, "bytes");
+        ByteReader in = new ByteReader(bytes, what);
+        int version = in.readByte("version");
+        if (version != VERSION) {
+            throw in.malformed("unsupported version " + version + ", expected " + VERSION);
+        }
+        return in;
+    }
+
+    private static void writeToken(DataOutputStream out, FencingToken token) throws IOException {
+        writeString(out, token.lock());
+        out.writeLong(token.value());
+    }
+
+    private static void writeOptionalToken(DataOutputStream out, FencingToken token) throws IOException {
+        out.writeBoolean(token != null);
+        if (token != null) {
+            writeToken(out, token);
+        }
+    }
+
+    private static FencingToken readToken(ByteReader in) {
+        return new FencingToken(in.readRequiredString("token lock"), in.readLong("token value"));
+    }
+
+    private static FencingToken readOptionalToken(ByteReader in) {
+        return in.readBoolean("token present") ? readToken(in) : null;
+    }
+
+    /** Writes a length-prefixed strict UTF-8 string, -1 for null; refuses what the reader would refuse. */
+    private static void writeString(DataOutputStream out, String text) throws IOException {
+        if (text == null) {
+            out.writeInt(-1);
+            return;
+        }
+        ByteBuffer encoded;
+        try {
+            encoded = StandardCharsets.UTF_8.newEncoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .encode(CharBuffer.wrap(text));
+        } catch (CharacterCodingException e) {
+            throw new IllegalArgumentException("string is not valid UTF-8 (unpaired surrogate): '"
+                    + InvalidArgumentException.printable(text) + "'", e);
+        }
+        if (encoded.remaining() > ByteReader.STRING_BYTES_MAX) {
+            throw new IllegalArgumentException("string of " + encoded.remaining() + " UTF-8 bytes exceeds the "
+                    + ByteReader.STRING_BYTES_MAX + " the codec allows");
+        }
+        out.writeInt(encoded.remaining());
+        out.write(encoded.array(), encoded.arrayOffset() + encoded.position(), encoded.remaining());
+    }
 }

@@ -1,12 +1,26 @@
 package io.fencer.lock;
 
+import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.LockNames;
+import io.fencer.core.NotHolderException;
+import io.fencer.core.SessionExpiredException;
+import io.fencer.core.TokenExhaustedException;
 import java.io.DataInput;
 import java.io.DataOutput;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The lock service's deterministic state machine: sessions, locks, FIFO waiters and per-lock token counters
@@ -16,70 +30,640 @@ import java.util.Optional;
  * <p>Tokens: a grant of lock L gets {@code max(lastToken(L), floor) + 1}. A lock record with no holder, no
  * waiter and no delay is dropped and its last token folded into {@code floor = max(floor, lastToken)}, so a
  * recreated lock starts above every token it ever had without keeping every name forever.
+ *
+ * <p>Cost: every command is O(log n) in locks and sessions plus the work it reports (events, released locks);
+ * a retried acquire of a queued session also walks its lock's queue to report its position.
  */
 public final class LockStateMachine {
-    // TODO(implementation): the helper fills this in.
+    /** The leading byte of a snapshot; a reader refuses versions it does not know. */
+    private static final int SNAPSHOT_VERSION = 1;
+
+    /** Sessions by id; a sorted map so that {@link #sessions()} and snapshots come in id order. */
+    private final TreeMap<Long, SessionRecord> sessions = new TreeMap<>();
+    /** Live sessions by their non-empty opening request id; only looked up, never iterated. */
+    private final Map<String, Long> sessionIdsByRequestId = new HashMap<>();
+    /** Lock records by name; a sorted map so that listings and snapshots come in name order. */
+    private final TreeMap<String, LockRecord> locks = new TreeMap<>();
+    /** Names of the locks in lock-delay. */
+    private final TreeSet<String> delayed = new TreeSet<>();
+    private final Limits limits;
+    /** The last session id handed out; ids are never reused. */
+    private long sessionIdLast;
+    /** The highest last token of every dropped lock record: every new grant exceeds it. */
+    private long floor;
+    /** The total number of queued waits over all locks. */
+    private int waiterCount;
+
     public LockStateMachine(Limits limits) {
-        throw new UnsupportedOperationException("not yet");
+        this.limits = Objects.requireNonNull(limits, "limits");
+    }
+
+    /** Returns an empty machine whose floor starts at {@code floor}, to reach token exhaustion in tests. */
+    static LockStateMachine withFloor(Limits limits, long floor) {
+        if (floor < 0 || floor > FencingToken.VALUE_MAX) {
+            throw new IllegalArgumentException("floor " + floor + " is outside [0, " + FencingToken.VALUE_MAX + "]");
+        }
+        LockStateMachine machine = new LockStateMachine(limits);
+        machine.floor = floor;
+        return machine;
     }
 
     /** Applies one command and returns its result and events. Deterministic. */
     public Applied apply(Command command) {
-        throw new UnsupportedOperationException("not yet");
+        Objects.requireNonNull(command, "command");
+        List<Event> events = new ArrayList<>();
+        Result result;
+        if (command instanceof Command.OpenSession open) {
+            result = openSession(open, events);
+        } else if (command instanceof Command.CloseSession close) {
+            result = endSession(close.sessionId(), EndCause.SESSION_CLOSED, false, events);
+        } else if (command instanceof Command.ExpireSession expire) {
+            result = endSession(expire.sessionId(), EndCause.SESSION_EXPIRED, expire.lockDelay(), events);
+        } else if (command instanceof Command.Acquire acquire) {
+            result = acquire(acquire, events);
+        } else if (command instanceof Command.CancelWait cancel) {
+            result = cancelWait(cancel);
+        } else if (command instanceof Command.Release release) {
+            result = release(release, events);
+        } else if (command instanceof Command.EndLockDelay end) {
+            result = endLockDelay(end.lock(), events);
+        } else {
+            throw new IllegalArgumentException("unknown command type " + command.getClass().getName());
+        }
+        return new Applied(result, events);
     }
 
+    private Result openSession(Command.OpenSession open, List<Event> events) {
+        try {
+            limits.checkTtlMillis(open.ttlMillis());
+        } catch (InvalidArgumentException e) {
+            return new Result.Rejected(e);
+        }
+        if (!open.requestId().isEmpty()) {
+            Long existing = sessionIdsByRequestId.get(open.requestId());
+            if (existing != null) {
+                SessionRecord session = sessions.get(existing);
+                return new Result.SessionOpened(session.id, session.ttlMillis);
+            }
+        }
+        if (sessions.size() >= limits.sessionsMax()) {
+            return new Result.Rejected(new LimitExceededException("sessionsMax", limits.sessionsMax(),
+                    "cannot open a session: " + sessions.size() + " sessions are open, sessionsMax is "
+                            + limits.sessionsMax()));
+        }
+        if (sessionIdLast == Long.MAX_VALUE) {
+            throw new IllegalStateException("session ids exhausted at " + sessionIdLast);
+        }
+        SessionRecord session = new SessionRecord(++sessionIdLast, open.ttlMillis(), open.requestId());
+        sessions.put(session.id, session);
+        if (!session.requestId.isEmpty()) {
+            sessionIdsByRequestId.put(session.requestId, session.id);
+        }
+        events.add(new Event.SessionOpened(session.id, session.ttlMillis));
+        return new Result.SessionOpened(session.id, session.ttlMillis);
+    }
+
+    private Result acquire(Command.Acquire acquire, List<Event> events) {
+        SessionRecord session = sessions.get(acquire.sessionId());
+        if (session == null) {
+            return new Result.Rejected(new SessionExpiredException(acquire.sessionId()));
+        }
+        LockRecord record = locks.get(acquire.lock());
+        if (record != null && record.held() && record.holderSessionId == session.id) {
+            return new Result.Granted(record.holderToken());
+        }
+        if (record != null && record.waiters.containsKey(session.id)) {
+            return new Result.Queued(record.name, record.positionOf(session.id));
+        }
+        if (record == null || (!record.held() && !record.delayed)) {
+            return grantFree(session, acquire, record, events);
+        }
+        if (!acquire.waitQueued()) {
+            return new Result.Busy(record.name, record.holderToken());
+        }
+        return enqueue(session, acquire, record);
+    }
+
+    /** Grants a lock nobody holds, waits for or delays; {@code existing} is its record, or null when none. */
+    private Result grantFree(SessionRecord session, Command.Acquire acquire, LockRecord existing,
+            List<Event> events) {
+        assert existing == null || existing.waiters.isEmpty()
+                : "free lock " + existing.name + " has " + existing.waiters.size() + " waiters";
+        if (session.lockCount() >= limits.locksPerSessionMax()) {
+            return locksPerSessionExceeded(session);
+        }
+        if (existing == null && locks.size() >= limits.locksMax()) {
+            return new Result.Rejected(new LimitExceededException("locksMax", limits.locksMax(),
+                    "cannot create lock '" + acquire.lock() + "': " + locks.size() + " locks exist, locksMax is "
+                            + limits.locksMax()));
+        }
+        long base = existing == null ? floor : Math.max(existing.lastToken, floor);
+        if (base >= FencingToken.VALUE_MAX) {
+            return new Result.Rejected(new TokenExhaustedException(acquire.lock(), base));
+        }
+        LockRecord record = existing;
+        if (record == null) {
+            record = new LockRecord(acquire.lock(), floor);
+            locks.put(record.name, record);
+        }
+        return new Result.Granted(issue(record, session, acquire.requestId(), events));
+    }
+
+    private Result enqueue(SessionRecord session, Command.Acquire acquire, LockRecord record) {
+        if (record.waiters.size() >= limits.waitersPerLockMax()) {
+            return new Result.Rejected(new LimitExceededException("waitersPerLockMax", limits.waitersPerLockMax(),
+                    "cannot queue on lock '" + record.name + "': " + record.waiters.size()
+                            + " sessions wait, waitersPerLockMax is " + limits.waitersPerLockMax()));
+        }
+        if (session.lockCount() >= limits.locksPerSessionMax()) {
+            return locksPerSessionExceeded(session);
+        }
+        long base = Math.max(record.lastToken, floor);
+        if (base >= FencingToken.VALUE_MAX) {
+            // The lock can never be granted again: queueing would wait forever.
+            return new Result.Rejected(new TokenExhaustedException(record.name, base));
+        }
+        int position = record.waiters.size();
+        record.waiters.put(session.id, acquire.requestId());
+        session.waiting.add(record.name);
+        waiterCount++;
+        return new Result.Queued(record.name, position);
+    }
+
+    private Result locksPerSessionExceeded(SessionRecord session) {
+        return new Result.Rejected(new LimitExceededException("locksPerSessionMax", limits.locksPerSessionMax(),
+                "session " + session.id + " holds or waits for " + session.lockCount()
+                        + " locks, locksPerSessionMax is " + limits.locksPerSessionMax()));
+    }
+
+    /** Grants {@code record} to {@code session} under the next token; the caller checked it is not exhausted. */
+    private FencingToken issue(LockRecord record, SessionRecord session, String requestId, List<Event> events) {
+        assert !record.held() : "lock " + record.name + " granted while held by session " + record.holderSessionId;
+        long value = Math.max(record.lastToken, floor) + 1;
+        assert value > record.lastToken
+                : String.format("token %d <= lastToken %d for lock %s", value, record.lastToken, record.name);
+        assert value > floor : String.format("token %d <= floor %d for lock %s", value, floor, record.name);
+        assert value <= FencingToken.VALUE_MAX : String.format("token %d > max for lock %s", value, record.name);
+        record.lastToken = value;
+        record.holderSessionId = session.id;
+        record.holderTokenValue = value;
+        session.held.add(record.name);
+        FencingToken token = new FencingToken(record.name, value);
+        events.add(new Event.Granted(session.id, requestId, token));
+        return token;
+    }
+
+    private Result release(Command.Release release, List<Event> events) {
+        LockRecord record = locks.get(release.lock());
+        long current = record == null ? FencingToken.NONE : record.holderTokenValue;
+        if (current == FencingToken.NONE || current != release.token()) {
+            return new Result.Rejected(new NotHolderException(release.lock(), release.token(), current));
+        }
+        FencingToken released = endGrant(record, EndCause.RELEASED, events);
+        FencingToken next = grantNext(record, events);
+        return new Result.Released(released, next);
+    }
+
+    /** Ends the current grant of {@code record}, leaving it without holder; returns the ended token. */
+    private FencingToken endGrant(LockRecord record, EndCause cause, List<Event> events) {
+        FencingToken token = record.holderToken();
+        SessionRecord holder = sessions.get(record.holderSessionId);
+        boolean listed = holder.held.remove(record.name);
+        assert listed : "session " + holder.id + " did not list held lock " + record.name;
+        record.holderSessionId = 0;
+        record.holderTokenValue = FencingToken.NONE;
+        record.lastEnd = cause;
+        events.add(new Event.GrantEnded(token, holder.id, cause));
+        return token;
+    }
+
+    /**
+     * Grants a lock that has no holder and no delay to its next waiter, or drops the record when nobody waits.
+     * Returns the new token, or null.
+     */
+    private FencingToken grantNext(LockRecord record, List<Event> events) {
+        assert !record.held() && !record.delayed : "lock " + record.name + " is not free";
+        if (record.waiters.isEmpty()) {
+            dropIfIdle(record);
+            return null;
+        }
+        if (Math.max(record.lastToken, floor) >= FencingToken.VALUE_MAX) {
+            // Unreachable in practice (2^63 grants); the waiters can never be granted, so they are dropped.
+            dropWaiters(record, events);
+            dropIfIdle(record);
+            return null;
+        }
+        Iterator<Map.Entry<Long, String>> queue = record.waiters.entrySet().iterator();
+        Map.Entry<Long, String> head = queue.next();
+        queue.remove();
+        waiterCount--;
+        SessionRecord session = sessions.get(head.getKey());
+        boolean listed = session.waiting.remove(record.name);
+        assert listed : "session " + session.id + " did not list its wait on lock " + record.name;
+        return issue(record, session, head.getValue(), events);
+    }
+
+    private void dropWaiters(LockRecord record, List<Event> events) {
+        for (Map.Entry<Long, String> waiter : record.waiters.entrySet()) {
+            sessions.get(waiter.getKey()).waiting.remove(record.name);
+            events.add(new Event.WaitDropped(waiter.getKey(), record.name, waiter.getValue()));
+            waiterCount--;
+        }
+        record.waiters.clear();
+    }
+
+    /** Drops an idle record, folding its counter into the floor so that a recreated lock starts above it. */
+    private void dropIfIdle(LockRecord record) {
+        if (record.idle()) {
+            locks.remove(record.name);
+            floor = Math.max(floor, record.lastToken);
+        }
+    }
+
+    private Result endSession(long sessionId, EndCause cause, boolean lockDelay, List<Event> events) {
+        SessionRecord session = sessions.get(sessionId);
+        if (session == null) {
+            return new Result.SessionEnded(sessionId, List.of());
+        }
+        List<FencingToken> released = new ArrayList<>(session.held.size());
+        for (String name : List.copyOf(session.held)) {
+            LockRecord record = locks.get(name);
+            released.add(endGrant(record, cause, events));
+            if (lockDelay) {
+                record.delayed = true;
+                delayed.add(name);
+                events.add(new Event.LockDelayStarted(name));
+            } else {
+                grantNext(record, events);
+            }
+        }
+        for (String name : List.copyOf(session.waiting)) {
+            LockRecord record = locks.get(name);
+            String requestId = record.waiters.remove(sessionId);
+            waiterCount--;
+            session.waiting.remove(name);
+            events.add(new Event.WaitDropped(sessionId, name, requestId));
+            dropIfIdle(record);
+        }
+        sessions.remove(sessionId);
+        if (!session.requestId.isEmpty()) {
+            sessionIdsByRequestId.remove(session.requestId);
+        }
+        events.add(new Event.SessionEnded(sessionId, cause));
+        return new Result.SessionEnded(sessionId, released);
+    }
+
+    private Result endLockDelay(String lock, List<Event> events) {
+        LockRecord record = locks.get(lock);
+        if (record == null || !record.delayed) {
+            return new Result.DelayEnded(lock, false, null);
+        }
+        record.delayed = false;
+        delayed.remove(lock);
+        return new Result.DelayEnded(lock, true, grantNext(record, events));
+    }
+
+    private Result cancelWait(Command.CancelWait cancel) {
+        LockRecord record = locks.get(cancel.lock());
+        if (record == null) {
+            return new Result.WaitCancelled(false);
+        }
+        if (record.held() && record.holderSessionId == cancel.sessionId()) {
+            // The grant won the race against the wait's deadline: the caller holds the lock.
+            return new Result.Granted(record.holderToken());
+        }
+        if (record.waiters.remove(cancel.sessionId()) == null) {
+            return new Result.WaitCancelled(false);
+        }
+        waiterCount--;
+        sessions.get(cancel.sessionId()).waiting.remove(record.name);
+        dropIfIdle(record);
+        return new Result.WaitCancelled(true);
+    }
+
+    /** The bounds this machine enforces. */
     public Limits limits() {
-        throw new UnsupportedOperationException("not yet");
+        return limits;
     }
 
+    /** The state of one lock, or empty when it has no record (never used, or idle and dropped). */
     public Optional<LockView> describe(String lock) {
-        throw new UnsupportedOperationException("not yet");
+        LockRecord record = locks.get(lock);
+        return record == null ? Optional.empty() : Optional.of(record.view());
     }
 
     /** Locks with a record (held, waited for or delayed) whose names start with {@code prefix}, in name order. */
     public List<LockView> list(String prefix, int limit) {
-        throw new UnsupportedOperationException("not yet");
+        Objects.requireNonNull(prefix, "prefix");
+        if (limit < 0) {
+            throw new IllegalArgumentException("limit must not be negative: " + limit);
+        }
+        List<LockView> views = new ArrayList<>(Math.min(limit, locks.size()));
+        for (LockRecord record : locks.tailMap(prefix, true).values()) {
+            if (views.size() >= limit || !record.name.startsWith(prefix)) {
+                break;
+            }
+            views.add(record.view());
+        }
+        return views;
     }
 
+    /**
+     * Tells what a token is now. The lock's record gives its last token, or the floor when it has none; a value
+     * above it was never issued, the holder's is current, a lower one is superseded, and the last one ended.
+     */
     public Validation validate(FencingToken token) {
-        throw new UnsupportedOperationException("not yet");
+        Objects.requireNonNull(token, "token");
+        LockRecord record = locks.get(token.lock());
+        long lastToken = record == null ? floor : record.lastToken;
+        if (token.value() > lastToken) {
+            return new Validation(Validation.Status.NEVER_ISSUED, lastToken, 0, null);
+        }
+        if (record != null && record.held() && record.holderTokenValue == token.value()) {
+            return new Validation(Validation.Status.CURRENT, lastToken, record.holderSessionId, null);
+        }
+        if (token.value() < lastToken) {
+            return new Validation(Validation.Status.SUPERSEDED, lastToken, 0, null);
+        }
+        return new Validation(Validation.Status.ENDED, lastToken, 0, record == null ? null : record.lastEnd);
     }
 
+    /** The state of one open session, or empty when it is unknown or ended. */
     public Optional<SessionView> session(long sessionId) {
-        throw new UnsupportedOperationException("not yet");
+        SessionRecord session = sessions.get(sessionId);
+        return session == null ? Optional.empty() : Optional.of(session.view());
     }
 
+    /** All open sessions, in id order. */
     public Collection<SessionView> sessions() {
-        throw new UnsupportedOperationException("not yet");
+        List<SessionView> views = new ArrayList<>(sessions.size());
+        for (SessionRecord session : sessions.values()) {
+            views.add(session.view());
+        }
+        return views;
     }
 
     /** Names of locks in lock-delay, for a new leader to schedule their ends. */
     public List<String> delayedLocks() {
-        throw new UnsupportedOperationException("not yet");
+        return List.copyOf(delayed);
     }
 
+    /** The highest last token of every dropped lock record; every new grant of any lock exceeds it. */
     public long floor() {
-        throw new UnsupportedOperationException("not yet");
+        return floor;
     }
 
+    /** The number of open sessions. */
     public int sessionCount() {
-        throw new UnsupportedOperationException("not yet");
+        return sessions.size();
     }
 
+    /** The number of lock records: locks held, waited for or delayed. */
     public int lockCount() {
-        throw new UnsupportedOperationException("not yet");
+        return locks.size();
     }
 
+    /** The number of queued waits over all locks. */
     public int waiterCount() {
-        throw new UnsupportedOperationException("not yet");
+        return waiterCount;
+    }
+
+    /**
+     * Checks every invariant of the state over all sessions and locks (linear: for tests and restored snapshots).
+     *
+     * @throws IllegalStateException naming the values when one is broken
+     */
+    public void checkInvariants() {
+        if (floor < 0 || floor > FencingToken.VALUE_MAX) {
+            throw broken("floor %d is outside [0, %d]", floor, FencingToken.VALUE_MAX);
+        }
+        int waits = 0;
+        for (LockRecord record : locks.values()) {
+            checkLock(record);
+            waits += record.waiters.size();
+        }
+        for (SessionRecord session : sessions.values()) {
+            checkSession(session);
+        }
+        if (waits != waiterCount) {
+            throw broken("waiterCount %d but the queues hold %d waits", waiterCount, waits);
+        }
+        int requestIds = 0;
+        for (SessionRecord session : sessions.values()) {
+            requestIds += session.requestId.isEmpty() ? 0 : 1;
+        }
+        if (requestIds != sessionIdsByRequestId.size()) {
+            throw broken("%d sessions have a request id but the index holds %d", requestIds,
+                    sessionIdsByRequestId.size());
+        }
+    }
+
+    private void checkLock(LockRecord record) {
+        String name = record.name;
+        if (record.idle()) {
+            throw broken("lock %s is idle (no holder, waiter or delay) but still has a record", name);
+        }
+        if (record.lastToken < 0 || record.lastToken > FencingToken.VALUE_MAX) {
+            throw broken("lock %s lastToken %d is outside [0, %d]", name, record.lastToken, FencingToken.VALUE_MAX);
+        }
+        if (record.held() != (record.holderTokenValue != FencingToken.NONE)) {
+            throw broken("lock %s has holder session %d but token %d", name, record.holderSessionId,
+                    record.holderTokenValue);
+        }
+        if (record.held()) {
+            checkHolder(record);
+        }
+        if (!record.waiters.isEmpty() && !record.held() && !record.delayed) {
+            throw broken("lock %s has %d waiters but neither holder nor delay", name, record.waiters.size());
+        }
+        if (record.delayed != delayed.contains(name)) {
+            throw broken("lock %s delayed=%s but the delayed set says %s", name, record.delayed,
+                    delayed.contains(name));
+        }
+        for (Map.Entry<Long, String> waiter : record.waiters.entrySet()) {
+            SessionRecord session = sessions.get(waiter.getKey());
+            if (session == null || !session.waiting.contains(name)) {
+                throw broken("waiter session %d of lock %s is %s", waiter.getKey(), name,
+                        session == null ? "unknown" : "not listing the wait");
+            }
+            if (record.holderSessionId == waiter.getKey()) {
+                throw broken("session %d both holds and waits on lock %s", waiter.getKey(), name);
+            }
+        }
+    }
+
+    private void checkHolder(LockRecord record) {
+        if (record.delayed) {
+            throw broken("lock %s is delayed but held by session %d", record.name, record.holderSessionId);
+        }
+        if (record.holderTokenValue < 1 || record.holderTokenValue > record.lastToken) {
+            throw broken("lock %s holder token %d is outside [1, lastToken %d]", record.name,
+                    record.holderTokenValue, record.lastToken);
+        }
+        SessionRecord holder = sessions.get(record.holderSessionId);
+        if (holder == null || !holder.held.contains(record.name)) {
+            throw broken("holder session %d of lock %s is %s", record.holderSessionId, record.name,
+                    holder == null ? "unknown" : "not listing the lock as held");
+        }
+    }
+
+    private void checkSession(SessionRecord session) {
+        if (session.id < 1 || session.id > sessionIdLast) {
+            throw broken("session id %d is outside [1, last id %d]", session.id, sessionIdLast);
+        }
+        for (String name : session.held) {
+            LockRecord record = locks.get(name);
+            if (record == null || record.holderSessionId != session.id) {
+                throw broken("session %d lists lock %s as held but its holder is %s", session.id, name,
+                        record == null ? "none (no record)" : Long.toString(record.holderSessionId));
+            }
+            if (session.waiting.contains(name)) {
+                throw broken("session %d both holds and waits on lock %s", session.id, name);
+            }
+        }
+        for (String name : session.waiting) {
+            LockRecord record = locks.get(name);
+            if (record == null || !record.waiters.containsKey(session.id)) {
+                throw broken("session %d lists a wait on lock %s that its queue lacks", session.id, name);
+            }
+        }
+        if (!session.requestId.isEmpty()
+                && !Long.valueOf(session.id).equals(sessionIdsByRequestId.get(session.requestId))) {
+            throw broken("session %d request id '%s' maps to session %s", session.id, session.requestId,
+                    sessionIdsByRequestId.get(session.requestId));
+        }
+    }
+
+    private static IllegalStateException broken(String format, Object... values) {
+        return new IllegalStateException("lock state machine invariant broken: " + String.format(format, values));
     }
 
     /** Writes the whole state; {@link #readSnapshot} restores an equal machine. */
     public void writeSnapshot(DataOutput out) throws IOException {
-        throw new UnsupportedOperationException("not yet");
+        out.writeByte(SNAPSHOT_VERSION);
+        out.writeLong(sessionIdLast);
+        out.writeLong(floor);
+        out.writeInt(sessions.size());
+        for (SessionRecord session : sessions.values()) {
+            out.writeLong(session.id);
+            out.writeLong(session.ttlMillis);
+            out.writeUTF(session.requestId);
+            writeNames(out, session.held);
+            writeNames(out, session.waiting);
+        }
+        out.writeInt(locks.size());
+        for (LockRecord record : locks.values()) {
+            out.writeUTF(record.name);
+            out.writeLong(record.lastToken);
+            out.writeLong(record.holderSessionId);
+            out.writeLong(record.holderTokenValue);
+            out.writeBoolean(record.delayed);
+            out.writeByte(record.lastEnd == null ? -1 : record.lastEnd.ordinal());
+            out.writeInt(record.waiters.size());
+            for (Map.Entry<Long, String> waiter : record.waiters.entrySet()) {
+                out.writeLong(waiter.getKey());
+                out.writeUTF(waiter.getValue());
+            }
+        }
     }
 
+    private static void writeNames(DataOutput out, Collection<String> names) throws IOException {
+        out.writeInt(names.size());
+        for (String name : names) {
+            out.writeUTF(name);
+        }
+    }
+
+    /**
+     * Reads a state written by {@link #writeSnapshot}. The state is checked whole: a corrupt snapshot fails with an
+     * {@link IOException} saying what is wrong, never yields a machine that breaks its invariants.
+     */
     public static LockStateMachine readSnapshot(DataInput in, Limits limits) throws IOException {
-        throw new UnsupportedOperationException("not yet");
+        Objects.requireNonNull(in, "in");
+        int version = in.readUnsignedByte();
+        if (version != SNAPSHOT_VERSION) {
+            throw new IOException("unsupported lock state snapshot version " + version + ", expected "
+                    + SNAPSHOT_VERSION);
+        }
+        LockStateMachine machine = new LockStateMachine(limits);
+        try {
+            machine.sessionIdLast = in.readLong();
+            machine.floor = in.readLong();
+            machine.readSessions(in);
+            machine.readLocks(in);
+            machine.checkInvariants();
+        } catch (IllegalStateException | IllegalArgumentException | FencerException e) {
+            throw new IOException("corrupt lock state snapshot: " + e.getMessage(), e);
+        }
+        return machine;
+    }
+
+    private void readSessions(DataInput in) throws IOException {
+        int count = readCount(in, "sessions");
+        for (int i = 0; i < count; i++) {
+            long id = in.readLong();
+            long ttlMillis = in.readLong();
+            String requestId = in.readUTF();
+            Limits.checkRequestId(requestId, true);
+            SessionRecord session = new SessionRecord(id, ttlMillis, requestId);
+            if (sessions.put(id, session) != null) {
+                throw new IOException("snapshot lists session " + id + " twice");
+            }
+            if (!requestId.isEmpty() && sessionIdsByRequestId.put(requestId, id) != null) {
+                throw new IOException("snapshot lists request id '" + requestId + "' for two sessions");
+            }
+            readNames(in, session.held, "held locks of session " + id);
+            readNames(in, session.waiting, "waits of session " + id);
+        }
+    }
+
+    private static void readNames(DataInput in, Collection<String> names, String what) throws IOException {
+        int count = readCount(in, what);
+        for (int i = 0; i < count; i++) {
+            String name = LockNames.check(in.readUTF());
+            if (!names.add(name)) {
+                throw new IOException("snapshot lists lock '" + name + "' twice in " + what);
+            }
+        }
+    }
+
+    private void readLocks(DataInput in) throws IOException {
+        int count = readCount(in, "locks");
+        for (int i = 0; i < count; i++) {
+            LockRecord record = new LockRecord(LockNames.check(in.readUTF()), in.readLong());
+            record.holderSessionId = in.readLong();
+            record.holderTokenValue = in.readLong();
+            record.delayed = in.readBoolean();
+            int lastEnd = in.readByte();
+            if (lastEnd < -1 || lastEnd >= EndCause.values().length) {
+                throw new IOException("lock '" + record.name + "' has unknown end cause " + lastEnd);
+            }
+            record.lastEnd = lastEnd == -1 ? null : EndCause.values()[lastEnd];
+            int waiters = readCount(in, "waiters of lock " + record.name);
+            for (int w = 0; w < waiters; w++) {
+                long sessionId = in.readLong();
+                String requestId = in.readUTF();
+                Limits.checkRequestId(requestId, false);
+                if (record.waiters.put(sessionId, requestId) != null) {
+                    throw new IOException("session " + sessionId + " waits twice on lock '" + record.name + "'");
+                }
+            }
+            if (locks.put(record.name, record) != null) {
+                throw new IOException("snapshot lists lock '" + record.name + "' twice");
+            }
+            if (record.delayed) {
+                delayed.add(record.name);
+            }
+            waiterCount += record.waiters.size();
+        }
+    }
+
+    /** Reads a count; the items it counts are read one by one, so a corrupt count fails at end of input. */
+    private static int readCount(DataInput in, String what) throws IOException {
+        int count = in.readInt();
+        if (count < 0) {
+            throw new IOException("snapshot has a negative count " + count + " of " + what);
+        }
+        return count;
     }
 }

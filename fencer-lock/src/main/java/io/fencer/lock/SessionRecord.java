@@ -1,0 +1,31 @@
+package io.fencer.lock;
+
+import java.util.LinkedHashSet;
+import java.util.List;
+
+/** The mutable state of one open session: its lease, the locks it holds and the locks it waits for. */
+final class SessionRecord {
+    final long id;
+    final long ttlMillis;
+    /** The request id that opened it, or empty; a retried open with the same id returns this session. */
+    final String requestId;
+    /** Locks held, in the order acquired: the order in which closing the session releases them. */
+    final LinkedHashSet<String> held = new LinkedHashSet<>();
+    /** Locks waited for, in the order queued: the order in which closing the session drops the waits. */
+    final LinkedHashSet<String> waiting = new LinkedHashSet<>();
+
+    SessionRecord(long id, long ttlMillis, String requestId) {
+        this.id = id;
+        this.ttlMillis = ttlMillis;
+        this.requestId = requestId;
+    }
+
+    /** The locks this session holds or waits for, which {@link Limits#locksPerSessionMax()} bounds. */
+    int lockCount() {
+        return held.size() + waiting.size();
+    }
+
+    SessionView view() {
+        return new SessionView(id, ttlMillis, List.copyOf(held), List.copyOf(waiting));
+    }
+}

@@ -1,0 +1,222 @@
+package io.fencer.lock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fencer.core.FencePolicy;
+import io.fencer.core.FencerException;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.NotHolderException;
+import io.fencer.core.SessionExpiredException;
+import io.fencer.core.StaleTokenException;
+import io.fencer.core.TokenExhaustedException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class CommandCodecTest {
+    private static final FencingToken TOKEN = new FencingToken("orders/é", 42);
+
+    private static final List<Command> COMMANDS = List.of(
+            new Command.OpenSession("", 1_000),
+            new Command.OpenSession("open-ü", Long.MAX_VALUE),
+            new Command.CloseSession(7),
+            new Command.ExpireSession(8, true),
+            new Command.ExpireSession(Long.MIN_VALUE, false),
+            new Command.Acquire(9, "orders/é", "req-1", true),
+            new Command.Acquire(-1, "x", "r", false),
+            new Command.CancelWait(10, "orders", "req-2"),
+            new Command.CancelWait(10, "orders", null),
+            new Command.Release("orders", 42),
+            new Command.Release("orders", -5),
+            new Command.EndLockDelay("orders/😀"));
+
+    private static final List<Result> PLAIN_RESULTS = List.of(
+            new Result.SessionOpened(1, 5_000),
+            new Result.SessionEnded(2, List.of()),
+            new Result.SessionEnded(3, List.of(TOKEN, new FencingToken("b", FencingToken.VALUE_MAX))),
+            new Result.Granted(TOKEN),
+            new Result.Queued("orders", 3),
+            new Result.Busy("orders", TOKEN),
+            new Result.Busy("orders", null),
+            new Result.WaitCancelled(true),
+            new Result.WaitCancelled(false),
+            new Result.Released(TOKEN, new FencingToken("orders/é", 43)),
+            new Result.Released(TOKEN, null),
+            new Result.DelayEnded("orders", true, TOKEN),
+            new Result.DelayEnded("orders", false, null));
+
+    @Test
+    void decodeCommands_ofEncodedCommands_returnsEqualCommands() {
+        byte[] bytes = CommandCodec.encodeCommands(COMMANDS);
+
+        assertThat(CommandCodec.decodeCommands(bytes)).isEqualTo(COMMANDS);
+        assertThat(bytes[0]).isEqualTo((byte) CommandCodec.VERSION);
+    }
+
+    @Test
+    void decodeCommands_ofEmptyBatch_returnsEmptyList() {
+        assertThat(CommandCodec.decodeCommands(CommandCodec.encodeCommands(List.of()))).isEmpty();
+    }
+
+    @Test
+    void decodeResults_ofEncodedResults_returnsEqualResults() {
+        assertThat(CommandCodec.decodeResults(CommandCodec.encodeResults(PLAIN_RESULTS))).isEqualTo(PLAIN_RESULTS);
+    }
+
+    @Test
+    void decodeResults_ofRejected_keepsExceptionTypeAndFields() {
+        List<Result> rejected = List.of(
+                new Result.Rejected(new InvalidArgumentException("ttl_millis", "5", "session ttl 5 ms is outside")),
+                new Result.Rejected(new InvalidArgumentException("lock", "x".repeat(400), "too long")),
+                new Result.Rejected(new LimitExceededException("waitersPerLockMax", 10, "10 sessions wait")),
+                new Result.Rejected(new SessionExpiredException(12)),
+                new Result.Rejected(new SessionExpiredException(13, "custom message")),
+                new Result.Rejected(new NotHolderException("orders", 3, 4)),
+                new Result.Rejected(new NotHolderException("orders", 3, FencingToken.NONE)),
+                new Result.Rejected(new TokenExhaustedException("orders", FencingToken.VALUE_MAX)));
+
+        List<Result> decoded = CommandCodec.decodeResults(CommandCodec.encodeResults(rejected));
+
+        assertThat(decoded).hasSameSizeAs(rejected);
+        for (int i = 0; i < rejected.size(); i++) {
+            FencerException original = ((Result.Rejected) rejected.get(i)).error();
+            FencerException copy = ((Result.Rejected) decoded.get(i)).error();
+            assertThat(copy).isExactlyInstanceOf(original.getClass());
+            assertThat(copy.getMessage()).isEqualTo(original.getMessage());
+            assertThat(copy).usingRecursiveComparison()
+                    .ignoringFields("stackTrace", "suppressedExceptions", "cause", "depth")
+                    .isEqualTo(original);
+        }
+        InvalidArgumentException invalid = (InvalidArgumentException) ((Result.Rejected) decoded.get(0)).error();
+        assertThat(invalid.field()).isEqualTo("ttl_millis");
+        assertThat(invalid.value()).isEqualTo("5");
+        LimitExceededException limit = (LimitExceededException) ((Result.Rejected) decoded.get(2)).error();
+        assertThat(limit.limit()).isEqualTo("waitersPerLockMax");
+        assertThat(limit.limitValue()).isEqualTo(10);
+        NotHolderException notHolder = (NotHolderException) ((Result.Rejected) decoded.get(5)).error();
+        assertThat(List.of(notHolder.lock(), notHolder.presented(), notHolder.current()))
+                .containsExactly("orders", 3L, 4L);
+        assertThat(((SessionExpiredException) ((Result.Rejected) decoded.get(3)).error()).sessionId()).isEqualTo(12);
+        assertThat(((TokenExhaustedException) ((Result.Rejected) decoded.get(7)).error()).lock()).isEqualTo("orders");
+    }
+
+    @Test
+    void encodeResults_ofErrorTheMachineNeverRaises_failsFast() {
+        List<Result> results = List.of(
+                new Result.Rejected(new StaleTokenException("s", 1, 2, FencePolicy.AT_LEAST)));
+
+        assertThatThrownBy(() -> CommandCodec.encodeResults(results))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("StaleTokenException");
+    }
+
+    @Test
+    void encodeCommands_ofRequestIdWithUnpairedSurrogate_failsFast() {
+        List<Command> commands = List.of(new Command.OpenSession("bad\uD800", 1_000));
+
+        assertThatThrownBy(() -> CommandCodec.encodeCommands(commands))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-8");
+    }
+
+    @Test
+    void decode_ofEveryTruncation_isRejectedWithIllegalArgument() {
+        byte[] commands = CommandCodec.encodeCommands(COMMANDS);
+        byte[] results = CommandCodec.encodeResults(PLAIN_RESULTS);
+
+        for (int length = 0; length < commands.length; length++) {
+            byte[] truncated = Arrays.copyOf(commands, length);
+            assertThatThrownBy(() -> CommandCodec.decodeCommands(truncated))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("malformed command batch");
+        }
+        for (int length = 0; length < results.length; length++) {
+            byte[] truncated = Arrays.copyOf(results, length);
+            assertThatThrownBy(() -> CommandCodec.decodeResults(truncated))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("malformed result batch");
+        }
+    }
+
+    @Test
+    void decode_ofTrailingBytesUnknownVersionOrTag_isRejectedWithReason() {
+        byte[] valid = CommandCodec.encodeCommands(List.of(new Command.CloseSession(1)));
+        byte[] trailing = Arrays.copyOf(valid, valid.length + 1);
+        byte[] version = valid.clone();
+        version[0] = 2;
+        byte[] tag = valid.clone();
+        tag[5] = 99;
+
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(trailing)).hasMessageContaining("trailing");
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(version)).hasMessageContaining("version 2");
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(tag)).hasMessageContaining("tag 99");
+        assertThatThrownBy(() -> CommandCodec.decodeResults(tag)).hasMessageContaining("tag 99");
+    }
+
+    @Test
+    void decode_ofHugeCountOrLength_isRejectedWithoutAllocating() {
+        byte[] hugeCount = ByteBuffer.allocate(5).put((byte) 1).putInt(Integer.MAX_VALUE).array();
+        byte[] negativeCount = ByteBuffer.allocate(5).put((byte) 1).putInt(-1).array();
+        byte[] hugeString = ByteBuffer.allocate(10).put((byte) 1).putInt(1).put((byte) 7).putInt(1 << 30).array();
+
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(hugeCount))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count");
+        assertThatThrownBy(() -> CommandCodec.decodeResults(negativeCount))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count -1");
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(hugeString))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("length");
+    }
+
+    @Test
+    void decodeCommands_ofInvalidFields_isRejectedWithIllegalArgument() {
+        byte[] emptyLock = ByteBuffer.allocate(10).put((byte) 1).putInt(1).put((byte) 7).putInt(0).array();
+        byte[] badUtf8 = ByteBuffer.allocate(11).put((byte) 1).putInt(1).put((byte) 7).putInt(1).put((byte) 0xff)
+                .array();
+        byte[] badBoolean = ByteBuffer.allocate(15).put((byte) 1).putInt(1).put((byte) 3).putLong(1).put((byte) 2)
+                .array();
+
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(emptyLock))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lock name must not be empty");
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(badUtf8))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-8");
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(badBoolean))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("boolean");
+    }
+
+    @Test
+    void decode_ofRandomGarbageAndBitFlips_eitherDecodesOrThrowsIllegalArgument() {
+        Random random = new Random(20_240_229L);
+        byte[] valid = CommandCodec.encodeCommands(COMMANDS);
+        byte[] validResults = CommandCodec.encodeResults(PLAIN_RESULTS);
+        int rejected = 0;
+        for (int i = 0; i < 5_000; i++) {
+            byte[] garbage = new byte[random.nextInt(64)];
+            random.nextBytes(garbage);
+            if (i % 2 == 0 && garbage.length > 0) {
+                garbage[0] = (byte) CommandCodec.VERSION;
+            }
+            rejected += decodesOrRejects(garbage);
+            byte[] flipped = (i % 2 == 0 ? valid : validResults).clone();
+            flipped[random.nextInt(flipped.length)] ^= (byte) (1 << random.nextInt(8));
+            rejected += decodesOrRejects(flipped);
+        }
+        assertThat(rejected).isGreaterThan(5_000);
+    }
+
+    /** Decodes as commands and as results; returns how many of the two were rejected. */
+    private static int decodesOrRejects(byte[] bytes) {
+        int rejected = 0;
+        try {
+            CommandCodec.decodeCommands(bytes);
+        } catch (IllegalArgumentException expected) {
+            rejected++;
+        }
+        try {
+            CommandCodec.decodeResults(bytes);
+        } catch (IllegalArgumentException expected) {
+            rejected++;
+        }
+        return rejected;
+    }
+}

@@ -1,0 +1,743 @@
+package io.fencer.lock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fencer.core.FencerException;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.NotHolderException;
+import io.fencer.core.SessionExpiredException;
+import io.fencer.core.TokenExhaustedException;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class LockStateMachineTest {
+    private static final long TTL_MILLIS = 10_000;
+
+    private LockStateMachine machine = new LockStateMachine(Limits.DEFAULT);
+
+    // ---- sessions
+
+    @Test
+    void openSession_afterClose_assignsNextIdNeverReused() {
+        long first = open();
+        long second = open();
+        apply(new Command.CloseSession(second));
+
+        long third = open();
+
+        assertThat(List.of(first, second, third)).containsExactly(1L, 2L, 3L);
+        assertThat(machine.sessions()).extracting(SessionView::sessionId).containsExactly(1L, 3L);
+    }
+
+    @Test
+    void openSession_retryWithSameRequestIdWhileLive_returnsSameSessionWithoutEvent() {
+        Applied first = apply(new Command.OpenSession("open-1", TTL_MILLIS));
+
+        Applied retry = apply(new Command.OpenSession("open-1", 20_000));
+
+        assertThat(first.events()).containsExactly(new Event.SessionOpened(1, TTL_MILLIS));
+        assertThat(retry.result()).isEqualTo(new Result.SessionOpened(1, TTL_MILLIS));
+        assertThat(retry.events()).isEmpty();
+        assertThat(machine.sessionCount()).isEqualTo(1);
+    }
+
+    @Test
+    void openSession_withRequestIdOfEndedSession_opensNewSession() {
+        apply(new Command.OpenSession("open-1", TTL_MILLIS));
+        apply(new Command.CloseSession(1));
+
+        Applied again = apply(new Command.OpenSession("open-1", TTL_MILLIS));
+
+        assertThat(again.result()).isEqualTo(new Result.SessionOpened(2, TTL_MILLIS));
+    }
+
+    @Test
+    void openSession_withEmptyRequestId_alwaysOpensNewSession() {
+        apply(new Command.OpenSession("", TTL_MILLIS));
+
+        Applied second = apply(new Command.OpenSession("", TTL_MILLIS));
+
+        assertThat(second.result()).isEqualTo(new Result.SessionOpened(2, TTL_MILLIS));
+    }
+
+    @Test
+    void openSession_withTtlOutsideBounds_isRejectedNamingTtlAndChangesNothing() {
+        machine = new LockStateMachine(new Limits(10, 10, 10, 10, 1_000, 60_000));
+        byte[] before = snapshot(machine);
+
+        for (long ttlMillis : new long[] {999, 60_001, 0, -1}) {
+            Applied applied = apply(new Command.OpenSession("", ttlMillis));
+
+            InvalidArgumentException error = rejected(applied, InvalidArgumentException.class);
+            assertThat(error.field()).isEqualTo("ttl_millis");
+            assertThat(error.value()).isEqualTo(Long.toString(ttlMillis));
+            assertThat(applied.events()).isEmpty();
+        }
+        assertThat(snapshot(machine)).isEqualTo(before);
+        assertThat(apply(new Command.OpenSession("", 1_000)).result()).isInstanceOf(Result.SessionOpened.class);
+        assertThat(apply(new Command.OpenSession("", 60_000)).result()).isInstanceOf(Result.SessionOpened.class);
+    }
+
+    @Test
+    void openSession_atSessionsMax_isRejectedNamingLimitAndChangesNothing() {
+        machine = new LockStateMachine(new Limits(2, 10, 10, 10, 1_000, 60_000));
+        open();
+        open();
+        byte[] before = snapshot(machine);
+
+        Applied applied = apply(new Command.OpenSession("third", TTL_MILLIS));
+
+        LimitExceededException error = rejected(applied, LimitExceededException.class);
+        assertThat(error.limit()).isEqualTo("sessionsMax");
+        assertThat(error.limitValue()).isEqualTo(2);
+        assertThat(error.getMessage()).contains("sessionsMax").contains("2");
+        assertThat(snapshot(machine)).isEqualTo(before);
+    }
+
+    @Test
+    void closeSession_unknown_returnsEmptySessionEndedWithoutEvents() {
+        Applied applied = apply(new Command.CloseSession(42));
+
+        assertThat(applied.result()).isEqualTo(new Result.SessionEnded(42, List.of()));
+        assertThat(applied.events()).isEmpty();
+    }
+
+    @Test
+    void closeSession_releasesHeldInAcquisitionOrderGrantsWaitersThenDropsWaits() {
+        long closing = open();
+        long other = open();
+        FencingToken b = acquire(closing, "b");
+        FencingToken a = acquire(closing, "a");
+        FencingToken c = acquire(other, "c");
+        queue(other, "b", "other-b");
+        queue(closing, "c", "closing-c");
+
+        Applied applied = apply(new Command.CloseSession(closing));
+
+        FencingToken nextB = new FencingToken("b", 2);
+        assertThat(applied.result()).isEqualTo(new Result.SessionEnded(closing, List.of(b, a)));
+        assertThat(applied.events()).containsExactly(
+                new Event.GrantEnded(b, closing, EndCause.SESSION_CLOSED),
+                new Event.Granted(other, "other-b", nextB),
+                new Event.GrantEnded(a, closing, EndCause.SESSION_CLOSED),
+                new Event.WaitDropped(closing, "c", "closing-c"),
+                new Event.SessionEnded(closing, EndCause.SESSION_CLOSED));
+        assertThat(machine.session(closing)).isEmpty();
+        assertThat(machine.describe("a")).isEmpty();
+        assertThat(machine.describe("c").orElseThrow().waiters()).isEmpty();
+        assertThat(machine.describe("c").orElseThrow().holder()).isEqualTo(c);
+        assertThat(machine.waiterCount()).isZero();
+    }
+
+    // ---- acquire
+
+    @Test
+    void acquire_unknownSession_isRejectedSessionExpired() {
+        Applied applied = apply(new Command.Acquire(7, "a", "r", true));
+
+        assertThat(rejected(applied, SessionExpiredException.class).sessionId()).isEqualTo(7);
+        assertThat(machine.lockCount()).isZero();
+    }
+
+    @Test
+    void acquire_freeLock_grantsFirstTokenAndReportsEvent() {
+        long session = open();
+
+        Applied applied = apply(new Command.Acquire(session, "orders", "r1", false));
+
+        FencingToken token = new FencingToken("orders", 1);
+        assertThat(applied.result()).isEqualTo(new Result.Granted(token));
+        assertThat(applied.events()).containsExactly(new Event.Granted(session, "r1", token));
+        assertThat(machine.session(session).orElseThrow().held()).containsExactly("orders");
+    }
+
+    @Test
+    void acquire_byHolderAgain_returnsSameToken() {
+        long session = open();
+        FencingToken token = acquire(session, "a");
+
+        Applied again = apply(new Command.Acquire(session, "a", "retry", false));
+
+        assertThat(again.result()).isEqualTo(new Result.Granted(token));
+        assertThat(again.events()).isEmpty();
+        assertThat(machine.describe("a").orElseThrow().lastToken()).isEqualTo(token.value());
+    }
+
+    @Test
+    void acquire_tryOnHeldLock_returnsBusyWithHolderToken() {
+        long holder = open();
+        long other = open();
+        FencingToken token = acquire(holder, "a");
+
+        Applied applied = apply(new Command.Acquire(other, "a", "try", false));
+
+        assertThat(applied.result()).isEqualTo(new Result.Busy("a", token));
+        assertThat(applied.events()).isEmpty();
+        assertThat(machine.waiterCount()).isZero();
+    }
+
+    @Test
+    void acquire_waitOnHeldLock_queuesAtTail() {
+        long holder = open();
+        long first = open();
+        long second = open();
+        acquire(holder, "a");
+
+        Applied queuedFirst = apply(new Command.Acquire(first, "a", "r1", true));
+        Applied queuedSecond = apply(new Command.Acquire(second, "a", "r2", true));
+
+        assertThat(queuedFirst.result()).isEqualTo(new Result.Queued("a", 0));
+        assertThat(queuedSecond.result()).isEqualTo(new Result.Queued("a", 1));
+        assertThat(queuedSecond.events()).isEmpty();
+        assertThat(machine.describe("a").orElseThrow().waiters()).containsExactly(
+                new LockView.WaiterView(first, "r1"), new LockView.WaiterView(second, "r2"));
+        assertThat(machine.waiterCount()).isEqualTo(2);
+    }
+
+    @Test
+    void acquire_retryWhileQueued_keepsPosition() {
+        long holder = open();
+        long first = open();
+        long second = open();
+        acquire(holder, "a");
+        queue(first, "a", "r1");
+        queue(second, "a", "r2");
+
+        Applied retry = apply(new Command.Acquire(second, "a", "r2-retry", true));
+        Applied tryRetry = apply(new Command.Acquire(first, "a", "r1-try", false));
+
+        assertThat(retry.result()).isEqualTo(new Result.Queued("a", 1));
+        assertThat(tryRetry.result()).isEqualTo(new Result.Queued("a", 0));
+        assertThat(machine.describe("a").orElseThrow().waiters()).containsExactly(
+                new LockView.WaiterView(first, "r1"), new LockView.WaiterView(second, "r2"));
+    }
+
+    @Test
+    void release_withWaiters_grantsWaitersInFifoOrder() {
+        long holder = open();
+        long first = open();
+        long second = open();
+        long third = open();
+        FencingToken token = acquire(holder, "a");
+        queue(second, "a", "r2");
+        queue(first, "a", "r1");
+        queue(third, "a", "r3");
+
+        List<Long> grantedSessions = new java.util.ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            Applied applied = apply(new Command.Release("a", token.value()));
+            Event.Granted granted = (Event.Granted) applied.events().get(1);
+            grantedSessions.add(granted.sessionId());
+            token = granted.token();
+        }
+
+        assertThat(grantedSessions).containsExactly(second, first, third);
+        assertThat(token.value()).isEqualTo(4);
+    }
+
+    @Test
+    void release_thenAcquire_grantsHigherToken() {
+        long first = open();
+        long second = open();
+        FencingToken old = acquire(first, "a");
+        Applied released = apply(new Command.Release("a", old.value()));
+
+        FencingToken next = acquire(second, "a");
+
+        assertThat(released.result()).isEqualTo(new Result.Released(old, null));
+        assertThat(released.events()).containsExactly(new Event.GrantEnded(old, first, EndCause.RELEASED));
+        assertThat(next.value()).isGreaterThan(old.value());
+    }
+
+    @Test
+    void release_withWaiter_reportsEndThenGrantWithWaiterRequestId() {
+        long holder = open();
+        long waiter = open();
+        FencingToken token = acquire(holder, "a");
+        queue(waiter, "a", "waiting-request");
+
+        Applied applied = apply(new Command.Release("a", token.value()));
+
+        FencingToken next = new FencingToken("a", 2);
+        assertThat(applied.result()).isEqualTo(new Result.Released(token, next));
+        assertThat(applied.events()).containsExactly(
+                new Event.GrantEnded(token, holder, EndCause.RELEASED),
+                new Event.Granted(waiter, "waiting-request", next));
+        assertThat(machine.session(waiter).orElseThrow().held()).containsExactly("a");
+        assertThat(machine.session(waiter).orElseThrow().waiting()).isEmpty();
+    }
+
+    @Test
+    void release_withStaleToken_isRejectedAndChangesNothing() {
+        long first = open();
+        long second = open();
+        FencingToken old = acquire(first, "a");
+        queue(second, "a", "r2");
+        apply(new Command.Release("a", old.value()));
+        byte[] before = snapshot(machine);
+
+        Applied stale = apply(new Command.Release("a", old.value()));
+
+        NotHolderException error = rejected(stale, NotHolderException.class);
+        assertThat(error.lock()).isEqualTo("a");
+        assertThat(error.presented()).isEqualTo(old.value());
+        assertThat(error.current()).isEqualTo(2);
+        assertThat(stale.events()).isEmpty();
+        assertThat(snapshot(machine)).isEqualTo(before);
+    }
+
+    @Test
+    void release_unknownLockOrNeverIssuedToken_isRejectedWithCurrentNone() {
+        long session = open();
+        acquire(session, "a");
+
+        NotHolderException unknown = rejected(apply(new Command.Release("nothing", 1)), NotHolderException.class);
+        NotHolderException future = rejected(apply(new Command.Release("a", 99)), NotHolderException.class);
+
+        assertThat(unknown.current()).isEqualTo(FencingToken.NONE);
+        assertThat(future.current()).isEqualTo(1);
+        assertThat(machine.describe("a").orElseThrow().holderSessionId()).isEqualTo(session);
+    }
+
+    @Test
+    void acquire_whenLockRecordDroppedAndRecreated_tokenExceedsOld() {
+        long session = open();
+        FencingToken first = acquire(session, "a");
+        apply(new Command.Release("a", first.value()));
+        assertThat(machine.describe("a")).isEmpty();
+        assertThat(machine.floor()).isEqualTo(first.value());
+        FencingToken other = acquire(session, "b");
+        apply(new Command.Release("b", other.value()));
+
+        FencingToken recreated = acquire(session, "a");
+
+        assertThat(recreated.value()).isGreaterThan(first.value()).isGreaterThan(other.value());
+        assertThat(recreated.value()).isEqualTo(3);
+        assertThat(machine.describe("a").orElseThrow().lastEnd()).isNull();
+    }
+
+    // ---- expiry and lock-delay
+
+    @Test
+    void expireSession_withWaiter_grantsNextWaiterHigherToken() {
+        long holder = open();
+        long waiter = open();
+        FencingToken old = acquire(holder, "a");
+        queue(waiter, "a", "w");
+
+        Applied applied = apply(new Command.ExpireSession(holder, false));
+
+        FencingToken next = new FencingToken("a", old.value() + 1);
+        assertThat(applied.result()).isEqualTo(new Result.SessionEnded(holder, List.of(old)));
+        assertThat(applied.events()).containsExactly(
+                new Event.GrantEnded(old, holder, EndCause.SESSION_EXPIRED),
+                new Event.Granted(waiter, "w", next),
+                new Event.SessionEnded(holder, EndCause.SESSION_EXPIRED));
+        assertThat(machine.describe("a").orElseThrow().holder()).isEqualTo(next);
+    }
+
+    @Test
+    void expireSession_withLockDelay_keepsLockUnavailableUntilEndLockDelay() {
+        long holder = open();
+        long waiter = open();
+        long trier = open();
+        FencingToken old = acquire(holder, "a");
+        queue(waiter, "a", "w");
+
+        Applied expired = apply(new Command.ExpireSession(holder, true));
+
+        assertThat(expired.events()).containsExactly(
+                new Event.GrantEnded(old, holder, EndCause.SESSION_EXPIRED),
+                new Event.LockDelayStarted("a"),
+                new Event.SessionEnded(holder, EndCause.SESSION_EXPIRED));
+        LockView delayedView = machine.describe("a").orElseThrow();
+        assertThat(delayedView.delayed()).isTrue();
+        assertThat(delayedView.holder()).isNull();
+        assertThat(delayedView.waiters()).containsExactly(new LockView.WaiterView(waiter, "w"));
+        assertThat(machine.delayedLocks()).containsExactly("a");
+        assertThat(apply(new Command.Acquire(trier, "a", "t", false)).result()).isEqualTo(new Result.Busy("a", null));
+        assertThat(apply(new Command.Acquire(trier, "a", "t2", true)).result()).isEqualTo(new Result.Queued("a", 1));
+
+        Applied ended = apply(new Command.EndLockDelay("a"));
+
+        FencingToken next = new FencingToken("a", old.value() + 1);
+        assertThat(ended.result()).isEqualTo(new Result.DelayEnded("a", true, next));
+        assertThat(ended.events()).containsExactly(new Event.Granted(waiter, "w", next));
+        assertThat(machine.delayedLocks()).isEmpty();
+        assertThat(machine.describe("a").orElseThrow().delayed()).isFalse();
+    }
+
+    @Test
+    void expireSession_withLockDelayAndNoWaiter_keepsRecordUntilDelayEnds() {
+        long holder = open();
+        FencingToken old = acquire(holder, "a");
+        apply(new Command.ExpireSession(holder, true));
+        assertThat(machine.lockCount()).isEqualTo(1);
+
+        Applied ended = apply(new Command.EndLockDelay("a"));
+
+        assertThat(ended.result()).isEqualTo(new Result.DelayEnded("a", true, null));
+        assertThat(ended.events()).isEmpty();
+        assertThat(machine.lockCount()).isZero();
+        assertThat(machine.floor()).isEqualTo(old.value());
+    }
+
+    @Test
+    void closeSessionAndRelease_withLockDelayNeverConfigured_grantWaiterAtOnce() {
+        long holder = open();
+        long waiter = open();
+        acquire(holder, "a");
+        queue(waiter, "a", "w");
+
+        Applied closed = apply(new Command.CloseSession(holder));
+
+        assertThat(closed.events()).doesNotHaveAnyElementsOfTypes(Event.LockDelayStarted.class);
+        assertThat(machine.describe("a").orElseThrow().holderSessionId()).isEqualTo(waiter);
+        assertThat(machine.delayedLocks()).isEmpty();
+    }
+
+    @Test
+    void endLockDelay_whenNotDelayed_returnsNotEndedAndChangesNothing() {
+        long holder = open();
+        acquire(holder, "a");
+        byte[] before = snapshot(machine);
+
+        Applied held = apply(new Command.EndLockDelay("a"));
+        Applied unknown = apply(new Command.EndLockDelay("b"));
+
+        assertThat(held.result()).isEqualTo(new Result.DelayEnded("a", false, null));
+        assertThat(unknown.result()).isEqualTo(new Result.DelayEnded("b", false, null));
+        assertThat(snapshot(machine)).isEqualTo(before);
+    }
+
+    // ---- cancel
+
+    @Test
+    void cancelWait_whenWaiting_removesWait() {
+        long holder = open();
+        long waiter = open();
+        acquire(holder, "a");
+        queue(waiter, "a", "w");
+
+        Applied applied = apply(new Command.CancelWait(waiter, "a", "w"));
+
+        assertThat(applied.result()).isEqualTo(new Result.WaitCancelled(true));
+        assertThat(applied.events()).isEmpty();
+        assertThat(machine.describe("a").orElseThrow().waiters()).isEmpty();
+        assertThat(machine.session(waiter).orElseThrow().waiting()).isEmpty();
+        assertThat(machine.waiterCount()).isZero();
+    }
+
+    @Test
+    void cancelWait_afterGrantWonRace_returnsGranted() {
+        long holder = open();
+        long waiter = open();
+        FencingToken old = acquire(holder, "a");
+        queue(waiter, "a", "w");
+        apply(new Command.Release("a", old.value()));
+
+        Applied applied = apply(new Command.CancelWait(waiter, "a", "w"));
+
+        assertThat(applied.result()).isEqualTo(new Result.Granted(new FencingToken("a", 2)));
+        assertThat(machine.describe("a").orElseThrow().holderSessionId()).isEqualTo(waiter);
+    }
+
+    @Test
+    void cancelWait_whenNotWaiting_returnsNotRemoved() {
+        long holder = open();
+        long other = open();
+        acquire(holder, "a");
+        byte[] before = snapshot(machine);
+
+        assertThat(apply(new Command.CancelWait(other, "a", "x")).result()).isEqualTo(new Result.WaitCancelled(false));
+        assertThat(apply(new Command.CancelWait(other, "b", "x")).result()).isEqualTo(new Result.WaitCancelled(false));
+        assertThat(apply(new Command.CancelWait(99, "a", "x")).result()).isEqualTo(new Result.WaitCancelled(false));
+        assertThat(snapshot(machine)).isEqualTo(before);
+    }
+
+    @Test
+    void cancelWait_onDelayedLockWithoutHolder_removesWaitNotGranted() {
+        long holder = open();
+        long waiter = open();
+        acquire(holder, "a");
+        queue(waiter, "a", "w");
+        apply(new Command.ExpireSession(holder, true));
+
+        assertThat(apply(new Command.CancelWait(0, "a", "x")).result()).isEqualTo(new Result.WaitCancelled(false));
+        assertThat(apply(new Command.CancelWait(waiter, "a", "w")).result()).isEqualTo(new Result.WaitCancelled(true));
+        assertThat(machine.describe("a").orElseThrow().delayed()).isTrue();
+    }
+
+    // ---- limits
+
+    @Test
+    void acquire_atLocksMax_isRejectedNamingLimitAndChangesNothing() {
+        machine = new LockStateMachine(new Limits(10, 2, 10, 10, 1_000, 60_000));
+        long session = open();
+        acquire(session, "a");
+        acquire(session, "b");
+        byte[] before = snapshot(machine);
+
+        Applied applied = apply(new Command.Acquire(session, "c", "r", true));
+
+        LimitExceededException error = rejected(applied, LimitExceededException.class);
+        assertThat(error.limit()).isEqualTo("locksMax");
+        assertThat(error.limitValue()).isEqualTo(2);
+        assertThat(error.getMessage()).contains("locksMax").contains("2");
+        assertThat(snapshot(machine)).isEqualTo(before);
+    }
+
+    @Test
+    void acquire_atWaitersPerLockMax_isRejectedNamingLimitAndChangesNothing() {
+        machine = new LockStateMachine(new Limits(10, 10, 1, 10, 1_000, 60_000));
+        long holder = open();
+        long first = open();
+        long second = open();
+        acquire(holder, "a");
+        queue(first, "a", "r1");
+        byte[] before = snapshot(machine);
+
+        Applied applied = apply(new Command.Acquire(second, "a", "r2", true));
+
+        LimitExceededException error = rejected(applied, LimitExceededException.class);
+        assertThat(error.limit()).isEqualTo("waitersPerLockMax");
+        assertThat(error.limitValue()).isEqualTo(1);
+        assertThat(error.getMessage()).contains("waitersPerLockMax").contains("1");
+        assertThat(snapshot(machine)).isEqualTo(before);
+        assertThat(apply(new Command.Acquire(second, "a", "r2", false)).result()).isInstanceOf(Result.Busy.class);
+    }
+
+    @Test
+    void acquire_atLocksPerSessionMax_isRejectedForQueueAndGrantAndChangesNothing() {
+        machine = new LockStateMachine(new Limits(10, 10, 10, 2, 1_000, 60_000));
+        long holder = open();
+        long session = open();
+        acquire(holder, "x");
+        acquire(session, "a");
+        queue(session, "x", "wait-x");
+        acquire(holder, "y");
+        byte[] before = snapshot(machine);
+
+        Applied queueing = apply(new Command.Acquire(session, "y", "r", true));
+        Applied granting = apply(new Command.Acquire(session, "b", "r", true));
+
+        for (Applied applied : List.of(queueing, granting)) {
+            LimitExceededException error = rejected(applied, LimitExceededException.class);
+            assertThat(error.limit()).isEqualTo("locksPerSessionMax");
+            assertThat(error.limitValue()).isEqualTo(2);
+            assertThat(error.getMessage()).contains("locksPerSessionMax").contains("2");
+        }
+        assertThat(snapshot(machine)).isEqualTo(before);
+        assertThat(apply(new Command.Acquire(session, "a", "again", true)).result())
+                .isEqualTo(new Result.Granted(new FencingToken("a", 1)));
+    }
+
+    @Test
+    void acquire_atTokenMax_isRejectedTokenExhaustedAndChangesNothing() {
+        machine = LockStateMachine.withFloor(Limits.DEFAULT, FencingToken.VALUE_MAX - 1);
+        long holder = open();
+        long other = open();
+        FencingToken last = acquire(holder, "a");
+        assertThat(last.value()).isEqualTo(FencingToken.VALUE_MAX);
+        byte[] held = snapshot(machine);
+
+        Applied queueing = apply(new Command.Acquire(other, "a", "w", true));
+        assertThat(rejected(queueing, TokenExhaustedException.class).lock()).isEqualTo("a");
+        assertThat(snapshot(machine)).isEqualTo(held);
+
+        apply(new Command.Release("a", last.value()));
+        assertThat(machine.floor()).isEqualTo(FencingToken.VALUE_MAX);
+        byte[] free = snapshot(machine);
+        Applied recreate = apply(new Command.Acquire(other, "a", "r", false));
+        Applied otherLock = apply(new Command.Acquire(other, "b", "r", false));
+
+        assertThat(rejected(recreate, TokenExhaustedException.class).getMessage())
+                .contains(Long.toString(FencingToken.VALUE_MAX));
+        assertThat(rejected(otherLock, TokenExhaustedException.class).lock()).isEqualTo("b");
+        assertThat(snapshot(machine)).isEqualTo(free);
+    }
+
+    // ---- queries
+
+    @Test
+    void validate_reportsCurrentSupersededEndedAndNeverIssued() {
+        long first = open();
+        long second = open();
+        FencingToken old = acquire(first, "a");
+        queue(second, "a", "w");
+        apply(new Command.Release("a", old.value()));
+        FencingToken current = new FencingToken("a", 2);
+
+        assertThat(machine.validate(current))
+                .isEqualTo(new Validation(Validation.Status.CURRENT, 2, second, null));
+        assertThat(machine.validate(old))
+                .isEqualTo(new Validation(Validation.Status.SUPERSEDED, 2, 0, null));
+        assertThat(machine.validate(new FencingToken("a", 3)))
+                .isEqualTo(new Validation(Validation.Status.NEVER_ISSUED, 2, 0, null));
+
+        apply(new Command.ExpireSession(second, true));
+        assertThat(machine.validate(current))
+                .isEqualTo(new Validation(Validation.Status.ENDED, 2, 0, EndCause.SESSION_EXPIRED));
+
+        apply(new Command.EndLockDelay("a"));
+        assertThat(machine.validate(current)).isEqualTo(new Validation(Validation.Status.ENDED, 2, 0, null));
+        assertThat(machine.validate(new FencingToken("never", 1)))
+                .isEqualTo(new Validation(Validation.Status.SUPERSEDED, 2, 0, null));
+        assertThat(machine.validate(new FencingToken("never", 3)).status())
+                .isEqualTo(Validation.Status.NEVER_ISSUED);
+    }
+
+    @Test
+    void list_withPrefixAndLimit_returnsLocksInNameOrder() {
+        long session = open();
+        for (String name : List.of("orders/2", "users/1", "orders/10", "orders/1", "ordersX")) {
+            acquire(session, name);
+        }
+
+        assertThat(machine.list("orders/", 10)).extracting(LockView::lock)
+                .containsExactly("orders/1", "orders/10", "orders/2");
+        assertThat(machine.list("orders", 2)).extracting(LockView::lock).containsExactly("orders/1", "orders/10");
+        assertThat(machine.list("", 100)).hasSize(5);
+        assertThat(machine.list("zzz", 100)).isEmpty();
+        assertThatThrownBy(() -> machine.list("", -1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void queries_reportSessionsDelayedLocksAndCounters() {
+        long first = open();
+        long second = open();
+        acquire(first, "b");
+        acquire(first, "a");
+        queue(second, "a", "w");
+        acquire(second, "c");
+        apply(new Command.ExpireSession(first, true));
+
+        assertThat(machine.sessions()).containsExactly(new SessionView(second, TTL_MILLIS, List.of("c"), List.of("a")));
+        assertThat(machine.delayedLocks()).containsExactly("a", "b");
+        assertThat(machine.sessionCount()).isEqualTo(1);
+        assertThat(machine.lockCount()).isEqualTo(3);
+        assertThat(machine.waiterCount()).isEqualTo(1);
+        assertThat(machine.limits()).isEqualTo(Limits.DEFAULT);
+    }
+
+    // ---- snapshot
+
+    @Test
+    void readSnapshot_ofBusyState_restoresMachineThatBehavesIdentically() throws IOException {
+        long first = open();
+        long second = apply(new Command.OpenSession("req-2", 5_000)).result() instanceof Result.SessionOpened opened
+                ? opened.sessionId() : -1;
+        long third = open();
+        acquire(first, "b");
+        acquire(first, "a");
+        queue(second, "a", "w2");
+        queue(third, "a", "w3");
+        acquire(second, "c");
+        queue(first, "c", "w1");
+        apply(new Command.ExpireSession(second, true));
+        acquire(third, "gone");
+        apply(new Command.Release("gone", machine.describe("gone").orElseThrow().lastToken()));
+
+        LockStateMachine restored = restore(snapshot(machine));
+
+        assertThat(snapshot(restored)).isEqualTo(snapshot(machine));
+        assertThat(restored.sessions()).isEqualTo(machine.sessions());
+        assertThat(restored.list("", 100)).isEqualTo(machine.list("", 100));
+        assertThat(restored.floor()).isEqualTo(machine.floor());
+        assertThat(restored.waiterCount()).isEqualTo(machine.waiterCount());
+        assertThat(restored.delayedLocks()).isEqualTo(machine.delayedLocks());
+        List<Command> next = List.of(new Command.OpenSession("", TTL_MILLIS), new Command.OpenSession("req-2", 9_000),
+                new Command.EndLockDelay("c"), new Command.CloseSession(first),
+                new Command.Acquire(third, "d", "r", true),
+                new Command.Acquire(4, "b", "r", true), new Command.ExpireSession(third, false));
+        for (Command command : next) {
+            assertThat(restored.apply(command)).isEqualTo(machine.apply(command));
+            restored.checkInvariants();
+        }
+    }
+
+    @Test
+    void readSnapshot_ofCorruptBytes_failsWithIoException() {
+        long holder = open();
+        acquire(holder, "a");
+        byte[] bytes = snapshot(machine);
+
+        byte[] badVersion = bytes.clone();
+        badVersion[0] = 9;
+        byte[] orphanHolder = bytes.clone();
+        // The session's id sits after version, last id and floor, and the session count.
+        orphanHolder[1 + 8 + 8 + 4 + 7] = 5;
+
+        assertThatThrownBy(() -> restore(badVersion)).isInstanceOf(IOException.class).hasMessageContaining("version");
+        assertThatThrownBy(() -> restore(orphanHolder)).isInstanceOf(IOException.class)
+                .hasMessageContaining("invariant");
+        assertThatThrownBy(() -> restore(java.util.Arrays.copyOf(bytes, bytes.length - 3)))
+                .isInstanceOf(IOException.class);
+    }
+
+    @Test
+    void checkInvariants_onConsistentState_passesAndCounterSurvivesSnapshot() throws IOException {
+        open();
+        open();
+        apply(new Command.CloseSession(2));
+
+        LockStateMachine restored = restore(snapshot(machine));
+
+        assertThat(restored.apply(new Command.OpenSession("", TTL_MILLIS)).result())
+                .isEqualTo(new Result.SessionOpened(3, TTL_MILLIS));
+    }
+
+    // ---- helpers
+
+    private Applied apply(Command command) {
+        Applied applied = machine.apply(command);
+        machine.checkInvariants();
+        return applied;
+    }
+
+    private long open() {
+        return ((Result.SessionOpened) apply(new Command.OpenSession("", TTL_MILLIS)).result()).sessionId();
+    }
+
+    private FencingToken acquire(long sessionId, String lock) {
+        Result result = apply(new Command.Acquire(sessionId, lock, "acquire-" + lock, false)).result();
+        assertThat(result).isInstanceOf(Result.Granted.class);
+        return ((Result.Granted) result).token();
+    }
+
+    private void queue(long sessionId, String lock, String requestId) {
+        Result result = apply(new Command.Acquire(sessionId, lock, requestId, true)).result();
+        assertThat(result).isInstanceOf(Result.Queued.class);
+    }
+
+    private static <E extends FencerException> E rejected(Applied applied, Class<E> type) {
+        assertThat(applied.result()).isInstanceOf(Result.Rejected.class);
+        assertThat(applied.events()).isEmpty();
+        FencerException error = ((Result.Rejected) applied.result()).error();
+        assertThat(error).isInstanceOf(type);
+        return type.cast(error);
+    }
+
+    static byte[] snapshot(LockStateMachine machine) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            machine.writeSnapshot(out);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    private LockStateMachine restore(byte[] bytes) throws IOException {
+        return LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(bytes)),
+                machine.limits());
+    }
+}

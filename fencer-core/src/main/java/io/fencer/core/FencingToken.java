@@ -46,6 +46,15 @@ public record FencingToken(String lock, long value) implements Comparable<Fencin
         return Sequencer.format(this);
     }
 
+    /**
+     * Returns the wire form signed with the signing key of {@code keys},
+     * {@code fencer1.<base64url(lock)>.<value>.<kid>.<base64url(mac)>}; see {@link Sequencer#format(FencingToken,
+     * TokenKeys)}.
+     */
+    public String sequencer(TokenKeys keys) {
+        return Sequencer.format(this, keys);
+    }
+
     /** Parses the wire form produced by {@link #sequencer()}; see {@link Sequencer#parse(String)}. */
     public static FencingToken parse(String sequencer) {
         return Sequencer.parse(sequencer);

@@ -1,0 +1,60 @@
+package io.fencer.store;
+
+import io.fencer.core.FencePolicy;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The in-memory state of one scope and its guard. The guard is held for the check and the synced write of one
+ * request (never across requests: an open unit holds the scope logically, through {@link #openUnit}).
+ *
+ * <p>A scope that has not been persisted yet is a placeholder made by the request that holds its guard; the
+ * engine discards it when that request leaves without persisting it, so refused requests leave no trace.
+ */
+final class ScopeState {
+    final String scope;
+    final ReentrantLock guard = new ReentrantLock();
+    /** The lock whose tokens this scope admits; guarded by {@link #guard}. */
+    String lock;
+    /** Guarded by {@link #guard}. */
+    FencePolicy policy = FencePolicy.AT_LEAST;
+    /** Written under {@link #guard}, after the write that stored it is durable; read anywhere. */
+    volatile long accepted;
+    /** Guarded by {@link #guard}. */
+    long revision;
+    /** True once a fence record exists on disk; guarded by {@link #guard}. */
+    boolean persisted;
+    /** True once the engine dropped this placeholder from its map; guarded by {@link #guard}. */
+    boolean discarded;
+    /** The unit holding this scope, or null; guarded by {@link #guard}. */
+    Unit openUnit;
+
+    ScopeState(String scope) {
+        this.scope = scope;
+        this.lock = scope;
+    }
+
+    /** Loads a persisted scope on open. */
+    static ScopeState persisted(String scope, StoreCodec.FenceRecord record) {
+        ScopeState state = new ScopeState(scope);
+        state.lock = record.lock();
+        state.policy = record.policy();
+        state.accepted = record.accepted();
+        state.revision = record.revision();
+        state.persisted = true;
+        return state;
+    }
+
+    /** Records a durable write; call under the guard after the write returned. */
+    void applied(long acceptedAfter, long revisionAfter) {
+        assert guard.isHeldByCurrentThread() : "scope " + scope + " updated without its guard";
+        assert revisionAfter >= revision : "revision " + revisionAfter + " < " + revision + " for scope " + scope;
+        accepted = acceptedAfter;
+        revision = revisionAfter;
+        persisted = true;
+    }
+
+    ScopeInfo info() {
+        return new ScopeInfo(scope, lock, policy, accepted, revision, persisted,
+                openUnit == null ? null : openUnit.id());
+    }
+}

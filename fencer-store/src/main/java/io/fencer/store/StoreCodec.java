@@ -1,0 +1,142 @@
+package io.fencer.store;
+
+import io.fencer.core.FencePolicy;
+import io.fencer.core.InternalException;
+import io.fencer.core.LockNames;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * The byte layout of the store's three column families. Every record starts with a format version byte so the
+ * layout can evolve; composite keys start with the scope, length-prefixed, so no (scope, key) pair can be
+ * read as another.
+ *
+ * <pre>
+ * data   key: u16 scopeLength, scope UTF-8, key bytes        value: u8 version, i64 token, value bytes
+ * fence  key: scope UTF-8                                     value: u8 version, u8 policy, i64 accepted,
+ *                                                                    i64 revision, u16 lockLength, lock UTF-8
+ * idem   key: u16 scopeLength, scope UTF-8, idempotency key   value: u8 version, i64 token, i64 accepted,
+ *                                                                    i64 revision, i32 opsApplied, i64 sequence
+ * </pre>
+ */
+final class StoreCodec {
+    static final byte VERSION = 1;
+    private static final int DESCRIBED_BYTES_MAX = 32;
+
+    private StoreCodec() {}
+
+    /** A decoded fence record. */
+    record FenceRecord(String lock, FencePolicy policy, long accepted, long revision) {}
+
+    /** A decoded data record. */
+    record DataRecord(long token, byte[] value) {}
+
+    /** A decoded idempotency record: the first result of a write and its place in eviction order. */
+    record IdempotencyRecord(long token, long accepted, long revision, int opsApplied, long sequence) {}
+
+    static byte[] dataKey(String scope, byte[] key) {
+        return prefixed(scope, key);
+    }
+
+    static byte[] idempotencyKey(String scope, String idempotencyKey) {
+        return prefixed(scope, idempotencyKey.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Splits an idempotency key into its scope and key; for loading the index on open. */
+    static String[] splitIdempotencyKey(byte[] bytes) {
+        ByteBuffer buffer = ByteBuffer.wrap(bytes);
+        int scopeLength = Short.toUnsignedInt(buffer.getShort());
+        String scope = LockNames.decode("scope", Arrays.copyOfRange(bytes, 2, 2 + scopeLength));
+        String key = new String(bytes, 2 + scopeLength, bytes.length - 2 - scopeLength, StandardCharsets.UTF_8);
+        return new String[] {scope, key};
+    }
+
+    static byte[] fenceKey(String scope) {
+        return scope.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static String scopeOfFenceKey(byte[] bytes) {
+        return LockNames.decode("scope", bytes);
+    }
+
+    static byte[] dataValue(long token, byte[] value) {
+        return ByteBuffer.allocate(1 + Long.BYTES + value.length).put(VERSION).putLong(token).put(value).array();
+    }
+
+    static DataRecord decodeData(byte[] bytes) {
+        ByteBuffer buffer = versioned(bytes, "data");
+        long token = buffer.getLong();
+        byte[] value = new byte[buffer.remaining()];
+        buffer.get(value);
+        return new DataRecord(token, value);
+    }
+
+    static byte[] fenceValue(String lock, FencePolicy policy, long accepted, long revision) {
+        byte[] lockBytes = lock.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(1 + 1 + Long.BYTES * 2 + Short.BYTES + lockBytes.length)
+                .put(VERSION).put((byte) policy.ordinal()).putLong(accepted).putLong(revision)
+                .putShort((short) lockBytes.length).put(lockBytes).array();
+    }
+
+    static FenceRecord decodeFence(byte[] bytes) {
+        ByteBuffer buffer = versioned(bytes, "fence");
+        int policyOrdinal = buffer.get();
+        if (policyOrdinal < 0 || policyOrdinal >= FencePolicy.values().length) {
+            throw new InternalException("fence record has unknown policy " + policyOrdinal);
+        }
+        long accepted = buffer.getLong();
+        long revision = buffer.getLong();
+        byte[] lock = new byte[Short.toUnsignedInt(buffer.getShort())];
+        buffer.get(lock);
+        return new FenceRecord(LockNames.decode("lock", lock), FencePolicy.values()[policyOrdinal], accepted, revision);
+    }
+
+    static byte[] idempotencyValue(IdempotencyRecord record) {
+        return ByteBuffer.allocate(1 + Long.BYTES * 4 + Integer.BYTES).put(VERSION).putLong(record.token())
+                .putLong(record.accepted()).putLong(record.revision()).putInt(record.opsApplied())
+                .putLong(record.sequence()).array();
+    }
+
+    static IdempotencyRecord decodeIdempotency(byte[] bytes) {
+        ByteBuffer buffer = versioned(bytes, "idem");
+        return new IdempotencyRecord(buffer.getLong(), buffer.getLong(), buffer.getLong(), buffer.getInt(),
+                buffer.getLong());
+    }
+
+    /** Returns a key for messages: quoted text when it is printable UTF-8, else hex; both truncated. */
+    static String describe(byte[] key) {
+        try {
+            String text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(key)).toString();
+            if (text.chars().noneMatch(Character::isISOControl)) {
+                return text.length() <= DESCRIBED_BYTES_MAX ? "'" + text + "'"
+                        : "'" + text.substring(0, DESCRIBED_BYTES_MAX) + "...'";
+            }
+        } catch (CharacterCodingException e) {
+            // not text: shown as hex below
+        }
+        StringBuilder hex = new StringBuilder("0x");
+        for (int i = 0; i < Math.min(key.length, DESCRIBED_BYTES_MAX); i++) {
+            hex.append(String.format("%02x", key[i] & 0xff));
+        }
+        return key.length > DESCRIBED_BYTES_MAX ? hex + "..." : hex.toString();
+    }
+
+    private static byte[] prefixed(String scope, byte[] suffix) {
+        byte[] scopeBytes = scope.getBytes(StandardCharsets.UTF_8);
+        assert scopeBytes.length <= LockNames.BYTES_MAX : "scope of " + scopeBytes.length + " bytes: " + scope;
+        return ByteBuffer.allocate(Short.BYTES + scopeBytes.length + suffix.length)
+                .putShort((short) scopeBytes.length).put(scopeBytes).put(suffix).array();
+    }
+
+    private static ByteBuffer versioned(byte[] bytes, String family) {
+        if (bytes.length == 0 || bytes[0] != VERSION) {
+            throw new InternalException(family + " record has format version "
+                    + (bytes.length == 0 ? "none" : Byte.toString(bytes[0])) + ", this build reads " + VERSION);
+        }
+        return ByteBuffer.wrap(bytes, 1, bytes.length - 1);
+    }
+}

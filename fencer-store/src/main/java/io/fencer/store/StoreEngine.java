@@ -1,0 +1,928 @@
+package io.fencer.store;
+
+import io.fencer.core.FencePolicy;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.LockNames;
+import io.fencer.core.ScopeMismatchException;
+import io.fencer.core.Sequencer;
+import io.fencer.core.StaleTokenException;
+import io.fencer.core.Ticker;
+import io.fencer.core.UnavailableException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.DBOptions;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.Snapshot;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+/**
+ * The fenced key-value engine: Fencer's reference resource, which orders effects by the tokens the lock service
+ * grants. Keys live in scopes; each scope is bound to one lock and keeps, durably and with its data, the highest
+ * token it has accepted.
+ *
+ * <p>A {@linkplain #write write} checks its token and applies its ops in one atomic step under the scope's guard:
+ * the data, the new accepted token and the idempotency record go into one RocksDB {@code WriteBatch} written with
+ * {@code sync=true} before the write returns (invariants 3 and 4). A token of another lock is refused with
+ * {@link ScopeMismatchException}; a stale one with {@link StaleTokenException} carrying the accepted token, by the
+ * scope's {@link FencePolicy} (invariant 5). Guards are per scope, so writers to different scopes run in parallel
+ * and share fsyncs through RocksDB's group commit; writers to one scope are serialized, one fsync each.
+ *
+ * <pre>{@code
+ * try (StoreEngine store = StoreEngine.open(dir, StoreOptions.defaults())) {
+ *     store.write("orders", grant.sequencer(), List.of(Op.put(key, value)), requestId);  // refused once stale
+ *     ReadResult read = store.get("orders", key, grant.sequencer());                    // a fenced read
+ * }
+ * }</pre>
+ *
+ * <p>Layout: column families {@code data}, {@code fence} and {@code idem}, described in {@code StoreCodec}. On
+ * open, every scope's accepted token is read back from {@code fence}, so a restart refuses what it refused before.
+ * Thread-safe; {@link #close()} waits for the operations in progress.
+ */
+public final class StoreEngine implements AutoCloseable {
+    private static final byte[] DATA_FAMILY = "data".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] FENCE_FAMILY = "fence".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] IDEMPOTENCY_FAMILY = "idem".getBytes(StandardCharsets.UTF_8);
+    private static final int SWEEP_BATCH = 256;
+    private static final int UNIT_ID_BYTES = 16;
+    private static final SecureRandom UNIT_IDS = new SecureRandom();
+
+    private final Path directory;
+    private final StoreOptions options;
+    private final Ticker ticker;
+    private final DBOptions databaseOptions;
+    private final ColumnFamilyOptions familyOptions;
+    private final List<ColumnFamilyHandle> handles;
+    private final RocksDB db;
+    private final ColumnFamilyHandle dataFamily;
+    private final ColumnFamilyHandle fenceFamily;
+    private final ColumnFamilyHandle idempotencyFamily;
+    private final WriteOptions syncWrite = new WriteOptions().setSync(true);
+    /** For idempotency evictions: losing one in a crash only resurrects a valid first result. */
+    private final WriteOptions sweepWrite = new WriteOptions().setSync(false);
+    /** Read-held by every operation that touches RocksDB, write-held by close: no use after free. */
+    private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
+    /** Guarded by {@link #lifecycle}. */
+    private boolean closed;
+    private final ConcurrentHashMap<String, ScopeState> scopes = new ConcurrentHashMap<>();
+    /** Persisted scopes plus reservations of scopes being created. */
+    private final AtomicInteger scopeCount = new AtomicInteger();
+    private final ConcurrentHashMap<String, Unit> units = new ConcurrentHashMap<>();
+    /** Open units plus reservations of units being begun. */
+    private final AtomicInteger unitCount = new AtomicInteger();
+    private final IdempotencyIndex idempotency;
+    private volatile ApplyListener applyListener = ApplyListener.NONE;
+
+    private StoreEngine(Path directory, StoreOptions options, DBOptions databaseOptions,
+            ColumnFamilyOptions familyOptions, RocksDB db, List<ColumnFamilyHandle> handles) {
+        this.directory = directory;
+        this.options = options;
+        this.ticker = options.ticker();
+        this.databaseOptions = databaseOptions;
+        this.familyOptions = familyOptions;
+        this.db = db;
+        this.handles = handles;
+        this.dataFamily = handles.get(1);
+        this.fenceFamily = handles.get(2);
+        this.idempotencyFamily = handles.get(3);
+        this.idempotency = new IdempotencyIndex(options.idempotencyEntriesMax(),
+                options.idempotencyAgeMax().toNanos());
+    }
+
+    /**
+     * Opens (or creates) the store in {@code directory} and reads back every scope's accepted token.
+     *
+     * @throws UnavailableException when the directory cannot be created or RocksDB cannot open it (for example,
+     *     another process holds it)
+     */
+    public static StoreEngine open(Path directory, StoreOptions options) {
+        Objects.requireNonNull(directory, "directory");
+        Objects.requireNonNull(options, "options");
+        RocksDB.loadLibrary();
+        try {
+            Files.createDirectories(directory);
+        } catch (IOException e) {
+            throw new UnavailableException("cannot create the store directory " + directory + ": " + e, e);
+        }
+        DBOptions databaseOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
+                .setKeepLogFileNum(4);
+        ColumnFamilyOptions familyOptions = new ColumnFamilyOptions();
+        List<ColumnFamilyDescriptor> descriptors = List.of(
+                new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, familyOptions),
+                new ColumnFamilyDescriptor(DATA_FAMILY, familyOptions),
+                new ColumnFamilyDescriptor(FENCE_FAMILY, familyOptions),
+                new ColumnFamilyDescriptor(IDEMPOTENCY_FAMILY, familyOptions));
+        List<ColumnFamilyHandle> handles = new ArrayList<>();
+        RocksDB db;
+        try {
+            db = RocksDB.open(databaseOptions, directory.toString(), descriptors, handles);
+        } catch (RocksDBException e) {
+            familyOptions.close();
+            databaseOptions.close();
+            throw new UnavailableException("cannot open the store at " + directory + ": " + e.getMessage(), e);
+        }
+        StoreEngine engine = new StoreEngine(directory, options, databaseOptions, familyOptions, db, handles);
+        try {
+            engine.load();
+        } catch (RuntimeException e) {
+            engine.close();
+            throw e;
+        }
+        return engine;
+    }
+
+    /** Reads every scope's fence and the idempotency index back from disk. */
+    private void load() {
+        try (RocksIterator fences = db.newIterator(fenceFamily)) {
+            for (fences.seekToFirst(); fences.isValid(); fences.next()) {
+                String scope = StoreCodec.scopeOfFenceKey(fences.key());
+                scopes.put(scope, ScopeState.persisted(scope, StoreCodec.decodeFence(fences.value())));
+            }
+            fences.status();
+        } catch (RocksDBException e) {
+            throw new UnavailableException("cannot read the fences of the store at " + directory + ": " + e, e);
+        }
+        scopeCount.set(scopes.size());
+        long now = ticker.nanoTime();
+        List<IdempotencyIndex.Entry> entries = new ArrayList<>();
+        try (RocksIterator records = db.newIterator(idempotencyFamily)) {
+            for (records.seekToFirst(); records.isValid(); records.next()) {
+                String[] parts = StoreCodec.splitIdempotencyKey(records.key());
+                entries.add(new IdempotencyIndex.Entry(new IdempotencyIndex.Key(parts[0], parts[1]),
+                        StoreCodec.decodeIdempotency(records.value()), now));
+            }
+            records.status();
+        } catch (RocksDBException e) {
+            throw new UnavailableException("cannot read the idempotency records at " + directory + ": " + e, e);
+        }
+        entries.sort(Comparator.comparingLong(entry -> entry.record().sequence()));
+        entries.forEach(idempotency::load);
+    }
+
+    /**
+     * Applies {@code ops} to {@code scope} when the token in {@code sequencer} is admitted, durably, before
+     * returning; or changes nothing.
+     *
+     * <p>With an idempotency key, a retry of a write already applied with the same token, which is not superseded,
+     * returns the first result with {@code replayed=true} and applies nothing; a retry whose token is now
+     * superseded is refused as stale. A token higher than an open unit's preempts that unit.
+     *
+     * @param idempotencyKey null, or 1 to 256 bytes naming this write within the scope
+     * @throws InvalidArgumentException for a malformed scope, sequencer, idempotency key, or op, and for ops
+     *     beyond {@code opsPerWriteMax}, {@code keyBytesMax}, {@code valueBytesMax} or {@code batchBytesMax}
+     * @throws io.fencer.core.BadTokenSignatureException when keys are configured and the signature is not valid
+     * @throws ScopeMismatchException when the token's lock is not the scope's
+     * @throws StaleTokenException when the scope's policy refuses the token
+     * @throws LimitExceededException when a unit of the same token holds the scope ({@code unitsPerScopeMax}),
+     *     or the write would create a scope beyond {@code scopesMax}
+     * @throws UnavailableException when the store is closed or the disk write failed (then it may have applied)
+     */
+    public WriteResult write(String scope, String sequencer, List<Op> ops, String idempotencyKey) {
+        LockNames.check("scope", scope);
+        FencingToken token = parseToken(sequencer);
+        List<Op> opsCopy = List.copyOf(ops);
+        checkOps(scope, opsCopy);
+        if (idempotencyKey != null) {
+            LockNames.check("idempotencyKey", idempotencyKey);
+        }
+        WriteResult result;
+        enter();
+        try {
+            ScopeState state = lockScopeFor(scope, token);
+            try {
+                result = writeGuarded(state, token, opsCopy, idempotencyKey);
+            } finally {
+                unlockScope(state);
+            }
+        } finally {
+            exit();
+        }
+        if (idempotencyKey != null && idempotency.isOverfull()) {
+            try {
+                sweepIdempotency();
+            } catch (UnavailableException e) {
+                // the write is durable and its result stands; the next sweep evicts what this one could not
+            }
+        }
+        return result;
+    }
+
+    private WriteResult writeGuarded(ScopeState state, FencingToken token, List<Op> ops, String idempotencyKey) {
+        checkBinding(state, token);
+        long now = ticker.nanoTime();
+        IdempotencyIndex.Key key = idempotencyKey == null ? null
+                : new IdempotencyIndex.Key(state.scope, idempotencyKey);
+        if (key != null) {
+            IdempotencyIndex.Entry prior = idempotency.find(key, now);
+            if (prior != null && prior.record().token() == token.value() && token.value() >= state.accepted) {
+                return resultOf(state.scope, prior.record()).asReplay();
+            }
+        }
+        Unit preempted = admit(state, token, now);
+        boolean reserved = reserveScope(state, token);
+        try {
+            long accepted = Math.max(state.accepted, token.value());
+            assert accepted >= state.accepted : "accepted " + accepted + " < " + state.accepted + " for " + state.scope;
+            if (preempted != null) {
+                endUnit(state, preempted, Unit.State.PREEMPTED, token.value(), null);
+            }
+            return apply(state, token, ops, key, accepted, now);
+        } finally {
+            releaseScope(state, reserved);
+        }
+    }
+
+    /**
+     * Writes {@code ops}, the scope's fence ({@code accepted}, revision + 1) and the idempotency record in one
+     * synced batch, then updates the scope's state; call under the scope's guard, after the checks.
+     */
+    private WriteResult apply(ScopeState state, FencingToken token, List<Op> ops, IdempotencyIndex.Key key,
+            long accepted, long now) {
+        long revision = state.revision + 1;
+        StoreCodec.IdempotencyRecord record = null;
+        try (WriteBatch batch = new WriteBatch()) {
+            for (Op op : ops) {
+                byte[] dataKey = StoreCodec.dataKey(state.scope, op.keyBytes());
+                if (op.kind() == Op.Kind.PUT) {
+                    batch.put(dataFamily, dataKey, StoreCodec.dataValue(token.value(), op.valueBytes()));
+                } else {
+                    batch.delete(dataFamily, dataKey);
+                }
+            }
+            batch.put(fenceFamily, StoreCodec.fenceKey(state.scope),
+                    StoreCodec.fenceValue(state.lock, state.policy, accepted, revision));
+            if (key != null) {
+                record = new StoreCodec.IdempotencyRecord(token.value(), accepted, revision, ops.size(),
+                        idempotency.nextSequence());
+                batch.put(idempotencyFamily, StoreCodec.idempotencyKey(state.scope, key.idempotencyKey()),
+                        StoreCodec.idempotencyValue(record));
+            }
+            db.write(syncWrite, batch);
+        } catch (RocksDBException e) {
+            throw new UnavailableException("the write to scope '" + state.scope + "' with token " + token
+                    + " failed and may or may not have been applied: " + e.getMessage(), e);
+        }
+        long acceptedBefore = state.accepted;
+        state.applied(accepted, revision);
+        if (record != null) {
+            idempotency.put(new IdempotencyIndex.Entry(key, record, now));
+        }
+        applyListener.applied(state.scope, token.value(), acceptedBefore);
+        return new WriteResult(state.scope, token.value(), accepted, revision, ops.size(), false);
+    }
+
+    /**
+     * Checks {@code token} against the scope's accepted token and open unit; call under the scope's guard.
+     * Ends an open unit whose deadline passed.
+     *
+     * @return the open unit that {@code token}, being higher, preempts; or null
+     */
+    private Unit admit(ScopeState state, FencingToken token, long now) {
+        if (!state.policy.admits(token.value(), state.accepted)) {
+            throw new StaleTokenException(state.scope, token.value(), state.accepted, state.policy);
+        }
+        Unit unit = state.openUnit;
+        if (unit == null) {
+            return null;
+        }
+        if (now - unit.deadlineNanos() >= 0) {
+            endUnit(state, unit, Unit.State.EXPIRED, 0, null);
+            return null;
+        }
+        if (token.value() > unit.token().value()) {
+            return unit;
+        }
+        assert token.value() == unit.token().value()
+                : "token " + token + " below open unit " + unit + " passed the fence of " + state.scope;
+        throw new LimitExceededException("unitsPerScopeMax", 1, "scope '" + state.scope + "' is held by open unit "
+                + unit.id() + " of token " + unit.token() + " until it commits, aborts or times out; token " + token
+                + " may not write meanwhile (a higher token would preempt the unit)");
+    }
+
+    /**
+     * Reads {@code key} of {@code scope} with the token that wrote it and the scope's accepted token, from one
+     * snapshot. With a sequencer, this is a fenced read: a token below the accepted one is refused (under either
+     * policy: the current holder may read what it wrote), so a stale holder learns it on reads too. Reads never
+     * change the fence.
+     *
+     * @param fencingSequencer null for a plain read
+     * @throws StaleTokenException when the presented token is below the scope's accepted token
+     * @throws ScopeMismatchException when the presented token's lock is not the scope's
+     */
+    public ReadResult get(String scope, byte[] key, String fencingSequencer) {
+        LockNames.check("scope", scope);
+        Objects.requireNonNull(key, "key");
+        checkKey(scope, key);
+        FencingToken token = fencingSequencer == null ? null : parseToken(fencingSequencer);
+        enter();
+        try {
+            byte[] fenceBytes;
+            byte[] dataBytes;
+            Snapshot snapshot = db.getSnapshot();
+            try (ReadOptions read = new ReadOptions().setSnapshot(snapshot)) {
+                fenceBytes = db.get(fenceFamily, read, StoreCodec.fenceKey(scope));
+                dataBytes = db.get(dataFamily, read, StoreCodec.dataKey(scope, key));
+            } catch (RocksDBException e) {
+                throw new UnavailableException("the read of scope '" + scope + "' failed: " + e.getMessage(), e);
+            } finally {
+                db.releaseSnapshot(snapshot);
+            }
+            StoreCodec.FenceRecord fence = fenceBytes == null
+                    ? new StoreCodec.FenceRecord(scope, FencePolicy.AT_LEAST, FencingToken.NONE, 0)
+                    : StoreCodec.decodeFence(fenceBytes);
+            if (token != null && !fence.lock().equals(token.lock())) {
+                throw new ScopeMismatchException(scope, token);
+            }
+            if (token != null && token.value() < fence.accepted()) {
+                throw new StaleTokenException(scope, token.value(), fence.accepted(), fence.policy());
+            }
+            StoreCodec.DataRecord data = dataBytes == null ? null : StoreCodec.decodeData(dataBytes);
+            return new ReadResult(scope, data == null ? null : data.value(),
+                    data == null ? FencingToken.NONE : data.token(), fence.accepted());
+        } finally {
+            exit();
+        }
+    }
+
+    /** Returns the scope's accepted token value, or 0 when it has accepted none. */
+    public long accepted(String scope) {
+        LockNames.check("scope", scope);
+        ScopeState state = scopes.get(scope);
+        return state == null ? FencingToken.NONE : state.accepted;
+    }
+
+    /** Returns the state of {@code scope}; a scope never written to reports {@code exists=false} and defaults. */
+    public ScopeInfo scope(String scope) {
+        LockNames.check("scope", scope);
+        ScopeState state = lockScope(scope);
+        try {
+            return state.info();
+        } finally {
+            unlockScope(state);
+        }
+    }
+
+    /**
+     * Creates {@code scope} bound to {@code lock} with {@code policy}, durably. Creating an existing scope with
+     * the same binding returns it; with another binding is refused. Without this call, the first write creates a
+     * scope bound to the lock of the scope's own name, with policy {@link FencePolicy#AT_LEAST}.
+     *
+     * @throws InvalidArgumentException when the scope exists with another lock or policy
+     * @throws LimitExceededException beyond {@code scopesMax}
+     */
+    public ScopeInfo createScope(String scope, String lock, FencePolicy policy) {
+        LockNames.check("scope", scope);
+        LockNames.check("lock", lock);
+        Objects.requireNonNull(policy, "policy");
+        enter();
+        try {
+            ScopeState state = lockScope(scope);
+            try {
+                if (state.persisted) {
+                    if (state.lock.equals(lock) && state.policy == policy) {
+                        return state.info();
+                    }
+                    throw new InvalidArgumentException("scope", scope, "scope '" + scope
+                            + "' is already bound to lock '" + state.lock + "' with policy " + state.policy
+                            + "; it cannot be bound to lock '" + lock + "' with policy " + policy);
+                }
+                boolean reserved = reserveScope(state, null);
+                try {
+                    state.lock = lock;
+                    state.policy = policy;
+                    writeFence(state, FencingToken.NONE);
+                    return state.info();
+                } finally {
+                    if (!state.persisted) {
+                        state.lock = scope;
+                        state.policy = FencePolicy.AT_LEAST;
+                    }
+                    releaseScope(state, reserved);
+                }
+            } finally {
+                unlockScope(state);
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Begins a unit on {@code scope}: checks the token once, raises the scope's accepted token to it durably, and
+     * holds the scope until the unit commits, aborts, is preempted by a higher token, or passes its deadline
+     * ({@code timeout} from now by the ticker).
+     *
+     * @throws InvalidArgumentException for a malformed scope or sequencer, or a timeout not in
+     *     (0, {@code unitDurationMax}]
+     * @throws StaleTokenException as {@link #write}
+     * @throws ScopeMismatchException as {@link #write}
+     * @throws io.fencer.core.BadTokenSignatureException as {@link #write}
+     * @throws LimitExceededException when a unit of the same token holds the scope ({@code unitsPerScopeMax}),
+     *     or beyond {@code unitsOpenMax} or {@code scopesMax}
+     */
+    public Unit begin(String scope, String sequencer, Duration timeout) {
+        LockNames.check("scope", scope);
+        FencingToken token = parseToken(sequencer);
+        checkTimeout(scope, timeout);
+        enter();
+        try {
+            ScopeState state = lockScopeFor(scope, token);
+            try {
+                return beginGuarded(state, token, timeout);
+            } finally {
+                unlockScope(state);
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    private Unit beginGuarded(ScopeState state, FencingToken token, Duration timeout) {
+        checkBinding(state, token);
+        long now = ticker.nanoTime();
+        Unit preempted = admit(state, token, now);
+        if (unitCount.incrementAndGet() > options.unitsOpenMax()) {
+            unitCount.decrementAndGet();
+            throw new LimitExceededException("unitsOpenMax", options.unitsOpenMax(), options.unitsOpenMax()
+                    + " units are open, the most allowed; token " + token + " cannot begin one on scope '"
+                    + state.scope + "'");
+        }
+        boolean begun = false;
+        boolean reserved = false;
+        try {
+            reserved = reserveScope(state, token);
+            if (preempted != null) {
+                endUnit(state, preempted, Unit.State.PREEMPTED, token.value(), null);
+            }
+            if (!state.persisted || token.value() > state.accepted) {
+                writeFence(state, token.value());
+            }
+            Unit unit = new Unit(this, newUnitId(), state.scope, token, state.policy, timeout,
+                    now + timeout.toNanos());
+            state.openUnit = unit;
+            units.put(unit.id(), unit);
+            begun = true;
+            return unit;
+        } finally {
+            if (!begun) {
+                unitCount.decrementAndGet();
+            }
+            releaseScope(state, reserved);
+        }
+    }
+
+    /** Returns the open unit of id {@code id}, if any; units leave this registry when they end. */
+    public Optional<Unit> unit(String id) {
+        return id == null ? Optional.empty() : Optional.ofNullable(units.get(id));
+    }
+
+    /** Returns the number of open units. */
+    public int unitsOpen() {
+        return units.size();
+    }
+
+    /**
+     * Aborts every open unit whose deadline has passed by the ticker, releasing its scope; a server calls it
+     * periodically. Returns the number of units aborted.
+     */
+    public int expireUnits() {
+        long now = ticker.nanoTime();
+        int expired = 0;
+        for (Unit unit : units.values()) {
+            if (now - unit.deadlineNanos() < 0) {
+                continue;
+            }
+            ScopeState state = lockScope(unit.scope());
+            try {
+                unit.lock.lock();
+                try {
+                    if (unit.state() == Unit.State.OPEN && state.openUnit == unit) {
+                        endUnit(state, unit, Unit.State.EXPIRED, 0, null);
+                        expired++;
+                    }
+                } finally {
+                    unit.lock.unlock();
+                }
+            } finally {
+                unlockScope(state);
+            }
+        }
+        return expired;
+    }
+
+    WriteResult commit(Unit unit) {
+        enter();
+        try {
+            ScopeState state = lockScope(unit.scope());
+            try {
+                unit.lock.lock();
+                try {
+                    return commitGuarded(state, unit);
+                } finally {
+                    unit.lock.unlock();
+                }
+            } finally {
+                unlockScope(state);
+            }
+        } finally {
+            exit();
+        }
+    }
+
+    private WriteResult commitGuarded(ScopeState state, Unit unit) {
+        if (unit.state() == Unit.State.COMMITTED) {
+            return unit.result();
+        }
+        unit.checkOpen();
+        assert state.openUnit == unit : "open unit " + unit + " is not the open unit of scope " + state.scope;
+        long now = ticker.nanoTime();
+        if (now - unit.deadlineNanos() >= 0) {
+            endUnit(state, unit, Unit.State.EXPIRED, 0, null);
+            unit.checkOpen();
+        }
+        assert state.accepted == unit.token().value()
+                : "accepted " + state.accepted + " != unit token " + unit.token() + " while the unit is open";
+        try {
+            WriteResult result = apply(state, unit.token(), unit.ops(), null, state.accepted, now);
+            endUnit(state, unit, Unit.State.COMMITTED, 0, result);
+            return result;
+        } catch (UnavailableException e) {
+            endUnit(state, unit, Unit.State.FAILED, 0, null);
+            throw e;
+        }
+    }
+
+    void abort(Unit unit) {
+        ScopeState state = lockScope(unit.scope());
+        try {
+            unit.lock.lock();
+            try {
+                Unit.State current = unit.state();
+                if (current == Unit.State.COMMITTED) {
+                    throw new InvalidArgumentException("unit", unit.id(), "unit " + unit.id() + " of scope '"
+                            + unit.scope() + "' is already committed; it cannot be aborted");
+                }
+                if (current == Unit.State.OPEN) {
+                    endUnit(state, unit, Unit.State.ABORTED, 0, null);
+                }
+            } finally {
+                unit.lock.unlock();
+            }
+        } finally {
+            unlockScope(state);
+        }
+    }
+
+    /** Ends {@code unit} and releases its scope; call under the scope's guard. */
+    private void endUnit(ScopeState state, Unit unit, Unit.State outcome, long preemptingToken, WriteResult result) {
+        assert state.guard.isHeldByCurrentThread() : "unit " + unit + " ended without the guard of " + state.scope;
+        assert state.openUnit == unit : "unit " + unit + " is not the open unit of scope " + state.scope;
+        unit.lock.lock();
+        try {
+            unit.end(outcome, preemptingToken, result);
+        } finally {
+            unit.lock.unlock();
+        }
+        state.openUnit = null;
+        units.remove(unit.id());
+        unitCount.decrementAndGet();
+    }
+
+    /**
+     * Evicts idempotency records beyond {@code idempotencyEntriesMax} (oldest first) and older than
+     * {@code idempotencyAgeMax}, each under its scope's guard. Writes call it when the index is over full; a
+     * server also calls it periodically for the age bound. Returns the number of records evicted.
+     */
+    public int sweepIdempotency() {
+        int roundsMax = options.idempotencyEntriesMax() / SWEEP_BATCH + 2;
+        int slack = Math.max(1, options.idempotencyEntriesMax() / 100);
+        int evicted = 0;
+        enter();
+        try {
+            for (int round = 0; round < roundsMax; round++) {
+                List<IdempotencyIndex.Entry> victims = idempotency.victims(ticker.nanoTime(), SWEEP_BATCH, slack);
+                int evictedNow = victims.isEmpty() ? 0 : evict(victims);
+                evicted += evictedNow;
+                if (evictedNow == 0) {
+                    break;
+                }
+            }
+        } finally {
+            exit();
+        }
+        return evicted;
+    }
+
+    private int evict(List<IdempotencyIndex.Entry> victims) {
+        Map<String, List<IdempotencyIndex.Entry>> byScope = new LinkedHashMap<>();
+        for (IdempotencyIndex.Entry victim : victims) {
+            byScope.computeIfAbsent(victim.key().scope(), scope -> new ArrayList<>()).add(victim);
+        }
+        int evicted = 0;
+        for (Map.Entry<String, List<IdempotencyIndex.Entry>> group : byScope.entrySet()) {
+            ScopeState state = lockScope(group.getKey());
+            try (WriteBatch batch = new WriteBatch()) {
+                List<IdempotencyIndex.Entry> current = group.getValue().stream().filter(idempotency::isCurrent)
+                        .toList();
+                for (IdempotencyIndex.Entry entry : current) {
+                    batch.delete(idempotencyFamily,
+                            StoreCodec.idempotencyKey(entry.key().scope(), entry.key().idempotencyKey()));
+                }
+                if (!current.isEmpty()) {
+                    db.write(sweepWrite, batch);
+                }
+                for (IdempotencyIndex.Entry entry : current) {
+                    evicted += idempotency.removeIfCurrent(entry) ? 1 : 0;
+                }
+            } catch (RocksDBException e) {
+                throw new UnavailableException("evicting idempotency records of scope '" + group.getKey()
+                        + "' failed: " + e.getMessage(), e);
+            } finally {
+                unlockScope(state);
+            }
+        }
+        return evicted;
+    }
+
+    /** Returns the number of idempotency records held. */
+    public int idempotencyEntries() {
+        return idempotency.size();
+    }
+
+    public Path directory() {
+        return directory;
+    }
+
+    public StoreOptions options() {
+        return options;
+    }
+
+    /**
+     * Closes the store after the operations in progress; later operations throw {@link UnavailableException}.
+     * Open units end unapplied. Idempotent.
+     */
+    @Override
+    public void close() {
+        lifecycle.writeLock().lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (ColumnFamilyHandle handle : handles) {
+                handle.close();
+            }
+            db.close();
+            syncWrite.close();
+            sweepWrite.close();
+            familyOptions.close();
+            databaseOptions.close();
+        } finally {
+            lifecycle.writeLock().unlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "StoreEngine[" + directory + ", scopes=" + scopeCount.get() + ", units=" + units.size() + "]";
+    }
+
+    // ---- checks shared with Unit ----
+
+    void checkOps(String scope, List<Op> ops) {
+        if (ops.isEmpty()) {
+            throw new InvalidArgumentException("ops", "[]", "a write to scope '" + scope + "' needs at least one op");
+        }
+        if (ops.size() > options.opsPerWriteMax()) {
+            throw new InvalidArgumentException("ops", Integer.toString(ops.size()), "a write to scope '" + scope
+                    + "' has " + ops.size() + " ops, more than the opsPerWriteMax of " + options.opsPerWriteMax());
+        }
+        long bytes = 0;
+        for (Op op : ops) {
+            checkOp(scope, op);
+            bytes += op.bytes();
+        }
+        checkBatchBytes(scope, bytes);
+    }
+
+    void checkOp(String scope, Op op) {
+        checkKey(scope, op.keyBytes());
+        byte[] value = op.valueBytes();
+        if (value != null && value.length > options.valueBytesMax()) {
+            throw new InvalidArgumentException("value", value.length + " bytes", "the value of key "
+                    + StoreCodec.describe(op.keyBytes()) + " in scope '" + scope + "' is " + value.length
+                    + " bytes, more than the valueBytesMax of " + options.valueBytesMax());
+        }
+    }
+
+    /** Checks a unit's totals after adding one op; call under the unit's lock. */
+    void checkUnitTotals(Unit unit, int opsCount, long bytes) {
+        if (opsCount > options.opsPerWriteMax()) {
+            throw new InvalidArgumentException("ops", Integer.toString(opsCount), "unit " + unit.id() + " of scope '"
+                    + unit.scope() + "' would hold " + opsCount + " ops, more than the opsPerWriteMax of "
+                    + options.opsPerWriteMax());
+        }
+        checkBatchBytes(unit.scope(), bytes);
+    }
+
+    private void checkBatchBytes(String scope, long bytes) {
+        if (bytes > options.batchBytesMax()) {
+            throw new InvalidArgumentException("ops", bytes + " bytes", "a write to scope '" + scope + "' carries "
+                    + bytes + " bytes of keys and values, more than the batchBytesMax of " + options.batchBytesMax());
+        }
+    }
+
+    private void checkKey(String scope, byte[] key) {
+        if (key.length == 0) {
+            throw new InvalidArgumentException("key", "", "keys must not be empty (scope '" + scope + "')");
+        }
+        if (key.length > options.keyBytesMax()) {
+            throw new InvalidArgumentException("key", StoreCodec.describe(key), "key " + StoreCodec.describe(key)
+                    + " in scope '" + scope + "' is " + key.length + " bytes, more than the keyBytesMax of "
+                    + options.keyBytesMax());
+        }
+    }
+
+    private void checkTimeout(String scope, Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new InvalidArgumentException("timeout", timeout.toString(), "a unit timeout must be positive, got "
+                    + timeout + " for scope '" + scope + "'");
+        }
+        if (timeout.compareTo(options.unitDurationMax()) > 0) {
+            throw new InvalidArgumentException("timeout", timeout.toString(), "unit timeout " + timeout
+                    + " for scope '" + scope + "' is more than the unitDurationMax of " + options.unitDurationMax());
+        }
+    }
+
+    private FencingToken parseToken(String sequencer) {
+        return Sequencer.parse(sequencer, options.keys());
+    }
+
+    private static void checkBinding(ScopeState state, FencingToken token) {
+        if (!state.lock.equals(token.lock())) {
+            throw new ScopeMismatchException(state.scope, token);
+        }
+    }
+
+    // ---- scope guards and reservations ----
+
+    /**
+     * Locks the scope's guard for a request carrying {@code token}. A token that cannot match a scope that does
+     * not exist (bound by default to its own name) is refused before a placeholder is made for it.
+     */
+    private ScopeState lockScopeFor(String scope, FencingToken token) {
+        if (!scopes.containsKey(scope) && !scope.equals(token.lock())) {
+            throw new ScopeMismatchException(scope, token);
+        }
+        return lockScope(scope);
+    }
+
+    /** Locks the guard of {@code scope}, making a placeholder state when the scope does not exist. */
+    private ScopeState lockScope(String scope) {
+        while (true) {
+            ScopeState state = scopes.computeIfAbsent(scope, ScopeState::new);
+            state.guard.lock();
+            if (!state.discarded) {
+                return state;
+            }
+            state.guard.unlock(); // another request discarded this placeholder meanwhile: take the new one
+        }
+    }
+
+    /** Unlocks the guard, first discarding the state when it is a placeholder nothing persisted. */
+    private void unlockScope(ScopeState state) {
+        try {
+            if (!state.persisted && !state.discarded) {
+                assert state.openUnit == null : "unpersisted scope " + state.scope + " has open unit " + state.openUnit;
+                state.discarded = true;
+                scopes.remove(state.scope, state);
+            }
+        } finally {
+            state.guard.unlock();
+        }
+    }
+
+    /** Reserves a place for a scope about to be persisted; returns true when it reserved one. */
+    private boolean reserveScope(ScopeState state, FencingToken token) {
+        if (state.persisted) {
+            return false;
+        }
+        if (scopeCount.incrementAndGet() > options.scopesMax()) {
+            scopeCount.decrementAndGet();
+            throw new LimitExceededException("scopesMax", options.scopesMax(), "the store holds "
+                    + options.scopesMax() + " scopes, the most allowed; scope '" + state.scope + "' cannot be created"
+                    + (token == null ? "" : " by token " + token));
+        }
+        return true;
+    }
+
+    /** Gives back a reservation whose scope was not persisted after all. */
+    private void releaseScope(ScopeState state, boolean reserved) {
+        if (reserved && !state.persisted) {
+            scopeCount.decrementAndGet();
+        }
+    }
+
+    /** Writes the scope's fence record alone, synced, with {@code accepted}; call under the guard. */
+    private void writeFence(ScopeState state, long accepted) {
+        try {
+            db.put(fenceFamily, syncWrite, StoreCodec.fenceKey(state.scope),
+                    StoreCodec.fenceValue(state.lock, state.policy, accepted, state.revision));
+        } catch (RocksDBException e) {
+            throw new UnavailableException("writing the fence of scope '" + state.scope
+                    + "' failed and may or may not have been applied: " + e.getMessage(), e);
+        }
+        state.applied(accepted, state.revision);
+    }
+
+    private static WriteResult resultOf(String scope, StoreCodec.IdempotencyRecord record) {
+        return new WriteResult(scope, record.token(), record.accepted(), record.revision(), record.opsApplied(),
+                false);
+    }
+
+    private static String newUnitId() {
+        byte[] id = new byte[UNIT_ID_BYTES];
+        UNIT_IDS.nextBytes(id);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(id);
+    }
+
+    private void enter() {
+        lifecycle.readLock().lock();
+        if (closed) {
+            lifecycle.readLock().unlock();
+            throw new UnavailableException("the store at " + directory + " is closed");
+        }
+    }
+
+    private void exit() {
+        lifecycle.readLock().unlock();
+    }
+
+    // ---- test hooks ----
+
+    /** Observes every applied write inside the scope's guard, in apply order; for tests. */
+    interface ApplyListener {
+        ApplyListener NONE = (scope, token, acceptedBefore) -> { };
+
+        void applied(String scope, long token, long acceptedBefore);
+    }
+
+    void applyListener(ApplyListener listener) {
+        this.applyListener = Objects.requireNonNull(listener, "listener");
+    }
+
+    /**
+     * The seed's broken pattern, kept for the control test only: checks the token under the guard, releases the
+     * guard, then writes in a second step setting accepted to the presented token, so a lower token can land after
+     * a higher one. Never call it elsewhere.
+     */
+    WriteResult writeCheckThenActForControl(String scope, String sequencer, List<Op> ops) {
+        FencingToken token = parseToken(sequencer);
+        checkOps(scope, ops);
+        enter();
+        try {
+            ScopeState checked = lockScopeFor(scope, token);
+            try {
+                checkBinding(checked, token);
+                admit(checked, token, ticker.nanoTime());
+            } finally {
+                unlockScope(checked);
+            }
+            ScopeState state = lockScopeFor(scope, token);
+            boolean reserved = false;
+            try {
+                reserved = reserveScope(state, token);
+                return apply(state, token, ops, null, token.value(), ticker.nanoTime());
+            } finally {
+                releaseScope(state, reserved);
+                unlockScope(state);
+            }
+        } finally {
+            exit();
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package io.fencer.store;
+
+import io.fencer.core.Ticker;
+import io.fencer.core.TokenKeys;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The configuration of a {@link StoreEngine}: the token keys it requires (if any), every limit it enforces,
+ * and the ticker it measures unit deadlines and idempotency ages with.
+ *
+ * <p>Start from {@link #defaults()} and derive with the {@code with...} methods:
+ * <pre>{@code
+ * StoreOptions options = StoreOptions.defaults().withKeys(TokenKeys.load(keyFile)).withUnitDurationMax(
+ *         Duration.ofSeconds(30));
+ * }</pre>
+ *
+ * @param keys the keys signed sequencers must verify with, or null to accept plain (unsigned) sequencers
+ * @param keyBytesMax the longest key, in bytes
+ * @param valueBytesMax the longest value, in bytes
+ * @param opsPerWriteMax the most ops in one write or one unit
+ * @param batchBytesMax the most bytes of keys and values in one write or one unit
+ * @param idempotencyEntriesMax the most idempotency records kept; the oldest are evicted beyond it
+ * @param idempotencyAgeMax the age after which an idempotency record is forgotten
+ * @param unitDurationMax the longest timeout a unit may ask for
+ * @param unitsOpenMax the most units open at once, over all scopes
+ * @param scopesMax the most scopes the store holds
+ * @param ticker the source of time for unit deadlines and idempotency ages
+ */
+public record StoreOptions(
+        TokenKeys keys,
+        int keyBytesMax,
+        int valueBytesMax,
+        int opsPerWriteMax,
+        int batchBytesMax,
+        int idempotencyEntriesMax,
+        Duration idempotencyAgeMax,
+        Duration unitDurationMax,
+        int unitsOpenMax,
+        int scopesMax,
+        Ticker ticker) {
+    public static final int KEY_BYTES_MAX_DEFAULT = 1024;
+    public static final int VALUE_BYTES_MAX_DEFAULT = 1024 * 1024;
+    public static final int OPS_PER_WRITE_MAX_DEFAULT = 1000;
+    public static final int BATCH_BYTES_MAX_DEFAULT = 4 * 1024 * 1024;
+    public static final int IDEMPOTENCY_ENTRIES_MAX_DEFAULT = 100_000;
+    public static final Duration IDEMPOTENCY_AGE_MAX_DEFAULT = Duration.ofHours(1);
+    public static final Duration UNIT_DURATION_MAX_DEFAULT = Duration.ofSeconds(60);
+    public static final int UNITS_OPEN_MAX_DEFAULT = 10_000;
+    public static final int SCOPES_MAX_DEFAULT = 1_000_000;
+
+    public StoreOptions {
+        positive("keyBytesMax", keyBytesMax);
+        positive("valueBytesMax", valueBytesMax);
+        positive("opsPerWriteMax", opsPerWriteMax);
+        positive("batchBytesMax", batchBytesMax);
+        positive("idempotencyEntriesMax", idempotencyEntriesMax);
+        positive("idempotencyAgeMax", idempotencyAgeMax);
+        positive("unitDurationMax", unitDurationMax);
+        positive("unitsOpenMax", unitsOpenMax);
+        positive("scopesMax", scopesMax);
+        Objects.requireNonNull(ticker, "ticker");
+    }
+
+    /** Returns the default limits, plain tokens accepted, and the system ticker. */
+    public static StoreOptions defaults() {
+        return new StoreOptions(null, KEY_BYTES_MAX_DEFAULT, VALUE_BYTES_MAX_DEFAULT, OPS_PER_WRITE_MAX_DEFAULT,
+                BATCH_BYTES_MAX_DEFAULT, IDEMPOTENCY_ENTRIES_MAX_DEFAULT, IDEMPOTENCY_AGE_MAX_DEFAULT,
+                UNIT_DURATION_MAX_DEFAULT, UNITS_OPEN_MAX_DEFAULT, SCOPES_MAX_DEFAULT, Ticker.system());
+    }
+
+    /** Returns these options requiring sequencers signed by {@code keys}; null accepts plain ones. */
+    public StoreOptions withKeys(TokenKeys keys) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+    }
+
+    public StoreOptions withKeyBytesMax(int keyBytesMax) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+    }
+
+    public StoreOptions withValueBytesMax(int valueBytesMax) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+    }
+
+    public StoreOptions withOpsPerWriteMax(int opsPerWriteMax) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+    }
+
+    public StoreOptions withBatchBytesMax(int batchBytesMax) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+    }
+
+    public StoreOptions withIdempotencyEntriesMax(int idempotencyEntriesMax) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+    }
+
+    public StoreOptions withIdempotencyAgeMax(Duration idempotencyAgeMax) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+    }
+
+    public StoreOptions withUnitDurationMax(Duration unitDurationMax) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+    }
+
+    public StoreOptions withUnitsOpenMax(int unitsOpenMax) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+    }
+
+    public StoreOptions withScopesMax(int scopesMax) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+    }
+
+    public StoreOptions withTicker(Ticker ticker) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+    }
+
+    private static void positive(String name, long value) {
+        if (value <= 0) {
+            throw new IllegalArgumentException(name + " must be positive, got " + value);
+        }
+    }
+
+    private static void positive(String name, Duration value) {
+        Objects.requireNonNull(value, name);
+        if (value.isNegative() || value.isZero()) {
+            throw new IllegalArgumentException(name + " must be positive, got " + value);
+        }
+    }
+}

@@ -44,7 +44,11 @@ public interface FencerClient extends AutoCloseable {
         /** The peers' client addresses, {@code host:port}; at least one. */
         Builder endpoints(String... endpoints);
 
-        /** How long one call may take before the client retries it elsewhere (default 10 s). */
+        /**
+         * How long one call may take, retries on other endpoints included (default 10 s): each attempt on one
+         * endpoint gets at most a third of it (at least 1 s) before the call moves on, and when it is spent the call
+         * fails with {@link io.fencer.core.UnavailableException}. An acquire gets its wait on top of it.
+         */
         Builder callTimeout(Duration timeout);
 
         /** The time source for keepalives and lease accounting (default {@link Ticker#system()}). */

@@ -1,12 +1,203 @@
 package io.fencer.client.internal;
 
+import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.ListRequest;
+import io.fencer.api.v1.ListResponse;
+import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.OpenSessionRequest;
+import io.fencer.api.v1.OpenSessionResponse;
+import io.fencer.api.v1.ReleaseRequest;
+import io.fencer.api.v1.ValidateRequest;
 import io.fencer.client.FencerClient;
+import io.fencer.client.LockStatus;
+import io.fencer.client.Session;
+import io.fencer.client.TokenStatus;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InternalException;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockNames;
+import io.fencer.core.Ticker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
-/** The gRPC implementation of {@link FencerClient}. Not public API. */
-public final class DefaultFencerClient {
-    private DefaultFencerClient() {}
+/**
+ * The gRPC implementation of {@link FencerClient}: a {@link Router} to the leader, a {@link KeepAliver} for the
+ * sessions, and a small pool of daemon threads on which session-loss listeners run. Not public API: obtain one
+ * through {@link io.fencer.client.Fencer}.
+ */
+public final class DefaultFencerClient implements FencerClient {
+    static final Duration TTL_MIN = Duration.ofSeconds(1);
+    static final Duration TTL_MAX = Duration.ofHours(1);
+    static final int LIST_LIMIT_MAX = 1_000;
+    /** Threads that run session-loss listeners, so a slow listener cannot hold up keepalives or the others. */
+    private static final int EVENT_THREADS_MAX = 4;
+    /** Loss events waiting for a listener thread; beyond it (never in practice) listeners run on the notifier. */
+    private static final int EVENTS_QUEUED_MAX = 65_536;
 
+    private final Router router;
+    private final Ticker ticker;
+    private final KeepAliver keepAliver;
+    private final ExecutorService events;
+    private final Map<Long, DefaultSession> sessions = new ConcurrentHashMap<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    DefaultFencerClient(List<String> endpoints, Duration callTimeout, Ticker ticker) {
+        this.router = new Router(endpoints, callTimeout.toNanos());
+        this.ticker = ticker;
+        this.keepAliver = new KeepAliver(router, ticker);
+        AtomicInteger threadNumber = new AtomicInteger();
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(EVENT_THREADS_MAX, EVENT_THREADS_MAX, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(EVENTS_QUEUED_MAX), runnable -> {
+                    Thread thread = new Thread(runnable, "fencer-events-" + threadNumber.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        pool.allowCoreThreadTimeOut(true);
+        this.events = pool;
+    }
+
+    /** Returns a builder of clients; the hook behind {@link io.fencer.client.Fencer#newBuilder()}. */
     public static FencerClient.Builder newBuilder() {
-        throw new UnsupportedOperationException("not yet");
+        return new ClientBuilder();
+    }
+
+    @Override
+    public Session openSession(Duration ttl) {
+        Objects.requireNonNull(ttl, "ttl");
+        if (ttl.compareTo(TTL_MIN) < 0 || ttl.compareTo(TTL_MAX) > 0) {
+            throw new InvalidArgumentException("ttl", Long.toString(ttl.toMillis()), "session ttl must be between "
+                    + TTL_MIN.toMillis() + " and " + TTL_MAX.toMillis() + " ms, got " + ttl.toMillis() + " ms");
+        }
+        checkOpen();
+        OpenSessionRequest request = OpenSessionRequest.newBuilder()
+                .setTtlMillis(ttl.toMillis()).setRequestId(UUID.randomUUID().toString()).build();
+        // The lease starts when the server receives the request, never before this reading: a safe lower bound.
+        long openedNanos = ticker.nanoTime();
+        OpenSessionResponse response = router.call("OpenSession", stub -> stub.openSession(request));
+        if (response.getSessionId() <= 0) {
+            throw new InternalException("the server opened a session with id " + response.getSessionId());
+        }
+        Duration granted = response.getTtlMillis() > 0 ? Duration.ofMillis(response.getTtlMillis()) : ttl;
+        DefaultSession session = new DefaultSession(this, response.getSessionId(), granted);
+        sessions.put(session.id(), session);
+        try {
+            keepAliver.register(session, openedNanos);
+        } catch (IllegalStateException closedMeanwhile) {
+            session.closeSession(true); // best effort: do not leave the session open on the service
+            throw closedMeanwhile;
+        }
+        if (closed.get()) {
+            session.closeSession(true);
+            throw new IllegalStateException("the FencerClient was closed while the session opened");
+        }
+        return session;
+    }
+
+    @Override
+    public LockStatus describe(String lock) {
+        LockNames.check(lock);
+        checkOpen();
+        DescribeRequest request = DescribeRequest.newBuilder().setLock(lock).build();
+        LockInfo info = router.call("Describe " + lock, stub -> stub.describe(request));
+        return Protos.lockStatus(info);
+    }
+
+    @Override
+    public List<LockStatus> list(String prefix, int limit) {
+        if (limit < 0 || limit > LIST_LIMIT_MAX) {
+            throw new InvalidArgumentException("limit", Integer.toString(limit),
+                    "list limit must be between 0 (the default, " + LIST_LIMIT_MAX + ") and " + LIST_LIMIT_MAX
+                            + ", got " + limit);
+        }
+        checkOpen();
+        ListRequest request = ListRequest.newBuilder().setPrefix(prefix == null ? "" : prefix).setLimit(limit).build();
+        ListResponse response = router.call("List", stub -> stub.list(request));
+        List<LockStatus> locks = new ArrayList<>(response.getLocksCount());
+        for (LockInfo info : response.getLocksList()) {
+            locks.add(Protos.lockStatus(info));
+        }
+        return List.copyOf(locks);
+    }
+
+    @Override
+    public TokenStatus validate(FencingToken token) {
+        Objects.requireNonNull(token, "token");
+        checkOpen();
+        ValidateRequest request = ValidateRequest.newBuilder().setToken(Protos.toProto(token)).build();
+        return Protos.tokenStatus(router.call("Validate " + token, stub -> stub.validate(request)));
+    }
+
+    /**
+     * Releases by token. A retry after an attempt whose answer was lost may find that attempt already released
+     * the lock: the service then answers NOT_HOLDER, as for any token that is not the holder's.
+     */
+    @Override
+    public void release(FencingToken token) {
+        Objects.requireNonNull(token, "token");
+        checkOpen();
+        releaseToken(token);
+    }
+
+    void releaseToken(FencingToken token) {
+        ReleaseRequest request = ReleaseRequest.newBuilder().setToken(Protos.toProto(token)).build();
+        router.call("Release " + token, stub -> stub.release(request));
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            boolean reachable = true;
+            for (DefaultSession session : List.copyOf(sessions.values())) {
+                // Once the service proved unreachable, do not spend a call timeout per session: they expire.
+                reachable = session.closeSession(reachable) && reachable;
+            }
+        } finally {
+            keepAliver.close();
+            router.close();
+            events.shutdown();
+        }
+    }
+
+    private void checkOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("the FencerClient is closed");
+        }
+    }
+
+    Router router() {
+        return router;
+    }
+
+    KeepAliver keepAliver() {
+        return keepAliver;
+    }
+
+    ExecutorService events() {
+        return events;
+    }
+
+    /** Forgets a session that is lost or closed. */
+    void forget(DefaultSession session) {
+        sessions.remove(session.id(), session);
+    }
+
+    @Override
+    public String toString() {
+        return "FencerClient[" + String.join(",", router.endpoints()) + ", leader " + router.current()
+                + (closed.get() ? ", closed" : "") + "]";
     }
 }

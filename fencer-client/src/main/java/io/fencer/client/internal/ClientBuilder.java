@@ -1,0 +1,55 @@
+package io.fencer.client.internal;
+
+import io.fencer.client.FencerClient;
+import io.fencer.core.Ticker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/** The settings of a {@link DefaultFencerClient}; validated as they are set, so mistakes point at their cause. */
+final class ClientBuilder implements FencerClient.Builder {
+    static final Duration CALL_TIMEOUT_DEFAULT = Duration.ofSeconds(10);
+    static final Duration CALL_TIMEOUT_MAX = Duration.ofHours(1);
+
+    private final List<String> endpoints = new ArrayList<>();
+    private Duration callTimeout = CALL_TIMEOUT_DEFAULT;
+    private Ticker ticker = Ticker.system();
+
+    @Override
+    public FencerClient.Builder endpoints(String... endpoints) {
+        Objects.requireNonNull(endpoints, "endpoints");
+        List<String> checked = new ArrayList<>();
+        for (String endpoint : endpoints) {
+            checked.add(Router.checkEndpoint(endpoint));
+        }
+        this.endpoints.clear();
+        this.endpoints.addAll(checked);
+        return this;
+    }
+
+    @Override
+    public FencerClient.Builder callTimeout(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(CALL_TIMEOUT_MAX) > 0) {
+            throw new IllegalArgumentException("call timeout must be positive and at most " + CALL_TIMEOUT_MAX
+                    + ", got " + timeout);
+        }
+        this.callTimeout = timeout;
+        return this;
+    }
+
+    @Override
+    public FencerClient.Builder ticker(Ticker ticker) {
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
+        return this;
+    }
+
+    @Override
+    public FencerClient build() {
+        if (endpoints.isEmpty()) {
+            throw new IllegalArgumentException("at least one endpoint (host:port) is required");
+        }
+        return new DefaultFencerClient(endpoints, callTimeout, ticker);
+    }
+}

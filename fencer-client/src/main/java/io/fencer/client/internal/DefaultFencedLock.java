@@ -1,0 +1,103 @@
+package io.fencer.client.internal;
+
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+
+import io.fencer.api.v1.AcquireRequest;
+import io.fencer.api.v1.AcquireResponse;
+import io.fencer.client.FencedLock;
+import io.fencer.client.Grant;
+import io.fencer.client.LockTimeoutException;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InternalException;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.SessionExpiredException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * A named lock acquired through one session. Every acquire is one logical call with one request id, reused by
+ * every retry, so a retry after a lost answer gets the same grant or the same place in the queue. Thread-safe.
+ */
+final class DefaultFencedLock implements FencedLock {
+    /** The longest wait, as the protocol bounds {@code wait_millis}. */
+    static final long WAIT_MILLIS_MAX = 3_600_000;
+
+    private final DefaultSession session;
+    private final String name;
+
+    DefaultFencedLock(DefaultSession session, String name) {
+        this.session = session;
+        this.name = name;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public Grant acquire(Duration wait) {
+        long waitMillis = checkWait(wait);
+        return acquire(waitMillis).orElseThrow(() -> new LockTimeoutException(name, wait));
+    }
+
+    @Override
+    public Optional<Grant> tryAcquire() {
+        return acquire(0);
+    }
+
+    private static long checkWait(Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        if (wait.isNegative() || wait.compareTo(Duration.ofMillis(WAIT_MILLIS_MAX)) > 0) {
+            throw new InvalidArgumentException("wait", wait.toString(), "wait must be between 0 and waitMillisMax "
+                    + WAIT_MILLIS_MAX + " ms, got " + wait.toMillis() + " ms");
+        }
+        return wait.toMillis();
+    }
+
+    /**
+     * Acquires with one request id. Each attempt waits for what remains of the wait, with a gRPC deadline a margin
+     * beyond it so the server answers {@code acquired=false} itself; a transport failure mid-wait is retried on
+     * the leader until the wait and then the client's call timeout are spent.
+     */
+    private Optional<Grant> acquire(long waitMillis) {
+        session.checkAlive();
+        Router router = session.router();
+        String requestId = UUID.randomUUID().toString();
+        long waitNanos = MILLISECONDS.toNanos(waitMillis);
+        long waitDeadlineNanos = System.nanoTime() + waitNanos;
+        long marginNanos = router.attemptTimeoutNanos();
+        AcquireRequest.Builder request = AcquireRequest.newBuilder()
+                .setSessionId(session.id()).setLock(name).setRequestId(requestId);
+        AcquireResponse response;
+        try {
+            response = router.call("Acquire " + name, waitNanos + router.callTimeoutNanos(), stub -> {
+                long remainingNanos = Math.max(0, waitDeadlineNanos - System.nanoTime());
+                long remainingMillis = Math.min(waitMillis, (remainingNanos + 999_999) / 1_000_000);
+                AcquireRequest attempt = request.clone().setWaitMillis(remainingMillis).build();
+                return stub.withDeadlineAfter(MILLISECONDS.toNanos(remainingMillis) + marginNanos, NANOSECONDS)
+                        .acquire(attempt);
+            });
+        } catch (SessionExpiredException e) {
+            session.expiredByServer(e);
+            throw e;
+        }
+        if (!response.getAcquired()) {
+            return Optional.empty();
+        }
+        FencingToken token = Protos.token(response.getToken());
+        if (!token.lock().equals(name)) {
+            throw new InternalException("Acquire of lock '" + name + "' was answered with a token of another lock: "
+                    + token);
+        }
+        return Optional.of(new DefaultGrant(session, token));
+    }
+
+    @Override
+    public String toString() {
+        return "FencedLock[" + name + ", session " + session.id() + "]";
+    }
+}

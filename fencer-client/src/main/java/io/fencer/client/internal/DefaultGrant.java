@@ -1,0 +1,55 @@
+package io.fencer.client.internal;
+
+import io.fencer.client.Grant;
+import io.fencer.client.SessionLoss;
+import io.fencer.core.FencingToken;
+import io.fencer.core.NotHolderException;
+import io.fencer.core.SessionExpiredException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/** One grant of a lock through a session; {@link #close()} releases it once. Thread-safe. */
+final class DefaultGrant implements Grant {
+    private final DefaultSession session;
+    private final FencingToken token;
+    private final AtomicBoolean released = new AtomicBoolean();
+
+    DefaultGrant(DefaultSession session, FencingToken token) {
+        this.session = session;
+        this.token = token;
+    }
+
+    @Override
+    public FencingToken token() {
+        return token;
+    }
+
+    /**
+     * Releases the lock unless this grant is already gone. NOT_HOLDER (superseded, or released by an earlier
+     * attempt of this very call whose answer was lost) and SESSION_EXPIRED mean exactly that, and are not errors.
+     * When the service cannot be reached the {@link io.fencer.core.UnavailableException} is thrown and a later
+     * close tries again.
+     */
+    @Override
+    public void close() {
+        if (!released.compareAndSet(false, true)) {
+            return;
+        }
+        SessionLoss loss = session.knownLoss();
+        if (loss != null && loss.cause() != SessionLoss.Cause.UNREACHABLE) {
+            return; // the session is closed or expired: the service has released its locks
+        }
+        try {
+            session.client().releaseToken(token);
+        } catch (NotHolderException | SessionExpiredException alreadyGone) {
+            // The grant ended before: nothing to release.
+        } catch (RuntimeException e) {
+            released.set(false);
+            throw e;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Grant[" + token + ", session " + session.id() + "]";
+    }
+}

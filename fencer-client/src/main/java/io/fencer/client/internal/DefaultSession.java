@@ -1,0 +1,173 @@
+package io.fencer.client.internal;
+
+import io.fencer.api.v1.CloseSessionRequest;
+import io.fencer.client.FencedLock;
+import io.fencer.client.LeaderElection;
+import io.fencer.client.Session;
+import io.fencer.client.SessionLoss;
+import io.fencer.core.FencerException;
+import io.fencer.core.LockNames;
+import io.fencer.core.SessionExpiredException;
+import io.fencer.core.UnavailableException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A session of a {@link DefaultFencerClient}: its id and ttl, its loss (set once, by whoever learns of it first:
+ * the keepalive thread, a call answered SESSION_EXPIRED, or close), and the locks and elections made through it.
+ * Thread-safe.
+ */
+final class DefaultSession implements Session {
+    private static final System.Logger LOG = System.getLogger(DefaultSession.class.getName());
+
+    private final DefaultFencerClient client;
+    private final long id;
+    private final Duration ttl;
+    private final AtomicReference<SessionLoss> loss = new AtomicReference<>();
+    private final CompletableFuture<SessionLoss> lost = new CompletableFuture<>();
+    /** What callers see: completing or cancelling it does not touch {@link #lost}. */
+    private final CompletionStage<SessionLoss> lostView = lost.minimalCompletionStage();
+    private final AtomicBoolean closeRequested = new AtomicBoolean();
+
+    DefaultSession(DefaultFencerClient client, long id, Duration ttl) {
+        if (id <= 0) {
+            throw new IllegalArgumentException("session id must be positive, got " + id);
+        }
+        this.client = client;
+        this.id = id;
+        this.ttl = ttl;
+    }
+
+    @Override
+    public long id() {
+        return id;
+    }
+
+    @Override
+    public Duration ttl() {
+        return ttl;
+    }
+
+    @Override
+    public FencedLock lock(String name) {
+        return new DefaultFencedLock(this, LockNames.check(name));
+    }
+
+    @Override
+    public LeaderElection election(String name) {
+        return new DefaultLeaderElection(this, LockNames.check(name));
+    }
+
+    @Override
+    public boolean isAlive() {
+        return loss.get() == null;
+    }
+
+    @Override
+    public CompletionStage<SessionLoss> lost() {
+        return lostView;
+    }
+
+    /** Returns the loss when the session is known lost, else null; set before {@link #lost()} completes. */
+    SessionLoss knownLoss() {
+        return loss.get();
+    }
+
+    Router router() {
+        return client.router();
+    }
+
+    DefaultFencerClient client() {
+        return client;
+    }
+
+    /**
+     * Throws when the session is known to be lost, so calls through it fail at once.
+     *
+     * @throws SessionExpiredException naming the loss
+     */
+    void checkAlive() {
+        SessionLoss known = loss.get();
+        if (known != null) {
+            throw new SessionExpiredException(id, "session " + id + " is " + (known.cause() == SessionLoss.Cause.CLOSED
+                    ? "closed" : "lost (" + known.cause() + "): " + known.detail()));
+        }
+    }
+
+    /**
+     * Records the loss, once; listeners of {@link #lost()} run on the client's event threads, never on the
+     * keepalive thread. Returns false when the session was already lost.
+     */
+    boolean lose(SessionLoss.Cause cause, String detail) {
+        return lose(cause, detail, client.events());
+    }
+
+    private boolean lose(SessionLoss.Cause cause, String detail, Executor listeners) {
+        SessionLoss ending = new SessionLoss(id, cause, detail);
+        if (!loss.compareAndSet(null, ending)) {
+            return false;
+        }
+        client.keepAliver().unregister(id);
+        client.forget(this);
+        if (cause != SessionLoss.Cause.CLOSED) {
+            LOG.log(System.Logger.Level.WARNING, "session {0} lost ({1}): {2}", id, cause, detail);
+        }
+        try {
+            listeners.execute(() -> lost.complete(ending));
+        } catch (RejectedExecutionException clientClosed) {
+            lost.complete(ending);
+        }
+        return true;
+    }
+
+    /** Records that the server answered SESSION_EXPIRED for this session. */
+    void expiredByServer(SessionExpiredException e) {
+        if (e.sessionId() == id || e.sessionId() == 0) {
+            lose(SessionLoss.Cause.EXPIRED, e.getMessage());
+        }
+    }
+
+    @Override
+    public void close() {
+        closeSession(true);
+    }
+
+    /**
+     * Closes the session; asks the service to close it when {@code askService} (best effort). Returns false when
+     * the service could not be reached, so a closing client stops asking for its other sessions.
+     */
+    boolean closeSession(boolean askService) {
+        if (!closeRequested.compareAndSet(false, true)) {
+            return true;
+        }
+        boolean wasAlive = lose(SessionLoss.Cause.CLOSED, "closed by the application", Runnable::run);
+        SessionLoss known = loss.get();
+        // A session lost as UNREACHABLE may still live on the service: closing it frees its locks sooner.
+        if (!askService || !(wasAlive || known.cause() == SessionLoss.Cause.UNREACHABLE)) {
+            return true;
+        }
+        try {
+            router().call("CloseSession " + id,
+                    stub -> stub.closeSession(CloseSessionRequest.newBuilder().setSessionId(id).build()));
+            return true;
+        } catch (UnavailableException | IllegalStateException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not reach the service to close session {0}; it expires after "
+                    + "its ttl of {1} ms: {2}", id, ttl.toMillis(), e.getMessage());
+            return false;
+        } catch (FencerException e) {
+            LOG.log(System.Logger.Level.WARNING, "the service refused to close session {0}: {1}", id, e.getMessage());
+            return true;
+        }
+    }
+
+    @Override
+    public String toString() {
+        SessionLoss known = loss.get();
+        return "Session[" + id + ", ttl " + ttl.toMillis() + " ms, " + (known == null ? "alive" : known.cause()) + "]";
+    }
+}

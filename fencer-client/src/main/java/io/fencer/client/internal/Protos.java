@@ -1,0 +1,86 @@
+package io.fencer.client.internal;
+
+import io.fencer.api.v1.EndCause;
+import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.ValidateResponse;
+import io.fencer.api.v1.Waiter;
+import io.fencer.client.LockStatus;
+import io.fencer.client.TokenStatus;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InternalException;
+import io.fencer.core.InvalidArgumentException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Conversions between the wire messages of {@code fencer.v1} and the client's values. */
+final class Protos {
+    private static final String END_CAUSE_PREFIX = "END_CAUSE_";
+
+    private Protos() {}
+
+    static io.fencer.api.v1.FencingToken toProto(FencingToken token) {
+        return io.fencer.api.v1.FencingToken.newBuilder().setLock(token.lock()).setValue(token.value()).build();
+    }
+
+    /**
+     * Returns the token a server sent.
+     *
+     * @throws InternalException when it is not a valid token: the server broke the contract
+     */
+    static FencingToken token(io.fencer.api.v1.FencingToken proto) {
+        try {
+            return new FencingToken(proto.getLock(), proto.getValue());
+        } catch (InvalidArgumentException e) {
+            throw new InternalException("the server sent an invalid token: " + e.getMessage());
+        }
+    }
+
+    /** Returns the token a server sent, or null when the field is absent or carries no token (value 0). */
+    static FencingToken tokenOrNull(boolean present, io.fencer.api.v1.FencingToken proto) {
+        return present && proto.getValue() != FencingToken.NONE ? token(proto) : null;
+    }
+
+    static LockStatus lockStatus(LockInfo info) {
+        List<Long> waiters = new ArrayList<>(info.getWaitersCount());
+        for (Waiter waiter : info.getWaitersList()) {
+            waiters.add(waiter.getSessionId());
+        }
+        return new LockStatus(info.getLock(), tokenOrNull(info.hasHolder(), info.getHolder()),
+                info.getHolderSessionId(), waiters, info.getLastToken(), info.getDelayed(),
+                endCause(info.getLastEnd()));
+    }
+
+    static TokenStatus tokenStatus(ValidateResponse response) {
+        TokenStatus.Status status;
+        switch (response.getStatus()) {
+            case CURRENT:
+                status = TokenStatus.Status.CURRENT;
+                break;
+            case SUPERSEDED:
+                status = TokenStatus.Status.SUPERSEDED;
+                break;
+            case ENDED:
+                status = TokenStatus.Status.ENDED;
+                break;
+            case NEVER_ISSUED:
+                status = TokenStatus.Status.NEVER_ISSUED;
+                break;
+            default:
+                throw new InternalException("the server answered Validate without a known status: "
+                        + response.getStatusValue());
+        }
+        return new TokenStatus(status, response.getLastToken(), response.getSupersededBy(),
+                response.getHolderSessionId(), Duration.ofMillis(response.getLeaseRemainingMillis()),
+                endCause(response.getEnded()));
+    }
+
+    /** Returns the cause's name without its prefix ({@code RELEASED}, ...), or null when unspecified or unknown. */
+    static String endCause(EndCause cause) {
+        if (cause == EndCause.END_CAUSE_UNSPECIFIED || cause == EndCause.UNRECOGNIZED) {
+            return null;
+        }
+        assert cause.name().startsWith(END_CAUSE_PREFIX) : "end cause " + cause + " lacks " + END_CAUSE_PREFIX;
+        return cause.name().substring(END_CAUSE_PREFIX.length());
+    }
+}

@@ -1,0 +1,386 @@
+package io.fencer.client.internal;
+
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+
+import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.Reason;
+import io.fencer.core.UnavailableException;
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The client's way to the leader: one lazily created plaintext channel per endpoint, a current endpoint that
+ * follows the leader, and the retry loop every call goes through.
+ *
+ * <p>A call that fails UNAVAILABLE with reason NOT_LEADER moves to the leader it names (learning its address if
+ * new), or to the next endpoint when it names none; any other UNAVAILABLE (refused, reset, no leader yet) and
+ * DEADLINE_EXCEEDED move to the next endpoint. Retries pause with exponential backoff and jitter, and stop when
+ * the call's budget is spent, with an {@link UnavailableException} naming the endpoints tried and the last error.
+ * Every call retried here must be idempotent: callers that create state carry a request id fixed per logical call.
+ *
+ * <p>Budgets are measured with {@link System#nanoTime()}, not the client's injected ticker: gRPC deadlines run
+ * on real time, and a frozen test ticker must not make a call retry forever. Thread-safe.
+ */
+final class Router implements AutoCloseable {
+    static final long BACKOFF_INITIAL_NANOS = MILLISECONDS.toNanos(20);
+    static final long BACKOFF_MAX_NANOS = MILLISECONDS.toNanos(500);
+    /** The shortest time one attempt may take before the call moves on, unless the whole budget is shorter. */
+    private static final long ATTEMPT_NANOS_MIN = MILLISECONDS.toNanos(1_000);
+    private static final long SHUTDOWN_WAIT_MILLIS = 1_000;
+    private static final System.Logger LOG = System.getLogger(Router.class.getName());
+
+    /** The blocking part of one attempt: it runs against {@code stub}, which carries the attempt's deadline. */
+    @FunctionalInterface
+    interface Attempt<T> {
+        T run(LocksGrpc.LocksBlockingStub stub);
+    }
+
+    /** One endpoint's channel and its stubs, made once. */
+    private record Peer(ManagedChannel channel, LocksGrpc.LocksBlockingStub blocking, LocksGrpc.LocksStub async) {}
+
+    private final CopyOnWriteArrayList<String> endpoints;
+    private final Map<String, Peer> peers = new ConcurrentHashMap<>();
+    private final Map<String, Long> suspectedUntilNanos = new ConcurrentHashMap<>();
+    private final long callTimeoutNanos;
+    private final long attemptTimeoutNanos;
+    private volatile String current;
+    private volatile boolean closed;
+
+    Router(List<String> endpoints, long callTimeoutNanos) {
+        if (endpoints.isEmpty()) {
+            throw new IllegalArgumentException("at least one endpoint (host:port) is required");
+        }
+        if (callTimeoutNanos <= 0) {
+            throw new IllegalArgumentException("call timeout must be positive: " + callTimeoutNanos + " ns");
+        }
+        List<String> checked = new ArrayList<>();
+        for (String endpoint : endpoints) {
+            String valid = checkEndpoint(endpoint);
+            if (!checked.contains(valid)) {
+                checked.add(valid);
+            }
+        }
+        this.endpoints = new CopyOnWriteArrayList<>(checked);
+        this.callTimeoutNanos = callTimeoutNanos;
+        // An attempt gets a third of the budget, so a hung peer (paused, partitioned) leaves time for the others.
+        this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
+        this.current = checked.get(0);
+    }
+
+    /**
+     * Returns {@code endpoint} when it is {@code host:port} ({@code [v6-address]:port} for IPv6) with a port in
+     * [1, 65535].
+     *
+     * @throws IllegalArgumentException naming the endpoint otherwise
+     */
+    static String checkEndpoint(String endpoint) {
+        if (endpoint == null) {
+            throw new IllegalArgumentException("endpoint must not be null");
+        }
+        int colon = endpoint.lastIndexOf(':');
+        String why = null;
+        if (colon <= 0 || colon == endpoint.length() - 1) {
+            why = "expected host:port";
+        } else if (!validHost(endpoint.substring(0, colon))) {
+            why = "the host '" + endpoint.substring(0, colon) + "' is not a host name or address";
+        } else if (!validPort(endpoint.substring(colon + 1))) {
+            why = "the port '" + endpoint.substring(colon + 1) + "' is not a number in [1, 65535]";
+        }
+        if (why != null) {
+            throw new IllegalArgumentException("bad endpoint '" + endpoint + "': " + why);
+        }
+        return endpoint;
+    }
+
+    private static boolean validHost(String host) {
+        if (host.startsWith("[") && host.endsWith("]")) {
+            return host.length() > 2 && host.substring(1, host.length() - 1).chars()
+                    .allMatch(c -> c == ':' || c == '.' || Character.digit(c, 16) >= 0);
+        }
+        return !host.isEmpty() && host.chars().allMatch(c -> Character.isLetterOrDigit(c) || c == '.' || c == '-'
+                || c == '_');
+    }
+
+    private static boolean validPort(String port) {
+        if (port.isEmpty() || port.length() > 5 || !port.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return false;
+        }
+        int value = Integer.parseInt(port);
+        return value >= 1 && value <= 65_535;
+    }
+
+    long callTimeoutNanos() {
+        return callTimeoutNanos;
+    }
+
+    /** Returns how long one attempt may take before the call moves to another endpoint. */
+    long attemptTimeoutNanos() {
+        return attemptTimeoutNanos;
+    }
+
+    /** Returns the endpoint calls go to now: the leader, as far as this client knows. */
+    String current() {
+        return current;
+    }
+
+    /** Returns the known endpoints, the configured ones first, then leaders learned from NOT_LEADER answers. */
+    List<String> endpoints() {
+        return List.copyOf(endpoints);
+    }
+
+    /** Returns the asynchronous stub of {@code endpoint}, for streams (opened rarely: after a failure). */
+    LocksGrpc.LocksStub asyncStub(String endpoint) {
+        Peer peer = peer(endpoint);
+        resetBackoffIfFailing(peer);
+        return peer.async();
+    }
+
+    /** Runs {@code attempt} on the leader, retrying elsewhere within the client's call timeout. */
+    <T> T call(String operation, Attempt<T> attempt) {
+        return call(operation, callTimeoutNanos, attempt);
+    }
+
+    /**
+     * Runs {@code attempt} on the leader, retrying on the leader or the next endpoint until {@code budgetNanos}
+     * has passed.
+     *
+     * @throws UnavailableException when no endpoint answered within the budget; the call may have taken effect
+     * @throws io.fencer.core.FencerException of the server's reason when the server refused the call
+     * @throws IllegalStateException when the client is closed
+     */
+    <T> T call(String operation, long budgetNanos, Attempt<T> attempt) {
+        long deadline = System.nanoTime() + budgetNanos;
+        String endpoint = current;
+        Set<String> tried = null;
+        long backoffNanos = BACKOFF_INITIAL_NANOS;
+        boolean pausedLast = true;
+        while (true) {
+            Peer peer = peer(endpoint);
+            long remaining = Math.max(1, deadline - System.nanoTime());
+            try {
+                return attempt.run(peer.blocking().withDeadlineAfter(Math.min(remaining, attemptTimeoutNanos),
+                        NANOSECONDS));
+            } catch (StatusRuntimeException failure) {
+                if (!isRetryable(failure) || closed || Thread.currentThread().isInterrupted()) {
+                    throw ErrorCatalogue.toException(failure);
+                }
+                tried = tried == null ? new LinkedHashSet<>() : tried;
+                tried.add(endpoint);
+                String next = onFailure(endpoint, failure);
+                // Follow a named leader at once, but not twice in a row: two peers naming each other must not spin.
+                long pauseNanos = !next.equals(endpoint) && pausedLast && leaderAddress(failure).isPresent()
+                        ? 0 : jitter(backoffNanos);
+                pausedLast = pauseNanos > 0;
+                backoffNanos = Math.min(backoffNanos * 2, BACKOFF_MAX_NANOS);
+                if (System.nanoTime() + pauseNanos >= deadline) {
+                    throw unavailable(operation, budgetNanos, tried, failure);
+                }
+                pause(operation, pauseNanos, failure);
+                endpoint = next;
+                resetBackoffIfFailing(peer(endpoint));
+            }
+        }
+    }
+
+    /**
+     * Returns true for failures that say nothing was done, or that the outcome is unknown: retry elsewhere.
+     * CANCELLED counts when the caller did not cancel (a peer shutting down cancels its calls); an interrupted
+     * caller is checked before.
+     */
+    static boolean isRetryable(Throwable failure) {
+        Status.Code code = Status.fromThrowable(failure).getCode();
+        return code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED
+                || code == Status.Code.CANCELLED;
+    }
+
+    /**
+     * Moves the current endpoint away from {@code failed} after a retryable failure and returns the endpoint to
+     * use next: the leader named by a NOT_LEADER answer, or else the endpoint after {@code failed}.
+     */
+    String onFailure(String failed, Throwable failure) {
+        if (Status.fromThrowable(failure).getCode() == Status.Code.DEADLINE_EXCEEDED) {
+            suspect(failed);
+        }
+        Optional<String> leader = leaderAddress(failure);
+        // During an election a follower may still name the old leader that just timed out: do not go back to it.
+        if (leader.isPresent() && !isSuspected(leader.get())) {
+            String address = leader.get();
+            if (endpoints.addIfAbsent(address)) {
+                LOG.log(System.Logger.Level.DEBUG, "learned leader endpoint {0} from {1}", address, failed);
+            }
+            current = address;
+            return address;
+        }
+        return advanceFrom(failed);
+    }
+
+    /**
+     * Marks {@code endpoint} as not answering (a paused or partitioned peer keeps its connection and stays
+     * silent) for one attempt timeout: meanwhile redirects to it are ignored and advancing skips it.
+     */
+    void suspect(String endpoint) {
+        suspectedUntilNanos.put(endpoint, System.nanoTime() + attemptTimeoutNanos);
+    }
+
+    private boolean isSuspected(String endpoint) {
+        Long until = suspectedUntilNanos.get(endpoint);
+        if (until == null) {
+            return false;
+        }
+        if (System.nanoTime() - until >= 0) {
+            suspectedUntilNanos.remove(endpoint, until);
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Moves to the first endpoint after {@code failed} that is not suspected (or simply the next one when all
+     * are), unless another caller has already moved away from {@code failed}.
+     */
+    synchronized String advanceFrom(String failed) {
+        if (current.equals(failed)) {
+            int index = endpoints.indexOf(failed);
+            int size = endpoints.size();
+            String next = endpoints.get((index + 1) % size);
+            for (int step = 1; step <= size; step++) {
+                String candidate = endpoints.get((index + step) % size);
+                if (!isSuspected(candidate)) {
+                    next = candidate;
+                    break;
+                }
+            }
+            current = next;
+        }
+        return current;
+    }
+
+    private static Optional<String> leaderAddress(Throwable failure) {
+        Optional<ErrorDetail> detail = ErrorCatalogue.detail(failure);
+        if (detail.isEmpty() || detail.get().getReason() != Reason.REASON_NOT_LEADER
+                || detail.get().getLeaderAddress().isEmpty()) {
+            return Optional.empty();
+        }
+        String address = detail.get().getLeaderAddress();
+        try {
+            return Optional.of(checkEndpoint(address));
+        } catch (IllegalArgumentException e) {
+            LOG.log(System.Logger.Level.WARNING, "ignoring the leader address a peer named: {0}", e.getMessage());
+            return Optional.empty();
+        }
+    }
+
+    private Peer peer(String endpoint) {
+        Peer peer = peers.get(endpoint);
+        if (peer != null && !closed) {
+            return peer;
+        }
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException("the FencerClient is closed");
+            }
+            return peers.computeIfAbsent(endpoint, Router::connect);
+        }
+    }
+
+    private static Peer connect(String endpoint) {
+        int colon = endpoint.lastIndexOf(':');
+        String host = endpoint.substring(0, colon);
+        if (host.startsWith("[")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        ManagedChannel channel = NettyChannelBuilder.forAddress(host, Integer.parseInt(endpoint.substring(colon + 1)))
+                .usePlaintext()
+                .build();
+        return new Peer(channel, LocksGrpc.newBlockingStub(channel), LocksGrpc.newStub(channel));
+    }
+
+    /** Retries must not wait for gRPC's own reconnect backoff (up to 2 minutes): a restarted peer is used at once. */
+    private static void resetBackoffIfFailing(Peer peer) {
+        if (peer.channel().getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+            peer.channel().resetConnectBackoff();
+        }
+    }
+
+    /** Returns a pause between half and all of {@code nanos}, so that many clients do not retry in step. */
+    static long jitter(long nanos) {
+        return nanos / 2 + ThreadLocalRandom.current().nextLong(nanos / 2 + 1);
+    }
+
+    private static void pause(String operation, long nanos, Throwable failure) {
+        if (nanos <= 0) {
+            return;
+        }
+        try {
+            NANOSECONDS.sleep(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UnavailableException(operation + " was interrupted while retrying; last error: "
+                    + describe(failure), failure);
+        }
+    }
+
+    private UnavailableException unavailable(String operation, long budgetNanos, Set<String> tried,
+            Throwable lastFailure) {
+        return new UnavailableException(operation + " failed: no leader answered within "
+                + NANOSECONDS.toMillis(budgetNanos) + " ms; endpoints tried: " + String.join(", ", tried)
+                + " (known: " + String.join(", ", endpoints) + "); last error: " + describe(lastFailure)
+                + "; the call may or may not have taken effect", lastFailure);
+    }
+
+    /** Returns a one-line account of a failed call: status, description, and the transport's own cause. */
+    static String describe(Throwable failure) {
+        Status status = Status.fromThrowable(failure);
+        StringBuilder out = new StringBuilder(status.getCode().toString());
+        ErrorCatalogue.detail(failure).ifPresentOrElse(
+                detail -> out.append(" ").append(detail.getReason()).append(": ").append(detail.getMessage()),
+                () -> {
+                    if (status.getDescription() != null) {
+                        out.append(": ").append(status.getDescription());
+                    }
+                });
+        if (status.getCause() != null && status.getCause().getMessage() != null) {
+            out.append(" (").append(status.getCause().getMessage()).append(")");
+        }
+        return out.toString();
+    }
+
+    /** Shuts every channel down, waiting briefly for calls in flight. Idempotent. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        for (Peer peer : peers.values()) {
+            peer.channel().shutdown();
+        }
+        long deadline = System.nanoTime() + MILLISECONDS.toNanos(SHUTDOWN_WAIT_MILLIS);
+        for (Peer peer : peers.values()) {
+            try {
+                if (!peer.channel().awaitTermination(Math.max(0, deadline - System.nanoTime()), NANOSECONDS)) {
+                    peer.channel().shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                peer.channel().shutdownNow();
+            }
+        }
+    }
+}

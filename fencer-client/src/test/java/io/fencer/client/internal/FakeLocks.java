@@ -1,0 +1,257 @@
+package io.fencer.client.internal;
+
+import io.fencer.api.v1.AcquireRequest;
+import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.CloseSessionRequest;
+import io.fencer.api.v1.CloseSessionResponse;
+import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.FencingToken;
+import io.fencer.api.v1.KeepAliveRequest;
+import io.fencer.api.v1.KeepAliveResponse;
+import io.fencer.api.v1.ListRequest;
+import io.fencer.api.v1.ListResponse;
+import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.OpenSessionRequest;
+import io.fencer.api.v1.OpenSessionResponse;
+import io.fencer.api.v1.Reason;
+import io.fencer.api.v1.ReleaseRequest;
+import io.fencer.api.v1.ReleaseResponse;
+import io.fencer.api.v1.ValidateRequest;
+import io.fencer.api.v1.ValidateResponse;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+/**
+ * A protocol peer for the client's tests: a small in-memory lock service that answers per {@code locks.proto},
+ * records every request, and can be scripted to fail calls (NOT_LEADER, UNAVAILABLE, ...), to stay silent, or to
+ * answer keepalives with {@code expired}.
+ */
+final class FakeLocks extends LocksGrpc.LocksImplBase {
+    /** How the peer answers keepalives. */
+    enum KeepAliveMode { ACK, EXPIRE, SILENT }
+
+    /** The answer of a scripted call: a response, or an exception to fail it with. */
+    @FunctionalInterface
+    interface Handler<Q, R> {
+        R handle(Q request) throws Exception;
+    }
+
+    final List<OpenSessionRequest> openSessions = new CopyOnWriteArrayList<>();
+    final List<CloseSessionRequest> closeSessions = new CopyOnWriteArrayList<>();
+    final List<AcquireRequest> acquires = new CopyOnWriteArrayList<>();
+    final List<ReleaseRequest> releases = new CopyOnWriteArrayList<>();
+    final List<KeepAliveRequest> keepAlives = new CopyOnWriteArrayList<>();
+    final List<String> calls = new CopyOnWriteArrayList<>();
+
+    /** When set, every call (keepalive streams included) fails with it: e.g. a follower's NOT_LEADER. */
+    volatile StatusRuntimeException failEverything;
+    /** Calls that get no answer at all, as from a paused process. */
+    volatile boolean silent;
+    volatile KeepAliveMode keepAliveMode = KeepAliveMode.ACK;
+    volatile Handler<AcquireRequest, AcquireResponse> onAcquire = this::grant;
+    volatile Handler<ReleaseRequest, ReleaseResponse> onRelease = this::release;
+    volatile Function<DescribeRequest, LockInfo> onDescribe = request -> LockInfo.newBuilder()
+            .setLock(request.getLock()).build();
+    volatile Function<ValidateRequest, ValidateResponse> onValidate = request -> ValidateResponse.newBuilder()
+            .setStatus(ValidateResponse.Status.NEVER_ISSUED).build();
+    volatile Function<ListRequest, ListResponse> onList = request -> ListResponse.getDefaultInstance();
+
+    private final Map<String, Queue<StatusRuntimeException>> scriptedFailures = new ConcurrentHashMap<>();
+    private final Map<String, Long> sessionsByRequestId = new ConcurrentHashMap<>();
+    private final AtomicLong nextSessionId = new AtomicLong(100);
+    private final Map<String, long[]> holders = new ConcurrentHashMap<>(); // lock -> {session, token}
+    private final Map<String, AtomicLong> lastTokens = new ConcurrentHashMap<>();
+    private final List<StreamObserver<KeepAliveResponse>> keepAliveStreams = new CopyOnWriteArrayList<>();
+
+    /** Fails the next call of {@code method} (e.g. "Acquire") with {@code failure}; queued in order. */
+    void failNext(String method, StatusRuntimeException failure) {
+        scriptedFailures.computeIfAbsent(method, m -> new ConcurrentLinkedQueue<>()).add(failure);
+    }
+
+    /** Fails every open keepalive stream with {@code failure}, as a peer losing leadership does. */
+    void failKeepAliveStreams(StatusRuntimeException failure) {
+        for (StreamObserver<KeepAliveResponse> stream : keepAliveStreams) {
+            try {
+                synchronized (stream) {
+                    stream.onError(failure);
+                }
+            } catch (RuntimeException alreadyClosed) {
+                // the stream ended meanwhile
+            }
+        }
+        keepAliveStreams.clear();
+    }
+
+    long count(String method) {
+        return calls.stream().filter(method::equals).count();
+    }
+
+    static StatusRuntimeException error(Status.Code code, ErrorDetail detail) {
+        Metadata trailers = new Metadata();
+        trailers.put(ErrorCatalogue.DETAIL_KEY, detail.toByteArray());
+        return Status.fromCode(code).withDescription(detail.getMessage()).asRuntimeException(trailers);
+    }
+
+    static StatusRuntimeException notLeader(String leaderAddress) {
+        return error(Status.Code.UNAVAILABLE, ErrorDetail.newBuilder().setReason(Reason.REASON_NOT_LEADER)
+                .setLeaderAddress(leaderAddress).setMessage("not the leader; leader is '" + leaderAddress + "'")
+                .build());
+    }
+
+    static StatusRuntimeException plainUnavailable() {
+        return Status.UNAVAILABLE.withDescription("connection reset (scripted)").asRuntimeException();
+    }
+
+    static FencingToken token(String lock, long value) {
+        return FencingToken.newBuilder().setLock(lock).setValue(value).build();
+    }
+
+    private <Q, R> void answer(String method, Q request, StreamObserver<R> responses, Handler<Q, R> handler) {
+        calls.add(method);
+        if (silent) {
+            return;
+        }
+        StatusRuntimeException failure = failEverything;
+        Queue<StatusRuntimeException> scripted = scriptedFailures.get(method);
+        if (failure == null && scripted != null) {
+            failure = scripted.poll();
+        }
+        if (failure != null) {
+            responses.onError(failure);
+            return;
+        }
+        try {
+            responses.onNext(handler.handle(request));
+            responses.onCompleted();
+        } catch (StatusRuntimeException e) {
+            responses.onError(e);
+        } catch (Exception e) {
+            responses.onError(Status.INTERNAL.withDescription(e.toString()).asRuntimeException());
+        }
+    }
+
+    @Override
+    public void openSession(OpenSessionRequest request, StreamObserver<OpenSessionResponse> responses) {
+        openSessions.add(request);
+        answer("OpenSession", request, responses, r -> OpenSessionResponse.newBuilder()
+                .setSessionId(sessionsByRequestId.computeIfAbsent(r.getRequestId(),
+                        id -> nextSessionId.getAndIncrement()))
+                .setTtlMillis(r.getTtlMillis()).build());
+    }
+
+    @Override
+    public void closeSession(CloseSessionRequest request, StreamObserver<CloseSessionResponse> responses) {
+        closeSessions.add(request);
+        answer("CloseSession", request, responses, r -> {
+            holders.values().removeIf(holder -> holder[0] == r.getSessionId());
+            return CloseSessionResponse.getDefaultInstance();
+        });
+    }
+
+    @Override
+    public void acquire(AcquireRequest request, StreamObserver<AcquireResponse> responses) {
+        acquires.add(request);
+        answer("Acquire", request, responses, r -> onAcquire.handle(r));
+    }
+
+    @Override
+    public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> responses) {
+        releases.add(request);
+        answer("Release", request, responses, r -> onRelease.handle(r));
+    }
+
+    @Override
+    public void describe(DescribeRequest request, StreamObserver<LockInfo> responses) {
+        answer("Describe", request, responses, r -> onDescribe.apply(r));
+    }
+
+    @Override
+    public void validate(ValidateRequest request, StreamObserver<ValidateResponse> responses) {
+        answer("Validate", request, responses, r -> onValidate.apply(r));
+    }
+
+    @Override
+    public void list(ListRequest request, StreamObserver<ListResponse> responses) {
+        answer("List", request, responses, r -> onList.apply(r));
+    }
+
+    @Override
+    public StreamObserver<KeepAliveRequest> keepAlive(StreamObserver<KeepAliveResponse> responses) {
+        calls.add("KeepAlive");
+        StatusRuntimeException failure = failEverything;
+        if (failure != null) {
+            responses.onError(failure);
+        } else {
+            keepAliveStreams.add(responses);
+        }
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(KeepAliveRequest request) {
+                keepAlives.add(request);
+                KeepAliveMode mode = keepAliveMode;
+                if (silent || mode == KeepAliveMode.SILENT || failure != null) {
+                    return;
+                }
+                synchronized (responses) { // a stream observer must not be called concurrently
+                    responses.onNext(KeepAliveResponse.newBuilder().setSessionId(request.getSessionId())
+                            .setTtlMillis(1_000).setExpired(mode == KeepAliveMode.EXPIRE).build());
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                keepAliveStreams.remove(responses);
+            }
+
+            @Override
+            public void onCompleted() {
+                keepAliveStreams.remove(responses);
+                responses.onCompleted();
+            }
+        };
+    }
+
+    /** Grants a free lock (or the holder's own grant again); answers not acquired with the holder otherwise. */
+    synchronized AcquireResponse grant(AcquireRequest request) {
+        long[] holder = holders.get(request.getLock());
+        if (holder != null && holder[0] != request.getSessionId()) {
+            return AcquireResponse.newBuilder().setAcquired(false).setHolder(token(request.getLock(), holder[1]))
+                    .build();
+        }
+        if (holder == null) {
+            long value = lastTokens.computeIfAbsent(request.getLock(), l -> new AtomicLong()).incrementAndGet();
+            holder = new long[] {request.getSessionId(), value};
+            holders.put(request.getLock(), holder);
+        }
+        return AcquireResponse.newBuilder().setAcquired(true).setToken(token(request.getLock(), holder[1])).build();
+    }
+
+    /** Releases when the token is the holder's; fails NOT_HOLDER otherwise. */
+    synchronized ReleaseResponse release(ReleaseRequest request) {
+        FencingToken presented = request.getToken();
+        long[] holder = holders.get(presented.getLock());
+        if (holder == null || holder[1] != presented.getValue()) {
+            throw notHolder(presented, holder == null ? 0 : holder[1]);
+        }
+        holders.remove(presented.getLock());
+        return ReleaseResponse.newBuilder().setReleased(presented).build();
+    }
+
+    static StatusRuntimeException notHolder(FencingToken presented, long current) {
+        return error(Status.Code.FAILED_PRECONDITION, ErrorDetail.newBuilder().setReason(Reason.REASON_NOT_HOLDER)
+                .setLock(presented.getLock()).setPresentedToken(presented.getValue()).setCurrentToken(current)
+                .setMessage("token " + presented.getValue() + " is not the holder").build());
+    }
+}

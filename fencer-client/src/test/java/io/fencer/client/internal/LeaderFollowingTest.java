@@ -1,0 +1,196 @@
+package io.fencer.client.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.Reason;
+import io.fencer.client.Fencer;
+import io.fencer.client.FencerClient;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.UnavailableException;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class LeaderFollowingTest {
+    private final FakeServer follower = FakeServer.start();
+    private final FakeServer leader = FakeServer.start();
+    private FencerClient client;
+
+    @AfterEach
+    void tearDown() {
+        if (client != null) {
+            client.close();
+        }
+        follower.close();
+        leader.close();
+    }
+
+    private FencerClient connect(Duration callTimeout, String... endpoints) {
+        client = Fencer.newBuilder().endpoints(endpoints).callTimeout(callTimeout).build();
+        return client;
+    }
+
+    @Test
+    void call_answeredNotLeaderWithAddress_goesToThatLeaderAndStaysThere() {
+        follower.locks.failEverything = FakeLocks.notLeader(leader.endpoint());
+        leader.locks.onDescribe = request -> LockInfo.newBuilder().setLock(request.getLock()).setLastToken(7).build();
+        connect(Duration.ofSeconds(10), follower.endpoint());
+
+        assertThat(client.describe("orders").lastToken()).isEqualTo(7);
+        assertThat(client.describe("orders").lastToken()).isEqualTo(7);
+
+        assertThat(follower.locks.count("Describe")).isEqualTo(1);
+        assertThat(leader.locks.count("Describe")).isEqualTo(2);
+        Router router = ((DefaultFencerClient) client).router();
+        assertThat(router.current()).isEqualTo(leader.endpoint());
+        assertThat(router.endpoints()).containsExactly(follower.endpoint(), leader.endpoint());
+    }
+
+    @Test
+    void call_answeredNotLeaderWithoutAddress_triesTheNextEndpoint() {
+        follower.locks.failEverything = FakeLocks.notLeader("");
+        connect(Duration.ofSeconds(10), follower.endpoint(), leader.endpoint());
+
+        assertThat(client.describe("orders").lock()).isEqualTo("orders");
+
+        assertThat(follower.locks.count("Describe")).isEqualTo(1);
+        assertThat(leader.locks.count("Describe")).isEqualTo(1);
+    }
+
+    @Test
+    void call_endpointRefusesConnections_isSkipped() {
+        connect(Duration.ofSeconds(10), FakeServer.refusedEndpoint(), leader.endpoint());
+
+        assertThat(client.describe("orders").lock()).isEqualTo("orders");
+
+        assertThat(leader.locks.count("Describe")).isEqualTo(1);
+        assertThat(((DefaultFencerClient) client).router().current()).isEqualTo(leader.endpoint());
+    }
+
+    @Test
+    void call_endpointNeverAnswers_movesOnAfterTheAttemptDeadline() {
+        follower.locks.silent = true; // a paused leader: connected, but no answer
+        connect(Duration.ofSeconds(9), follower.endpoint(), leader.endpoint()); // attempts of 3 s
+
+        assertThat(client.describe("orders").lock()).isEqualTo("orders");
+
+        assertThat(follower.locks.count("Describe")).isEqualTo(1);
+        assertThat(leader.locks.count("Describe")).isEqualTo(1);
+    }
+
+    @Test
+    void call_followerNamesThePausedOldLeader_skipsItWhileSuspected() {
+        try (FakeServer newLeader = FakeServer.start()) {
+            leader.locks.silent = true; // the old leader, paused: it keeps its connection and never answers
+            follower.locks.failEverything = FakeLocks.notLeader(leader.endpoint()); // a stale view of the leader
+            connect(Duration.ofSeconds(9), leader.endpoint(), follower.endpoint(), newLeader.endpoint());
+
+            assertThat(client.describe("orders").lock()).isEqualTo("orders");
+
+            assertThat(leader.locks.count("Describe")).isEqualTo(1);
+            assertThat(follower.locks.count("Describe")).isEqualTo(1);
+            assertThat(newLeader.locks.count("Describe")).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void call_everyEndpointRefusesPastCallTimeout_throwsUnavailableNamingTheEndpoints() {
+        String first = FakeServer.refusedEndpoint();
+        String second = FakeServer.refusedEndpoint();
+        connect(Duration.ofSeconds(2), first, second);
+
+        assertThatThrownBy(() -> client.describe("orders"))
+                .isInstanceOf(UnavailableException.class)
+                .hasMessageContaining("Describe orders")
+                .hasMessageContaining("endpoints tried: " + first + ", " + second)
+                .hasMessageContaining("last error: UNAVAILABLE");
+    }
+
+    @Test
+    void call_noPeerKnowsTheLeaderPastCallTimeout_throwsUnavailableWithTheLastError() {
+        follower.locks.failEverything = FakeLocks.notLeader("");
+        leader.locks.failEverything = FakeLocks.notLeader("");
+        connect(Duration.ofSeconds(2), follower.endpoint(), leader.endpoint());
+
+        assertThatThrownBy(() -> client.describe("orders"))
+                .isInstanceOf(UnavailableException.class)
+                .hasMessageContaining(follower.endpoint())
+                .hasMessageContaining(leader.endpoint())
+                .hasMessageContaining("last error: UNAVAILABLE REASON_NOT_LEADER");
+        assertThat(follower.locks.count("Describe")).isPositive();
+    }
+
+    @Test
+    void call_refusedByTheServer_isNotRetried() {
+        leader.locks.failNext("Describe", FakeLocks.error(Status.Code.INVALID_ARGUMENT, ErrorDetail.newBuilder()
+                .setReason(Reason.REASON_INVALID_ARGUMENT).setField("lock").setValue("orders")
+                .setMessage("no such thing").build()));
+        connect(Duration.ofSeconds(10), leader.endpoint());
+
+        assertThatThrownBy(() -> client.describe("orders"))
+                .isInstanceOf(InvalidArgumentException.class).hasMessage("no such thing");
+        assertThat(leader.locks.count("Describe")).isEqualTo(1);
+    }
+
+    @Test
+    void call_plainUnavailableThenSuccess_retriesOnTheSameSingleEndpoint() {
+        leader.locks.failNext("Describe", FakeLocks.plainUnavailable());
+        leader.locks.failNext("Describe", FakeLocks.plainUnavailable());
+        connect(Duration.ofSeconds(10), leader.endpoint());
+
+        assertThat(client.describe("orders").lock()).isEqualTo("orders");
+        assertThat(leader.locks.count("Describe")).isEqualTo(3);
+    }
+
+    @Test
+    void call_cancelledByTheServer_isRetried() {
+        leader.locks.failNext("Describe", Status.CANCELLED.withDescription("server shutting down").asRuntimeException());
+        connect(Duration.ofSeconds(10), leader.endpoint());
+
+        assertThat(client.describe("orders").lock()).isEqualTo("orders");
+        assertThat(leader.locks.count("Describe")).isEqualTo(2);
+    }
+
+    @Test
+    void call_callerInterrupted_stopsWithUnavailableAndKeepsTheInterrupt() throws Exception {
+        leader.locks.silent = true;
+        connect(Duration.ofSeconds(60), leader.endpoint());
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        AtomicBoolean stillInterrupted = new AtomicBoolean();
+        Thread caller = new Thread(() -> {
+            try {
+                client.describe("orders");
+            } catch (RuntimeException e) {
+                thrown.set(e);
+                stillInterrupted.set(Thread.currentThread().isInterrupted());
+            }
+        });
+        caller.start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> leader.locks.count("Describe") == 1);
+
+        caller.interrupt();
+        caller.join(Duration.ofSeconds(20).toMillis());
+
+        assertThat(caller.isAlive()).isFalse();
+        assertThat(thrown.get()).isInstanceOf(UnavailableException.class);
+        assertThat(stillInterrupted).isTrue();
+        assertThat(leader.locks.count("Describe")).isEqualTo(1);
+    }
+
+    @Test
+    void call_afterClose_failsFast() {
+        connect(Duration.ofSeconds(10), leader.endpoint());
+        client.close();
+
+        assertThatThrownBy(() -> client.describe("orders")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
+        assertThat(leader.locks.count("Describe")).isZero();
+    }
+}

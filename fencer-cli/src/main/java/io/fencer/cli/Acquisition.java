@@ -1,0 +1,61 @@
+package io.fencer.cli;
+
+import io.fencer.client.FencedLock;
+import io.fencer.client.Grant;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+
+/** An acquire that the user can interrupt with SIGINT or SIGTERM while it waits in line. */
+final class Acquisition {
+    private Acquisition() {}
+
+    /**
+     * Acquires {@code lock}, waiting at most {@code wait}, unless {@code stopRequested} completes first.
+     *
+     * <p>The acquire runs on its own thread because a blocking call cannot wait on a signal too. When the stop
+     * comes first the caller closes the session, which withdraws the wait on the service.
+     *
+     * @return the grant, or null when the stop came first
+     * @throws io.fencer.client.LockTimeoutException when not granted within {@code wait}
+     */
+    static Grant acquire(FencedLock lock, Duration wait, CompletionStage<?> stopRequested) throws InterruptedException {
+        CompletableFuture<Grant> granted = new CompletableFuture<>();
+        Thread acquirer = new Thread(() -> {
+            try {
+                granted.complete(lock.acquire(wait));
+            } catch (RuntimeException | Error e) {
+                granted.completeExceptionally(e);
+            }
+        }, "fencer-acquire");
+        acquirer.setDaemon(true);
+        acquirer.start();
+        CompletableFuture<Object> first = CompletableFuture.anyOf(granted, stopRequested.toCompletableFuture());
+        try {
+            first.get();
+        } catch (ExecutionException e) {
+            // the grant failed (rethrown below) or the stop stage failed (treated as a stop)
+        }
+        if (stopRequested.toCompletableFuture().isDone()) {
+            granted.thenAccept(Grant::close); // a grant that raced the stop is given back at once
+            return null;
+        }
+        try {
+            return granted.join();
+        } catch (CompletionException e) {
+            throw rethrow(e.getCause());
+        }
+    }
+
+    private static RuntimeException rethrow(Throwable cause) {
+        if (cause instanceof RuntimeException runtime) {
+            throw runtime;
+        }
+        if (cause instanceof Error error) {
+            throw error;
+        }
+        throw new IllegalStateException("acquire failed with a checked exception", cause);
+    }
+}

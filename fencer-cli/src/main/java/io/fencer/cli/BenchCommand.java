@@ -1,0 +1,19 @@
+package io.fencer.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** {@code fencer bench}: the group of load generators that measure a running group. */
+@Command(name = "bench", mixinStandardHelpOptions = true, description = "Measure a running Fencer group.",
+        subcommands = {BenchLockCommand.class})
+final class BenchCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new ParameterException(spec.commandLine(), "Missing command: choose lock");
+    }
+}

@@ -1,0 +1,141 @@
+package io.fencer.cli;
+
+import io.fencer.client.FencerClient;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code fencer bench lock}: acquire → release cycles from many sessions against a running group, with latency
+ * percentiles and the fencing check (tokens strictly increasing per lock). Exit 1 when the check fails or no
+ * cycle completed.
+ */
+@Command(name = "lock", mixinStandardHelpOptions = true,
+        description = {"Runs acquire -> release cycles from --clients sessions on --locks locks and reports",
+            "cycles/s, grants/s, cycle latency, and whether tokens strictly increased per lock."})
+final class BenchLockCommand implements Callable<Integer> {
+    @Option(names = "--clients", paramLabel = "N", defaultValue = "64",
+            description = "Client threads, each with its own session (default: ${DEFAULT-VALUE}).")
+    int clients;
+
+    @Option(names = "--locks", paramLabel = "N",
+            description = "Distinct locks; client i uses bench-<i % N> (default: one per client).")
+    Integer locks;
+
+    @Option(names = "--duration", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.Converter.class,
+            description = "How long to measure (default: ${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--warmup", paramLabel = "DURATION", defaultValue = "3s", converter = Durations.Converter.class,
+            description = "How long to run before measuring (default: ${DEFAULT-VALUE}).")
+    Duration warmup;
+
+    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.Converter.class,
+            description = "Each session's lease (default: ${DEFAULT-VALUE}).")
+    Duration ttl;
+
+    @Option(names = "--json", description = "Print the summary as one JSON object.")
+    boolean json;
+
+    @Mixin
+    ClientOptions client;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws InterruptedException {
+        LockBench.Settings settings = settings();
+        LockBench.Result result;
+        try (FencerClient fencer = client.connect()) {
+            result = LockBench.run(fencer, settings);
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        out.println(json ? toJson(result) : text(result));
+        out.flush();
+        if (!result.tokensIncreasing()) {
+            return Main.EXIT_ERROR;
+        }
+        if (result.cycles() == 0) {
+            spec.commandLine().getErr().println("fencer: no lock cycle completed in the measured "
+                    + Durations.format(settings.duration()) + (result.firstError() == null ? ""
+                    : "; first error: " + result.firstError()));
+            return Main.EXIT_ERROR;
+        }
+        return Main.EXIT_OK;
+    }
+
+    private LockBench.Settings settings() {
+        int lockCount = locks == null ? clients : locks;
+        if (clients < 1 || clients > LockBench.CLIENTS_MAX) {
+            throw usage("--clients " + clients + " is outside [1, " + LockBench.CLIENTS_MAX + "]");
+        }
+        if (lockCount < 1 || lockCount > LockBench.LOCKS_MAX) {
+            throw usage("--locks " + lockCount + " is outside [1, " + LockBench.LOCKS_MAX + "]");
+        }
+        if (duration.isZero()) {
+            throw usage("--duration must be positive");
+        }
+        return new LockBench.Settings(clients, lockCount, duration, warmup, ttl);
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    /** Returns the human summary: settings, throughput, latency, errors and the fencing check. */
+    static String text(LockBench.Result result) {
+        LockBench.Settings settings = result.settings();
+        StringBuilder text = new StringBuilder();
+        text.append(String.format(Locale.ROOT, "fencer bench lock: %d clients on %d lock%s, %s measured after %s"
+                + " warmup, session ttl %s%n", settings.clients(), settings.locks(), settings.locks() == 1 ? "" : "s",
+                Durations.format(settings.duration()), Durations.format(settings.warmup()),
+                Durations.format(settings.ttl())));
+        text.append(String.format(Locale.ROOT, "cycles (acquire+release): %d  %.1f/s%n", result.cycles(),
+                result.cyclesPerSecond()));
+        text.append(String.format(Locale.ROOT, "grants:                   %d  %.1f/s%n", result.grants(),
+                result.grantsPerSecond()));
+        text.append(String.format(Locale.ROOT, "cycle latency ms:         p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%n",
+                result.cycleMillisP50(), result.cycleMillisP99(), result.cycleMillisP999(), result.cycleMillisMax()));
+        text.append("errors:                   ").append(result.errors())
+                .append(result.firstError() == null ? "" : " (first: " + result.firstError() + ")")
+                .append(System.lineSeparator());
+        text.append("tokens strictly increasing per lock: ").append(result.tokensIncreasing()
+                ? "yes (" + result.tokensChecked() + " tokens on " + settings.locks()
+                        + (settings.locks() == 1 ? " lock)" : " locks)")
+                : "NO: " + result.firstViolation());
+        return text.toString();
+    }
+
+    /** Returns the machine-readable summary. */
+    static Json toJson(LockBench.Result result) {
+        LockBench.Settings settings = result.settings();
+        return Json.object()
+                .add("clients", settings.clients())
+                .add("locks", settings.locks())
+                .add("durationMillis", settings.duration().toMillis())
+                .add("warmupMillis", settings.warmup().toMillis())
+                .add("ttlMillis", settings.ttl().toMillis())
+                .add("cycles", result.cycles())
+                .add("cyclesPerSecond", result.cyclesPerSecond())
+                .add("grants", result.grants())
+                .add("grantsPerSecond", result.grantsPerSecond())
+                .add("cycleLatencyMillis", Json.object()
+                        .add("p50", result.cycleMillisP50())
+                        .add("p99", result.cycleMillisP99())
+                        .add("p999", result.cycleMillisP999())
+                        .add("max", result.cycleMillisMax()))
+                .add("errors", result.errors())
+                .add("firstError", result.firstError())
+                .add("tokensChecked", result.tokensChecked())
+                .add("tokensStrictlyIncreasing", result.tokensIncreasing())
+                .add("firstViolation", result.firstViolation());
+    }
+}

@@ -1,0 +1,283 @@
+package io.fencer.cli;
+
+import io.fencer.client.FencedLock;
+import io.fencer.client.FencerClient;
+import io.fencer.client.Grant;
+import io.fencer.client.Session;
+import io.fencer.core.SessionExpiredException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * The load generator behind {@code fencer bench lock}: {@code clients} threads, each with its own session, loop
+ * acquire → release on lock {@code bench-<i % locks>} against a running group, and check the fencing order.
+ *
+ * <p>The fencing check: while holding its lock, each client appends the grant's token value to the lock's log.
+ * The lock serializes holders and each append happens before that holder's release, so every log must be strictly
+ * increasing; a duplicate or a step back means two clients held the lock at once, or a token was issued twice.
+ */
+final class LockBench {
+    /** The most client threads (each with a session) one bench runs. */
+    static final int CLIENTS_MAX = 4_096;
+    /** The most distinct locks one bench uses. */
+    static final int LOCKS_MAX = 100_000;
+    /** How long one acquire may wait in line before it counts as an error. */
+    static final Duration ACQUIRE_WAIT = Duration.ofSeconds(30);
+    /** How long a client may take to finish its last cycle after the measurement ends. */
+    private static final Duration FINISH_WAIT_MAX = ACQUIRE_WAIT.plusSeconds(30);
+    /** How long a client pauses after an error, so a down server is not hammered in a tight loop. */
+    private static final Duration ERROR_PAUSE = Duration.ofMillis(20);
+
+    /**
+     * What to run.
+     *
+     * @param clients client threads, each with its own session
+     * @param locks distinct locks; client i uses lock {@code bench-<i % locks>}
+     * @param duration how long to measure
+     * @param warmup how long to run before measuring
+     * @param ttl each session's lease
+     */
+    record Settings(int clients, int locks, Duration duration, Duration warmup, Duration ttl) {
+        Settings {
+            Objects.requireNonNull(duration, "duration");
+            Objects.requireNonNull(warmup, "warmup");
+            Objects.requireNonNull(ttl, "ttl");
+            if (clients < 1 || clients > CLIENTS_MAX) {
+                throw new IllegalArgumentException("clients " + clients + " is outside [1, " + CLIENTS_MAX + "]");
+            }
+            if (locks < 1 || locks > LOCKS_MAX) {
+                throw new IllegalArgumentException("locks " + locks + " is outside [1, " + LOCKS_MAX + "]");
+            }
+            if (duration.isZero() || duration.isNegative() || warmup.isNegative()) {
+                throw new IllegalArgumentException("duration must be positive and warmup not negative: "
+                        + duration + ", " + warmup);
+            }
+        }
+    }
+
+    /**
+     * What a bench measured. Cycles and grants count what completed inside the measured window only.
+     *
+     * @param cycles acquire + release cycles that started and ended inside the window
+     * @param grants grants received inside the window
+     * @param errors failed acquires or releases over the whole run
+     * @param firstError the first error's message, or null
+     * @param cycleMillisP50 median cycle latency (NaN without cycles)
+     * @param tokensChecked token values appended to the per-lock logs over the whole run, warmup included
+     * @param firstViolation the first token that was not above its predecessor on its lock, or null
+     */
+    record Result(Settings settings, long cycles, long grants, long errors, String firstError,
+            double cycleMillisP50, double cycleMillisP99, double cycleMillisP999, double cycleMillisMax,
+            long tokensChecked, String firstViolation) {
+        double cyclesPerSecond() {
+            return cycles / seconds(settings.duration());
+        }
+
+        double grantsPerSecond() {
+            return grants / seconds(settings.duration());
+        }
+
+        boolean tokensIncreasing() {
+            return firstViolation == null;
+        }
+
+        private static double seconds(Duration duration) {
+            return duration.toNanos() / 1e9;
+        }
+    }
+
+    private final FencerClient fencer;
+    private final Settings settings;
+    private final Recorder cycleNanos = new Recorder(3);
+    private final LongAdder grants = new LongAdder();
+    private final LongAdder errors = new LongAdder();
+    private final AtomicReference<String> firstError = new AtomicReference<>();
+    private final TokenLog[] logs;
+    private final CountDownLatch go = new CountDownLatch(1);
+    /** Set before {@link #go} opens, read by the clients after: the latch publishes them. */
+    private long measureStartNanos;
+    private long measureEndNanos;
+
+    private LockBench(FencerClient fencer, Settings settings) {
+        this.fencer = Objects.requireNonNull(fencer, "fencer");
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.logs = new TokenLog[settings.locks()];
+        for (int i = 0; i < logs.length; i++) {
+            logs[i] = new TokenLog(lockName(i));
+        }
+    }
+
+    /** Returns the name of bench lock {@code index}. */
+    static String lockName(int index) {
+        return "bench-" + index;
+    }
+
+    /**
+     * Runs a bench through {@code fencer} and returns what it measured. Sessions are opened before the clock starts
+     * and closed at the end.
+     *
+     * @throws io.fencer.core.FencerException when the sessions cannot be opened
+     */
+    static Result run(FencerClient fencer, Settings settings) throws InterruptedException {
+        return new LockBench(fencer, settings).run();
+    }
+
+    private Result run() throws InterruptedException {
+        List<Session> sessions = new ArrayList<>();
+        List<Thread> threads = new ArrayList<>();
+        try {
+            for (int i = 0; i < settings.clients(); i++) {
+                sessions.add(fencer.openSession(settings.ttl()));
+            }
+            for (int i = 0; i < settings.clients(); i++) {
+                int index = i;
+                Thread thread = new Thread(() -> client(index, sessions.get(index)), "bench-client-" + i);
+                thread.setDaemon(true);
+                thread.start();
+                threads.add(thread);
+            }
+            measureStartNanos = System.nanoTime() + settings.warmup().toNanos();
+            measureEndNanos = measureStartNanos + settings.duration().toNanos();
+            go.countDown();
+            for (Thread thread : threads) {
+                long remainingNanos = measureEndNanos + FINISH_WAIT_MAX.toNanos() - System.nanoTime();
+                TimeUnit.NANOSECONDS.timedJoin(thread, Math.max(1, remainingNanos));
+            }
+        } finally {
+            go.countDown();
+            threads.stream().filter(Thread::isAlive).forEach(Thread::interrupt);
+            sessions.forEach(LockBench::closeQuietly);
+        }
+        return result();
+    }
+
+    private Result result() {
+        Histogram histogram = cycleNanos.getIntervalHistogram();
+        long tokensChecked = 0;
+        String firstViolation = null;
+        for (TokenLog log : logs) {
+            tokensChecked += log.count();
+            if (firstViolation == null) {
+                firstViolation = log.firstViolation();
+            }
+        }
+        boolean empty = histogram.getTotalCount() == 0;
+        return new Result(settings, histogram.getTotalCount(), grants.sum(), errors.sum(), firstError.get(),
+                empty ? Double.NaN : histogram.getValueAtPercentile(50) / 1e6,
+                empty ? Double.NaN : histogram.getValueAtPercentile(99) / 1e6,
+                empty ? Double.NaN : histogram.getValueAtPercentile(99.9) / 1e6,
+                empty ? Double.NaN : histogram.getMaxValue() / 1e6,
+                tokensChecked, firstViolation);
+    }
+
+    /** One client's loop: acquire, log the token, release, until the measured window ends. */
+    private void client(int index, Session firstSession) {
+        TokenLog log = logs[index % settings.locks()];
+        Session session = firstSession;
+        FencedLock lock = session.lock(log.lock());
+        try {
+            go.await();
+        } catch (InterruptedException e) {
+            return;
+        }
+        while (!Thread.currentThread().isInterrupted() && System.nanoTime() - measureEndNanos < 0) {
+            long startNanos = System.nanoTime();
+            try (Grant grant = lock.acquire(ACQUIRE_WAIT)) {
+                long grantedNanos = System.nanoTime();
+                log.append(grant.token().value());
+                if (grantedNanos - measureStartNanos >= 0 && grantedNanos - measureEndNanos <= 0) {
+                    grants.increment();
+                }
+            } catch (SessionExpiredException e) {
+                error(e);
+                session = reopen(session);
+                lock = session.lock(log.lock());
+                continue;
+            } catch (RuntimeException e) {
+                error(e);
+                LockSupport.parkNanos(ERROR_PAUSE.toNanos());
+                continue;
+            }
+            long endNanos = System.nanoTime();
+            if (startNanos - measureStartNanos >= 0 && endNanos - measureEndNanos <= 0) {
+                cycleNanos.recordValue(endNanos - startNanos);
+            }
+        }
+        if (session != firstSession) {
+            closeQuietly(session);
+        }
+    }
+
+    /** Replaces a lost session; on failure keeps the old one, whose next acquire fails and retries this. */
+    private Session reopen(Session lost) {
+        try {
+            Session session = fencer.openSession(settings.ttl());
+            closeQuietly(lost);
+            return session;
+        } catch (RuntimeException e) {
+            error(e);
+            LockSupport.parkNanos(ERROR_PAUSE.toNanos());
+            return lost;
+        }
+    }
+
+    private void error(RuntimeException e) {
+        errors.increment();
+        firstError.compareAndSet(null, e.getClass().getSimpleName() + ": " + e.getMessage());
+    }
+
+    private static void closeQuietly(Session session) {
+        try {
+            session.close();
+        } catch (RuntimeException e) {
+            // the session ends on the service anyway when its lease runs out
+        }
+    }
+
+    /**
+     * The per-lock list of token values, reduced to what checking it needs: its length and last element. A list is
+     * strictly increasing exactly when each appended value exceeds the one before, so this checks the same property
+     * in bounded memory however long the bench runs.
+     */
+    static final class TokenLog {
+        private final String lock;
+        private long count;
+        private long last;
+        private String firstViolation;
+
+        TokenLog(String lock) {
+            this.lock = lock;
+        }
+
+        String lock() {
+            return lock;
+        }
+
+        /** Appends {@code token}; remembers the first one that is not above its predecessor. */
+        synchronized void append(long token) {
+            if (count > 0 && token <= last && firstViolation == null) {
+                firstViolation = "lock " + lock + ": token " + token + " came after " + last
+                        + " (append #" + (count + 1) + ")";
+            }
+            last = token;
+            count++;
+        }
+
+        synchronized long count() {
+            return count;
+        }
+
+        synchronized String firstViolation() {
+            return firstViolation;
+        }
+    }
+}

@@ -1,0 +1,23 @@
+package io.fencer.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/** {@code fencer lock}: the group of lock commands. */
+@Command(name = "lock", mixinStandardHelpOptions = true, description = "Acquire locks and show their state.",
+        subcommands = {LockAcquireCommand.class, LockExecCommand.class, LockStatusCommand.class})
+final class LockCommand implements Runnable {
+    @ParentCommand
+    Main main;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new ParameterException(spec.commandLine(), "Missing command: choose acquire, exec or status");
+    }
+}

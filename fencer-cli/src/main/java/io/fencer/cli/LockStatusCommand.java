@@ -1,0 +1,104 @@
+package io.fencer.cli;
+
+import io.fencer.client.FencerClient;
+import io.fencer.client.LockStatus;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code fencer lock status [NAME]}: one lock, or every lock held, waited for or delayed, as a table or JSON. */
+@Command(name = "status", mixinStandardHelpOptions = true,
+        description = "Shows one lock, or all locks that are held, waited for or delayed.")
+final class LockStatusCommand implements Callable<Integer> {
+    /** The most locks listed; the service's own maximum for one List call. */
+    static final int LIST_LIMIT = 1_000;
+
+    @Parameters(index = "0", arity = "0..1", paramLabel = "NAME", converter = Converters.LockName.class,
+            description = "The lock to describe (default: list all).")
+    String name;
+
+    @Option(names = "--json", description = "Print JSON: an object for NAME, an array for the list.")
+    boolean json;
+
+    @Mixin
+    ClientOptions client;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        try (FencerClient fencer = client.connect()) {
+            if (name != null) {
+                LockStatus status = fencer.describe(name);
+                out.println(json ? toJson(status) : table(List.of(status)));
+            } else {
+                List<LockStatus> locks = fencer.list("", LIST_LIMIT);
+                if (json) {
+                    out.println(Json.array(locks.stream().map(LockStatusCommand::toJson).toList()));
+                } else {
+                    out.println(locks.isEmpty() ? "no lock is held, waited for or delayed" : table(locks));
+                }
+                if (locks.size() >= LIST_LIMIT) {
+                    spec.commandLine().getErr().println("fencer: showing the first " + LIST_LIMIT + " locks only");
+                }
+            }
+        }
+        out.flush();
+        return Main.EXIT_OK;
+    }
+
+    /** Returns the JSON object of one lock's status. */
+    static Json toJson(LockStatus status) {
+        return Json.object()
+                .add("lock", status.lock())
+                .add("holder", status.holder() == null ? null : status.holder().toString())
+                .add("holderSequencer", status.holder() == null ? null : status.holder().sequencer())
+                .raw("holderToken", status.holder() == null ? "null" : Long.toString(status.holder().value()))
+                .raw("holderSessionId", status.holderSessionId() == 0 ? "null"
+                        : Long.toUnsignedString(status.holderSessionId()))
+                .addLongs("waiterSessionIds", status.waiterSessionIds())
+                .add("lastToken", status.lastToken())
+                .add("delayed", status.delayed())
+                .add("lastEnd", status.lastEnd());
+    }
+
+    /** Returns the locks as an aligned text table with a header row. */
+    static String table(List<LockStatus> locks) {
+        List<String[]> rows = new ArrayList<>();
+        rows.add(new String[] {"LOCK", "HOLDER", "SESSION", "WAITERS", "LAST TOKEN", "DELAYED", "LAST END"});
+        for (LockStatus status : locks) {
+            rows.add(new String[] {
+                status.lock(),
+                status.holder() == null ? "-" : status.holder().toString(),
+                status.holderSessionId() == 0 ? "-" : Long.toUnsignedString(status.holderSessionId()),
+                Integer.toString(status.waiterSessionIds().size()),
+                Long.toString(status.lastToken()),
+                status.delayed() ? "yes" : "no",
+                status.lastEnd() == null ? "-" : status.lastEnd()});
+        }
+        int[] widths = new int[rows.get(0).length];
+        for (String[] row : rows) {
+            for (int column = 0; column < row.length; column++) {
+                widths[column] = Math.max(widths[column], row[column].length());
+            }
+        }
+        StringBuilder text = new StringBuilder();
+        for (String[] row : rows) {
+            StringBuilder line = new StringBuilder();
+            for (int column = 0; column < row.length; column++) {
+                line.append(String.format("%-" + widths[column] + "s", row[column])).append("  ");
+            }
+            text.append(line.toString().stripTrailing()).append('\n');
+        }
+        return text.toString().stripTrailing();
+    }
+}

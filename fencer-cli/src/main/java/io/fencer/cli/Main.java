@@ -1,0 +1,179 @@
+package io.fencer.cli;
+
+import io.fencer.client.LockTimeoutException;
+import io.fencer.core.FencerException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
+
+/**
+ * The {@code fencer} command: runs a server, takes locks from the shell, shows lock state and measures a group.
+ *
+ * <p>Exit codes: 0 ok; 1 error; 2 usage error; 3 lease lost while holding; 4 lock not acquired in time. Errors print
+ * one line {@code fencer: <message>} on stderr, with a stack trace only under {@code --verbose}.
+ */
+@Command(name = "fencer", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = "Fencer: a lock service that issues fencing tokens.",
+        subcommands = {ServerCommand.class, LockCommand.class, BenchCommand.class, HelpCommand.class},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:ok", "1:error", "2:usage error", "3:lease lost while holding the lock",
+            "4:lock not acquired within --wait"})
+public final class Main implements Runnable {
+    static final int EXIT_OK = 0;
+    static final int EXIT_ERROR = 1;
+    static final int EXIT_USAGE = 2;
+    static final int EXIT_LEASE_LOST = 3;
+    static final int EXIT_NOT_ACQUIRED = 4;
+
+    private static final String JUL_FORMAT_PROPERTY = "java.util.logging.SimpleFormatter.format";
+    /** gRPC and Netty log through java.util.logging; held here because JUL keeps loggers only weakly. */
+    private static final List<Logger> QUIETED_LOGGERS = new ArrayList<>();
+
+    @Option(names = "--verbose", scope = ScopeType.INHERIT, description = "Print stack traces with errors.")
+    boolean verbose;
+
+    @Spec
+    CommandSpec spec;
+
+    private final Supplier<CompletionStage<String>> stopSignals;
+
+    /** Creates the command as run from a shell: SIGINT and SIGTERM ask commands that hold locks to stop. */
+    public Main() {
+        this(StopSignals::install);
+    }
+
+    /** Creates the command with another source of stop requests (tests complete the stage themselves). */
+    Main(Supplier<CompletionStage<String>> stopSignals) {
+        this.stopSignals = Objects.requireNonNull(stopSignals, "stopSignals");
+    }
+
+    /** Runs the command and exits the JVM with its exit code. */
+    public static void main(String[] args) {
+        configureJavaUtilLogging();
+        System.exit(newCommandLine(new Main()).execute(args));
+    }
+
+    /**
+     * Makes the client's java.util.logging records one line each, like slf4j-simple's, and quiets gRPC and Netty
+     * internals to warnings. The format must be set before the first handler is created, hence before any log.
+     */
+    private static void configureJavaUtilLogging() {
+        if (System.getProperty(JUL_FORMAT_PROPERTY) == null) {
+            System.setProperty(JUL_FORMAT_PROPERTY, "%1$tFT%1$tT.%1$tL%1$tz [%4$s] %3$s - %5$s%6$s%n");
+        }
+        for (String name : List.of("io.grpc", "org.apache.ratis.thirdparty", "io.netty")) {
+            Logger logger = Logger.getLogger(name);
+            logger.setLevel(Level.WARNING);
+            QUIETED_LOGGERS.add(logger);
+        }
+    }
+
+    /** Runs {@code args} in process, writing to {@code out} and {@code err}; returns the exit code. */
+    static int execute(Main main, PrintWriter out, PrintWriter err, String... args) {
+        CommandLine commandLine = newCommandLine(main);
+        commandLine.setOut(out);
+        commandLine.setErr(err);
+        try {
+            return commandLine.execute(args);
+        } finally {
+            out.flush();
+            err.flush();
+        }
+    }
+
+    /** Returns the picocli command line of {@code main}, with fencer's error handling and exit codes. */
+    static CommandLine newCommandLine(Main main) {
+        CommandLine commandLine = new CommandLine(main);
+        commandLine.setExecutionExceptionHandler(Main::handleExecutionException);
+        commandLine.setParameterExceptionHandler(Main::handleParameterException);
+        return commandLine;
+    }
+
+    /** Starts a wait for the user's stop request (SIGINT, SIGTERM); the stage completes with the signal's name. */
+    CompletionStage<String> stopSignals() {
+        return stopSignals.get();
+    }
+
+    @Override
+    public void run() {
+        throw new ParameterException(spec.commandLine(), "Missing command: choose server, lock or bench");
+    }
+
+    private static int handleParameterException(ParameterException exception, String[] args) {
+        CommandLine commandLine = exception.getCommandLine();
+        PrintWriter err = commandLine.getErr();
+        err.println("fencer: " + exception.getMessage());
+        UnmatchedArgumentException.printSuggestions(exception, err);
+        err.println("Try '" + commandLine.getCommandSpec().qualifiedName() + " --help' for more information.");
+        err.flush();
+        return EXIT_USAGE;
+    }
+
+    private static int handleExecutionException(Exception exception, CommandLine commandLine, ParseResult parsed) {
+        PrintWriter err = commandLine.getErr();
+        err.println("fencer: " + message(exception));
+        if (root(commandLine).verbose) {
+            exception.printStackTrace(err);
+        }
+        err.flush();
+        if (exception instanceof LockTimeoutException) {
+            return EXIT_NOT_ACQUIRED;
+        }
+        return EXIT_ERROR;
+    }
+
+    /** Returns the sentence to show for {@code exception}: catalogue errors carry their own; others get their type. */
+    static String message(Throwable exception) {
+        String message = exception.getMessage();
+        if (exception instanceof FencerException || exception instanceof LockTimeoutException
+                || exception instanceof IOException) {
+            return message != null ? message : exception.getClass().getSimpleName();
+        }
+        if (exception instanceof InterruptedException) {
+            return "interrupted";
+        }
+        return message != null ? message : exception.getClass().getName();
+    }
+
+    private static Main root(CommandLine commandLine) {
+        CommandLine root = commandLine;
+        while (root.getParent() != null) {
+            root = root.getParent();
+        }
+        return (Main) root.getCommand();
+    }
+
+    /** Reads the version that the build wrote into {@code version.properties}. */
+    static final class Version implements IVersionProvider {
+        @Override
+        public String[] getVersion() throws IOException {
+            Properties properties = new Properties();
+            try (InputStream in = Main.class.getResourceAsStream("version.properties")) {
+                if (in != null) {
+                    properties.load(in);
+                }
+            }
+            return new String[] {"fencer " + properties.getProperty("version", "(development build)"),
+                "Java " + Runtime.version() + " (" + System.getProperty("java.vm.name") + ")"};
+        }
+    }
+}

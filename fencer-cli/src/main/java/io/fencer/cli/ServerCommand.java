@@ -1,0 +1,129 @@
+package io.fencer.cli;
+
+import io.fencer.server.FencerServer;
+import io.fencer.server.ServerConfig;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code fencer server}: runs one peer of a Fencer group until SIGINT or SIGTERM.
+ *
+ * <p>Without {@code --peers} the server is a group of one. With {@code --peers}, this peer's host and ports come
+ * from its own entry (its {@code --id}), so every peer can be started from the same list.
+ */
+@Command(name = "server", mixinStandardHelpOptions = true,
+        description = "Runs a Fencer server (one peer of a group) until SIGINT or SIGTERM.")
+final class ServerCommand implements Callable<Integer> {
+    static final int DEFAULT_PORT = 7070;
+
+    @Option(names = "--data", paramLabel = "DIR", defaultValue = "fencer-data",
+            description = "Data directory: Raft log and snapshots (default: ./${DEFAULT-VALUE}).")
+    Path dataDir;
+
+    @Option(names = "--host", paramLabel = "HOST",
+            description = "Address to bind (default: 127.0.0.1, or this peer's host in --peers).")
+    String host;
+
+    @Option(names = "--port", paramLabel = "PORT",
+            description = "gRPC client port; 0 = any free port (default: 7070, or this peer's port in --peers).")
+    Integer port;
+
+    @Option(names = "--admin-port", paramLabel = "PORT",
+            description = "Admin HTTP port for /healthz and /metrics; -1 = off (default: port + 1, e.g. 7071).")
+    Integer adminPort;
+
+    @Option(names = "--raft-port", paramLabel = "PORT",
+            description = "Raft port (default: port + 2, or this peer's Raft port in --peers).")
+    Integer raftPort;
+
+    @Option(names = "--id", paramLabel = "ID", defaultValue = "n1",
+            description = "This peer's id in --peers (default: ${DEFAULT-VALUE}).")
+    String id;
+
+    @Option(names = "--peers", split = ",", paramLabel = "ID=HOST:PORT[:RAFTPORT]", converter = Converters.Peer.class,
+            description = "Every peer of the group, this one included, comma-separated (default: this peer alone).")
+    List<ServerConfig.Peer> peers = List.of();
+
+    @Option(names = "--lock-delay", paramLabel = "DURATION", defaultValue = "0s", converter = Durations.Converter.class,
+            description = "How long a lock freed by session expiry stays unavailable (default: ${DEFAULT-VALUE}).")
+    Duration lockDelay;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        ServerConfig config = config();
+        FencerServer server = FencerServer.start(config);
+        Thread shutdown = new Thread(server::close, "fencer-server-shutdown");
+        Runtime.getRuntime().addShutdownHook(shutdown);
+        PrintWriter out = spec.commandLine().getOut();
+        out.println("fencer server " + config.id() + " serving on " + config.host() + ":" + server.port() + " ("
+                + adminDescription(config.host(), server.adminPort()) + ", data " + config.dataDir() + ")");
+        out.flush();
+        server.awaitTermination();
+        return Main.EXIT_OK;
+    }
+
+    /** Returns the server settings these options describe; a contradiction among them is a usage error. */
+    ServerConfig config() {
+        Optional<ServerConfig.Peer> self = peers.stream().filter(peer -> peer.id().equals(id)).findFirst();
+        if (!peers.isEmpty() && self.isEmpty()) {
+            throw usage("--id " + id + " is not among --peers " + peers.stream().map(ServerConfig.Peer::id)
+                    .collect(Collectors.joining(", ")));
+        }
+        long distinctIds = peers.stream().map(ServerConfig.Peer::id).distinct().count();
+        if (distinctIds != peers.size()) {
+            throw usage("--peers names a peer id twice: " + peers.stream().map(ServerConfig.Peer::id)
+                    .collect(Collectors.joining(", ")));
+        }
+        String boundHost = choose("--host", host, self.map(ServerConfig.Peer::host), "127.0.0.1");
+        int clientPort = choose("--port", port, self.map(ServerConfig.Peer::port), DEFAULT_PORT);
+        int raft = choose("--raft-port", raftPort, self.map(ServerConfig.Peer::raftPort),
+                clientPort == 0 ? 0 : clientPort + 2);
+        int admin = adminPort != null ? adminPort : clientPort == 0 ? 0 : clientPort + 1;
+        checkPort("--port", clientPort, 0);
+        checkPort("--raft-port", raft, 0);
+        checkPort("--admin-port", admin, -1);
+        if (raft == 0 && peers.size() > 1) {
+            throw usage("--raft-port 0 (any free port) works only for a single peer; " + peers.size() + " given");
+        }
+        Path data = dataDir.toAbsolutePath().normalize();
+        ServerConfig defaults = ServerConfig.defaults(data);
+        return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
+                defaults.ticker());
+    }
+
+    /** Returns the explicit option value, else this peer's entry's, else the default; explicit must agree. */
+    private <T> T choose(String option, T explicit, Optional<T> fromPeer, T fallback) {
+        if (explicit != null && fromPeer.isPresent() && !fromPeer.get().equals(explicit)) {
+            throw usage(option + " " + explicit + " disagrees with peer " + id + "'s entry in --peers ("
+                    + fromPeer.get() + ")");
+        }
+        return explicit != null ? explicit : fromPeer.orElse(fallback);
+    }
+
+    private void checkPort(String option, int value, int lowest) {
+        if (value < lowest || value > 65_535) {
+            throw usage(option + " " + value + " is outside [" + lowest + ", 65535]");
+        }
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    private static String adminDescription(String host, int adminPort) {
+        return adminPort < 0 ? "admin off" : "admin http://" + host + ":" + adminPort;
+    }
+}

@@ -1,0 +1,144 @@
+package io.fencer.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fencer.server.ServerConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
+
+/** Usage of the command, checked before it connects anywhere: help, version, and usage errors (exit 2). */
+class MainUsageTest {
+
+    @Test
+    void help_topLevel_listsCommandsAndExitCodes() {
+        CommandRun run = CommandRun.run("--help");
+
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.out()).contains("server", "lock", "bench", "Exit codes:", "lease lost");
+        assertThat(run.err()).isEmpty();
+    }
+
+    @Test
+    void help_lockExec_describesTheEnvironment() {
+        CommandRun run = CommandRun.run("lock", "exec", "--help");
+
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.out()).contains("FENCER_TOKEN", "--kill-after", "--server");
+    }
+
+    @Test
+    void version_printsTheProjectVersion() {
+        CommandRun run = CommandRun.run("--version");
+
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.out()).startsWith("fencer 0.").doesNotContain("${");
+    }
+
+    @Test
+    void execute_noCommand_isUsageErrorNamingTheChoices() {
+        CommandRun run = CommandRun.run();
+
+        assertThat(run.exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(run.err()).contains("fencer: Missing command: choose server, lock or bench")
+                .contains("Try 'fencer --help'");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "lock acquire orders --ttl 10x | '10x' is not a duration",
+        "lock acquire orders --wait 5 | '5' is not a duration",
+        "lock exec orders --kill-after 1.5s -- true | '1.5s' is not a duration",
+        "server --lock-delay 200h | '200h' is longer than the 7 days allowed",
+        "server --peers n1=localhost | peer 'n1=localhost' is not id=host:port[:raftPort]",
+        "server --peers n1=127.0.0.1:abc | peer 'n1=127.0.0.1:abc' has a port that is not a number",
+        "server --peers =127.0.0.1:7070 | peer '=127.0.0.1:7070' is not id=host:port[:raftPort]",
+        "server --peers n1=127.0.0.1:70000 | 'n1=127.0.0.1:70000' has port 70000, outside [1, 65535]",
+        "server --id n4 --peers n1=127.0.0.1:7070,n2=127.0.0.1:7170 | --id n4 is not among --peers n1, n2",
+        "server --peers n1=127.0.0.1:7070,n1=127.0.0.1:7170 | --peers names a peer id twice: n1, n1",
+        "server --port 7071 --peers n1=127.0.0.1:7070 | --port 7071 disagrees with peer n1's entry",
+        "server --port 70000 | --port 70000 is outside [0, 65535]",
+        "server --admin-port -2 | --admin-port -2 is outside [-1, 65535]",
+        "lock status --server nohost | 'nohost' is not host:port",
+        "lock status --server 127.0.0.1:0 | '127.0.0.1:0' has port 0, outside [1, 65535]",
+        "lock status --server 127.0.0.1:7070,::1:7070 | '::1:7070' is not host:port (write IPv6 hosts in brackets)",
+        "lock exec orders | Missing required parameter: 'CMD'",
+        "lock acquire | Missing required parameter: 'NAME'",
+        "bench lock --clients 0 | --clients 0 is outside [1, 4096]",
+        "bench lock --locks 100001 | --locks 100001 is outside [1, 100000]",
+        "bench lock --duration 0s | --duration must be positive",
+        "bench | Missing command: choose lock",
+        "lock | Missing command: choose acquire, exec or status",
+        "frobnicate | Unmatched argument at index 0: 'frobnicate'",
+    })
+    void execute_badArguments_exitsTwoWithAMessageNamingTheProblem(String arguments, String message) {
+        CommandRun run = CommandRun.run(arguments.trim().split(" +"));
+
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(run.err()).startsWith("fencer: ").contains(message).contains("--help' for more information");
+        assertThat(run.out()).isEmpty();
+    }
+
+    @Test
+    void execute_lockNameTooLong_isUsageError() {
+        CommandRun run = CommandRun.run("lock", "acquire", "x".repeat(257));
+
+        assertThat(run.exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(run.err()).contains("lock name is 257 bytes of UTF-8, more than the 256 allowed");
+    }
+
+    @Test
+    void execute_verboseAfterTheSubcommand_isAccepted() {
+        CommandRun run = CommandRun.run("lock", "status", "--verbose", "--server", "nohost");
+
+        assertThat(run.exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(run.err()).contains("'nohost' is not host:port").doesNotContain("Unknown option");
+    }
+
+    @Test
+    void serverConfig_defaults_bindLoopbackWithAdjacentPorts() {
+        ServerConfig config = serverCommand("server").config();
+
+        assertThat(config.id()).isEqualTo("n1");
+        assertThat(config.host()).isEqualTo("127.0.0.1");
+        assertThat(config.port()).isEqualTo(7070);
+        assertThat(config.adminPort()).isEqualTo(7071);
+        assertThat(config.raftPort()).isEqualTo(7072);
+        assertThat(config.peers()).isEmpty();
+        assertThat(config.lockDelay()).isEqualTo(Duration.ZERO);
+        assertThat(config.dataDir()).isEqualTo(Path.of("fencer-data").toAbsolutePath());
+    }
+
+    @Test
+    void serverConfig_peerEntry_givesHostAndPorts() {
+        ServerConfig config = serverCommand("server", "--id", "n2", "--data", "/tmp/d2", "--lock-delay", "2s",
+                "--peers", "n1=127.0.0.1:7070,n2=127.0.0.2:7170:7199,n3=127.0.0.1:7270").config();
+
+        assertThat(config.id()).isEqualTo("n2");
+        assertThat(config.host()).isEqualTo("127.0.0.2");
+        assertThat(config.port()).isEqualTo(7170);
+        assertThat(config.adminPort()).isEqualTo(7171);
+        assertThat(config.raftPort()).isEqualTo(7199);
+        assertThat(config.peers()).extracting(ServerConfig.Peer::id).containsExactly("n1", "n2", "n3");
+        assertThat(config.lockDelay()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(config.dataDir()).isEqualTo(Path.of("/tmp/d2"));
+    }
+
+    @Test
+    void serverConfig_portZero_makesEveryPortFree() {
+        ServerConfig config = serverCommand("server", "--port", "0", "--admin-port", "-1").config();
+
+        assertThat(config.port()).isZero();
+        assertThat(config.raftPort()).isZero();
+        assertThat(config.adminPort()).isEqualTo(-1);
+    }
+
+    private static ServerCommand serverCommand(String... args) {
+        CommandLine commandLine = Main.newCommandLine(new Main());
+        commandLine.parseArgs(args);
+        return commandLine.getSubcommands().get("server").getCommand();
+    }
+}

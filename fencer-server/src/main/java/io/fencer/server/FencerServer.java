@@ -1,42 +1,285 @@
 package io.fencer.server;
 
+import io.fencer.core.UnavailableException;
+import io.fencer.lock.Event;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A running Fencer server: one peer of a Raft group hosting the lock state machine, its gRPC service
  * {@code fencer.v1.Locks} and the admin HTTP endpoint.
+ *
+ * <p>Only the leader serves calls; other peers answer UNAVAILABLE with reason NOT_LEADER and the leader's
+ * address. The data directory holds the Raft log and snapshots ({@code dataDir/raft}); a server restarted on the
+ * same directory recovers its state, and its sessions get a fresh lease when it leads again.
  */
 public final class FencerServer implements AutoCloseable {
-    private FencerServer() {}
+    private static final Logger LOG = LoggerFactory.getLogger(FencerServer.class);
+    /** The largest request accepted; every valid request is far smaller. */
+    static final int INBOUND_MESSAGE_BYTES_MAX = 64 * 1024;
+    static final int INBOUND_METADATA_BYTES_MAX = 16 * 1024;
+    static final int CONCURRENT_CALLS_PER_CONNECTION_MAX = 1_024;
+    private static final long SHUTDOWN_GRACE_MILLIS = 2_000;
+
+    private final ServerConfig config;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final CountDownLatch terminated = new CountDownLatch(1);
+    private final ScheduledExecutorService timers;
+    private final RaftLockStateMachine stateMachine;
+    private final PendingAcquires pending = new PendingAcquires();
+    private volatile RaftNode raft;
+    private volatile Proposer proposer;
+    private volatile SessionKeeper keeper;
+    private volatile ServerMetrics metrics;
+    private volatile LocksService service;
+    private volatile Server grpc;
+    private volatile AdminHttpServer admin;
+
+    private FencerServer(ServerConfig config) {
+        this.config = config;
+        this.stateMachine = new RaftLockStateMachine(config.limits());
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "fencer-timers-" + config.id());
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.setRemoveOnCancelPolicy(true); // cancelled wait timeouts must not pile up
+        this.timers = executor;
+    }
 
     /** Starts a server and returns once it serves (its group may not have a leader yet). */
     public static FencerServer start(ServerConfig config) throws IOException {
-        throw new UnsupportedOperationException("not yet");
+        check(Objects.requireNonNull(config, "config"));
+        FencerServer server = new FencerServer(config);
+        try {
+            server.startAll();
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            throw e;
+        }
+        return server;
+    }
+
+    private static void check(ServerConfig config) {
+        checkPort("port", config.port(), 0);
+        checkPort("adminPort", config.adminPort(), -1);
+        checkPort("raftPort", config.raftPort(), 0);
+        if (config.lockDelay().isNegative()) {
+            throw new IllegalArgumentException("lockDelay must not be negative: " + config.lockDelay());
+        }
+        Set<String> ids = new HashSet<>();
+        for (ServerConfig.Peer peer : config.peers()) {
+            if (!ids.add(peer.id())) {
+                throw new IllegalArgumentException("peer id '" + peer.id() + "' appears twice in " + config.peers());
+            }
+            checkPort("port of peer " + peer.id(), peer.port(), 1);
+            checkPort("raftPort of peer " + peer.id(), peer.raftPort(), 1);
+        }
+        if (!config.peers().isEmpty() && !ids.contains(config.id())) {
+            throw new IllegalArgumentException("peer id '" + config.id() + "' is not among the peers "
+                    + config.peers());
+        }
+    }
+
+    private static void checkPort(String name, int port, int lowest) {
+        if (port < lowest || port > 65_535) {
+            throw new IllegalArgumentException(name + " " + port + " is outside [" + lowest + ", 65535]");
+        }
+    }
+
+    private void startAll() throws IOException {
+        Files.createDirectories(config.dataDir());
+        stateMachine.addListener(pending);
+        // Listeners that need the raft node are added before it starts: replaying the log already emits events.
+        SessionKeeperHolder keeperHolder = new SessionKeeperHolder();
+        stateMachine.addListener(keeperHolder);
+        MetricsHolder metricsHolder = new MetricsHolder();
+        stateMachine.addListener(metricsHolder);
+        stateMachine.addLeadershipHook(keeperHolder::wakeUp);
+
+        raft = RaftNode.start(config, stateMachine, this::port);
+        proposer = new Proposer(raft, stateMachine);
+        keeper = new SessionKeeper(config.ticker(), config.lockDelay(), raft, stateMachine, proposer);
+        metrics = new ServerMetrics(stateMachine::counts, pending::size, raft::isLeader);
+        keeperHolder.set(keeper);
+        metricsHolder.set(metrics);
+        keeper.start();
+
+        int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
+        service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers);
+        grpc = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), port))
+                .addService(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService()), metrics))
+                // Handlers never block (answers come from completions), so they run on the transport's threads:
+                // no hand-off per call, which matters at tens of thousands of calls per second.
+                .directExecutor()
+                .maxInboundMessageSize(INBOUND_MESSAGE_BYTES_MAX)
+                .maxInboundMetadataSize(INBOUND_METADATA_BYTES_MAX)
+                .maxConcurrentCallsPerConnection(CONCURRENT_CALLS_PER_CONNECTION_MAX)
+                .permitKeepAliveTime(5, TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true)
+                .build()
+                .start();
+        if (config.adminPort() >= 0) {
+            admin = AdminHttpServer.start(config.host(), config.adminPort(), config.id(), raft, metrics::scrape);
+        }
+        LOG.info("fencer server {} serving on {}:{} (admin {}, data {})", config.id(), config.host(), port(),
+                admin == null ? "off" : config.host() + ":" + admin.port(), config.dataDir());
+    }
+
+    private ServerConfig.Peer selfPeer() {
+        return config.peers().stream().filter(peer -> peer.id().equals(config.id())).findFirst()
+                .orElseThrow(() -> new IllegalStateException("peer " + config.id() + " vanished"));
     }
 
     /** Returns the bound gRPC client port. */
     public int port() {
-        throw new UnsupportedOperationException("not yet");
+        Server server = grpc;
+        return server == null ? 0 : server.getPort();
     }
 
     /** Returns the bound admin HTTP port, or -1 when off. */
     public int adminPort() {
-        throw new UnsupportedOperationException("not yet");
+        AdminHttpServer server = admin;
+        return server == null ? -1 : server.port();
     }
 
     /** Returns true while this peer is the group's leader. */
     public boolean isLeader() {
-        throw new UnsupportedOperationException("not yet");
+        RaftNode node = raft;
+        return node != null && !closed.get() && node.isLeader();
+    }
+
+    /** Returns the leader's client address ({@code host:port}) as this peer knows it, or empty when unknown. */
+    public String leaderAddress() {
+        RaftNode node = raft;
+        return node == null || closed.get() ? "" : node.leaderClientAddress();
     }
 
     /** Stops serving and closes the Raft server; waits for in-flight calls for a short grace period. */
     @Override
     public void close() {
-        throw new UnsupportedOperationException("not yet");
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            Server server = grpc;
+            if (server != null) {
+                server.shutdown();
+                service.shutdown();
+            }
+            if (admin != null) {
+                admin.close();
+            }
+            if (keeper != null) {
+                keeper.close();
+            }
+            pending.failAll(new UnavailableException("the server is shutting down"));
+            if (proposer != null) {
+                proposer.close();
+            }
+            awaitCalls(server);
+            if (raft != null) {
+                raft.close();
+            }
+            timers.shutdownNow();
+            if (metrics != null) {
+                metrics.close();
+            }
+            LOG.info("fencer server {} closed", config.id());
+        } finally {
+            terminated.countDown();
+        }
+    }
+
+    private static void awaitCalls(Server server) {
+        if (server == null) {
+            return;
+        }
+        try {
+            if (!server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
+                server.shutdownNow();
+                server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+            }
+        } catch (InterruptedException e) {
+            server.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Returns the index of the last log entry applied on this peer (for tests and measurements). */
+    long appliedIndex() {
+        RaftNode node = raft;
+        return node == null ? 0 : node.appliedIndex();
+    }
+
+    /** Returns how many Acquire calls wait on this peer (for tests). */
+    int pendingAcquires() {
+        return pending.size();
     }
 
     /** Blocks until the server is closed. */
     public void awaitTermination() throws InterruptedException {
-        throw new UnsupportedOperationException("not yet");
+        terminated.await();
+    }
+
+    @Override
+    public String toString() {
+        return "FencerServer[" + config.id() + " on " + config.host() + ":" + port() + "]";
+    }
+
+    /** Hands events to the keeper once it exists; the events of the log replay before it are not needed. */
+    private static final class SessionKeeperHolder implements AppliedListener {
+        private volatile SessionKeeper keeper;
+
+        void set(SessionKeeper keeper) {
+            this.keeper = keeper;
+        }
+
+        void wakeUp() {
+            SessionKeeper current = keeper;
+            if (current != null) {
+                current.wakeUp();
+            }
+        }
+
+        @Override
+        public void onApplied(List<Event> events) {
+            SessionKeeper current = keeper;
+            if (current != null) {
+                current.onApplied(events);
+            }
+        }
+    }
+
+    /** Hands events to the metrics once they exist. */
+    private static final class MetricsHolder implements AppliedListener {
+        private volatile ServerMetrics metrics;
+
+        void set(ServerMetrics metrics) {
+            this.metrics = metrics;
+        }
+
+        @Override
+        public void onApplied(List<Event> events) {
+            ServerMetrics current = metrics;
+            if (current != null) {
+                current.onApplied(events);
+            }
+        }
     }
 }

@@ -16,7 +16,9 @@ import java.util.Objects;
  * @param port the gRPC client port (default 7070; 0 = any free port)
  * @param adminPort the admin HTTP port for /healthz and /metrics (default 7071; 0 = any free; -1 = off)
  * @param raftPort the Raft port (default port + 2; 0 = any free, single peer only)
- * @param peers every peer of the group, this one included; empty = a group of this peer alone
+ * @param peers every peer of the group, this one included; empty = a group of this peer alone. With peers, this
+ *     peer listens on its entry's port and raftPort (bound on {@code host}, e.g. 0.0.0.0 for every interface)
+ *     and the entries' host:port are the addresses peers and clients are told
  * @param lockDelay how long a lock freed by session expiry stays unavailable (ZERO = off, the default)
  * @param limits the state machine's limits
  * @param ticker the time source for session deadlines and lock-delay

@@ -1,0 +1,170 @@
+package io.fencer.server;
+
+import io.fencer.api.v1.AcquireResponse;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InternalException;
+import io.fencer.lock.Command;
+import io.fencer.lock.LockView;
+import io.fencer.lock.Result;
+import io.grpc.Deadline;
+import io.grpc.stub.ServerCallStreamObserver;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One waiting Acquire call ({@code wait_millis > 0}), from its proposal to its single answer.
+ *
+ * <p>It registers with {@link PendingAcquires} before proposing, so a grant applied right after the queued result
+ * is never missed. Once queued it waits for the grant, the end of its session, or the end of the wait
+ * ({@code min(wait_millis, the call's deadline)}) or a cancellation by the client; the latter two propose
+ * {@code CancelWait} and answer from its result: a grant that won the race is still answered as acquired. When
+ * several calls wait for the same session and lock (client retries), a call whose wait ends leaves the queue
+ * place to the others.
+ */
+final class AcquireCall {
+    private final PendingAcquires pending;
+    private final Proposer proposer;
+    private final RaftLockStateMachine stateMachine;
+    private final ScheduledExecutorService timers;
+    private final ServerCallStreamObserver<AcquireResponse> call;
+    private final Command.Acquire acquire;
+    private final long waitMillis;
+    private final Deadline deadline;
+    private PendingAcquires.Waiter waiter;
+    private ScheduledFuture<?> timeout; // guarded by this
+    private boolean queued; // guarded by this
+    private boolean waitOver; // guarded by this
+    private boolean answered; // guarded by this
+
+    AcquireCall(PendingAcquires pending, Proposer proposer, RaftLockStateMachine stateMachine,
+            ScheduledExecutorService timers, ServerCallStreamObserver<AcquireResponse> call,
+            Command.Acquire acquire, long waitMillis, Deadline deadline) {
+        this.pending = pending;
+        this.proposer = proposer;
+        this.stateMachine = stateMachine;
+        this.timers = timers;
+        this.call = call;
+        this.acquire = Objects.requireNonNull(acquire, "acquire");
+        if (!acquire.waitQueued() || waitMillis <= 0) {
+            throw new IllegalArgumentException("a waiting acquire needs waitQueued and wait > 0: " + acquire + ", "
+                    + waitMillis + " ms");
+        }
+        this.waitMillis = waitMillis;
+        this.deadline = deadline;
+    }
+
+    /** Registers the wait and proposes the Acquire; must run in the service method (it sets the cancel hook). */
+    void start() {
+        waiter = pending.register(acquire.sessionId(), acquire.lock());
+        call.setOnCancelHandler(this::endWait);
+        proposer.propose(acquire).whenComplete(this::onAcquired);
+    }
+
+    private void onAcquired(Result result, Throwable error) {
+        if (error != null) {
+            answer(null, error);
+            return;
+        }
+        if (result instanceof Result.Granted granted) {
+            answer(acquired(granted.token()), null);
+        } else if (result instanceof Result.Busy busy) {
+            answer(notAcquired(busy.holder()), null);
+        } else if (result instanceof Result.Rejected rejected) {
+            answer(null, rejected.error());
+        } else if (result instanceof Result.Queued) {
+            waitInQueue();
+        } else {
+            answer(null, new InternalException("acquire answered " + result));
+        }
+    }
+
+    private void waitInQueue() {
+        boolean endNow;
+        synchronized (this) {
+            queued = true;
+            endNow = waitOver; // cancelled by the client before the queued result arrived
+            long millis = waitMillis;
+            if (deadline != null) {
+                millis = Math.min(millis, Math.max(0, deadline.timeRemaining(TimeUnit.MILLISECONDS)));
+            }
+            if (!endNow && !answered) {
+                timeout = timers.schedule(this::endWait, millis, TimeUnit.MILLISECONDS);
+            }
+        }
+        waiter.outcome.whenComplete((token, error) -> answer(error == null ? acquired(token) : null, error));
+        if (endNow) {
+            cancelWait();
+        }
+    }
+
+    /** The wait ran out or the client cancelled: leave the queue, unless the answer is already decided. */
+    private void endWait() {
+        synchronized (this) {
+            if (answered || waitOver) {
+                return;
+            }
+            waitOver = true;
+            if (!queued) {
+                return; // the queued result does it: a CancelWait must not overtake its Acquire
+            }
+        }
+        cancelWait();
+    }
+
+    private void cancelWait() {
+        int others = pending.unregister(waiter);
+        if (others < 0) {
+            return; // an event completed the waiter; its outcome answers
+        }
+        if (others > 0) {
+            answerWithHolder(); // a retry of this acquire still waits: leave it the place in the queue
+            return;
+        }
+        proposer.propose(new Command.CancelWait(acquire.sessionId(), acquire.lock(), acquire.requestId()))
+                .whenComplete((result, error) -> {
+                    if (error != null) {
+                        answer(null, error);
+                    } else if (result instanceof Result.Granted granted) {
+                        answer(acquired(granted.token()), null); // the grant won the race with the wait's end
+                    } else if (result instanceof Result.Rejected rejected) {
+                        answer(null, rejected.error());
+                    } else {
+                        answerWithHolder();
+                    }
+                });
+    }
+
+    private void answerWithHolder() {
+        Optional<LockView> view = stateMachine.readLocal(machine -> machine.describe(acquire.lock()));
+        answer(notAcquired(view.map(LockView::holder).orElse(null)), null);
+    }
+
+    private void answer(AcquireResponse response, Throwable error) {
+        synchronized (this) {
+            if (answered) {
+                return;
+            }
+            answered = true;
+            if (timeout != null) {
+                timeout.cancel(false);
+            }
+        }
+        pending.unregister(waiter);
+        LocksService.reply(call, response, error);
+    }
+
+    private static AcquireResponse acquired(FencingToken token) {
+        return AcquireResponse.newBuilder().setAcquired(true).setToken(Protos.token(token)).build();
+    }
+
+    static AcquireResponse notAcquired(FencingToken holder) {
+        AcquireResponse.Builder response = AcquireResponse.newBuilder().setAcquired(false);
+        if (holder != null) {
+            response.setHolder(Protos.token(holder));
+        }
+        return response.build();
+    }
+}

@@ -1,0 +1,117 @@
+package io.fencer.server;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The admin HTTP endpoint: {@code GET /healthz} (JSON: status, id, role, leader, appliedIndex; 503 while no
+ * leader is known) and {@code GET /metrics} (Prometheus text). Everything else is 404.
+ */
+final class AdminHttpServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(AdminHttpServer.class);
+
+    private final HttpServer server;
+    private final ExecutorService executor;
+    private final String peerId;
+    private final RaftNode raft;
+    private final Supplier<String> metrics;
+
+    private AdminHttpServer(HttpServer server, String peerId, RaftNode raft, Supplier<String> metrics) {
+        this.server = server;
+        this.peerId = peerId;
+        this.raft = raft;
+        this.metrics = metrics;
+        this.executor = Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "fencer-admin-http");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    static AdminHttpServer start(String host, int port, String peerId, RaftNode raft, Supplier<String> metrics)
+            throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 64);
+        AdminHttpServer admin = new AdminHttpServer(server, peerId, raft, metrics);
+        server.createContext("/", admin::handle);
+        server.setExecutor(admin.executor);
+        server.start();
+        return admin;
+    }
+
+    int port() {
+        return server.getAddress().getPort();
+    }
+
+    private void handle(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            String path = exchange.getRequestURI().getPath();
+            if (!"GET".equals(exchange.getRequestMethod()) && !"HEAD".equals(exchange.getRequestMethod())) {
+                send(exchange, 405, "text/plain; charset=utf-8", "method not allowed\n");
+            } else if ("/healthz".equals(path)) {
+                health(exchange);
+            } else if ("/metrics".equals(path)) {
+                send(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.get());
+            } else {
+                send(exchange, 404, "text/plain; charset=utf-8", "not found: " + path + "\n");
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("admin request {} failed", exchange.getRequestURI(), e);
+        }
+    }
+
+    private void health(HttpExchange exchange) throws IOException {
+        String leader = raft.leaderClientAddress();
+        boolean leaderKnown = !leader.isEmpty();
+        String body = "{\"status\":\"" + (leaderKnown ? "ok" : "no-leader") + "\""
+                + ",\"id\":\"" + json(peerId) + "\""
+                + ",\"role\":\"" + json(raft.role()) + "\""
+                + ",\"leader\":\"" + json(leader) + "\""
+                + ",\"appliedIndex\":" + raft.appliedIndex() + "}\n";
+        send(exchange, leaderKnown ? 200 : 503, "application/json", body);
+    }
+
+    private static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", contentType);
+        boolean head = "HEAD".equals(exchange.getRequestMethod());
+        exchange.sendResponseHeaders(status, head ? -1 : bytes.length);
+        if (!head) {
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(bytes);
+            }
+        }
+    }
+
+    private static String json(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        for (char c : text.toCharArray()) {
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.toString();
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+}

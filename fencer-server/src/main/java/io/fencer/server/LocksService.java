@@ -1,0 +1,314 @@
+package io.fencer.server;
+
+import io.fencer.api.v1.AcquireRequest;
+import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.CloseSessionRequest;
+import io.fencer.api.v1.CloseSessionResponse;
+import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.KeepAliveRequest;
+import io.fencer.api.v1.KeepAliveResponse;
+import io.fencer.api.v1.ListRequest;
+import io.fencer.api.v1.ListResponse;
+import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.OpenSessionRequest;
+import io.fencer.api.v1.OpenSessionResponse;
+import io.fencer.api.v1.ReleaseRequest;
+import io.fencer.api.v1.ReleaseResponse;
+import io.fencer.api.v1.ValidateRequest;
+import io.fencer.api.v1.ValidateResponse;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InternalException;
+import io.fencer.core.NotLeaderException;
+import io.fencer.core.UnavailableException;
+import io.fencer.lock.Command;
+import io.fencer.lock.Limits;
+import io.fencer.lock.LockView;
+import io.fencer.lock.Result;
+import io.fencer.lock.Validation;
+import io.grpc.Context;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The gRPC service {@code fencer.v1.Locks}: checks leadership, validates every field, proposes commands through
+ * the {@link Proposer} and maps results and errors to the wire. Calls never block a gRPC thread: answers are sent
+ * from the completion of proposals and reads.
+ */
+final class LocksService extends LocksGrpc.LocksImplBase {
+    private static final Logger LOG = LoggerFactory.getLogger(LocksService.class);
+
+    private final RaftNode raft;
+    private final Proposer proposer;
+    private final SessionKeeper keeper;
+    private final PendingAcquires pending;
+    private final RaftLockStateMachine stateMachine;
+    private final Limits limits;
+    private final ScheduledExecutorService timers;
+    private final Set<KeepAliveStream> keepAliveStreams = ConcurrentHashMap.newKeySet();
+
+    LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
+            RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers) {
+        this.raft = raft;
+        this.proposer = proposer;
+        this.keeper = keeper;
+        this.pending = pending;
+        this.stateMachine = stateMachine;
+        this.limits = limits;
+        this.timers = timers;
+    }
+
+    @Override
+    public void openSession(OpenSessionRequest request, StreamObserver<OpenSessionResponse> out) {
+        serve(out, () -> {
+            long ttlMillis = RequestChecks.ttlMillis(request.getTtlMillis(), limits);
+            String requestId = RequestChecks.requestId(request.getRequestId(), false);
+            return proposer.propose(new Command.OpenSession(requestId, ttlMillis)).thenApply(result -> {
+                Result.SessionOpened opened = expect(result, Result.SessionOpened.class);
+                return OpenSessionResponse.newBuilder().setSessionId(opened.sessionId())
+                        .setTtlMillis(opened.ttlMillis()).build();
+            });
+        });
+    }
+
+    @Override
+    public void closeSession(CloseSessionRequest request, StreamObserver<CloseSessionResponse> out) {
+        serve(out, () -> {
+            long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
+            return proposer.propose(new Command.CloseSession(sessionId)).thenApply(result -> {
+                Result.SessionEnded ended = expect(result, Result.SessionEnded.class);
+                CloseSessionResponse.Builder response = CloseSessionResponse.newBuilder();
+                ended.released().forEach(token -> response.addReleased(Protos.token(token)));
+                return response.build();
+            });
+        });
+    }
+
+    @Override
+    public void acquire(AcquireRequest request, StreamObserver<AcquireResponse> out) {
+        ServerCallStreamObserver<AcquireResponse> call = (ServerCallStreamObserver<AcquireResponse>) out;
+        try {
+            checkLeader();
+            long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
+            String lock = RequestChecks.lock("lock", request.getLock());
+            String requestId = RequestChecks.requestId(request.getRequestId(), true);
+            long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
+            Command.Acquire acquire = new Command.Acquire(sessionId, lock, requestId, waitMillis > 0);
+            if (waitMillis > 0) {
+                new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
+                        Context.current().getDeadline()).start();
+                return;
+            }
+            proposer.propose(acquire).thenApply(this::tryAcquireResponse)
+                    .whenComplete((response, error) -> reply(call, response, error));
+        } catch (RuntimeException e) {
+            reply(call, null, e);
+        }
+    }
+
+    private AcquireResponse tryAcquireResponse(Result result) {
+        if (result instanceof Result.Busy busy) {
+            return AcquireCall.notAcquired(busy.holder());
+        }
+        if (result instanceof Result.Queued queued) {
+            // The session already waits for the lock through another call: a try does not get the lock either.
+            return AcquireCall.notAcquired(stateMachine.readLocal(machine -> machine.describe(queued.lock()))
+                    .map(LockView::holder).orElse(null));
+        }
+        Result.Granted granted = expect(result, Result.Granted.class);
+        return AcquireResponse.newBuilder().setAcquired(true).setToken(Protos.token(granted.token())).build();
+    }
+
+    @Override
+    public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> out) {
+        serve(out, () -> {
+            FencingToken token = RequestChecks.token("token", request.getToken());
+            return proposer.propose(new Command.Release(token.lock(), token.value())).thenApply(result -> {
+                Result.Released released = expect(result, Result.Released.class);
+                ReleaseResponse.Builder response = ReleaseResponse.newBuilder()
+                        .setReleased(Protos.token(released.released()));
+                if (released.next() != null) {
+                    response.setNext(Protos.token(released.next()));
+                }
+                return response.build();
+            });
+        });
+    }
+
+    @Override
+    public void validate(ValidateRequest request, StreamObserver<ValidateResponse> out) {
+        serve(out, () -> {
+            FencingToken token = RequestChecks.token("token", request.getToken());
+            return proposer.read(machine -> machine.validate(token)).thenApply(validation -> {
+                long remainingMillis = validation.status() == Validation.Status.CURRENT
+                        ? keeper.remainingMillis(validation.holderSessionId()) : 0;
+                return Protos.validation(validation, remainingMillis);
+            });
+        });
+    }
+
+    @Override
+    public void describe(DescribeRequest request, StreamObserver<LockInfo> out) {
+        serve(out, () -> {
+            String lock = RequestChecks.lock("lock", request.getLock());
+            return proposer.read(machine -> machine.describe(lock).map(Protos::lockInfo)
+                    .orElseGet(() -> Protos.freeLock(lock, machine.floor())));
+        });
+    }
+
+    @Override
+    public void list(ListRequest request, StreamObserver<ListResponse> out) {
+        serve(out, () -> {
+            String prefix = RequestChecks.prefix(request.getPrefix());
+            int limit = RequestChecks.listLimit(request.getLimit());
+            return proposer.read(machine -> {
+                ListResponse.Builder response = ListResponse.newBuilder();
+                for (LockView view : machine.list(prefix, limit)) {
+                    response.addLocks(Protos.lockInfo(view));
+                }
+                return response.build();
+            });
+        });
+    }
+
+    @Override
+    public StreamObserver<KeepAliveRequest> keepAlive(StreamObserver<KeepAliveResponse> out) {
+        ServerCallStreamObserver<KeepAliveResponse> call = (ServerCallStreamObserver<KeepAliveResponse>) out;
+        KeepAliveStream stream = new KeepAliveStream(call);
+        keepAliveStreams.add(stream);
+        call.setOnCancelHandler(() -> keepAliveStreams.remove(stream));
+        return stream;
+    }
+
+    /** Ends every open keepalive stream with UNAVAILABLE, so clients move on while the server shuts down. */
+    void shutdown() {
+        UnavailableException error = new UnavailableException("the server is shutting down");
+        for (KeepAliveStream stream : keepAliveStreams) {
+            stream.fail(error);
+        }
+    }
+
+    /**
+     * One client's keepalive stream: each request is answered at once, in order. Synchronized because
+     * {@link #shutdown()} may end it from another thread.
+     */
+    private final class KeepAliveStream implements StreamObserver<KeepAliveRequest> {
+        private final ServerCallStreamObserver<KeepAliveResponse> call;
+        private boolean closed; // guarded by this
+
+        KeepAliveStream(ServerCallStreamObserver<KeepAliveResponse> call) {
+            this.call = call;
+        }
+
+        @Override
+        public synchronized void onNext(KeepAliveRequest request) {
+            if (closed || call.isCancelled()) {
+                return;
+            }
+            try {
+                checkLeader();
+                if (!keeper.isServing()) {
+                    throw new UnavailableException("this peer was just elected leader and is not serving yet");
+                }
+                long sessionId = request.getSessionId();
+                OptionalLong ttlMillis = sessionId > 0 ? keeper.keepAlive(sessionId) : OptionalLong.empty();
+                KeepAliveResponse.Builder response = KeepAliveResponse.newBuilder().setSessionId(sessionId);
+                if (ttlMillis.isPresent()) {
+                    response.setTtlMillis(ttlMillis.getAsLong());
+                } else {
+                    response.setExpired(true);
+                }
+                call.onNext(response.build());
+            } catch (RuntimeException e) {
+                fail(e);
+            }
+        }
+
+        synchronized void fail(RuntimeException error) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            keepAliveStreams.remove(this);
+            try {
+                call.onError(ErrorCatalogue.toStatusException(error));
+            } catch (RuntimeException alreadyClosed) {
+                LOG.debug("keepalive stream already closed", alreadyClosed);
+            }
+        }
+
+        @Override
+        public synchronized void onError(Throwable error) {
+            closed = true;
+            keepAliveStreams.remove(this);
+        }
+
+        @Override
+        public synchronized void onCompleted() {
+            keepAliveStreams.remove(this);
+            if (!closed) {
+                closed = true;
+                try {
+                    call.onCompleted();
+                } catch (RuntimeException alreadyClosed) {
+                    LOG.debug("keepalive stream already closed", alreadyClosed);
+                }
+            }
+        }
+    }
+
+    private void checkLeader() {
+        if (!raft.isLeader()) {
+            throw new NotLeaderException(raft.leaderClientAddress());
+        }
+    }
+
+    /** Checks leadership, runs {@code call}, and answers with its outcome. */
+    private <T> void serve(StreamObserver<T> out, Supplier<CompletableFuture<T>> call) {
+        CompletableFuture<T> answer;
+        try {
+            checkLeader();
+            answer = call.get();
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
+        }
+        answer.whenComplete((response, error) -> reply(out, response, error));
+    }
+
+    /** Sends a unary call's single answer: the response, or the error mapped by the catalogue. */
+    static <T> void reply(StreamObserver<T> out, T response, Throwable error) {
+        ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
+        if (call.isCancelled()) {
+            return;
+        }
+        try {
+            if (error != null) {
+                call.onError(ErrorCatalogue.toStatusException(error));
+            } else {
+                call.onNext(response);
+                call.onCompleted();
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("call ended before its answer", e); // cancelled by the client meanwhile
+        }
+    }
+
+    /** Returns {@code result} as the expected type; a rejection throws its typed error. */
+    static <R extends Result> R expect(Result result, Class<R> type) {
+        if (result instanceof Result.Rejected rejected) {
+            throw rejected.error();
+        }
+        if (!type.isInstance(result)) {
+            throw new InternalException("expected a " + type.getSimpleName() + " result, got " + result);
+        }
+        return type.cast(result);
+    }
+}

@@ -1,0 +1,115 @@
+package io.fencer.server;
+
+import io.fencer.core.FencerException;
+import io.fencer.core.FencingToken;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.SessionExpiredException;
+import io.fencer.lock.Event;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The Acquire calls waiting in a lock's queue, keyed by session and lock: a {@link Event.Granted} for the key
+ * completes every waiting call with the token, a {@link Event.WaitDropped} fails them with
+ * {@link SessionExpiredException}. Calls register before they propose, so a grant applied right after the queued
+ * result is never missed.
+ */
+final class PendingAcquires implements AppliedListener {
+    /** The most calls waiting at once in this server; more are refused with LIMIT_EXCEEDED. */
+    static final int WAITING_CALLS_MAX = 100_000;
+
+    private final ConcurrentHashMap<Key, List<Waiter>> waiters = new ConcurrentHashMap<>();
+    private final AtomicInteger count = new AtomicInteger();
+
+    /** The identity of a wait in the state machine: one session queued on one lock. */
+    record Key(long sessionId, String lock) {}
+
+    /** One waiting call; {@link #outcome} completes with the grant or fails with the session's end. */
+    static final class Waiter {
+        final Key key;
+        final CompletableFuture<FencingToken> outcome = new CompletableFuture<>();
+
+        Waiter(Key key) {
+            this.key = key;
+        }
+    }
+
+    Waiter register(long sessionId, String lock) {
+        if (count.incrementAndGet() > WAITING_CALLS_MAX) {
+            count.decrementAndGet();
+            throw new LimitExceededException("waitingCallsMax", WAITING_CALLS_MAX, "this server already has "
+                    + WAITING_CALLS_MAX + " acquire calls waiting, the most allowed (waitingCallsMax)");
+        }
+        Waiter waiter = new Waiter(new Key(sessionId, lock));
+        waiters.compute(waiter.key, (key, list) -> {
+            List<Waiter> updated = list == null ? new ArrayList<>(1) : new ArrayList<>(list);
+            updated.add(waiter);
+            return updated;
+        });
+        return waiter;
+    }
+
+    /**
+     * Removes {@code waiter}; returns how many other calls still wait for the same key, or -1 when it was no
+     * longer registered (an event has completed it, or it was removed before).
+     */
+    int unregister(Waiter waiter) {
+        int[] remaining = {-1};
+        waiters.computeIfPresent(waiter.key, (key, list) -> {
+            if (!list.contains(waiter)) {
+                return list;
+            }
+            List<Waiter> updated = new ArrayList<>(list);
+            updated.remove(waiter);
+            remaining[0] = updated.size();
+            return updated.isEmpty() ? null : updated;
+        });
+        if (remaining[0] >= 0) {
+            count.decrementAndGet();
+        }
+        return remaining[0];
+    }
+
+    int size() {
+        return count.get();
+    }
+
+    @Override
+    public void onApplied(List<Event> events) {
+        for (Event event : events) {
+            if (event instanceof Event.Granted granted) {
+                for (Waiter waiter : take(new Key(granted.sessionId(), granted.token().lock()))) {
+                    waiter.outcome.complete(granted.token());
+                }
+            } else if (event instanceof Event.WaitDropped dropped) {
+                SessionExpiredException error = new SessionExpiredException(dropped.sessionId(), "session "
+                        + dropped.sessionId() + " ended while waiting for lock '" + dropped.lock() + "'");
+                for (Waiter waiter : take(new Key(dropped.sessionId(), dropped.lock()))) {
+                    waiter.outcome.completeExceptionally(error);
+                }
+            }
+        }
+    }
+
+    private List<Waiter> take(Key key) {
+        List<Waiter> taken = waiters.remove(key);
+        if (taken == null) {
+            return List.of();
+        }
+        count.addAndGet(-taken.size());
+        return taken;
+    }
+
+    /** Fails every waiting call, e.g. when the server shuts down. */
+    void failAll(FencerException error) {
+        for (Map.Entry<Key, List<Waiter>> entry : waiters.entrySet()) {
+            for (Waiter waiter : take(entry.getKey())) {
+                waiter.outcome.completeExceptionally(error);
+            }
+        }
+    }
+}

@@ -1,0 +1,235 @@
+package io.fencer.server;
+
+import io.fencer.core.FencerException;
+import io.fencer.core.InternalException;
+import io.fencer.core.NotLeaderException;
+import io.fencer.core.UnavailableException;
+import io.fencer.lock.Command;
+import io.fencer.lock.CommandCodec;
+import io.fencer.lock.LockStateMachine;
+import io.fencer.lock.Result;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.exceptions.RaftException;
+import org.apache.ratis.protocol.exceptions.StateMachineException;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The in-process proposer: it submits commands to the local Ratis server, batching concurrent proposals into one
+ * log entry, and runs linearizable reads.
+ *
+ * <p>Batching: proposals queue up; while fewer than {@link #IN_FLIGHT_ENTRIES_MAX} entries are in flight, the
+ * queue is drained into one entry of at most {@link #BATCH_COMMANDS_MAX} commands. At low load a command goes
+ * out alone at once; under load commands wait for an entry to complete and then leave together, which amortizes
+ * the per-entry cost of Ratis (append, fsync, apply, reply). Entries are submitted in queue order.
+ */
+final class Proposer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Proposer.class);
+    static final int BATCH_COMMANDS_MAX = 256;
+    /**
+     * Few entries in flight make big entries: measured with 64 clients, 3 in flight gave about twice the cycles/s
+     * of 8, because the per-entry cost of Ratis (not fsync, which it groups anyway) dominates small entries.
+     */
+    static final int IN_FLIGHT_ENTRIES_MAX = 3;
+    static final int QUEUED_COMMANDS_MAX = 65_536;
+
+    private final RaftNode raft;
+    private final RaftLockStateMachine stateMachine;
+    private final ClientId clientId = ClientId.randomId();
+    private final AtomicLong callIds = new AtomicLong();
+    private final ArrayDeque<Proposal> queue = new ArrayDeque<>(); // guarded by this
+    private int inFlightEntries; // guarded by this
+    private boolean draining; // guarded by this
+    private boolean closed; // guarded by this
+
+    /** One command waiting for its result. */
+    private record Proposal(Command command, CompletableFuture<Result> result) {}
+
+    Proposer(RaftNode raft, RaftLockStateMachine stateMachine) {
+        this.raft = Objects.requireNonNull(raft, "raft");
+        this.stateMachine = Objects.requireNonNull(stateMachine, "stateMachine");
+    }
+
+    /**
+     * Proposes {@code command}; the future completes with its result once applied, or fails with
+     * {@link NotLeaderException} / {@link UnavailableException} (the command may or may not have been applied)
+     * or {@link InternalException}.
+     */
+    CompletableFuture<Result> propose(Command command) {
+        Proposal proposal = new Proposal(Objects.requireNonNull(command, "command"), new CompletableFuture<>());
+        synchronized (this) {
+            if (closed) {
+                return CompletableFuture.failedFuture(new UnavailableException("the server is shutting down"));
+            }
+            if (queue.size() >= QUEUED_COMMANDS_MAX) {
+                return CompletableFuture.failedFuture(new UnavailableException("the server is overloaded: "
+                        + queue.size() + " commands queued, the most allowed is " + QUEUED_COMMANDS_MAX));
+            }
+            queue.add(proposal);
+        }
+        drain();
+        return proposal.result;
+    }
+
+    /**
+     * Runs {@code reader} on the state machine as a linearizable read: it sees every command committed before
+     * the read started.
+     */
+    <T> CompletableFuture<T> read(Function<LockStateMachine, T> reader) {
+        long id = callIds.incrementAndGet();
+        CompletableFuture<T> result = stateMachine.registerRead(id, reader);
+        RaftClientRequest request = request(id, RaftClientRequest.readRequestType(),
+                RaftLockStateMachine.readMessage(id));
+        raft.submit(request).whenComplete((reply, error) -> {
+            if (result.isDone()) {
+                return;
+            }
+            stateMachine.cancelRead(id);
+            FencerException failure = error != null ? unavailable(error) : replyError(reply);
+            result.completeExceptionally(failure != null ? failure
+                    : new InternalException("read " + id + " succeeded without running its query"));
+        });
+        return result;
+    }
+
+    /**
+     * Sends queued commands while entries may be in flight. One thread at a time sends (the {@code draining}
+     * flag), which keeps entries in queue order; it sends outside the lock, because Ratis may complete a reply
+     * (and so call back into this class) while holding its own server lock.
+     */
+    private void drain() {
+        while (true) {
+            List<Proposal> batch;
+            synchronized (this) {
+                if (draining || inFlightEntries >= IN_FLIGHT_ENTRIES_MAX || queue.isEmpty()) {
+                    return; // the thread that is draining loops again and picks up what was queued meanwhile
+                }
+                draining = true;
+                batch = new ArrayList<>(Math.min(queue.size(), BATCH_COMMANDS_MAX));
+                while (batch.size() < BATCH_COMMANDS_MAX && !queue.isEmpty()) {
+                    batch.add(queue.poll());
+                }
+                inFlightEntries++;
+            }
+            try {
+                submit(batch);
+            } finally {
+                synchronized (this) {
+                    draining = false;
+                }
+            }
+        }
+    }
+
+    private void submit(List<Proposal> batch) {
+        List<Command> commands = new ArrayList<>(batch.size());
+        batch.forEach(proposal -> commands.add(proposal.command));
+        CompletableFuture<RaftClientReply> reply;
+        try {
+            byte[] entry = CommandCodec.encodeCommands(commands);
+            long callId = callIds.incrementAndGet();
+            reply = raft.submit(request(callId, RaftClientRequest.writeRequestType(),
+                    Message.valueOf(UnsafeByteOperations.unsafeWrap(entry))));
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e);
+        }
+        reply.whenComplete((answer, error) -> {
+            try {
+                complete(batch, answer, error);
+            } finally {
+                synchronized (this) {
+                    inFlightEntries--;
+                }
+                drain();
+            }
+        });
+    }
+
+    private RaftClientRequest request(long callId, RaftClientRequest.Type type, Message message) {
+        return RaftClientRequest.newBuilder()
+                .setClientId(clientId)
+                .setServerId(raft.selfId())
+                .setGroupId(RaftNode.GROUP_ID)
+                .setCallId(callId)
+                .setMessage(message)
+                .setType(type)
+                .build();
+    }
+
+    private void complete(List<Proposal> batch, RaftClientReply reply, Throwable error) {
+        FencerException failure = error != null ? unavailable(error) : replyError(reply);
+        if (failure == null) {
+            List<Result> results;
+            try {
+                results = CommandCodec.decodeResults(reply.getMessage().getContent().toByteArray());
+            } catch (RuntimeException e) {
+                LOG.error("undecodable results for {} commands", batch.size(), e);
+                results = List.of();
+            }
+            if (results.size() == batch.size()) {
+                for (int i = 0; i < batch.size(); i++) {
+                    batch.get(i).result.complete(results.get(i));
+                }
+                return;
+            }
+            failure = new InternalException("a log entry of " + batch.size() + " commands answered "
+                    + results.size() + " results");
+        }
+        for (Proposal proposal : batch) {
+            proposal.result.completeExceptionally(failure);
+        }
+    }
+
+    /** Maps a failed reply to Fencer's error catalogue; returns null for a successful reply. */
+    private FencerException replyError(RaftClientReply reply) {
+        if (reply.isSuccess()) {
+            return null;
+        }
+        org.apache.ratis.protocol.exceptions.NotLeaderException notLeader = reply.getNotLeaderException();
+        if (notLeader != null) {
+            RaftPeer suggested = notLeader.getSuggestedLeader();
+            return new NotLeaderException(suggested == null ? "" : raft.clientAddress(suggested.getId()));
+        }
+        RaftException exception = reply.getException();
+        if (exception instanceof StateMachineException) {
+            LOG.error("the state machine failed a command", exception);
+            return new InternalException("the state machine failed: " + exception.getMessage());
+        }
+        String why = exception == null ? "no reason given" : exception.getClass().getSimpleName() + ": "
+                + exception.getMessage();
+        return new UnavailableException("the raft group could not serve the request (" + why + ")", exception);
+    }
+
+    private static FencerException unavailable(Throwable error) {
+        Throwable cause = ErrorCatalogue.unwrap(error);
+        if (cause instanceof FencerException fencerException) {
+            return fencerException;
+        }
+        return new UnavailableException("the raft server could not take the request: " + cause, cause);
+    }
+
+    /** Fails every queued proposal; later proposals fail at once. In-flight entries complete on their own. */
+    @Override
+    public void close() {
+        List<Proposal> abandoned;
+        synchronized (this) {
+            closed = true;
+            abandoned = new ArrayList<>(queue);
+            queue.clear();
+        }
+        UnavailableException failure = new UnavailableException("the server is shutting down");
+        abandoned.forEach(proposal -> proposal.result.completeExceptionally(failure));
+    }
+}

@@ -1,0 +1,69 @@
+package io.fencer.server;
+
+import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.ValidateResponse;
+import io.fencer.api.v1.Waiter;
+import io.fencer.core.FencingToken;
+import io.fencer.lock.EndCause;
+import io.fencer.lock.LockView;
+import io.fencer.lock.Validation;
+
+/** Conversions from the lock state machine's values to the wire messages of {@code fencer.v1}. */
+final class Protos {
+    private Protos() {}
+
+    static io.fencer.api.v1.FencingToken token(FencingToken token) {
+        return io.fencer.api.v1.FencingToken.newBuilder()
+                .setLock(token.lock())
+                .setValue(token.value())
+                .setSequencer(token.sequencer())
+                .build();
+    }
+
+    static io.fencer.api.v1.EndCause endCause(EndCause cause) {
+        return switch (cause) {
+            case RELEASED -> io.fencer.api.v1.EndCause.END_CAUSE_RELEASED;
+            case SESSION_CLOSED -> io.fencer.api.v1.EndCause.END_CAUSE_SESSION_CLOSED;
+            case SESSION_EXPIRED -> io.fencer.api.v1.EndCause.END_CAUSE_SESSION_EXPIRED;
+        };
+    }
+
+    static LockInfo lockInfo(LockView view) {
+        LockInfo.Builder info = LockInfo.newBuilder()
+                .setLock(view.lock())
+                .setLastToken(view.lastToken())
+                .setDelayed(view.delayed());
+        if (view.holder() != null) {
+            info.setHolder(token(view.holder())).setHolderSessionId(view.holderSessionId());
+        }
+        for (LockView.WaiterView waiter : view.waiters()) {
+            info.addWaiters(Waiter.newBuilder().setSessionId(waiter.sessionId()).setRequestId(waiter.requestId()));
+        }
+        if (view.holder() == null && view.lastEnd() != null) {
+            info.setLastEnd(endCause(view.lastEnd()));
+        }
+        return info.build();
+    }
+
+    /** Returns the LockInfo of a lock without a record: free, and above the floor. */
+    static LockInfo freeLock(String lock, long floor) {
+        return LockInfo.newBuilder().setLock(lock).setLastToken(floor).build();
+    }
+
+    static ValidateResponse validation(Validation validation, long leaseRemainingMillis) {
+        ValidateResponse.Builder response = ValidateResponse.newBuilder().setLastToken(validation.lastToken());
+        switch (validation.status()) {
+            case CURRENT -> response.setStatus(ValidateResponse.Status.CURRENT)
+                    .setHolderSessionId(validation.holderSessionId())
+                    .setLeaseRemainingMillis(leaseRemainingMillis);
+            case SUPERSEDED -> response.setStatus(ValidateResponse.Status.SUPERSEDED)
+                    .setSupersededBy(validation.lastToken());
+            case ENDED -> response.setStatus(ValidateResponse.Status.ENDED);
+            case NEVER_ISSUED -> response.setStatus(ValidateResponse.Status.NEVER_ISSUED);
+        }
+        if (validation.ended() != null) {
+            response.setEnded(endCause(validation.ended()));
+        }
+        return response.build();
+    }
+}

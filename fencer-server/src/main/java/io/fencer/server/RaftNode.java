@@ -1,0 +1,217 @@
+package io.fencer.server;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This peer's membership in the lock service's Raft group: the Ratis server, its storage under
+ * {@code dataDir/raft}, and answers about leadership.
+ */
+final class RaftNode implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(RaftNode.class);
+    /** The one group of every Fencer deployment: a fixed id, so every peer and every restart agree on it. */
+    static final RaftGroupId GROUP_ID =
+            RaftGroupId.valueOf(UUID.nameUUIDFromBytes("fencer.v1.locks".getBytes(StandardCharsets.UTF_8)));
+    /** Entries between automatic snapshots. */
+    static final long SNAPSHOT_ENTRIES_GAP = 10_000;
+    static final int SNAPSHOTS_RETAINED = 2;
+
+    private final RaftServer server;
+    private final RaftServer.Division division;
+    private final RaftPeerId selfId;
+    private final Map<RaftPeerId, String> clientAddresses;
+    private final IntSupplier boundClientPort;
+    private final String host;
+
+    private RaftNode(RaftServer server, RaftPeerId selfId, Map<RaftPeerId, String> clientAddresses,
+            IntSupplier boundClientPort, String host) throws IOException {
+        this.server = server;
+        this.division = server.getDivision(GROUP_ID);
+        this.selfId = selfId;
+        this.clientAddresses = clientAddresses;
+        this.boundClientPort = boundClientPort;
+        this.host = host;
+    }
+
+    /**
+     * Builds and starts the Ratis server of this peer.
+     *
+     * @param boundClientPort this peer's gRPC client port once bound (0 before), for the leader's address
+     */
+    static RaftNode start(ServerConfig config, RaftLockStateMachine stateMachine, IntSupplier boundClientPort)
+            throws IOException {
+        RaftPeerId selfId = RaftPeerId.valueOf(config.id());
+        List<RaftPeer> peers = new ArrayList<>();
+        Map<RaftPeerId, String> clientAddresses = new LinkedHashMap<>();
+        int raftPort;
+        if (config.peers().isEmpty()) {
+            raftPort = config.raftPort() == 0 ? freePort() : config.raftPort();
+            peers.add(peer(config.id(), config.host(), raftPort, config.host() + ":" + config.port()));
+        } else {
+            ServerConfig.Peer self = config.peers().stream().filter(p -> p.id().equals(config.id())).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("peer id '" + config.id()
+                            + "' is not among the peers " + config.peers()));
+            raftPort = self.raftPort();
+            for (ServerConfig.Peer peer : config.peers()) {
+                peers.add(peer(peer.id(), peer.host(), peer.raftPort(), peer.clientAddress()));
+                clientAddresses.put(RaftPeerId.valueOf(peer.id()), peer.clientAddress());
+            }
+        }
+        Path raftDirectory = config.dataDir().resolve("raft");
+        boolean existing = Files.isDirectory(raftDirectory.resolve(GROUP_ID.getUuid().toString()));
+        Files.createDirectories(raftDirectory);
+        RaftServer server = RaftServer.newBuilder()
+                .setServerId(selfId)
+                .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
+                .setStateMachine(stateMachine)
+                .setProperties(properties(config, raftDirectory, raftPort))
+                .setOption(existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
+                .build();
+        server.start();
+        LOG.info("raft peer {} started on {}:{} ({} storage in {}), group {}", config.id(), config.host(), raftPort,
+                existing ? "recovered" : "new", raftDirectory, peers);
+        return new RaftNode(server, selfId, clientAddresses, boundClientPort, config.host());
+    }
+
+    private static RaftPeer peer(String id, String host, int raftPort, String clientAddress) {
+        return RaftPeer.newBuilder().setId(id).setAddress(host + ":" + raftPort).setClientAddress(clientAddress)
+                .build();
+    }
+
+    private static RaftProperties properties(ServerConfig config, Path raftDirectory, int raftPort) {
+        RaftProperties properties = new RaftProperties();
+        RaftServerConfigKeys.setStorageDir(properties, List.of(raftDirectory.toFile()));
+        RaftServerConfigKeys.setRemovedGroupsDir(properties, raftDirectory.resolve("removed-groups").toFile());
+        GrpcConfigKeys.Server.setHost(properties, config.host());
+        GrpcConfigKeys.Server.setPort(properties, raftPort);
+        RaftServerConfigKeys.Read.setOption(properties, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, SNAPSHOT_ENTRIES_GAP);
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, SNAPSHOTS_RETAINED);
+        // Elections: generous enough for a loaded 2-core machine, short enough for a failover within seconds.
+        RaftServerConfigKeys.Rpc.setTimeoutMin(properties, TimeDuration.valueOf(400, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(properties, TimeDuration.valueOf(800, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(properties,
+                TimeDuration.valueOf(config.peers().size() > 1 ? 200 : 10, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(properties,
+                TimeDuration.valueOf(config.peers().size() > 1 ? 400 : 50, TimeUnit.MILLISECONDS));
+        // Our proposer never retries a call id, so Ratis's retry cache only costs memory: keep it short.
+        RaftServerConfigKeys.RetryCache.setExpiryTime(properties, TimeDuration.valueOf(5, TimeUnit.SECONDS));
+        // Log writes are batched by Ratis (one fsync for everything queued); allow deep queues under load.
+        RaftServerConfigKeys.Log.setQueueElementLimit(properties, 16_384);
+        RaftServerConfigKeys.Write.setElementLimit(properties, 16_384);
+        RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf("32MB"));
+        // Commit-index metadata entries would double the log entries (and their CPU) under load; Raft does not need
+        // them: a restarted peer learns the commit index from the leader, or commits its log when it leads.
+        RaftServerConfigKeys.Log.setLogMetadataEnabled(properties, false);
+        return properties;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    RaftServer server() {
+        return server;
+    }
+
+    RaftPeerId selfId() {
+        return selfId;
+    }
+
+    boolean isLeader() {
+        return division.getInfo().isLeader();
+    }
+
+    /** True when this peer is the leader and has applied every entry of earlier terms (Ratis "leader ready"). */
+    boolean isLeaderReady() {
+        DivisionInfo info = division.getInfo();
+        return info.isLeader() && info.isLeaderReady();
+    }
+
+    long currentTerm() {
+        return division.getInfo().getCurrentTerm();
+    }
+
+    /** Returns LEADER, FOLLOWER, CANDIDATE or LISTENER. */
+    String role() {
+        RaftPeerRole role = division.getInfo().getCurrentRole();
+        return role == null ? "UNKNOWN" : role.name();
+    }
+
+    long appliedIndex() {
+        return division.getInfo().getLastAppliedIndex();
+    }
+
+    /** Returns the leader's gRPC client address ({@code host:port}), or empty when no leader is known. */
+    String leaderClientAddress() {
+        RaftPeerId leader = division.getInfo().getLeaderId();
+        return leader == null ? "" : clientAddress(leader);
+    }
+
+    /** Returns the gRPC client address of a peer of the group, or empty when unknown. */
+    String clientAddress(RaftPeerId peer) {
+        String address = clientAddresses.get(peer); // the advertised addresses of a configured group
+        if (address != null) {
+            return address;
+        }
+        if (peer.equals(selfId)) { // a group of this peer alone: the address it is bound to
+            return host + ":" + boundClientPort.getAsInt();
+        }
+        RaftPeer known = division.getRaftConf().getPeer(peer);
+        return known == null || known.getClientAddress() == null ? "" : known.getClientAddress();
+    }
+
+    CompletableFuture<RaftClientReply> submit(RaftClientRequest request) {
+        try {
+            return server.submitClientRequestAsync(request);
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.close();
+        } catch (IOException e) {
+            LOG.warn("closing the raft server failed", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RaftNode[" + selfId + ", " + Objects.toString(division.getInfo().getCurrentRole()) + "]";
+    }
+}

@@ -1,0 +1,112 @@
+package io.fencer.server;
+
+import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockNames;
+import io.fencer.core.Sequencer;
+import io.fencer.lock.Limits;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Validation of request fields before anything is proposed: every refusal is an
+ * {@link InvalidArgumentException} naming the field and the offending value. Unsigned wire integers that do not
+ * fit a positive Java {@code long} are shown unsigned.
+ */
+final class RequestChecks {
+    /** The longest wait of an Acquire. */
+    static final long WAIT_MILLIS_MAX = 3_600_000;
+    /** The most locks a List answers, and its default. */
+    static final int LIST_LIMIT_MAX = 1_000;
+
+    private RequestChecks() {}
+
+    static long sessionId(String field, long sessionId) {
+        if (sessionId <= 0) {
+            throw new InvalidArgumentException(field, Long.toUnsignedString(sessionId),
+                    field + " must be a session id in [1, " + Long.MAX_VALUE + "], got "
+                            + Long.toUnsignedString(sessionId));
+        }
+        return sessionId;
+    }
+
+    static String lock(String field, String lock) {
+        return LockNames.check(field, lock);
+    }
+
+    static String requestId(String requestId, boolean required) {
+        if (required && requestId.isEmpty()) {
+            throw new InvalidArgumentException("request_id", "", "request_id must not be empty: retries of one "
+                    + "attempt reuse it");
+        }
+        int bytes = requestId.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > Limits.REQUEST_ID_BYTES_MAX) {
+            throw new InvalidArgumentException("request_id", requestId, "request_id is " + bytes
+                    + " bytes of UTF-8, more than the " + Limits.REQUEST_ID_BYTES_MAX + " allowed");
+        }
+        return requestId;
+    }
+
+    static long ttlMillis(long ttlMillis, Limits limits) {
+        if (ttlMillis < 0) {
+            throw new InvalidArgumentException("ttl_millis", Long.toUnsignedString(ttlMillis), "session ttl "
+                    + Long.toUnsignedString(ttlMillis) + " ms is outside [" + limits.ttlMillisMin() + " ms, "
+                    + limits.ttlMillisMax() + " ms]");
+        }
+        limits.checkTtlMillis(ttlMillis);
+        return ttlMillis;
+    }
+
+    static long waitMillis(long waitMillis) {
+        if (waitMillis < 0 || waitMillis > WAIT_MILLIS_MAX) {
+            throw new InvalidArgumentException("wait_millis", Long.toUnsignedString(waitMillis), "wait_millis "
+                    + Long.toUnsignedString(waitMillis) + " is more than the " + WAIT_MILLIS_MAX + " allowed");
+        }
+        return waitMillis;
+    }
+
+    /** Returns a List's effective limit: 0 means the maximum. */
+    static int listLimit(int limit) {
+        if (limit < 0 || limit > LIST_LIMIT_MAX) {
+            throw new InvalidArgumentException("limit", Integer.toUnsignedString(limit), "limit "
+                    + Integer.toUnsignedString(limit) + " is more than the " + LIST_LIMIT_MAX + " allowed");
+        }
+        return limit == 0 ? LIST_LIMIT_MAX : limit;
+    }
+
+    static String prefix(String prefix) {
+        int bytes = prefix.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > LockNames.BYTES_MAX) {
+            throw new InvalidArgumentException("prefix", prefix, "prefix is " + bytes + " bytes of UTF-8, more "
+                    + "than the " + LockNames.BYTES_MAX + " allowed");
+        }
+        return prefix;
+    }
+
+    /**
+     * Returns the token of a request: lock and value when given, checked against the sequencer when that is given
+     * too; or, with neither lock nor value, the token the sequencer names.
+     */
+    static FencingToken token(String field, io.fencer.api.v1.FencingToken token) {
+        String sequencer = token.getSequencer();
+        if (token.getLock().isEmpty() && token.getValue() == 0 && !sequencer.isEmpty()) {
+            return Sequencer.parse(sequencer);
+        }
+        String lock = LockNames.check(field + ".lock", token.getLock());
+        long value = token.getValue();
+        if (value < 1 || value > FencingToken.VALUE_MAX) {
+            throw new InvalidArgumentException(field + ".value", Long.toUnsignedString(value), field
+                    + ".value must be in [1, " + FencingToken.VALUE_MAX + "], got " + Long.toUnsignedString(value)
+                    + " for lock '" + InvalidArgumentException.printable(lock) + "'");
+        }
+        FencingToken checked = new FencingToken(lock, value);
+        if (!sequencer.isEmpty()) {
+            FencingToken named = Sequencer.parse(sequencer);
+            if (!named.equals(checked)) {
+                throw new InvalidArgumentException(field + ".sequencer", sequencer, "the sequencer names "
+                        + InvalidArgumentException.printable(named.toString()) + " but the token is "
+                        + InvalidArgumentException.printable(checked.toString()));
+            }
+        }
+        return checked;
+    }
+}

@@ -1,0 +1,224 @@
+package io.fencer.server;
+
+import io.fencer.core.Ticker;
+import io.fencer.lock.Command;
+import io.fencer.lock.Event;
+import io.fencer.lock.LockStateMachine;
+import io.fencer.lock.Result;
+import io.fencer.lock.SessionView;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The leader's clock for sessions and lock-delays: session deadlines live here, in memory, never in the state
+ * machine (keepalives are not logged: etcd's design), and the keeper proposes {@code ExpireSession} when a
+ * deadline passes and {@code EndLockDelay} when a delay is over.
+ *
+ * <p>On becoming leader (including the first election after a restart) every session of the state machine gets
+ * a fresh deadline of now + ttl: a grace period, never a mass expiry of sessions whose keepalives went to the old
+ * leader. Safety never depends on these clocks; fencing tokens carry it.
+ *
+ * <p>Time comes from the configured {@link Ticker}. A scanner thread checks deadlines every
+ * {@link #SCAN_INTERVAL_MILLIS} ms and detects leadership by polling Ratis (woken early by leader-ready events).
+ */
+final class SessionKeeper implements AppliedListener, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SessionKeeper.class);
+    static final long SCAN_INTERVAL_MILLIS = 50;
+    private static final long NOT_SERVING = -1;
+
+    private final Ticker ticker;
+    private final long lockDelayNanos;
+    private final RaftNode raft;
+    private final RaftLockStateMachine stateMachine;
+    private final Proposer proposer;
+    private final ConcurrentHashMap<Long, Lease> leases = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Long> delayEndNanos = new ConcurrentHashMap<>();
+    private final Set<String> delaysEnding = ConcurrentHashMap.newKeySet();
+    private final ScheduledExecutorService scanner;
+    /** The term in which this peer reset the deadlines as leader, or {@link #NOT_SERVING}. */
+    private volatile long servingTerm = NOT_SERVING;
+
+    /** A session's lease: its ttl, its deadline on the ticker, and whether its expiry has been proposed. */
+    private record Lease(long ttlMillis, long deadlineNanos, boolean expiring) {}
+
+    SessionKeeper(Ticker ticker, Duration lockDelay, RaftNode raft, RaftLockStateMachine stateMachine,
+            Proposer proposer) {
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
+        if (lockDelay.isNegative()) {
+            throw new IllegalArgumentException("lockDelay must not be negative: " + lockDelay);
+        }
+        this.lockDelayNanos = lockDelay.toNanos();
+        this.raft = Objects.requireNonNull(raft, "raft");
+        this.stateMachine = Objects.requireNonNull(stateMachine, "stateMachine");
+        this.proposer = Objects.requireNonNull(proposer, "proposer");
+        this.scanner = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "fencer-session-keeper");
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    void start() {
+        scanner.scheduleWithFixedDelay(this::scan, 0, SCAN_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Scans at once, e.g. because this peer just became a ready leader. */
+    void wakeUp() {
+        try {
+            scanner.execute(this::scan);
+        } catch (RejectedExecutionException e) {
+            LOG.debug("keeper closed; wake-up ignored");
+        }
+    }
+
+    /** True while this peer is the leader and has reset the deadlines for its term. */
+    boolean isServing() {
+        long term = servingTerm;
+        return term != NOT_SERVING && raft.isLeader() && raft.currentTerm() == term;
+    }
+
+    @Override
+    public void onApplied(List<Event> events) {
+        for (Event event : events) {
+            if (event instanceof Event.SessionOpened opened) {
+                long now = ticker.nanoTime();
+                leases.put(opened.sessionId(), new Lease(opened.ttlMillis(), deadline(now, opened.ttlMillis()),
+                        false));
+            } else if (event instanceof Event.SessionEnded ended) {
+                leases.remove(ended.sessionId());
+            } else if (event instanceof Event.LockDelayStarted delayed && raft.isLeader()) {
+                // Followers skip this: a new leader schedules every delayed lock when it takes over.
+                delayEndNanos.put(delayed.lock(), ticker.nanoTime() + lockDelayNanos);
+            }
+        }
+    }
+
+    /**
+     * Renews a session's lease from now; returns its ttl, or empty when the session is unknown, ended, or its
+     * expiry is already proposed.
+     */
+    OptionalLong keepAlive(long sessionId) {
+        long now = ticker.nanoTime();
+        Lease renewed = leases.computeIfPresent(sessionId, (id, lease) -> lease.expiring() ? lease
+                : new Lease(lease.ttlMillis(), deadline(now, lease.ttlMillis()), false));
+        return renewed == null || renewed.expiring() ? OptionalLong.empty() : OptionalLong.of(renewed.ttlMillis());
+    }
+
+    /** Returns how long a session's lease still runs, in milliseconds; 0 when unknown or past. */
+    long remainingMillis(long sessionId) {
+        Lease lease = leases.get(sessionId);
+        if (lease == null || lease.expiring()) {
+            return 0;
+        }
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(lease.deadlineNanos() - ticker.nanoTime()));
+    }
+
+    private void scan() {
+        try {
+            if (!raft.isLeaderReady()) {
+                servingTerm = NOT_SERVING;
+                return;
+            }
+            long term = raft.currentTerm();
+            if (term != servingTerm) {
+                resetAsNewLeader(term);
+                servingTerm = term;
+            }
+            long now = ticker.nanoTime();
+            expireDueSessions(now);
+            endDueDelays(now);
+        } catch (RuntimeException e) {
+            LOG.error("session keeper scan failed", e);
+        }
+    }
+
+    /** Gives every session a fresh lease and schedules the end of every lock-delay, as of now. */
+    private void resetAsNewLeader(long term) {
+        int[] sizes = stateMachine.readLocal((LockStateMachine machine) -> {
+            long now = ticker.nanoTime();
+            Map<Long, Lease> fresh = new HashMap<>();
+            for (SessionView session : machine.sessions()) {
+                fresh.put(session.sessionId(), new Lease(session.ttlMillis(), deadline(now, session.ttlMillis()),
+                        false));
+            }
+            leases.clear();
+            leases.putAll(fresh);
+            delayEndNanos.clear();
+            delaysEnding.clear();
+            for (String lock : machine.delayedLocks()) {
+                delayEndNanos.put(lock, now + lockDelayNanos);
+            }
+            return new int[] {fresh.size(), delayEndNanos.size()};
+        });
+        LOG.info("leader of term {}: {} sessions get a fresh lease, {} lock-delays restart", term, sizes[0],
+                sizes[1]);
+    }
+
+    private void expireDueSessions(long now) {
+        for (Long sessionId : leases.keySet()) {
+            boolean[] claimed = {false};
+            Lease lease = leases.computeIfPresent(sessionId, (id, current) -> {
+                if (current.expiring() || now - current.deadlineNanos() < 0) {
+                    return current;
+                }
+                claimed[0] = true; // this scan moves it to expiring, so only this scan proposes the expiry
+                return new Lease(current.ttlMillis(), current.deadlineNanos(), true);
+            });
+            if (claimed[0]) {
+                proposeExpiry(sessionId, lease.ttlMillis());
+            }
+        }
+    }
+
+    private void proposeExpiry(long sessionId, long ttlMillis) {
+        LOG.info("session {} expires: no keepalive within its ttl of {} ms", sessionId, ttlMillis);
+        proposer.propose(new Command.ExpireSession(sessionId, lockDelayNanos > 0)).whenComplete((result, error) -> {
+            if (error != null || result instanceof Result.Rejected) {
+                // A later scan tries again while this peer leads; otherwise the next leader takes over.
+                leases.computeIfPresent(sessionId, (id, current) -> new Lease(current.ttlMillis(),
+                        current.deadlineNanos(), false));
+                LOG.warn("expiring session {} failed: {}", sessionId, error != null ? error : result);
+            } else {
+                leases.remove(sessionId);
+            }
+        });
+    }
+
+    private void endDueDelays(long now) {
+        for (Map.Entry<String, Long> entry : delayEndNanos.entrySet()) {
+            String lock = entry.getKey();
+            if (now - entry.getValue() < 0 || !delaysEnding.add(lock)) {
+                continue;
+            }
+            proposer.propose(new Command.EndLockDelay(lock)).whenComplete((result, e) -> {
+                delaysEnding.remove(lock);
+                if (e != null || result instanceof Result.Rejected) {
+                    LOG.warn("ending the lock-delay of {} failed: {}", lock, e != null ? e : result);
+                } else {
+                    delayEndNanos.remove(lock, entry.getValue());
+                }
+            });
+        }
+    }
+
+    private static long deadline(long nowNanos, long ttlMillis) {
+        return nowNanos + TimeUnit.MILLISECONDS.toNanos(ttlMillis);
+    }
+
+    @Override
+    public void close() {
+        scanner.shutdownNow();
+    }
+}

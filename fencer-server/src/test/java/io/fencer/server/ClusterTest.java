@@ -1,0 +1,154 @@
+package io.fencer.server;
+
+import static io.fencer.server.TestServers.acquire;
+import static io.fencer.server.TestServers.describe;
+import static io.fencer.server.TestServers.failure;
+import static io.fencer.server.TestServers.openSession;
+import static io.fencer.server.TestServers.release;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.Reason;
+import io.fencer.core.Ticker;
+import io.grpc.ManagedChannel;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Three peers in one JVM: leader election, NOT_LEADER redirection, and failover with monotonic tokens. */
+class ClusterTest {
+    private static final long TTL_MILLIS = 60_000;
+    private static final Duration ELECTION_MAX = Duration.ofSeconds(60);
+
+    @TempDir
+    Path dataRoot;
+    private final List<ServerConfig.Peer> peers = new ArrayList<>();
+    private final Map<String, FencerServer> servers = new ConcurrentHashMap<>();
+    private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+
+    @AfterEach
+    void stop() throws Exception {
+        for (ManagedChannel channel : channels.values()) {
+            TestServers.close(channel);
+        }
+        servers.values().forEach(FencerServer::close);
+    }
+
+    @Test
+    void failover_electsNewLeaderAndTokensKeepIncreasing() throws Exception {
+        startThreePeers();
+        FencerServer leader = awaitLeader();
+        LocksGrpc.LocksBlockingStub leaderStub = stubOf(leader);
+        long session = openSession(leaderStub, TTL_MILLIS);
+        long highest = 0;
+        for (int i = 0; i < 5; i++) {
+            AcquireResponse granted = acquire(leaderStub, session, "orders", 0);
+            assertThat(granted.getToken().getValue()).isGreaterThan(highest);
+            highest = granted.getToken().getValue();
+            release(leaderStub, granted.getToken());
+        }
+        AcquireResponse held = acquire(leaderStub, session, "held", 0);
+        for (FencerServer follower : followersOf(leader)) {
+            await().atMost(ELECTION_MAX).until(() -> !follower.leaderAddress().isEmpty());
+            ErrorDetail redirected = failure(() -> TestServers.stub(channelOf(follower))
+                    .describe(DescribeRequest.newBuilder().setLock("orders").build()));
+            assertThat(redirected.getReason()).isEqualTo(Reason.REASON_NOT_LEADER);
+            assertThat(redirected.getLeaderAddress()).isEqualTo("127.0.0.1:" + leader.port());
+        }
+
+        kill(leader);
+        FencerServer newLeader = awaitLeader();
+        LocksGrpc.LocksBlockingStub newStub = stubOf(newLeader);
+
+        assertThat(newLeader).isNotSameAs(leader);
+        assertThat(describe(newStub, "held").getHolder()).as("the grant survives").isEqualTo(held.getToken());
+        long other = openSession(newStub, TTL_MILLIS);
+        AcquireResponse after = acquire(newStub, other, "orders", 0);
+        assertThat(after.getToken().getValue()).isGreaterThan(highest);
+        release(newStub, held.getToken());
+        AcquireResponse heldAgain = acquire(newStub, other, "held", 0);
+        assertThat(heldAgain.getToken().getValue()).isGreaterThan(held.getToken().getValue());
+    }
+
+    @Test
+    void peer_withoutQuorum_answersNotLeaderWithoutAddressAndIsUnhealthy() throws Exception {
+        for (String id : List.of("n1", "n2", "n3")) {
+            peers.add(new ServerConfig.Peer(id, "127.0.0.1", TestServers.freePort(), TestServers.freePort()));
+        }
+        FencerServer lonely = FencerServer.start(ServerConfig.defaults(dataRoot.resolve("n1")).withPorts(0, 0, 0)
+                .withPeers("n1", peers));
+        servers.put("n1", lonely);
+
+        ErrorDetail detail = failure(() -> TestServers.stub(channelOf(lonely))
+                .describe(DescribeRequest.newBuilder().setLock("orders").build()));
+        HttpResponse<String> health = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + lonely.adminPort() + "/healthz")).build(),
+                HttpResponse.BodyHandlers.ofString());
+
+        assertThat(lonely.isLeader()).isFalse();
+        assertThat(detail.getReason()).isEqualTo(Reason.REASON_NOT_LEADER);
+        assertThat(detail.getLeaderAddress()).isEmpty();
+        assertThat(health.statusCode()).isEqualTo(503);
+        assertThat(health.body()).contains("\"status\":\"no-leader\"", "\"leader\":\"\"");
+    }
+
+    private void startThreePeers() throws Exception {
+        for (String id : List.of("n1", "n2", "n3")) {
+            peers.add(new ServerConfig.Peer(id, "127.0.0.1", TestServers.freePort(), TestServers.freePort()));
+        }
+        for (ServerConfig.Peer peer : peers) {
+            start(peer.id(), Ticker.system());
+        }
+    }
+
+    private FencerServer start(String id, Ticker ticker) throws Exception {
+        ServerConfig config = ServerConfig.defaults(dataRoot.resolve(id)).withPorts(0, -1, 0)
+                .withPeers(id, peers).withTicker(ticker);
+        FencerServer server = FencerServer.start(config);
+        servers.put(id, server);
+        return server;
+    }
+
+    /** Waits until exactly one live peer leads and serves, and returns it. */
+    private FencerServer awaitLeader() {
+        await().atMost(ELECTION_MAX).until(() -> servers.values().stream().filter(FencerServer::isLeader).count() == 1);
+        FencerServer leader = servers.values().stream().filter(FencerServer::isLeader).findFirst().orElseThrow();
+        TestServers.awaitServing(leader, channelOf(leader));
+        return leader;
+    }
+
+    private List<FencerServer> followersOf(FencerServer leader) {
+        return servers.values().stream().filter(server -> server != leader).toList();
+    }
+
+    private void kill(FencerServer server) throws Exception {
+        servers.values().remove(server);
+        ManagedChannel channel = channels.remove("127.0.0.1:" + server.port());
+        if (channel != null) {
+            TestServers.close(channel);
+        }
+        server.close();
+    }
+
+    private ManagedChannel channelOf(FencerServer server) {
+        return channels.computeIfAbsent("127.0.0.1:" + server.port(), address -> TestServers.channel(server));
+    }
+
+    private LocksGrpc.LocksBlockingStub stubOf(FencerServer server) {
+        return TestServers.stub(channelOf(server));
+    }
+}

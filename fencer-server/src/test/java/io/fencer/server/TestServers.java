@@ -1,0 +1,173 @@
+package io.fencer.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.fencer.api.v1.AcquireRequest;
+import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.FencingToken;
+import io.fencer.api.v1.KeepAliveRequest;
+import io.fencer.api.v1.KeepAliveResponse;
+import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.OpenSessionRequest;
+import io.fencer.api.v1.ReleaseRequest;
+import io.fencer.api.v1.ReleaseResponse;
+import io.fencer.core.Ticker;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Helpers of the server tests: configs on free ports, channels, stubs, and small call wrappers. */
+final class TestServers {
+    static final Duration STARTUP_MAX = Duration.ofSeconds(30);
+    static final Metadata.Key<byte[]> ERROR_DETAIL_KEY =
+            Metadata.Key.of("fencer-error-bin", Metadata.BINARY_BYTE_MARSHALLER);
+
+    private TestServers() {}
+
+    /** A ticker moved by hand: the session keeper and lock-delays see only these readings. */
+    static final class ManualTicker implements Ticker {
+        private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
+
+        @Override
+        public long nanoTime() {
+            return nanos.get();
+        }
+
+        void advance(Duration duration) {
+            nanos.addAndGet(duration.toNanos());
+        }
+    }
+
+    static ServerConfig singlePeer(Path dataDir, Ticker ticker) {
+        return ServerConfig.defaults(dataDir).withPorts(0, 0, 0).withTicker(ticker);
+    }
+
+    static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static ManagedChannel channel(FencerServer server) {
+        return channel(server.port());
+    }
+
+    static ManagedChannel channel(int port) {
+        return NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+    }
+
+    static LocksGrpc.LocksBlockingStub stub(ManagedChannel channel) {
+        return LocksGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS);
+    }
+
+    /** Waits until the server leads and serves writes, reads and keepalives. */
+    static void awaitServing(FencerServer server, ManagedChannel channel) {
+        await().atMost(STARTUP_MAX).pollInterval(Duration.ofMillis(20)).ignoreExceptions().until(() -> {
+            stub(channel).describe(DescribeRequest.newBuilder().setLock("warm-up").build());
+            KeepAliveResponse answer = keepAliveOnce(channel, Long.MAX_VALUE);
+            return server.isLeader() && answer.getExpired();
+        });
+    }
+
+    static long openSession(LocksGrpc.LocksBlockingStub stub, long ttlMillis) {
+        return stub.openSession(OpenSessionRequest.newBuilder().setTtlMillis(ttlMillis).build()).getSessionId();
+    }
+
+    static AcquireResponse acquire(LocksGrpc.LocksBlockingStub stub, long sessionId, String lock, long waitMillis) {
+        return acquire(stub, sessionId, lock, UUID.randomUUID().toString(), waitMillis);
+    }
+
+    static AcquireResponse acquire(LocksGrpc.LocksBlockingStub stub, long sessionId, String lock, String requestId,
+            long waitMillis) {
+        return stub.acquire(AcquireRequest.newBuilder().setSessionId(sessionId).setLock(lock)
+                .setRequestId(requestId).setWaitMillis(waitMillis).build());
+    }
+
+    static ReleaseResponse release(LocksGrpc.LocksBlockingStub stub, FencingToken token) {
+        return stub.release(ReleaseRequest.newBuilder().setToken(token).build());
+    }
+
+    static LockInfo describe(LocksGrpc.LocksBlockingStub stub, String lock) {
+        return stub.describe(DescribeRequest.newBuilder().setLock(lock).build());
+    }
+
+    static List<Long> waiterSessions(LocksGrpc.LocksBlockingStub stub, String lock) {
+        List<Long> sessions = new ArrayList<>();
+        describe(stub, lock).getWaitersList().forEach(waiter -> sessions.add(waiter.getSessionId()));
+        return sessions;
+    }
+
+    /** Sends one keepalive on a fresh stream and returns its answer. */
+    static KeepAliveResponse keepAliveOnce(ManagedChannel channel, long sessionId) throws InterruptedException {
+        LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
+        StreamObserver<KeepAliveRequest> requests = LocksGrpc.newStub(channel).keepAlive(new StreamObserver<>() {
+            @Override
+            public void onNext(KeepAliveResponse response) {
+                answers.add(response);
+            }
+
+            @Override
+            public void onError(Throwable error) {
+                answers.add(error);
+            }
+
+            @Override
+            public void onCompleted() {
+                answers.add("completed");
+            }
+        });
+        requests.onNext(KeepAliveRequest.newBuilder().setSessionId(sessionId).build());
+        Object answer = answers.poll(20, TimeUnit.SECONDS);
+        requests.onCompleted();
+        if (answer instanceof KeepAliveResponse response) {
+            return response;
+        }
+        if (answer instanceof RuntimeException error) {
+            throw error;
+        }
+        throw new AssertionError("no keepalive answer: " + answer);
+    }
+
+    /** Runs {@code call}, expects it to fail, and returns the error's detail from the trailer. */
+    static ErrorDetail failure(Runnable call) {
+        StatusRuntimeException error = catchThrowableOfType(StatusRuntimeException.class, call::run);
+        assertThat(error).as("the call should have failed").isNotNull();
+        return detail(error);
+    }
+
+    static ErrorDetail detail(StatusRuntimeException error) {
+        Metadata trailers = error.getTrailers();
+        assertThat(trailers).as("trailers of %s", error).isNotNull();
+        byte[] bytes = trailers.get(ERROR_DETAIL_KEY);
+        assertThat(bytes).as("fencer-error-bin of %s", error).isNotNull();
+        try {
+            return ErrorDetail.parseFrom(bytes);
+        } catch (InvalidProtocolBufferException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    static void close(ManagedChannel channel) throws InterruptedException {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+}

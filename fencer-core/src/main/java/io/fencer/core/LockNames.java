@@ -63,7 +63,8 @@ public final class LockNames {
                     .decode(ByteBuffer.wrap(bytes)).toString();
             return check(field, name);
         } catch (CharacterCodingException e) {
-            throw new InvalidArgumentException(field, hex(bytes), field + " name is not valid UTF-8: bytes " + hex(bytes));
+            throw new InvalidArgumentException(field, hex(bytes),
+                    field + " name is not valid UTF-8: bytes " + hex(bytes));
         }
     }
 

@@ -24,7 +24,8 @@ public final class Sequencer {
 
     /** Formats {@code token} as a sequencer. */
     public static String format(FencingToken token) {
-        String lock = Base64.getUrlEncoder().withoutPadding().encodeToString(token.lock().getBytes(StandardCharsets.UTF_8));
+        String lock = Base64.getUrlEncoder().withoutPadding()
+                .encodeToString(token.lock().getBytes(StandardCharsets.UTF_8));
         return PREFIX + "." + lock + "." + token.value();
     }
 

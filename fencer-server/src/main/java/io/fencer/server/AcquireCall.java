@@ -3,6 +3,7 @@ package io.fencer.server;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
+import io.fencer.core.TokenKeys;
 import io.fencer.lock.Command;
 import io.fencer.lock.LockView;
 import io.fencer.lock.Result;
@@ -33,6 +34,7 @@ final class AcquireCall {
     private final Command.Acquire acquire;
     private final long waitMillis;
     private final Deadline deadline;
+    private final TokenKeys keys;
     private PendingAcquires.Waiter waiter;
     private ScheduledFuture<?> timeout; // guarded by this
     private boolean queued; // guarded by this
@@ -41,7 +43,7 @@ final class AcquireCall {
 
     AcquireCall(PendingAcquires pending, Proposer proposer, RaftLockStateMachine stateMachine,
             ScheduledExecutorService timers, ServerCallStreamObserver<AcquireResponse> call,
-            Command.Acquire acquire, long waitMillis, Deadline deadline) {
+            Command.Acquire acquire, long waitMillis, Deadline deadline, TokenKeys keys) {
         this.pending = pending;
         this.proposer = proposer;
         this.stateMachine = stateMachine;
@@ -54,6 +56,7 @@ final class AcquireCall {
         }
         this.waitMillis = waitMillis;
         this.deadline = deadline;
+        this.keys = keys;
     }
 
     /** Registers the wait and proposes the Acquire; must run in the service method (it sets the cancel hook). */
@@ -69,7 +72,7 @@ final class AcquireCall {
             return;
         }
         if (result instanceof Result.Granted granted) {
-            answer(acquired(granted.token()), null);
+            answer(acquired(granted.token(), keys), null);
         } else if (result instanceof Result.Busy busy) {
             answer(notAcquired(busy.holder()), null);
         } else if (result instanceof Result.Rejected rejected) {
@@ -94,7 +97,7 @@ final class AcquireCall {
                 timeout = timers.schedule(this::endWait, millis, TimeUnit.MILLISECONDS);
             }
         }
-        waiter.outcome.whenComplete((token, error) -> answer(error == null ? acquired(token) : null, error));
+        waiter.outcome.whenComplete((token, error) -> answer(error == null ? acquired(token, keys) : null, error));
         if (endNow) {
             cancelWait();
         }
@@ -128,7 +131,7 @@ final class AcquireCall {
                     if (error != null) {
                         answer(null, error);
                     } else if (result instanceof Result.Granted granted) {
-                        answer(acquired(granted.token()), null); // the grant won the race with the wait's end
+                        answer(acquired(granted.token(), keys), null); // the grant won the race with the wait's end
                     } else if (result instanceof Result.Rejected rejected) {
                         answer(null, rejected.error());
                     } else {
@@ -156,14 +159,18 @@ final class AcquireCall {
         LocksService.reply(call, response, error);
     }
 
-    private static AcquireResponse acquired(FencingToken token) {
-        return AcquireResponse.newBuilder().setAcquired(true).setToken(Protos.token(token)).build();
+    static AcquireResponse acquired(FencingToken token, TokenKeys keys) {
+        return AcquireResponse.newBuilder().setAcquired(true).setToken(Protos.token(token, keys)).build();
     }
 
+    /**
+     * Returns the answer of an acquire that was not granted. The holder's token is never signed here: a signed
+     * sequencer is a credential that only its grantee receives, or any caller could write as the holder.
+     */
     static AcquireResponse notAcquired(FencingToken holder) {
         AcquireResponse.Builder response = AcquireResponse.newBuilder().setAcquired(false);
         if (holder != null) {
-            response.setHolder(Protos.token(holder));
+            response.setHolder(Protos.token(holder, null));
         }
         return response.build();
     }

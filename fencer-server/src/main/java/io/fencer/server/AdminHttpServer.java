@@ -13,22 +13,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The admin HTTP endpoint: {@code GET /healthz} (JSON: status, id, role, leader, appliedIndex; 503 while no
- * leader is known) and {@code GET /metrics} (Prometheus text). Everything else is 404.
+ * The admin HTTP endpoint: {@code GET /healthz} (JSON; for a lock server: status, id, role, leader, appliedIndex,
+ * 503 while no leader is known; for a store server: status, role "store", unitsOpen) and {@code GET /metrics}
+ * (Prometheus text). Everything else is 404.
  */
 final class AdminHttpServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AdminHttpServer.class);
 
     private final HttpServer server;
     private final ExecutorService executor;
-    private final String peerId;
-    private final RaftNode raft;
+    private final Supplier<Health> health;
     private final Supplier<String> metrics;
 
-    private AdminHttpServer(HttpServer server, String peerId, RaftNode raft, Supplier<String> metrics) {
+    /** An answer to /healthz: the HTTP status and the JSON body. */
+    record Health(int status, String json) {}
+
+    private AdminHttpServer(HttpServer server, Supplier<Health> health, Supplier<String> metrics) {
         this.server = server;
-        this.peerId = peerId;
-        this.raft = raft;
+        this.health = health;
         this.metrics = metrics;
         this.executor = Executors.newSingleThreadExecutor(runnable -> {
             Thread thread = new Thread(runnable, "fencer-admin-http");
@@ -39,8 +41,13 @@ final class AdminHttpServer implements AutoCloseable {
 
     static AdminHttpServer start(String host, int port, String peerId, RaftNode raft, Supplier<String> metrics)
             throws IOException {
+        return start(host, port, () -> raftHealth(peerId, raft), metrics);
+    }
+
+    static AdminHttpServer start(String host, int port, Supplier<Health> health, Supplier<String> metrics)
+            throws IOException {
         HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 64);
-        AdminHttpServer admin = new AdminHttpServer(server, peerId, raft, metrics);
+        AdminHttpServer admin = new AdminHttpServer(server, health, metrics);
         server.createContext("/", admin::handle);
         server.setExecutor(admin.executor);
         server.start();
@@ -57,7 +64,8 @@ final class AdminHttpServer implements AutoCloseable {
             if (!"GET".equals(exchange.getRequestMethod()) && !"HEAD".equals(exchange.getRequestMethod())) {
                 send(exchange, 405, "text/plain; charset=utf-8", "method not allowed\n");
             } else if ("/healthz".equals(path)) {
-                health(exchange);
+                Health answer = health.get();
+                send(exchange, answer.status(), "application/json", answer.json());
             } else if ("/metrics".equals(path)) {
                 send(exchange, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.get());
             } else {
@@ -68,7 +76,7 @@ final class AdminHttpServer implements AutoCloseable {
         }
     }
 
-    private void health(HttpExchange exchange) throws IOException {
+    private static Health raftHealth(String peerId, RaftNode raft) {
         String leader = raft.leaderClientAddress();
         boolean leaderKnown = !leader.isEmpty();
         String body = "{\"status\":\"" + (leaderKnown ? "ok" : "no-leader") + "\""
@@ -76,7 +84,7 @@ final class AdminHttpServer implements AutoCloseable {
                 + ",\"role\":\"" + json(raft.role()) + "\""
                 + ",\"leader\":\"" + json(leader) + "\""
                 + ",\"appliedIndex\":" + raft.appliedIndex() + "}\n";
-        send(exchange, leaderKnown ? 200 : 503, "application/json", body);
+        return new Health(leaderKnown ? 200 : 503, body);
     }
 
     private static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {
@@ -91,7 +99,7 @@ final class AdminHttpServer implements AutoCloseable {
         }
     }
 
-    private static String json(String text) {
+    static String json(String text) {
         StringBuilder out = new StringBuilder(text.length());
         for (char c : text.toCharArray()) {
             switch (c) {

@@ -2,6 +2,7 @@ package io.fencer.server;
 
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.Reason;
+import io.fencer.core.BadTokenSignatureException;
 import io.fencer.core.FencerException;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
@@ -82,7 +83,9 @@ final class ErrorCatalogue {
         } else if (error instanceof StaleTokenException stale) {
             detail.setLock(stale.scope()).setPresentedToken(stale.presented()).setCurrentToken(stale.accepted());
         } else if (error instanceof ScopeMismatchException mismatch) {
-            detail.setLock(mismatch.scope());
+            detail.setLock(mismatch.scope()).setValue(mismatch.tokenLock());
+        } else if (error instanceof BadTokenSignatureException badSignature) {
+            detail.setLock(badSignature.lock()).setPresentedToken(badSignature.value());
         } else if (error instanceof TokenExhaustedException exhausted) {
             detail.setLock(exhausted.lock());
         } else if (error instanceof NotLeaderException notLeader) {

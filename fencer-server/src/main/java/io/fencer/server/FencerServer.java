@@ -22,7 +22,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A running Fencer server: one peer of a Raft group hosting the lock state machine, its gRPC service
- * {@code fencer.v1.Locks} and the admin HTTP endpoint.
+ * {@code fencer.v1.Locks} and the admin HTTP endpoint; and, unless {@link ServerConfig#store()} is null, the fenced
+ * store ({@code fencer.v1.Store}) on the same gRPC port, with its data in {@code dataDir/store}. The store is not
+ * replicated: each peer serves its own.
  *
  * <p>Only the leader serves calls; other peers answer UNAVAILABLE with reason NOT_LEADER and the leader's
  * address. The data directory holds the Raft log and snapshots ({@code dataDir/raft}); a server restarted on the
@@ -30,7 +32,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class FencerServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FencerServer.class);
-    /** The largest request accepted; every valid request is far smaller. */
+    /** The largest Locks request accepted; every valid request is far smaller. */
     static final int INBOUND_MESSAGE_BYTES_MAX = 64 * 1024;
     static final int INBOUND_METADATA_BYTES_MAX = 16 * 1024;
     static final int CONCURRENT_CALLS_PER_CONNECTION_MAX = 1_024;
@@ -47,6 +49,7 @@ public final class FencerServer implements AutoCloseable {
     private volatile SessionKeeper keeper;
     private volatile ServerMetrics metrics;
     private volatile LocksService service;
+    private volatile StoreRole store;
     private volatile Server grpc;
     private volatile AdminHttpServer admin;
 
@@ -121,13 +124,23 @@ public final class FencerServer implements AutoCloseable {
         keeper.start();
 
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
-        service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers);
-        grpc = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), port))
-                .addService(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService()), metrics))
-                // Handlers never block (answers come from completions), so they run on the transport's threads:
-                // no hand-off per call, which matters at tens of thousands of calls per second.
+        service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
+                config.tokenKeys());
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), port))
+                .addService(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService(),
+                        INBOUND_MESSAGE_BYTES_MAX), metrics));
+        if (config.store() != null) {
+            store = StoreRole.open(config.dataDir().resolve("store"), config.store().withKeys(config.tokenKeys()),
+                    metrics.registry());
+            builder.addService(ServerInterceptors.intercept(store.service(), metrics));
+        }
+        grpc = builder
+                // Handlers never block (Locks answers come from completions; Store hands off to its workers), so
+                // they run on the transport's threads: no hand-off per call, which matters at tens of thousands of
+                // calls per second.
                 .directExecutor()
-                .maxInboundMessageSize(INBOUND_MESSAGE_BYTES_MAX)
+                // The transport enforces the largest limit; each service's guard enforces its own.
+                .maxInboundMessageSize(store == null ? INBOUND_MESSAGE_BYTES_MAX : StoreRole.INBOUND_MESSAGE_BYTES_MAX)
                 .maxInboundMetadataSize(INBOUND_METADATA_BYTES_MAX)
                 .maxConcurrentCallsPerConnection(CONCURRENT_CALLS_PER_CONNECTION_MAX)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS)
@@ -137,8 +150,9 @@ public final class FencerServer implements AutoCloseable {
         if (config.adminPort() >= 0) {
             admin = AdminHttpServer.start(config.host(), config.adminPort(), config.id(), raft, metrics::scrape);
         }
-        LOG.info("fencer server {} serving on {}:{} (admin {}, data {})", config.id(), config.host(), port(),
-                admin == null ? "off" : config.host() + ":" + admin.port(), config.dataDir());
+        LOG.info("fencer server {} serving on {}:{} (admin {}, store {}, tokens {}, data {})", config.id(),
+                config.host(), port(), admin == null ? "off" : config.host() + ":" + admin.port(),
+                store == null ? "off" : "on", config.tokenKeys() == null ? "unsigned" : "signed", config.dataDir());
     }
 
     private ServerConfig.Peer selfPeer() {
@@ -193,6 +207,9 @@ public final class FencerServer implements AutoCloseable {
                 proposer.close();
             }
             awaitCalls(server);
+            if (store != null) {
+                store.close();
+            }
             if (raft != null) {
                 raft.close();
             }
@@ -225,6 +242,11 @@ public final class FencerServer implements AutoCloseable {
     long appliedIndex() {
         RaftNode node = raft;
         return node == null ? 0 : node.appliedIndex();
+    }
+
+    /** Returns the hosted store role, or null when the store is off (for tests). */
+    StoreRole store() {
+        return store;
     }
 
     /** Returns how many Acquire calls wait on this peer (for tests). */

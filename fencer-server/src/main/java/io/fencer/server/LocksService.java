@@ -20,6 +20,7 @@ import io.fencer.api.v1.ValidateResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.NotLeaderException;
+import io.fencer.core.TokenKeys;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Command;
 import io.fencer.lock.Limits;
@@ -53,10 +54,12 @@ final class LocksService extends LocksGrpc.LocksImplBase {
     private final RaftLockStateMachine stateMachine;
     private final Limits limits;
     private final ScheduledExecutorService timers;
+    /** Signs every sequencer this service returns; null = unsigned. */
+    private final TokenKeys keys;
     private final Set<KeepAliveStream> keepAliveStreams = ConcurrentHashMap.newKeySet();
 
     LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
-            RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers) {
+            RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers, TokenKeys keys) {
         this.raft = raft;
         this.proposer = proposer;
         this.keeper = keeper;
@@ -64,6 +67,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
         this.stateMachine = stateMachine;
         this.limits = limits;
         this.timers = timers;
+        this.keys = keys;
     }
 
     @Override
@@ -86,7 +90,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
             return proposer.propose(new Command.CloseSession(sessionId)).thenApply(result -> {
                 Result.SessionEnded ended = expect(result, Result.SessionEnded.class);
                 CloseSessionResponse.Builder response = CloseSessionResponse.newBuilder();
-                ended.released().forEach(token -> response.addReleased(Protos.token(token)));
+                ended.released().forEach(token -> response.addReleased(Protos.token(token, keys)));
                 return response.build();
             });
         });
@@ -104,7 +108,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
             Command.Acquire acquire = new Command.Acquire(sessionId, lock, requestId, waitMillis > 0);
             if (waitMillis > 0) {
                 new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
-                        Context.current().getDeadline()).start();
+                        Context.current().getDeadline(), keys).start();
                 return;
             }
             proposer.propose(acquire).thenApply(this::tryAcquireResponse)
@@ -124,7 +128,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
                     .map(LockView::holder).orElse(null));
         }
         Result.Granted granted = expect(result, Result.Granted.class);
-        return AcquireResponse.newBuilder().setAcquired(true).setToken(Protos.token(granted.token())).build();
+        return AcquireCall.acquired(granted.token(), keys);
     }
 
     @Override
@@ -134,9 +138,10 @@ final class LocksService extends LocksGrpc.LocksImplBase {
             return proposer.propose(new Command.Release(token.lock(), token.value())).thenApply(result -> {
                 Result.Released released = expect(result, Result.Released.class);
                 ReleaseResponse.Builder response = ReleaseResponse.newBuilder()
-                        .setReleased(Protos.token(released.released()));
+                        .setReleased(Protos.token(released.released(), keys));
                 if (released.next() != null) {
-                    response.setNext(Protos.token(released.next()));
+                    // The next holder's signed sequencer is its own credential, not the releaser's: send it unsigned.
+                    response.setNext(Protos.token(released.next(), null));
                 }
                 return response.build();
             });

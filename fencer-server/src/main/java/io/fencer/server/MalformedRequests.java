@@ -1,7 +1,10 @@
 package io.fencer.server;
 
+import io.fencer.core.FencerException;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LimitExceededException;
 import io.grpc.ForwardingServerCallListener;
+import io.grpc.KnownLength;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
@@ -9,6 +12,8 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.StatusRuntimeException;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.InputStream;
 
 /**
@@ -18,28 +23,32 @@ import java.io.InputStream;
  *
  * <p>Every method's request marshaller is wrapped so that parsing never throws: it yields the message or a
  * {@link Malformed} marker. A wrapping call handler answers a marker with the error and never hands it, nor
- * anything after it, to the service.
+ * anything after it, to the service. A request over the service's size limit is refused the same way, as
+ * RESOURCE_EXHAUSTED naming the limit: one gRPC server hosts services with different limits, and its transport
+ * enforces only the largest.
  */
 final class MalformedRequests {
     private MalformedRequests() {}
 
-    static ServerServiceDefinition guard(ServerServiceDefinition service) {
+    /** Guards {@code service}, refusing requests larger than {@code messageBytesMax}. */
+    static ServerServiceDefinition guard(ServerServiceDefinition service, int messageBytesMax) {
         ServerServiceDefinition.Builder guarded =
                 ServerServiceDefinition.builder(service.getServiceDescriptor().getName());
         for (ServerMethodDefinition<?, ?> method : service.getMethods()) {
-            guarded.addMethod(guardMethod(method));
+            guarded.addMethod(guardMethod(method, messageBytesMax));
         }
         return guarded.build();
     }
 
-    /** A request that could not be decoded, with the error to answer. */
-    private record Malformed(InvalidArgumentException error) {}
+    /** A request that could not be decoded or is too large, with the error to answer. */
+    private record Malformed(FencerException error) {}
 
     private static <RequestT, ResponseT> ServerMethodDefinition<Object, ResponseT> guardMethod(
-            ServerMethodDefinition<RequestT, ResponseT> method) {
+            ServerMethodDefinition<RequestT, ResponseT> method, int messageBytesMax) {
         MethodDescriptor<RequestT, ResponseT> descriptor = method.getMethodDescriptor();
         MethodDescriptor<Object, ResponseT> guarded = descriptor.toBuilder(
-                new GuardedMarshaller<>(descriptor.getRequestMarshaller(), descriptor.getBareMethodName()),
+                new GuardedMarshaller<>(descriptor.getRequestMarshaller(), descriptor.getBareMethodName(),
+                        messageBytesMax),
                 descriptor.getResponseMarshaller()).build();
         return ServerMethodDefinition.create(guarded, new GuardedHandler<>(method.getServerCallHandler()));
     }
@@ -48,10 +57,12 @@ final class MalformedRequests {
     private static final class GuardedMarshaller<T> implements MethodDescriptor.Marshaller<Object> {
         private final MethodDescriptor.Marshaller<T> delegate;
         private final String methodName;
+        private final int messageBytesMax;
 
-        GuardedMarshaller(MethodDescriptor.Marshaller<T> delegate, String methodName) {
+        GuardedMarshaller(MethodDescriptor.Marshaller<T> delegate, String methodName, int messageBytesMax) {
             this.delegate = delegate;
             this.methodName = methodName;
+            this.messageBytesMax = messageBytesMax;
         }
 
         @Override
@@ -63,7 +74,24 @@ final class MalformedRequests {
         @Override
         public Object parse(InputStream stream) {
             try {
-                return delegate.parse(stream);
+                InputStream checked = stream;
+                long bytes;
+                if (stream instanceof KnownLength) {
+                    bytes = stream.available();
+                } else { // read at most one byte past the limit to learn whether it is over
+                    byte[] read = stream.readNBytes(messageBytesMax + 1);
+                    bytes = read.length;
+                    checked = new ByteArrayInputStream(read);
+                }
+                if (bytes > messageBytesMax) {
+                    return new Malformed(new LimitExceededException("inboundMessageBytesMax", messageBytesMax,
+                            "the " + methodName + " request is " + (checked == stream ? bytes + " bytes, " : "")
+                                    + "more than the " + messageBytesMax + " bytes allowed"));
+                }
+                return delegate.parse(checked);
+            } catch (IOException e) {
+                return new Malformed(new InvalidArgumentException("request", "", "the " + methodName
+                        + " request cannot be read: " + e.getMessage()));
             } catch (StatusRuntimeException | IllegalArgumentException | IllegalStateException e) {
                 Throwable cause = e.getCause() != null ? e.getCause() : e;
                 return new Malformed(new InvalidArgumentException("request", "", "the " + methodName

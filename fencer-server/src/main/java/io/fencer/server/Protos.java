@@ -4,6 +4,8 @@ import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.Waiter;
 import io.fencer.core.FencingToken;
+import io.fencer.core.Sequencer;
+import io.fencer.core.TokenKeys;
 import io.fencer.lock.EndCause;
 import io.fencer.lock.LockView;
 import io.fencer.lock.Validation;
@@ -12,11 +14,12 @@ import io.fencer.lock.Validation;
 final class Protos {
     private Protos() {}
 
-    static io.fencer.api.v1.FencingToken token(FencingToken token) {
+    /** Returns the wire token, its sequencer signed with {@code keys} (unsigned when keys are null). */
+    static io.fencer.api.v1.FencingToken token(FencingToken token, TokenKeys keys) {
         return io.fencer.api.v1.FencingToken.newBuilder()
                 .setLock(token.lock())
                 .setValue(token.value())
-                .setSequencer(token.sequencer())
+                .setSequencer(Sequencer.format(token, keys))
                 .build();
     }
 
@@ -28,13 +31,14 @@ final class Protos {
         };
     }
 
+    /** Returns the wire form of a lock; its holder's sequencer is unsigned, as only the grantee gets a signed one. */
     static LockInfo lockInfo(LockView view) {
         LockInfo.Builder info = LockInfo.newBuilder()
                 .setLock(view.lock())
                 .setLastToken(view.lastToken())
                 .setDelayed(view.delayed());
         if (view.holder() != null) {
-            info.setHolder(token(view.holder())).setHolderSessionId(view.holderSessionId());
+            info.setHolder(token(view.holder(), null)).setHolderSessionId(view.holderSessionId());
         }
         for (LockView.WaiterView waiter : view.waiters()) {
             info.addWaiters(Waiter.newBuilder().setSessionId(waiter.sessionId()).setRequestId(waiter.requestId()));

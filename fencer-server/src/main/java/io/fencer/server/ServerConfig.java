@@ -1,7 +1,9 @@
 package io.fencer.server;
 
 import io.fencer.core.Ticker;
+import io.fencer.core.TokenKeys;
 import io.fencer.lock.Limits;
+import io.fencer.store.StoreOptions;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -22,9 +24,14 @@ import java.util.Objects;
  * @param lockDelay how long a lock freed by session expiry stays unavailable (ZERO = off, the default)
  * @param limits the state machine's limits
  * @param ticker the time source for session deadlines and lock-delay
+ * @param tokenKeys the keys that sign every sequencer the lock service returns and that the hosted store requires;
+ *     null = plain (unsigned) sequencers, and the store accepts them
+ * @param store the limits of the fenced store hosted beside the lock service on the same gRPC port, with its data
+ *     in {@code dataDir/store} (its keys are replaced by {@code tokenKeys}); null = no store (default: on)
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
-        List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker) {
+        List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
+        StoreOptions store) {
 
     public ServerConfig {
         Objects.requireNonNull(dataDir, "dataDir");
@@ -36,6 +43,13 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
         Objects.requireNonNull(ticker, "ticker");
     }
 
+    /** Returns settings without token keys and with the default store. */
+    public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
+            List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker) {
+        this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, null,
+                StoreOptions.defaults());
+    }
+
     /** Returns the default settings with {@code dataDir}: one peer "n1" on 127.0.0.1:7070. */
     public static ServerConfig defaults(Path dataDir) {
         return new ServerConfig(dataDir, "n1", "127.0.0.1", 7070, 7071, 7072, List.of(), Duration.ZERO,
@@ -43,23 +57,40 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
     }
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {
-        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker);
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store);
     }
 
     public ServerConfig withPeers(String id, List<Peer> peers) {
-        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker);
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store);
     }
 
     public ServerConfig withLockDelay(Duration lockDelay) {
-        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker);
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store);
     }
 
     public ServerConfig withLimits(Limits limits) {
-        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker);
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store);
     }
 
     public ServerConfig withTicker(Ticker ticker) {
-        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker);
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store);
+    }
+
+    /** Returns these settings signing sequencers with {@code tokenKeys} (null = unsigned). */
+    public ServerConfig withTokenKeys(TokenKeys tokenKeys) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store);
+    }
+
+    /** Returns these settings hosting the store with {@code store} limits, or no store when null. */
+    public ServerConfig withStore(StoreOptions store) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store);
     }
 
     /**

@@ -11,6 +11,7 @@ import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -62,6 +63,11 @@ final class ServerMetrics implements AppliedListener, ServerInterceptor {
                 sessionExpiries.increment();
             }
         }
+    }
+
+    /** Returns the registry, for the metrics of roles hosted beside the lock service. */
+    MeterRegistry registry() {
+        return registry;
     }
 
     /** Returns the metrics in the Prometheus text format. */

@@ -1,0 +1,73 @@
+package io.fencer.cli;
+
+import io.fencer.server.FencerStoreServer;
+import io.fencer.server.StoreServerConfig;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code fencer store-server}: runs the fenced key-value store alone (the resource that refuses stale tokens) until
+ * SIGINT or SIGTERM. It needs no lock server: clients bring the tokens.
+ */
+@Command(name = "store-server", mixinStandardHelpOptions = true,
+        description = "Runs the fenced store alone (no lock service) until SIGINT or SIGTERM.")
+final class StoreServerCommand implements Callable<Integer> {
+    @Option(names = "--data", paramLabel = "DIR", defaultValue = "fencer-store-data",
+            description = "Data directory of the store (RocksDB) (default: ./${DEFAULT-VALUE}).")
+    Path dataDir;
+
+    @Option(names = "--host", paramLabel = "HOST", defaultValue = "127.0.0.1",
+            description = "Address to bind (default: ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--port", paramLabel = "PORT", defaultValue = "7080",
+            description = "gRPC port; 0 = any free port (default: ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--admin-port", paramLabel = "PORT", defaultValue = "7081",
+            description = "Admin HTTP port for /healthz and /metrics; -1 = off (default: ${DEFAULT-VALUE}).")
+    int adminPort;
+
+    @Option(names = "--token-key", paramLabel = "FILE",
+            description = "Token key file (from 'fencer keygen'): refuse tokens not signed with its keys "
+                    + "(default: accept unsigned tokens).")
+    Path tokenKeyFile;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        StoreServerConfig config = config();
+        FencerStoreServer server = FencerStoreServer.start(config);
+        Runtime.getRuntime().addShutdownHook(new Thread(server::close, "fencer-store-server-shutdown"));
+        PrintWriter out = spec.commandLine().getOut();
+        out.println("fencer store-server serving on " + config.host() + ":" + server.port() + " ("
+                + (server.adminPort() < 0 ? "admin off" : "admin http://" + config.host() + ":" + server.adminPort())
+                + ", data " + config.dataDir() + ")");
+        out.flush();
+        server.awaitTermination();
+        return Main.EXIT_OK;
+    }
+
+    /** Returns the store server settings these options describe. */
+    StoreServerConfig config() {
+        checkPort("--port", port, 0);
+        checkPort("--admin-port", adminPort, -1);
+        return StoreServerConfig.defaults(dataDir.toAbsolutePath().normalize()).withHost(host)
+                .withPorts(port, adminPort).withTokenKeys(KeygenCommand.load(spec, tokenKeyFile));
+    }
+
+    private void checkPort(String option, int value, int lowest) {
+        if (value < lowest || value > 65_535) {
+            throw new ParameterException(spec.commandLine(), option + " " + value + " is outside [" + lowest
+                    + ", 65535]");
+        }
+    }
+}

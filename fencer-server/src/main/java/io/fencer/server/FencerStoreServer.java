@@ -1,0 +1,151 @@
+package io.fencer.server;
+
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running store server: the fenced store ({@code fencer.v1.Store}) alone on its own gRPC port, with the admin
+ * HTTP endpoint ({@code /healthz}, {@code /metrics}). This is the resource of a real deployment, separate from the
+ * lock service: it needs no connection to it, only the tokens clients bring (and, with token keys, the same keys).
+ *
+ * <pre>{@code
+ * try (FencerStoreServer store = FencerStoreServer.start(StoreServerConfig.defaults(dir).withPorts(0, 0))) {
+ *     ... clients write to 127.0.0.1:store.port() ...
+ * }
+ * }</pre>
+ */
+public final class FencerStoreServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(FencerStoreServer.class);
+    private static final long SHUTDOWN_GRACE_MILLIS = 2_000;
+
+    private final StoreServerConfig config;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final CountDownLatch terminated = new CountDownLatch(1);
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private volatile StoreRole store;
+    private volatile Server grpc;
+    private volatile AdminHttpServer admin;
+
+    private FencerStoreServer(StoreServerConfig config) {
+        this.config = config;
+    }
+
+    /**
+     * Opens the store and starts serving.
+     *
+     * @throws io.fencer.core.UnavailableException when the data directory cannot be opened (e.g. another process
+     *     holds it)
+     * @throws IOException when a port cannot be bound
+     */
+    public static FencerStoreServer start(StoreServerConfig config) throws IOException {
+        FencerStoreServer server = new FencerStoreServer(Objects.requireNonNull(config, "config"));
+        try {
+            server.startAll();
+        } catch (IOException | RuntimeException e) {
+            server.close();
+            throw e;
+        }
+        return server;
+    }
+
+    private void startAll() throws IOException {
+        store = StoreRole.open(config.dataDir(), config.store().withKeys(config.tokenKeys()), registry);
+        grpc = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
+                .addService(store.service())
+                .directExecutor() // handlers only hand off to the store's workers
+                .maxInboundMessageSize(StoreRole.INBOUND_MESSAGE_BYTES_MAX)
+                .maxInboundMetadataSize(FencerServer.INBOUND_METADATA_BYTES_MAX)
+                .maxConcurrentCallsPerConnection(FencerServer.CONCURRENT_CALLS_PER_CONNECTION_MAX)
+                .permitKeepAliveTime(5, TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true)
+                .build()
+                .start();
+        if (config.adminPort() >= 0) {
+            admin = AdminHttpServer.start(config.host(), config.adminPort(), this::health, registry::scrape);
+        }
+        LOG.info("fencer store server serving on {}:{} (admin {}, tokens {}, data {})", config.host(), port(),
+                admin == null ? "off" : config.host() + ":" + admin.port(),
+                config.tokenKeys() == null ? "unsigned" : "signed", config.dataDir());
+    }
+
+    private AdminHttpServer.Health health() {
+        boolean serving = !closed.get();
+        String body = "{\"status\":\"" + (serving ? "ok" : "closing") + "\",\"role\":\"store\""
+                + ",\"unitsOpen\":" + store.engine().unitsOpen() + "}\n";
+        return new AdminHttpServer.Health(serving ? 200 : 503, body);
+    }
+
+    /** Returns the bound gRPC port. */
+    public int port() {
+        Server server = grpc;
+        return server == null ? 0 : server.getPort();
+    }
+
+    /** Returns the bound admin HTTP port, or -1 when off. */
+    public int adminPort() {
+        AdminHttpServer server = admin;
+        return server == null ? -1 : server.port();
+    }
+
+    /** Stops serving, waits a short grace period for calls in flight, and closes the store. Idempotent. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            Server server = grpc;
+            if (server != null) {
+                server.shutdown();
+                awaitCalls(server);
+            }
+            if (admin != null) {
+                admin.close();
+            }
+            if (store != null) {
+                store.close();
+            }
+            registry.close();
+            LOG.info("fencer store server closed");
+        } finally {
+            terminated.countDown();
+        }
+    }
+
+    private static void awaitCalls(Server server) {
+        try {
+            if (!server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
+                server.shutdownNow();
+                server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+            }
+        } catch (InterruptedException e) {
+            server.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Returns the store role (for tests). */
+    StoreRole store() {
+        return store;
+    }
+
+    /** Blocks until the server is closed. */
+    public void awaitTermination() throws InterruptedException {
+        terminated.await();
+    }
+
+    @Override
+    public String toString() {
+        return "FencerStoreServer[" + config.host() + ":" + port() + ", " + config.dataDir() + "]";
+    }
+}

@@ -1,0 +1,101 @@
+package io.fencer.server;
+
+import io.fencer.store.StoreEngine;
+import io.fencer.store.StoreOptions;
+import io.grpc.ServerServiceDefinition;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.file.Path;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The fenced store as a server role: the {@link StoreEngine}, the worker pool its blocking calls run on, the
+ * {@code fencer.v1.Store} service, and the periodic task that expires units and sweeps idempotency records. Hosted
+ * by {@link FencerServer} beside the lock service, or alone by {@link FencerStoreServer}.
+ *
+ * <p>{@value #WORKERS} workers let that many writers to different scopes wait on one shared fsync (RocksDB's group
+ * commit); at most {@value #WORK_QUEUE_MAX} calls wait for a worker, beyond which calls are RESOURCE_EXHAUSTED.
+ */
+final class StoreRole implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StoreRole.class);
+    static final int WORKERS = 64;
+    static final int WORK_QUEUE_MAX = 4_096;
+    /** The largest Store request accepted: the engine's 4 MiB batch limit plus framing. */
+    static final int INBOUND_MESSAGE_BYTES_MAX = 5 * 1024 * 1024;
+    private static final long SWEEP_PERIOD_MILLIS = 1_000;
+    private static final long DRAIN_MILLIS = 5_000;
+
+    private final StoreEngine engine;
+    private final ThreadPoolExecutor workers;
+    private final ScheduledExecutorService sweeper;
+    private final StoreService service;
+
+    private StoreRole(StoreEngine engine, MeterRegistry registry) {
+        this.engine = engine;
+        this.workers = new ThreadPoolExecutor(WORKERS, WORKERS, 0, TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(WORK_QUEUE_MAX), daemonThreads("fencer-store-worker-"));
+        this.sweeper = new ScheduledThreadPoolExecutor(1, daemonThreads("fencer-store-sweeper-"));
+        this.service = new StoreService(engine, workers, WORK_QUEUE_MAX, new StoreMetrics(registry));
+        sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** Opens the engine in {@code directory} and starts the role's threads. */
+    static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry) {
+        return new StoreRole(StoreEngine.open(directory, options), registry);
+    }
+
+    /** Returns the service, guarded against undecodable requests and requests over 5 MiB. */
+    ServerServiceDefinition service() {
+        return MalformedRequests.guard(service.bindService(), INBOUND_MESSAGE_BYTES_MAX);
+    }
+
+    StoreEngine engine() {
+        return engine;
+    }
+
+    StoreService storeService() {
+        return service;
+    }
+
+    private void sweep() {
+        try {
+            engine.expireUnits();
+            engine.sweepIdempotency();
+            service.forgetEndedUnits();
+        } catch (RuntimeException e) {
+            LOG.warn("the store's periodic sweep failed; it runs again in {} ms", SWEEP_PERIOD_MILLIS, e);
+        }
+    }
+
+    /** Stops the sweeper, lets the calls in progress finish, and closes the engine; call after gRPC stopped. */
+    @Override
+    public void close() {
+        sweeper.shutdownNow();
+        workers.shutdown();
+        try {
+            if (!workers.awaitTermination(DRAIN_MILLIS, TimeUnit.MILLISECONDS)) {
+                workers.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            workers.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+        engine.close();
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+}

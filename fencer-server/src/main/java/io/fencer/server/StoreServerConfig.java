@@ -1,0 +1,58 @@
+package io.fencer.server;
+
+import io.fencer.core.TokenKeys;
+import io.fencer.store.StoreOptions;
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * The settings of a store server ({@link FencerStoreServer}): the fenced store alone, without the lock service.
+ *
+ * @param dataDir the store's RocksDB directory
+ * @param host the address to bind (default 127.0.0.1)
+ * @param port the gRPC port (default 7080; 0 = any free port)
+ * @param adminPort the admin HTTP port for /healthz and /metrics (default 7081; 0 = any free; -1 = off)
+ * @param tokenKeys the keys sequencers must be signed with; null = plain (unsigned) sequencers are accepted
+ * @param store the store's limits and ticker (its keys are replaced by {@code tokenKeys})
+ */
+public record StoreServerConfig(Path dataDir, String host, int port, int adminPort, TokenKeys tokenKeys,
+        StoreOptions store) {
+    public static final int DEFAULT_PORT = 7080;
+    public static final int DEFAULT_ADMIN_PORT = 7081;
+
+    public StoreServerConfig {
+        Objects.requireNonNull(dataDir, "dataDir");
+        Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(store, "store");
+        checkPort("port", port, 0);
+        checkPort("adminPort", adminPort, -1);
+    }
+
+    /** Returns the default settings with {@code dataDir}: 127.0.0.1:7080, admin 7081, unsigned tokens. */
+    public static StoreServerConfig defaults(Path dataDir) {
+        return new StoreServerConfig(dataDir, "127.0.0.1", DEFAULT_PORT, DEFAULT_ADMIN_PORT, null,
+                StoreOptions.defaults());
+    }
+
+    public StoreServerConfig withHost(String host) {
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+    }
+
+    public StoreServerConfig withPorts(int port, int adminPort) {
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+    }
+
+    public StoreServerConfig withTokenKeys(TokenKeys tokenKeys) {
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+    }
+
+    public StoreServerConfig withStore(StoreOptions store) {
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+    }
+
+    private static void checkPort(String name, int port, int lowest) {
+        if (port < lowest || port > 65_535) {
+            throw new IllegalArgumentException(name + " " + port + " is outside [" + lowest + ", 65535]");
+        }
+    }
+}

@@ -1,0 +1,303 @@
+package io.fencer.server;
+
+import com.google.protobuf.ByteString;
+import io.fencer.api.v1.AbortUnitRequest;
+import io.fencer.api.v1.AbortUnitResponse;
+import io.fencer.api.v1.BeginUnitRequest;
+import io.fencer.api.v1.BeginUnitResponse;
+import io.fencer.api.v1.CommitUnitRequest;
+import io.fencer.api.v1.CreateScopeRequest;
+import io.fencer.api.v1.FenceRequest;
+import io.fencer.api.v1.GetRequest;
+import io.fencer.api.v1.GetResponse;
+import io.fencer.api.v1.Policy;
+import io.fencer.api.v1.StoreGrpc;
+import io.fencer.api.v1.UnitWriteRequest;
+import io.fencer.api.v1.UnitWriteResponse;
+import io.fencer.api.v1.WriteRequest;
+import io.fencer.api.v1.WriteResponse;
+import io.fencer.core.FencePolicy;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.Ticker;
+import io.fencer.store.Op;
+import io.fencer.store.ReadResult;
+import io.fencer.store.ScopeInfo;
+import io.fencer.store.StoreEngine;
+import io.fencer.store.Unit;
+import io.fencer.store.WriteResult;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * The gRPC service {@code fencer.v1.Store} on a {@link StoreEngine}: converts requests, runs every engine call
+ * on the store's worker pool (engine calls block on fsync; gRPC's transport threads must not), and maps results
+ * and the engine's typed errors to the wire through the {@link ErrorCatalogue}.
+ *
+ * <p>Units are addressed by id across requests. The engine forgets a unit when it ends; this service keeps ended
+ * units for {@link #ENDED_UNIT_RETENTION} (at most {@link #ENDED_UNITS_MAX} of them), so a retried CommitUnit of a
+ * committed unit returns the same result and a CommitUnit of a preempted unit is refused as stale.
+ */
+final class StoreService extends StoreGrpc.StoreImplBase {
+    /** How long an ended unit's outcome is kept for retries. */
+    static final Duration ENDED_UNIT_RETENTION = Duration.ofSeconds(60);
+    /** The most ended units kept; beyond it the oldest are forgotten first. */
+    static final int ENDED_UNITS_MAX = 10_000;
+    /** The longest idempotency key, in bytes of UTF-8 (store.proto). */
+    static final int IDEMPOTENCY_KEY_BYTES_MAX = 128;
+    /** The longest unit timeout a request may ask for, in milliseconds (store.proto). */
+    static final long UNIT_TIMEOUT_MILLIS_MAX = 60_000;
+
+    private final StoreEngine engine;
+    private final Executor workers;
+    private final int workQueueMax;
+    private final StoreMetrics metrics;
+    private final Ticker ticker;
+    private final Map<String, TrackedUnit> units = new ConcurrentHashMap<>();
+
+    /** A unit addressed by id, with the count of ops buffered in it and when this service saw it ended. */
+    private record TrackedUnit(Unit unit, AtomicInteger opsBuffered, AtomicLong endedAtNanos) {
+        static final long OPEN = Long.MIN_VALUE;
+    }
+
+    StoreService(StoreEngine engine, Executor workers, int workQueueMax, StoreMetrics metrics) {
+        this.engine = engine;
+        this.workers = workers;
+        this.workQueueMax = workQueueMax;
+        this.metrics = metrics;
+        this.ticker = engine.options().ticker();
+    }
+
+    @Override
+    public void write(WriteRequest request, StreamObserver<WriteResponse> out) {
+        serve(out, () -> {
+            List<Op> ops = ops(request.getOpsList());
+            String idempotencyKey = idempotencyKey(request.getIdempotencyKey());
+            return response(metrics.timeWrite(() -> engine.write(request.getScope(), request.getSequencer(), ops,
+                    idempotencyKey)));
+        });
+    }
+
+    @Override
+    public void get(GetRequest request, StreamObserver<GetResponse> out) {
+        serve(out, () -> {
+            String sequencer = request.getSequencer().isEmpty() ? null : request.getSequencer();
+            ReadResult read = engine.get(request.getScope(), request.getKey().toByteArray(), sequencer);
+            GetResponse.Builder response = GetResponse.newBuilder().setFound(read.present())
+                    .setWrittenBy(read.writtenBy()).setAccepted(read.accepted());
+            if (read.present()) {
+                response.setValue(ByteString.copyFrom(read.value()));
+            }
+            return response.build();
+        });
+    }
+
+    @Override
+    public void fence(FenceRequest request, StreamObserver<io.fencer.api.v1.ScopeInfo> out) {
+        serve(out, () -> scopeInfo(engine.scope(request.getScope())));
+    }
+
+    @Override
+    public void createScope(CreateScopeRequest request, StreamObserver<io.fencer.api.v1.ScopeInfo> out) {
+        serve(out, () -> {
+            String lock = request.getLock().isEmpty() ? request.getScope() : request.getLock();
+            return scopeInfo(engine.createScope(request.getScope(), lock, policy(request.getPolicy())));
+        });
+    }
+
+    @Override
+    public void beginUnit(BeginUnitRequest request, StreamObserver<BeginUnitResponse> out) {
+        serve(out, () -> {
+            long timeoutMillis = request.getTimeoutMillis();
+            if (timeoutMillis < 1 || timeoutMillis > UNIT_TIMEOUT_MILLIS_MAX) {
+                throw new InvalidArgumentException("timeout_millis", Long.toUnsignedString(timeoutMillis),
+                        "timeout_millis " + Long.toUnsignedString(timeoutMillis) + " is outside [1, "
+                                + UNIT_TIMEOUT_MILLIS_MAX + "]");
+            }
+            Unit unit = engine.begin(request.getScope(), request.getSequencer(), Duration.ofMillis(timeoutMillis));
+            units.put(unit.id(), new TrackedUnit(unit, new AtomicInteger(), new AtomicLong(TrackedUnit.OPEN)));
+            return BeginUnitResponse.newBuilder().setUnitId(unit.id()).setAccepted(unit.token().value()).build();
+        });
+    }
+
+    /** Buffers the request's ops; an op refused for its size aborts the unit, so no prefix of it can commit. */
+    @Override
+    public void unitWrite(UnitWriteRequest request, StreamObserver<UnitWriteResponse> out) {
+        serve(out, () -> {
+            TrackedUnit tracked = tracked(request.getUnitId());
+            List<Op> ops = ops(request.getOpsList());
+            try {
+                for (Op op : ops) {
+                    tracked.unit().add(op);
+                    tracked.opsBuffered().incrementAndGet();
+                }
+            } catch (InvalidArgumentException e) {
+                tracked.unit().abort();
+                throw e;
+            }
+            return UnitWriteResponse.newBuilder().setOpsBuffered(tracked.opsBuffered().get()).build();
+        });
+    }
+
+    @Override
+    public void commitUnit(CommitUnitRequest request, StreamObserver<WriteResponse> out) {
+        serve(out, () -> {
+            TrackedUnit tracked = tracked(request.getUnitId());
+            return response(metrics.timeWrite(() -> tracked.unit().commit()));
+        });
+    }
+
+    @Override
+    public void abortUnit(AbortUnitRequest request, StreamObserver<AbortUnitResponse> out) {
+        serve(out, () -> {
+            TrackedUnit tracked = units.get(request.getUnitId());
+            boolean aborted = false;
+            if (tracked != null && tracked.unit().state() == Unit.State.OPEN) {
+                try {
+                    tracked.unit().abort();
+                } catch (InvalidArgumentException committedMeanwhile) {
+                    // the unit committed between the check and the abort: it ended, which is not an error
+                }
+                aborted = tracked.unit().state() == Unit.State.ABORTED;
+            }
+            return AbortUnitResponse.newBuilder().setAborted(aborted).build();
+        });
+    }
+
+    /**
+     * Forgets ended units older than the retention, and the oldest ended ones beyond {@link #ENDED_UNITS_MAX};
+     * the store role calls it periodically.
+     */
+    void forgetEndedUnits() {
+        long now = ticker.nanoTime();
+        long retentionNanos = ENDED_UNIT_RETENTION.toNanos();
+        int ended = 0;
+        for (Iterator<TrackedUnit> iterator = units.values().iterator(); iterator.hasNext(); ) {
+            TrackedUnit tracked = iterator.next();
+            if (tracked.unit().state() == Unit.State.OPEN) {
+                continue;
+            }
+            tracked.endedAtNanos().compareAndSet(TrackedUnit.OPEN, now);
+            if (now - tracked.endedAtNanos().get() >= retentionNanos) {
+                iterator.remove();
+            } else {
+                ended++;
+            }
+        }
+        if (ended > ENDED_UNITS_MAX) {
+            units.values().stream().filter(tracked -> tracked.unit().state() != Unit.State.OPEN)
+                    .sorted((a, b) -> Long.compare(a.endedAtNanos().get(), b.endedAtNanos().get()))
+                    .limit(ended - ENDED_UNITS_MAX)
+                    .forEach(tracked -> units.remove(tracked.unit().id(), tracked));
+        }
+    }
+
+    private TrackedUnit tracked(String unitId) {
+        TrackedUnit tracked = units.get(unitId);
+        if (tracked == null) {
+            throw new InvalidArgumentException("unit_id", unitId, "unit '" + InvalidArgumentException.printable(unitId)
+                    + "' is unknown: it was never begun here, or it ended more than "
+                    + ENDED_UNIT_RETENTION.toSeconds() + " s ago");
+        }
+        return tracked;
+    }
+
+    /** Runs {@code call} on a worker and answers with its outcome; a full work queue is RESOURCE_EXHAUSTED. */
+    private <T> void serve(StreamObserver<T> out, Supplier<T> call) {
+        ServerCallStreamObserver<T> observer = (ServerCallStreamObserver<T>) out;
+        try {
+            workers.execute(() -> {
+                if (observer.isCancelled()) {
+                    return; // the client gave up before the call ran: do not apply it
+                }
+                T response;
+                try {
+                    response = call.get();
+                } catch (RuntimeException e) {
+                    LocksService.reply(observer, null, e);
+                    return;
+                }
+                LocksService.reply(observer, response, null);
+            });
+        } catch (RejectedExecutionException e) {
+            LocksService.reply(observer, null, new LimitExceededException("storeQueueMax", workQueueMax,
+                    "the store has " + workQueueMax + " calls waiting for a worker, the most allowed; retry later"));
+        }
+    }
+
+    private List<Op> ops(List<io.fencer.api.v1.Op> wire) {
+        int opsMax = engine.options().opsPerWriteMax();
+        if (wire.size() > opsMax) { // checked before converting, so a flood of tiny ops costs no copies
+            throw new InvalidArgumentException("ops", Integer.toString(wire.size()), "a request has " + wire.size()
+                    + " ops, more than the opsPerWriteMax of " + opsMax);
+        }
+        List<Op> ops = new ArrayList<>(wire.size());
+        for (int index = 0; index < wire.size(); index++) {
+            io.fencer.api.v1.Op op = wire.get(index);
+            switch (op.getOpCase()) {
+                case PUT -> ops.add(Op.put(op.getPut().getKey().toByteArray(), op.getPut().getValue().toByteArray()));
+                case DELETE -> ops.add(Op.delete(op.getDelete().getKey().toByteArray()));
+                default -> throw new InvalidArgumentException("ops[" + index + "]", "", "op " + index
+                        + " is neither a put nor a delete");
+            }
+        }
+        return ops;
+    }
+
+    private static String idempotencyKey(String key) {
+        if (key.isEmpty()) {
+            return null;
+        }
+        int bytes = key.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > IDEMPOTENCY_KEY_BYTES_MAX) {
+            throw new InvalidArgumentException("idempotency_key", key, "idempotency_key is " + bytes
+                    + " bytes of UTF-8, more than the " + IDEMPOTENCY_KEY_BYTES_MAX + " allowed");
+        }
+        return key;
+    }
+
+    private static FencePolicy policy(Policy policy) {
+        return switch (policy) {
+            case POLICY_UNSPECIFIED, POLICY_AT_LEAST -> FencePolicy.AT_LEAST;
+            case POLICY_STRICT -> FencePolicy.STRICT;
+            default -> throw new InvalidArgumentException("policy", Integer.toString(policy.getNumber()),
+                    "policy " + policy.getNumber() + " is not a known policy");
+        };
+    }
+
+    private static Policy policy(FencePolicy policy) {
+        return switch (policy) {
+            case AT_LEAST -> Policy.POLICY_AT_LEAST;
+            case STRICT -> Policy.POLICY_STRICT;
+        };
+    }
+
+    private static io.fencer.api.v1.ScopeInfo scopeInfo(ScopeInfo info) {
+        return io.fencer.api.v1.ScopeInfo.newBuilder().setScope(info.scope()).setLock(info.lock())
+                .setPolicy(policy(info.policy())).setAccepted(info.accepted()).setRevision(info.revision())
+                .setExists(info.exists()).build();
+    }
+
+    private static WriteResponse response(WriteResult result) {
+        return WriteResponse.newBuilder().setScope(result.scope()).setToken(result.token())
+                .setAccepted(result.accepted()).setRevision(result.revision()).setOpsApplied(result.opsApplied())
+                .setReplayed(result.replayed()).build();
+    }
+
+    /** Returns how many units this service tracks, open or ended (for tests). */
+    int unitsTracked() {
+        return units.size();
+    }
+}

@@ -2,6 +2,7 @@ package io.fencer.cli;
 
 import io.fencer.client.LockTimeoutException;
 import io.fencer.core.FencerException;
+import io.fencer.core.StaleTokenException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -28,21 +29,24 @@ import picocli.CommandLine.UnmatchedArgumentException;
 /**
  * The {@code fencer} command: runs a server, takes locks from the shell, shows lock state and measures a group.
  *
- * <p>Exit codes: 0 ok; 1 error; 2 usage error; 3 lease lost while holding; 4 lock not acquired in time. Errors print
+ * <p>Exit codes: 0 ok; 1 error; 2 usage error; 3 lease lost while holding; 4 lock not acquired in time; 5 stale token
+ * (a resource refused the token: it has accepted a newer one). Errors print
  * one line {@code fencer: <message>} on stderr, with a stack trace only under {@code --verbose}.
  */
 @Command(name = "fencer", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Fencer: a lock service that issues fencing tokens.",
-        subcommands = {ServerCommand.class, LockCommand.class, BenchCommand.class, HelpCommand.class},
+        subcommands = {ServerCommand.class, StoreServerCommand.class, LockCommand.class, KvCommand.class,
+            BenchCommand.class, KeygenCommand.class, HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:ok", "1:error", "2:usage error", "3:lease lost while holding the lock",
-            "4:lock not acquired within --wait"})
+            "4:lock not acquired within --wait", "5:stale token: the resource has accepted a newer token"})
 public final class Main implements Runnable {
     static final int EXIT_OK = 0;
     static final int EXIT_ERROR = 1;
     static final int EXIT_USAGE = 2;
     static final int EXIT_LEASE_LOST = 3;
     static final int EXIT_NOT_ACQUIRED = 4;
+    static final int EXIT_STALE = 5;
 
     private static final String JUL_FORMAT_PROPERTY = "java.util.logging.SimpleFormatter.format";
     /** gRPC and Netty log through java.util.logging; held here because JUL keeps loggers only weakly. */
@@ -137,6 +141,9 @@ public final class Main implements Runnable {
         err.flush();
         if (exception instanceof LockTimeoutException) {
             return EXIT_NOT_ACQUIRED;
+        }
+        if (exception instanceof StaleTokenException) {
+            return EXIT_STALE;
         }
         return EXIT_ERROR;
     }

@@ -18,8 +18,9 @@ import picocli.CommandLine.Spec;
 /**
  * {@code fencer server}: runs one peer of a Fencer group until SIGINT or SIGTERM.
  *
- * <p>Without {@code --peers} the server is a group of one. With {@code --peers}, this peer's host and ports come
- * from its own entry (its {@code --id}), so every peer can be started from the same list.
+ * <p>The server hosts the fenced store on the same port unless {@code --no-store}; {@code --token-key} signs every
+ * token it grants. Without {@code --peers} the server is a group of one. With {@code --peers}, this peer's host and
+ * ports come from its own entry (its {@code --id}), so every peer can be started from the same list.
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
         description = "Runs a Fencer server (one peer of a group) until SIGINT or SIGTERM.")
@@ -54,6 +55,16 @@ final class ServerCommand implements Callable<Integer> {
             description = "Every peer of the group, this one included, comma-separated (default: this peer alone).")
     List<ServerConfig.Peer> peers = List.of();
 
+    @Option(names = "--token-key", paramLabel = "FILE",
+            description = "Token key file (from 'fencer keygen'): sign every token with its first key, and make the "
+                    + "hosted store refuse tokens not signed with its keys (default: unsigned tokens).")
+    Path tokenKeyFile;
+
+    @Option(names = "--no-store",
+            description = "Do not host the fenced store beside the lock service (default: hosted on the same port, "
+                    + "data in DIR/store).")
+    boolean noStore;
+
     @Option(names = "--lock-delay", paramLabel = "DURATION", defaultValue = "0s", converter = Durations.Converter.class,
             description = "How long a lock freed by session expiry stays unavailable (default: ${DEFAULT-VALUE}).")
     Duration lockDelay;
@@ -69,7 +80,8 @@ final class ServerCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(shutdown);
         PrintWriter out = spec.commandLine().getOut();
         out.println("fencer server " + config.id() + " serving on " + config.host() + ":" + server.port() + " ("
-                + adminDescription(config.host(), server.adminPort()) + ", data " + config.dataDir() + ")");
+                + adminDescription(config.host(), server.adminPort()) + ", store " + (config.store() == null ? "off"
+                : "on") + ", data " + config.dataDir() + ")");
         out.flush();
         server.awaitTermination();
         return Main.EXIT_OK;
@@ -101,7 +113,7 @@ final class ServerCommand implements Callable<Integer> {
         Path data = dataDir.toAbsolutePath().normalize();
         ServerConfig defaults = ServerConfig.defaults(data);
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
-                defaults.ticker());
+                defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store());
     }
 
     /** Returns the explicit option value, else this peer's entry's, else the default; explicit must agree. */

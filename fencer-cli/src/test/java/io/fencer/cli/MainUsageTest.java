@@ -2,10 +2,16 @@ package io.fencer.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fencer.core.TokenKeys;
+import io.fencer.server.FencerStoreServer;
 import io.fencer.server.ServerConfig;
+import io.fencer.server.StoreServerConfig;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import picocli.CommandLine;
@@ -18,7 +24,8 @@ class MainUsageTest {
         CommandRun run = CommandRun.run("--help");
 
         assertThat(run.exitCode()).isZero();
-        assertThat(run.out()).contains("server", "lock", "bench", "Exit codes:", "lease lost");
+        assertThat(run.out()).contains("server", "store-server", "keygen", "lock", "bench", "Exit codes:",
+                "lease lost");
         assertThat(run.err()).isEmpty();
     }
 
@@ -73,6 +80,11 @@ class MainUsageTest {
         "bench | Missing command: choose lock",
         "lock | Missing command: choose acquire, exec or status",
         "frobnicate | Unmatched argument at index 0: 'frobnicate'",
+        "store-server --port 70000 | --port 70000 is outside [0, 65535]",
+        "store-server --admin-port -2 | --admin-port -2 is outside [-1, 65535]",
+        "store-server --token-key /nonexistent/keys | --token-key /nonexistent/keys cannot be read",
+        "server --token-key /nonexistent/keys | --token-key /nonexistent/keys cannot be read",
+        "keygen --kid bad.id | --kid: key id 'bad.id' is not 1 to",
     })
     void execute_badArguments_exitsTwoWithAMessageNamingTheProblem(String arguments, String message) {
         CommandRun run = CommandRun.run(arguments.trim().split(" +"));
@@ -134,6 +146,66 @@ class MainUsageTest {
         assertThat(config.port()).isZero();
         assertThat(config.raftPort()).isZero();
         assertThat(config.adminPort()).isEqualTo(-1);
+    }
+
+    @Test
+    void serverConfig_storeAndKeys_hostTheStoreByDefaultAndLoadTheKeyFile(@TempDir Path dir) throws Exception {
+        Path keyFile = dir.resolve("keys");
+        Files.writeString(keyFile, TokenKeys.generate("k7").toKeyFile());
+
+        ServerConfig plain = serverCommand("server").config();
+        ServerConfig signedNoStore = serverCommand("server", "--token-key", keyFile.toString(), "--no-store").config();
+
+        assertThat(plain.store()).isNotNull();
+        assertThat(plain.tokenKeys()).isNull();
+        assertThat(signedNoStore.store()).isNull();
+        assertThat(signedNoStore.tokenKeys().signingKeyId()).isEqualTo("k7");
+    }
+
+    @Test
+    void storeServerConfig_defaults_bindLoopbackOn7080() {
+        StoreServerConfig config = storeServerCommand("store-server").config();
+
+        assertThat(config.host()).isEqualTo("127.0.0.1");
+        assertThat(config.port()).isEqualTo(7080);
+        assertThat(config.adminPort()).isEqualTo(7081);
+        assertThat(config.tokenKeys()).isNull();
+        assertThat(config.dataDir()).isEqualTo(Path.of("fencer-store-data").toAbsolutePath());
+    }
+
+    @Test
+    void storeServer_startedOnFreePorts_printsOneServingLine(@TempDir Path dir) throws Exception {
+        Path data = dir.resolve("store");
+        StoreServerCommand command = storeServerCommand("store-server", "--data", data.toString(), "--port", "0",
+                "--admin-port", "-1");
+        try (FencerStoreServer server = FencerStoreServer.start(command.config())) {
+            assertThat(server.port()).isPositive();
+            assertThat(server.adminPort()).isEqualTo(-1);
+        }
+        assertThat(data).isNotEmptyDirectory();
+    }
+
+    @Test
+    void keygen_out_writesAnOwnerOnlyKeyFileAndRefusesToOverwriteIt(@TempDir Path dir) throws Exception {
+        Path keyFile = dir.resolve("fencer.key");
+
+        CommandRun first = CommandRun.run("keygen", "--kid", "k2", "--out", keyFile.toString());
+        CommandRun again = CommandRun.run("keygen", "--out", keyFile.toString());
+        CommandRun printed = CommandRun.run("keygen");
+
+        assertThat(first.exitCode()).as(first.err()).isZero();
+        assertThat(first.out()).contains("wrote key 'k2' to " + keyFile);
+        assertThat(TokenKeys.load(keyFile).signingKeyId()).isEqualTo("k2");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(keyFile))).isEqualTo("rw-------");
+        assertThat(again.exitCode()).isEqualTo(Main.EXIT_ERROR);
+        assertThat(again.err()).contains("already exists");
+        assertThat(TokenKeys.parse(printed.out(), "stdout").signingKeyId()).isEqualTo("k1");
+    }
+
+    private static StoreServerCommand storeServerCommand(String... args) {
+        CommandLine commandLine = Main.newCommandLine(new Main());
+        commandLine.parseArgs(args);
+        return commandLine.getSubcommands().get("store-server").getCommand();
     }
 
     private static ServerCommand serverCommand(String... args) {

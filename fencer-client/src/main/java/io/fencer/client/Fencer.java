@@ -5,9 +5,10 @@ package io.fencer.client;
  *
  * <pre>{@code
  * try (FencerClient fencer = Fencer.connect("127.0.0.1:7070");
+ *      FencedStore store = Fencer.store("127.0.0.1:7070", fencer);
  *      Session session = fencer.openSession(Duration.ofSeconds(10));
  *      Grant grant = session.lock("orders").acquire(Duration.ofSeconds(30))) {
- *     store.write(grant.token(), ...);   // the resource refuses the token once a newer grant exists
+ *     store.put("orders", "order-17", "paid", grant);   // refused once a newer grant of "orders" has written
  * }
  * }</pre>
  */
@@ -22,5 +23,28 @@ public final class Fencer {
     /** Returns a builder for a client with non-default settings. */
     public static FencerClient.Builder newBuilder() {
         return io.fencer.client.internal.DefaultFencerClient.newBuilder();
+    }
+
+    /**
+     * Connects to a fenced store at {@code endpoint} ({@code host:port}): a {@code fencer store-server}, or the
+     * client port of a {@code fencer server}, which hosts a store beside the lock service. This is the store
+     * client's entry point; without a lock service its stale refusals cannot be diagnosed (see
+     * {@link #store(String, FencerClient)}).
+     */
+    public static FencedStore store(String endpoint) {
+        return newStoreBuilder().endpoint(endpoint).build();
+    }
+
+    /**
+     * Connects to a fenced store at {@code endpoint}, diagnosing stale refusals with {@code lockService} (which the
+     * store client does not close).
+     */
+    public static FencedStore store(String endpoint, FencerClient lockService) {
+        return newStoreBuilder().endpoint(endpoint).lockService(lockService).build();
+    }
+
+    /** Returns a builder for a store client with non-default settings. */
+    public static FencedStore.Builder newStoreBuilder() {
+        return io.fencer.client.internal.DefaultFencedStore.newBuilder();
     }
 }

@@ -12,6 +12,12 @@ public interface Leadership extends AutoCloseable {
     /** Returns the term's fencing token, to carry with every action the leader takes. */
     FencingToken token();
 
+    /**
+     * Returns the term's token in its wire form as the lock service sent it (signed when it signs); see
+     * {@link Grant#sequencer()}.
+     */
+    String sequencer();
+
     /** Returns a stage that completes when this term is known to be over (resigned or session lost). */
     CompletionStage<Void> ended();
 

@@ -60,6 +60,17 @@ final class FencerProcess implements AutoCloseable {
         return start(name, data.getParent(), arguments);
     }
 
+    /**
+     * Starts a store server ({@code fencer store-server}) on the client and admin ports of {@code ports} with
+     * {@code data}; the caller waits for {@link #awaitHealthy(int)} on the admin port.
+     */
+    static FencerProcess storeServer(String name, Path data, Ports ports, String... extra) throws IOException {
+        List<String> arguments = new ArrayList<>(List.of("store-server", "--data", data.toString(),
+                "--port", Integer.toString(ports.client()), "--admin-port", Integer.toString(ports.admin())));
+        arguments.addAll(List.of(extra));
+        return start(name, data.getParent(), arguments);
+    }
+
     private void readOutput() {
         try (BufferedReader reader = new BufferedReader(
                 new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {

@@ -93,7 +93,7 @@ final class DefaultFencedLock implements FencedLock {
             throw new InternalException("Acquire of lock '" + name + "' was answered with a token of another lock: "
                     + token);
         }
-        return Optional.of(new DefaultGrant(session, token));
+        return Optional.of(new DefaultGrant(session, token, Protos.sequencer(response.getToken(), token)));
     }
 
     @Override

@@ -11,16 +11,28 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class DefaultGrant implements Grant {
     private final DefaultSession session;
     private final FencingToken token;
+    private final String sequencer;
     private final AtomicBoolean released = new AtomicBoolean();
 
-    DefaultGrant(DefaultSession session, FencingToken token) {
+    /**
+     * Creates the grant of {@code token} through {@code session}.
+     *
+     * @param sequencer the wire form the service sent with the token, already checked to name {@code token}
+     */
+    DefaultGrant(DefaultSession session, FencingToken token, String sequencer) {
         this.session = session;
         this.token = token;
+        this.sequencer = sequencer;
     }
 
     @Override
     public FencingToken token() {
         return token;
+    }
+
+    @Override
+    public String sequencer() {
+        return sequencer;
     }
 
     /**

@@ -31,6 +31,11 @@ final class DefaultLeadership implements Leadership {
     }
 
     @Override
+    public String sequencer() {
+        return grant.sequencer();
+    }
+
+    @Override
     public CompletionStage<Void> ended() {
         return endedView;
     }

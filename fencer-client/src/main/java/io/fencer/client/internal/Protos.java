@@ -9,6 +9,7 @@ import io.fencer.client.TokenStatus;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.Sequencer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,6 +35,31 @@ final class Protos {
         } catch (InvalidArgumentException e) {
             throw new InternalException("the server sent an invalid token: " + e.getMessage());
         }
+    }
+
+    /**
+     * Returns the wire form the server sent with {@code token} (signed when the service signs), or the plain form
+     * when it sent none.
+     *
+     * @throws InternalException when the sequencer sent does not parse or names another token: the server broke
+     *     the contract
+     */
+    static String sequencer(io.fencer.api.v1.FencingToken proto, FencingToken token) {
+        String sequencer = proto.getSequencer();
+        if (sequencer.isEmpty()) {
+            return token.sequencer();
+        }
+        FencingToken named;
+        try {
+            named = Sequencer.parse(sequencer);
+        } catch (InvalidArgumentException e) {
+            throw new InternalException("the server sent token " + token + " with a malformed sequencer: "
+                    + e.getMessage());
+        }
+        if (!named.equals(token)) {
+            throw new InternalException("the server sent token " + token + " with a sequencer that names " + named);
+        }
+        return sequencer;
     }
 
     /** Returns the token a server sent, or null when the field is absent or carries no token (value 0). */

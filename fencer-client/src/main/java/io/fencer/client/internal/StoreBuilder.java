@@ -1,0 +1,44 @@
+package io.fencer.client.internal;
+
+import io.fencer.client.FencedStore;
+import io.fencer.client.FencerClient;
+import java.time.Duration;
+import java.util.Objects;
+
+/** The settings of a {@link DefaultFencedStore}; validated as they are set, so mistakes point at their cause. */
+final class StoreBuilder implements FencedStore.Builder {
+    private String endpoint;
+    private Duration callTimeout = ClientBuilder.CALL_TIMEOUT_DEFAULT;
+    private FencerClient lockService;
+
+    @Override
+    public FencedStore.Builder endpoint(String endpoint) {
+        this.endpoint = Router.checkEndpoint(endpoint);
+        return this;
+    }
+
+    @Override
+    public FencedStore.Builder lockService(FencerClient lockService) {
+        this.lockService = Objects.requireNonNull(lockService, "lockService");
+        return this;
+    }
+
+    @Override
+    public FencedStore.Builder callTimeout(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(ClientBuilder.CALL_TIMEOUT_MAX) > 0) {
+            throw new IllegalArgumentException("call timeout must be positive and at most "
+                    + ClientBuilder.CALL_TIMEOUT_MAX + ", got " + timeout);
+        }
+        this.callTimeout = timeout;
+        return this;
+    }
+
+    @Override
+    public FencedStore build() {
+        if (endpoint == null) {
+            throw new IllegalArgumentException("the store's endpoint (host:port) is required");
+        }
+        return new DefaultFencedStore(endpoint, callTimeout, lockService);
+    }
+}

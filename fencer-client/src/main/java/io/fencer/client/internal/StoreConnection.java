@@ -1,0 +1,135 @@
+package io.fencer.client.internal;
+
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+
+import io.fencer.api.v1.StoreGrpc;
+import io.fencer.core.UnavailableException;
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+
+/**
+ * The store client's way to its one store endpoint: a plaintext channel and the loop every call goes through.
+ *
+ * <p>An idempotent call (reads, fence, create-scope, a write with an idempotency key, unit commit and abort) is
+ * retried on UNAVAILABLE, DEADLINE_EXCEEDED and CANCELLED with exponential backoff and jitter until the call
+ * timeout is spent; each attempt gets at most a third of the timeout (at least 1 s), so a silent (paused) store
+ * does not eat the whole budget in one attempt. Any other call gets one attempt of the whole timeout, and a
+ * transport failure is an {@link UnavailableException} saying the call may or may not have taken effect.
+ * Budgets run on {@link System#nanoTime()}, as gRPC deadlines do. Thread-safe.
+ */
+final class StoreConnection implements AutoCloseable {
+    private static final long ATTEMPT_NANOS_MIN = MILLISECONDS.toNanos(1_000);
+    private static final long SHUTDOWN_WAIT_MILLIS = 1_000;
+
+    /** The blocking part of one attempt: it runs against {@code stub}, which carries the attempt's deadline. */
+    @FunctionalInterface
+    interface Attempt<T> {
+        T run(StoreGrpc.StoreBlockingStub stub);
+    }
+
+    /** Whether a call may be sent again when its outcome is unknown. */
+    enum Retry { IDEMPOTENT, ONCE }
+
+    private final String endpoint;
+    private final ManagedChannel channel;
+    private final StoreGrpc.StoreBlockingStub stub;
+    private final long callTimeoutNanos;
+    private final long attemptTimeoutNanos;
+
+    StoreConnection(String endpoint, long callTimeoutNanos) {
+        if (callTimeoutNanos <= 0) {
+            throw new IllegalArgumentException("call timeout must be positive: " + callTimeoutNanos + " ns");
+        }
+        this.endpoint = Router.checkEndpoint(endpoint);
+        int colon = endpoint.lastIndexOf(':');
+        String host = endpoint.substring(0, colon);
+        if (host.startsWith("[")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        this.channel = NettyChannelBuilder.forAddress(host, Integer.parseInt(endpoint.substring(colon + 1)))
+                .usePlaintext()
+                // the store accepts batches up to 4 MiB and reads return values up to 1 MiB
+                .maxInboundMessageSize(8 * 1024 * 1024)
+                .build();
+        this.stub = StoreGrpc.newBlockingStub(channel);
+        this.callTimeoutNanos = callTimeoutNanos;
+        this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
+    }
+
+    String endpoint() {
+        return endpoint;
+    }
+
+    /**
+     * Runs {@code attempt}, retried as {@code retry} allows, and counts the attempts made in {@code attempts}
+     * (null when the caller does not care).
+     *
+     * @throws UnavailableException when the store did not answer within the call timeout; the call may or may not
+     *     have taken effect
+     * @throws io.fencer.core.FencerException of the store's reason when the store refused the call
+     */
+    <T> T call(String operation, Retry retry, int[] attempts, Attempt<T> attempt) {
+        long deadline = System.nanoTime() + callTimeoutNanos;
+        long backoffNanos = Router.BACKOFF_INITIAL_NANOS;
+        int made = 0;
+        while (true) {
+            long remaining = Math.max(1, deadline - System.nanoTime());
+            long attemptNanos = retry == Retry.IDEMPOTENT ? Math.min(remaining, attemptTimeoutNanos) : remaining;
+            made++;
+            if (attempts != null) {
+                attempts[0] = made;
+            }
+            try {
+                return attempt.run(stub.withDeadlineAfter(attemptNanos, NANOSECONDS));
+            } catch (StatusRuntimeException failure) {
+                if (!Router.isRetryable(failure) || Thread.currentThread().isInterrupted()) {
+                    throw ErrorCatalogue.toException(failure);
+                }
+                long pauseNanos = Router.jitter(backoffNanos);
+                if (retry == Retry.ONCE || System.nanoTime() + pauseNanos >= deadline || channel.isShutdown()) {
+                    throw unavailable(operation, made, failure);
+                }
+                backoffNanos = Math.min(backoffNanos * 2, Router.BACKOFF_MAX_NANOS);
+                pause(operation, pauseNanos, failure);
+                // do not wait for gRPC's own reconnect backoff (up to 2 minutes): a restarted store is used at once
+                if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+                    channel.resetConnectBackoff();
+                }
+            }
+        }
+    }
+
+    private UnavailableException unavailable(String operation, int attempts, StatusRuntimeException failure) {
+        return new UnavailableException(operation + " failed: the store at " + endpoint + " did not answer ("
+                + attempts + (attempts == 1 ? " attempt" : " attempts") + " within "
+                + NANOSECONDS.toMillis(callTimeoutNanos) + " ms; last error: " + Router.describe(failure)
+                + "); it may or may not have taken effect", failure);
+    }
+
+    private static void pause(String operation, long nanos, Throwable failure) {
+        try {
+            NANOSECONDS.sleep(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UnavailableException(operation + " was interrupted while retrying; last error: "
+                    + Router.describe(failure) + "; it may or may not have taken effect", failure);
+        }
+    }
+
+    /** Shuts the channel down, waiting briefly for calls in flight. Idempotent. */
+    @Override
+    public void close() {
+        channel.shutdown();
+        try {
+            if (!channel.awaitTermination(SHUTDOWN_WAIT_MILLIS, MILLISECONDS)) {
+                channel.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            channel.shutdownNow();
+        }
+    }
+}

@@ -59,15 +59,18 @@ final class LockAcquireCommand implements Callable<Integer> {
                 return StopSignals.exitCode(stopRequested.toCompletableFuture().getNow("INT"));
             }
             try (grant) {
-                return hold(grant.token(), session, stopRequested);
+                return hold(grant, session, stopRequested);
             }
         }
     }
 
-    private int hold(FencingToken token, Session session, CompletionStage<String> stopRequested)
+    private int hold(Grant grant, Session session, CompletionStage<String> stopRequested)
             throws InterruptedException {
+        FencingToken token = grant.token();
         PrintWriter out = spec.commandLine().getOut();
-        out.println(token + " " + token.sequencer());
+        // The sequencer as the service sent it: signed when the service signs, so resources that require
+        // signatures accept it.
+        out.println(token + " " + grant.sequencer());
         out.flush();
         CompletableFuture<SessionLoss> lost = session.lost().toCompletableFuture();
         try {

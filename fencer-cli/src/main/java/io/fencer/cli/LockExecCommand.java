@@ -75,7 +75,7 @@ final class LockExecCommand implements Callable<Integer> {
 
     private Process start(Grant grant) throws IOException {
         try {
-            return ChildSupervisor.processBuilder(command, grant.token()).inheritIO().start();
+            return ChildSupervisor.processBuilder(command, grant.token(), grant.sequencer()).inheritIO().start();
         } catch (IOException e) {
             throw new IOException("cannot run " + command.get(0) + ": " + e.getMessage(), e);
         }

@@ -134,7 +134,7 @@ class ChildSupervisorTest {
 
     private Process start(String... command) throws IOException {
         commandName = command[0];
-        ProcessBuilder builder = ChildSupervisor.processBuilder(List.of(command), TOKEN)
+        ProcessBuilder builder = ChildSupervisor.processBuilder(List.of(command), TOKEN, TOKEN.sequencer())
                 .redirectOutput(directory.resolve("out.txt").toFile())
                 .redirectErrorStream(true);
         Process process = builder.start();

@@ -12,6 +12,8 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.Ticker;
 import io.fencer.server.FencerServer;
 import io.fencer.server.ServerConfig;
+import io.fencer.core.Sequencer;
+import io.fencer.core.TokenKeys;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
@@ -40,6 +42,8 @@ class CommandEndToEndTest {
     @TempDir
     static Path dataDir;
 
+    /** The server signs its grants, so commands must hand resources the sequencer exactly as granted. */
+    private static final TokenKeys KEYS = TokenKeys.generate("k1");
     private static FencerServer server;
     private static FencerClient fencer;
     private static String endpoint;
@@ -47,7 +51,8 @@ class CommandEndToEndTest {
     @BeforeAll
     static void startServer() throws Exception {
         Ticker skewed = () -> System.nanoTime() + SKEW_NANOS.get();
-        server = FencerServer.start(ServerConfig.defaults(dataDir).withPorts(0, -1, 0).withTicker(skewed));
+        server = FencerServer.start(ServerConfig.defaults(dataDir).withPorts(0, -1, 0).withTicker(skewed)
+                .withTokenKeys(KEYS));
         endpoint = "127.0.0.1:" + server.port();
         fencer = Fencer.connect(endpoint);
     }
@@ -118,7 +123,7 @@ class CommandEndToEndTest {
 
         await().atMost(GENEROUS).until(() -> run.out().contains("\n"));
         String[] printed = run.out().strip().split(" ");
-        FencingToken token = FencingToken.parse(printed[1]);
+        FencingToken token = Sequencer.parse(printed[1], KEYS); // signed, as granted
         assertThat(printed[0]).isEqualTo(token.toString()).startsWith("acquire-me#");
         assertThat(fencer.describe("acquire-me").holder()).isEqualTo(token);
 
@@ -150,7 +155,8 @@ class CommandEndToEndTest {
 
         assertThat(run.exitCode()).as(run.err()).isEqualTo(5);
         String[] seen = Files.readString(file, StandardCharsets.UTF_8).strip().split(" ");
-        FencingToken token = FencingToken.parse(seen[0]);
+        // Regression: FENCER_TOKEN once held the unsigned form, which stores requiring signatures refuse.
+        FencingToken token = Sequencer.parse(seen[0], KEYS);
         assertThat(token.lock()).isEqualTo("exec-env");
         assertThat(seen[1]).isEqualTo(Long.toString(token.value()));
         assertThat(seen[2]).isEqualTo("exec-env");

@@ -65,11 +65,12 @@ public final class Fence {
     public <T> T call(FencingToken token, Supplier<T> mutation) {
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(mutation, "mutation");
+        checkScope(token);
         lock.lock();
         try {
-            check(token);
+            checkAccepted(token);
             T result = mutation.get();
-            assert token.value() >= accepted : "token " + token.value() + " < accepted " + accepted + " for " + scope;
+            assert advances(token);
             accepted = token.value();
             return result;
         } finally {
@@ -79,17 +80,43 @@ public final class Fence {
 
     /** Checks {@code token} against the accepted one without writing; a fenced read. */
     public void check(FencingToken token) {
-        if (!token.lock().equals(scope)) {
-            throw new ScopeMismatchException(scope, token);
-        }
+        checkScope(token);
         lock.lock();
         try {
-            if (!policy.admits(token.value(), accepted)) {
-                throw new StaleTokenException(scope, token.value(), accepted, policy);
-            }
+            checkAccepted(token);
         } finally {
             lock.unlock();
         }
+    }
+
+    // The throw sites live in their own methods so that the hot path stays small enough for the JIT to inline.
+    private void checkScope(FencingToken token) {
+        String lockName = token.lock();
+        if (lockName != scope && !lockName.equals(scope)) { // identity first: the common case costs no compare
+            throw mismatch(token);
+        }
+    }
+
+    /** Refuses {@code token} when the policy does not admit it; the caller holds {@link #lock}. */
+    private void checkAccepted(FencingToken token) {
+        if (!policy.admits(token.value(), accepted)) {
+            throw stale(token);
+        }
+    }
+
+    private ScopeMismatchException mismatch(FencingToken token) {
+        return new ScopeMismatchException(scope, token);
+    }
+
+    private StaleTokenException stale(FencingToken token) {
+        return new StaleTokenException(scope, token.value(), accepted, policy);
+    }
+
+    private boolean advances(FencingToken token) {
+        if (token.value() < accepted) {
+            throw new AssertionError("token " + token.value() + " < accepted " + accepted + " for " + scope);
+        }
+        return true;
     }
 
     /** Returns the highest token accepted so far, or {@link FencingToken#NONE}. */

@@ -1,7 +1,6 @@
 package io.fencer.core;
 
 import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +21,10 @@ public final class LockNames {
         return check("lock", name);
     }
 
-    /** As {@link #check(String)}, naming {@code field} (e.g. "scope") in the error. */
+    /**
+     * As {@link #check(String)}, naming {@code field} (e.g. "scope") in the error. One pass over the chars, with
+     * no allocation: it runs several times for every acquire and release, on the client and on the server.
+     */
     public static String check(String field, String name) {
         if (name == null || name.isEmpty()) {
             throw new InvalidArgumentException(field, "", field + " name must not be empty");
@@ -30,28 +32,37 @@ public final class LockNames {
         if (name.length() > BYTES_MAX) { // every char is at least one byte
             throw tooLong(field, name, name.length());
         }
-        byte[] bytes;
-        try {
-            bytes = StandardCharsets.UTF_8.newEncoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .encode(CharBuffer.wrap(name)).array();
-        } catch (CharacterCodingException e) {
-            throw new InvalidArgumentException(field, name, field + " name is not valid UTF-8 (unpaired surrogate): '"
-                    + InvalidArgumentException.printable(name) + "'");
-        }
-        int length = utf8Length(name);
-        if (length > BYTES_MAX) {
-            throw tooLong(field, name, length);
-        }
-        assert bytes.length >= length : "encoder produced " + bytes.length + " < " + length;
+        int bytes = 0;
         for (int i = 0; i < name.length(); i++) {
-            if (Character.isISOControl(name.charAt(i))) {
-                throw new InvalidArgumentException(field, name, field + " name must not contain control characters: '"
-                        + InvalidArgumentException.printable(name) + "'");
+            char c = name.charAt(i);
+            if (Character.isISOControl(c)) {
+                throw control(field, name);
+            }
+            if (c < 0x80) {
+                bytes += 1;
+            } else if (c < 0x800) {
+                bytes += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < name.length()
+                    && Character.isLowSurrogate(name.charAt(i + 1))) {
+                bytes += 4;
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new InvalidArgumentException(field, name, field
+                        + " name is not valid UTF-8 (unpaired surrogate): '" + InvalidArgumentException.printable(name)
+                        + "'");
+            } else {
+                bytes += 3;
             }
         }
+        if (bytes > BYTES_MAX) {
+            throw tooLong(field, name, bytes);
+        }
         return name;
+    }
+
+    private static InvalidArgumentException control(String field, String name) {
+        return new InvalidArgumentException(field, name, field + " name must not contain control characters: '"
+                + InvalidArgumentException.printable(name) + "'");
     }
 
     /** Decodes {@code bytes} as a name, refusing invalid UTF-8 with an error naming the bytes. */
@@ -71,24 +82,6 @@ public final class LockNames {
     private static InvalidArgumentException tooLong(String field, String name, int bytes) {
         return new InvalidArgumentException(field, name, field + " name is " + bytes + " bytes of UTF-8, more than the "
                 + BYTES_MAX + " allowed: '" + InvalidArgumentException.printable(name) + "'");
-    }
-
-    private static int utf8Length(String s) {
-        int bytes = 0;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c < 0x80) {
-                bytes += 1;
-            } else if (c < 0x800) {
-                bytes += 2;
-            } else if (Character.isHighSurrogate(c)) {
-                bytes += 4;
-                i++;
-            } else {
-                bytes += 3;
-            }
-        }
-        return bytes;
     }
 
     private static String hex(byte[] bytes) {

@@ -14,6 +14,15 @@ class LockNamesTest {
     }
 
     @Test
+    void check_countsSurrogatePairsAsFourBytes_andRefusesC1Controls() {
+        assertThat(LockNames.check("\ud83d\ude00".repeat(64))).hasSize(128); // 64 emoji = 256 bytes
+        assertThatThrownBy(() -> LockNames.check("\ud83d\ude00".repeat(65))).hasMessageContaining("260 bytes");
+        assertThatThrownBy(() -> LockNames.check("a\u0085b")).hasMessageContaining("control characters");
+        assertThatThrownBy(() -> LockNames.check("a\udc00")).hasMessageContaining("unpaired surrogate");
+        assertThat(LockNames.check("日本語")).isEqualTo("日本語");
+    }
+
+    @Test
     void check_refusesEmptyOverlongControlAndLoneSurrogates() {
         assertThatThrownBy(() -> LockNames.check("")).isInstanceOf(InvalidArgumentException.class)
                 .hasMessageContaining("must not be empty");

@@ -305,6 +305,8 @@ final class Router implements AutoCloseable {
         }
         ManagedChannel channel = NettyChannelBuilder.forAddress(host, Integer.parseInt(endpoint.substring(colon + 1)))
                 .usePlaintext()
+                // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
+                .disableRetry()
                 .build();
         return new Peer(channel, LocksGrpc.newBlockingStub(channel), LocksGrpc.newStub(channel));
     }

@@ -51,6 +51,8 @@ final class StoreConnection implements AutoCloseable {
         }
         this.channel = NettyChannelBuilder.forAddress(host, Integer.parseInt(endpoint.substring(colon + 1)))
                 .usePlaintext()
+                // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
+                .disableRetry()
                 // the store accepts batches up to 4 MiB and reads return values up to 1 MiB
                 .maxInboundMessageSize(8 * 1024 * 1024)
                 .build();

@@ -1,0 +1,220 @@
+package io.fencer.jdbc;
+
+import io.fencer.core.FencePolicy;
+import io.fencer.core.FencingToken;
+import io.fencer.core.LockNames;
+import io.fencer.core.ScopeMismatchException;
+import io.fencer.core.Sequencer;
+import io.fencer.core.StaleTokenException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * A fence kept inside the user's own SQL database: one row per scope holding the highest accepted token, checked
+ * and advanced by a conditional {@code UPDATE} in the same transaction as the caller's writes.
+ *
+ * <p>Why in the same transaction: the seed requires the token check and the write to be one atomic step. The
+ * admitting {@code UPDATE} takes the scope row's write lock, which the database holds until commit, so a
+ * concurrent check of the same scope waits, then re-reads the committed token and is refused if it was passed;
+ * the accepted token is as durable as the data it guards.
+ *
+ * <pre>{@code
+ * JdbcFence fence = new JdbcFence(Dialect.POSTGRESQL);
+ * fence.run(dataSource, token, connection -> { ...caller's writes... ; return null; });
+ * }</pre>
+ *
+ * <p>A scope is a lock name: {@link #check(Connection, FencingToken)} uses the token's lock as the scope.
+ * Thread-safe and stateless beyond its configuration.
+ */
+public final class JdbcFence {
+    /** The default fence table name. */
+    public static final String TABLE_DEFAULT = "fencer_fence";
+    /** SQLState class of integrity constraint violations (duplicate key). */
+    private static final String INTEGRITY_VIOLATION_CLASS = "23";
+
+    private final Dialect dialect;
+    private final String table;
+    private final FencePolicy policy;
+    private final String insertIfAbsentSql;
+    private final String admitSql;
+    private final String acceptedSql;
+
+    /** Creates a fence on table {@value #TABLE_DEFAULT} with policy {@link FencePolicy#AT_LEAST}. */
+    public JdbcFence(Dialect dialect) {
+        this(dialect, TABLE_DEFAULT, FencePolicy.AT_LEAST);
+    }
+
+    /**
+     * Creates a fence.
+     *
+     * @param table a plain SQL identifier ({@code [A-Za-z_][A-Za-z0-9_]*}, at most 63 characters)
+     * @throws IllegalArgumentException when the table name is not a plain identifier
+     */
+    public JdbcFence(Dialect dialect, String table, FencePolicy policy) {
+        this.dialect = Objects.requireNonNull(dialect, "dialect");
+        this.table = SqlIdentifiers.check("fence table", table);
+        this.policy = Objects.requireNonNull(policy, "policy");
+        this.insertIfAbsentSql = dialect.insertIfAbsentSql(table);
+        String admits = policy == FencePolicy.STRICT ? "token < ?" : "token <= ?";
+        this.admitSql = "UPDATE " + table + " SET token = ?, updated_at = CURRENT_TIMESTAMP WHERE scope = ? AND "
+                + admits;
+        this.acceptedSql = "SELECT token FROM " + table + " WHERE scope = ?";
+    }
+
+    public Dialect dialect() {
+        return dialect;
+    }
+
+    public String table() {
+        return table;
+    }
+
+    public FencePolicy policy() {
+        return policy;
+    }
+
+    /**
+     * Creates the fence table when absent: {@code scope VARCHAR(256) PRIMARY KEY, token BIGINT NOT NULL,
+     * updated_at TIMESTAMP}. Leaves the connection's commit mode alone: with autoCommit off, the caller commits.
+     */
+    public void createTable(Connection connection) throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("CREATE TABLE IF NOT EXISTS " + table + " (scope VARCHAR(" + LockNames.BYTES_MAX
+                    + ") PRIMARY KEY, token BIGINT NOT NULL, updated_at TIMESTAMP)");
+        }
+    }
+
+    /**
+     * Admits {@code token} in scope {@code token.lock()} inside the caller's open transaction, or refuses it.
+     * Call it BEFORE the transaction's writes; on success the scope row stays locked until commit or rollback.
+     *
+     * @throws IllegalStateException when the connection is in autoCommit mode: the check would be its own
+     *     transaction and guard nothing
+     * @throws StaleTokenException when the scope has accepted a newer token (for AT_LEAST) or the same or newer
+     *     (for STRICT); the transaction has been rolled back, so nothing written in it earlier can be committed
+     */
+    public void check(Connection connection, FencingToken token) throws SQLException {
+        Objects.requireNonNull(token, "token");
+        admit(connection, token.lock(), token.value());
+    }
+
+    /**
+     * As {@link #check(Connection, FencingToken)} for a token in wire form.
+     *
+     * @throws io.fencer.core.InvalidArgumentException when the sequencer is malformed
+     */
+    public void check(Connection connection, String sequencer) throws SQLException {
+        check(connection, Sequencer.parse(sequencer));
+    }
+
+    /**
+     * As {@link #check(Connection, FencingToken)} for a caller whose scope is bound to one lock.
+     *
+     * @throws ScopeMismatchException when {@code token} belongs to another lock than {@code scope}; nothing is
+     *     compared or changed
+     */
+    public void check(Connection connection, String scope, FencingToken token) throws SQLException {
+        LockNames.check("scope", scope);
+        Objects.requireNonNull(token, "token");
+        if (!scope.equals(token.lock())) {
+            throw new ScopeMismatchException(scope, token);
+        }
+        admit(connection, scope, token.value());
+    }
+
+    /** Returns the scope's accepted token value, or {@link FencingToken#NONE} when it has none. */
+    public long accepted(Connection connection, String scope) throws SQLException {
+        LockNames.check("scope", scope);
+        try (PreparedStatement select = connection.prepareStatement(acceptedSql)) {
+            select.setString(1, scope);
+            try (ResultSet rows = select.executeQuery()) {
+                return rows.next() ? rows.getLong(1) : FencingToken.NONE;
+            }
+        }
+    }
+
+    /**
+     * Runs {@code work} in one fenced transaction: opens a connection, turns autoCommit off, checks
+     * {@code token}, runs {@code work}, commits. On any exception it rolls back and rethrows:
+     * {@link StaleTokenException} and other unchecked exceptions as they are, a {@link SQLException} wrapped in
+     * {@link FencedSqlException}. Always restores autoCommit and closes the connection.
+     */
+    public <T> T run(DataSource dataSource, FencingToken token, Work<T> work) {
+        Objects.requireNonNull(work, "work");
+        try (Connection connection = dataSource.getConnection()) {
+            boolean autoCommit = connection.getAutoCommit();
+            connection.setAutoCommit(false);
+            try {
+                check(connection, token);
+                T result = work.run(connection);
+                connection.commit();
+                return result;
+            } catch (Throwable failure) {
+                rollbackQuietly(connection, failure);
+                throw failure;
+            } finally {
+                connection.setAutoCommit(autoCommit);
+            }
+        } catch (SQLException e) {
+            throw new FencedSqlException("fenced transaction of " + token + " failed", e);
+        }
+    }
+
+    /** The caller's writes of one fenced transaction, run by {@link #run} after the check. */
+    @FunctionalInterface
+    public interface Work<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    private void admit(Connection connection, String scope, long presented) throws SQLException {
+        if (connection.getAutoCommit()) {
+            throw new IllegalStateException("fence check of scope '" + scope + "' needs a transaction: the"
+                    + " connection is in autoCommit mode, so the check could not guard the writes");
+        }
+        insertIfAbsent(connection, scope);
+        int updated;
+        try (PreparedStatement update = connection.prepareStatement(admitSql)) {
+            update.setLong(1, presented);
+            update.setString(2, scope);
+            update.setLong(3, presented);
+            updated = update.executeUpdate();
+        }
+        if (updated == 1) {
+            return;
+        }
+        if (updated != 0) {
+            throw new IllegalStateException("fence update of scope '" + scope + "' changed " + updated
+                    + " rows; table " + table + " lacks its primary key on scope");
+        }
+        long accepted = accepted(connection, scope);
+        connection.rollback();
+        throw new StaleTokenException(scope, presented, accepted, policy);
+    }
+
+    private void insertIfAbsent(Connection connection, String scope) throws SQLException {
+        try (PreparedStatement insert = connection.prepareStatement(insertIfAbsentSql)) {
+            insert.setString(1, scope);
+            insert.executeUpdate();
+        } catch (SQLException e) {
+            String state = e.getSQLState();
+            boolean duplicate = state != null && state.startsWith(INTEGRITY_VIOLATION_CLASS);
+            if (!(dialect.ignoresDuplicateKey() && duplicate)) {
+                throw e;
+            }
+            // A concurrent transaction inserted the row first; the conditional update below decides.
+        }
+    }
+
+    private static void rollbackQuietly(Connection connection, Throwable failure) {
+        try {
+            connection.rollback();
+        } catch (SQLException rollbackFailure) {
+            failure.addSuppressed(rollbackFailure);
+        }
+    }
+}

@@ -1,0 +1,304 @@
+package io.fencer.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fencer.core.FencingToken;
+import io.fencer.core.ScopeMismatchException;
+import io.fencer.core.StaleTokenException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/** The behaviour every dialect of {@link JdbcFence} and {@link FencedRows} must show, run against each database. */
+abstract class JdbcFenceContractTest {
+    private static final int TRANSACTIONS_PER_THREAD = 8;
+    private static final int CONTROL_ROUNDS_MAX = 30;
+
+    /** Returns the database under test; tables created by one test method are named after it. */
+    abstract DataSource dataSource();
+
+    abstract Dialect dialect();
+
+    /** Returns how many threads the concurrency tests run (SQLite serializes writers: fewer). */
+    abstract int threads();
+
+    /** Returns the column definition of an auto-increment primary key in commit order. */
+    abstract String identityColumn();
+
+    JdbcFence fence(String table) throws SQLException {
+        JdbcFence fence = new JdbcFence(dialect(), table, io.fencer.core.FencePolicy.AT_LEAST);
+        try (Connection connection = dataSource().getConnection()) {
+            fence.createTable(connection);
+        }
+        return fence;
+    }
+
+    void execute(String sql) throws SQLException {
+        try (Connection connection = dataSource().getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        }
+    }
+
+    long count(String sql) throws SQLException {
+        try (Connection connection = dataSource().getConnection(); Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery(sql)) {
+            rows.next();
+            return rows.getLong(1);
+        }
+    }
+
+    static void insertOrder(Connection connection, String table, String item, long token) throws SQLException {
+        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + table
+                + " (item, token) VALUES (?, ?)")) {
+            insert.setString(1, item);
+            insert.setLong(2, token);
+            insert.executeUpdate();
+        }
+    }
+
+    @Test
+    void check_whenNewerTokenCommitted_refusesStaleTokenAndRollsBackItsEarlierWrites() throws Exception {
+        JdbcFence fence = fence("seed_fence");
+        execute("CREATE TABLE seed_orders (item VARCHAR(64), token BIGINT)");
+        FencingToken t1 = new FencingToken("orders", 1);
+        FencingToken t2 = new FencingToken("orders", 2);
+
+        fence.run(dataSource(), t2, connection -> {
+            insertOrder(connection, "seed_orders", "from-t2", 2);
+            return null;
+        });
+        try (Connection connection = dataSource().getConnection()) {
+            connection.setAutoCommit(false);
+            insertOrder(connection, "seed_orders", "from-t1-before-check", 1);
+            assertThatThrownBy(() -> fence.check(connection, t1))
+                    .isInstanceOfSatisfying(StaleTokenException.class, stale -> {
+                        assertThat(stale.scope()).isEqualTo("orders");
+                        assertThat(stale.presented()).isEqualTo(1);
+                        assertThat(stale.accepted()).isEqualTo(2);
+                    });
+            connection.commit(); // a careless caller commits anyway: the refusal already rolled back
+            assertThat(fence.accepted(connection, "orders")).isEqualTo(2);
+        }
+        assertThatThrownBy(() -> fence.run(dataSource(), t1, connection -> {
+            insertOrder(connection, "seed_orders", "from-t1-in-run", 1);
+            return null;
+        })).isInstanceOf(StaleTokenException.class);
+
+        assertThat(count("SELECT COUNT(*) FROM seed_orders WHERE token = 1")).isZero();
+        assertThat(count("SELECT COUNT(*) FROM seed_orders WHERE token = 2")).isEqualTo(1);
+    }
+
+    @Test
+    void run_whenWorkFails_rollsBackWritesAndTokenAdvance() throws Exception {
+        JdbcFence fence = fence("failing_fence");
+        execute("CREATE TABLE failing_orders (item VARCHAR(64), token BIGINT)");
+        FencingToken token = new FencingToken("failing", 5);
+
+        assertThatThrownBy(() -> fence.run(dataSource(), token, connection -> {
+            insertOrder(connection, "failing_orders", "lost", 5);
+            throw new SQLException("simulated failure of the caller's write", "XX000");
+        })).isInstanceOf(FencedSqlException.class).hasRootCauseMessage("simulated failure of the caller's write");
+
+        assertThat(count("SELECT COUNT(*) FROM failing_orders")).isZero();
+        try (Connection connection = dataSource().getConnection()) {
+            assertThat(connection.getAutoCommit()).isTrue();
+            assertThat(fence.accepted(connection, "failing")).isEqualTo(FencingToken.NONE);
+        }
+    }
+
+    @Test
+    void check_inAutoCommitMode_throwsIllegalState() throws Exception {
+        JdbcFence fence = fence("autocommit_fence");
+        try (Connection connection = dataSource().getConnection()) {
+            connection.setAutoCommit(true);
+            assertThatThrownBy(() -> fence.check(connection, new FencingToken("orders", 1)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("autoCommit");
+        }
+    }
+
+    @Test
+    void check_withTokenOfAnotherLock_throwsScopeMismatchAndChangesNothing() throws Exception {
+        JdbcFence fence = fence("scope_fence");
+        try (Connection connection = dataSource().getConnection()) {
+            connection.setAutoCommit(false);
+            assertThatThrownBy(() -> fence.check(connection, "orders", new FencingToken("invoices", 9)))
+                    .isInstanceOf(ScopeMismatchException.class);
+            fence.check(connection, "orders", new FencingToken("orders", 3));
+            fence.check(connection, new FencingToken("orders", 4).sequencer());
+            connection.commit();
+            assertThat(fence.accepted(connection, "orders")).isEqualTo(4);
+            assertThat(fence.accepted(connection, "invoices")).isEqualTo(FencingToken.NONE);
+        }
+    }
+
+    @Test
+    void check_strictPolicy_refusesEqualTokenThatAtLeastAdmits() throws Exception {
+        fence("strict_fence");
+        JdbcFence atLeast = new JdbcFence(dialect(), "strict_fence", io.fencer.core.FencePolicy.AT_LEAST);
+        JdbcFence strict = new JdbcFence(dialect(), "strict_fence", io.fencer.core.FencePolicy.STRICT);
+        FencingToken token = new FencingToken("orders", 7);
+        atLeast.run(dataSource(), token, connection -> null);
+        atLeast.run(dataSource(), token, connection -> null);
+        assertThatThrownBy(() -> strict.run(dataSource(), token, connection -> null))
+                .isInstanceOfSatisfying(StaleTokenException.class, stale -> assertThat(stale.accepted()).isEqualTo(7));
+        strict.run(dataSource(), new FencingToken("orders", 8), connection -> null);
+    }
+
+    @Test
+    void run_concurrentTransactions_committedTokensNeverDecrease() throws Exception {
+        JdbcFence fence = fence("race_fence");
+        execute("CREATE TABLE race_log (seq " + identityColumn() + ", token BIGINT NOT NULL)");
+        AtomicLong issued = new AtomicLong();
+        AtomicInteger refused = new AtomicInteger();
+        runConcurrently(() -> {
+            FencingToken token = new FencingToken("race", nextToken(issued));
+            try {
+                fence.run(dataSource(), token, connection -> {
+                    insertLog(connection, "race_log", token.value());
+                    return null;
+                });
+            } catch (StaleTokenException e) {
+                refused.incrementAndGet();
+            }
+        });
+
+        List<Long> committed = loggedTokens("race_log");
+        assertThat(committed).hasSize(threads() * TRANSACTIONS_PER_THREAD - refused.get());
+        assertThat(committed).isSorted();
+        try (Connection connection = dataSource().getConnection()) {
+            assertThat(fence.accepted(connection, "race")).isEqualTo(committed.get(committed.size() - 1));
+        }
+    }
+
+    @Test
+    void checkThenWriteInSeparateStatements_concurrentTransactions_commitDecreasingTokens() throws Exception {
+        fence("control_fence");
+        execute("CREATE TABLE control_log (seq " + identityColumn() + ", token BIGINT NOT NULL)");
+        for (int round = 1; round <= CONTROL_ROUNDS_MAX; round++) {
+            execute("DELETE FROM control_log");
+            execute("DELETE FROM control_fence");
+            execute("INSERT INTO control_fence (scope, token) VALUES ('control', 0)");
+            AtomicLong issued = new AtomicLong();
+            runConcurrently(() -> {
+                long token = nextToken(issued);
+                try (Connection connection = dataSource().getConnection()) {
+                    connection.setAutoCommit(true);
+                    long accepted = acceptedUnfenced(connection);
+                    if (token >= accepted) { // the check, then the write: two steps, the window is open
+                        Thread.yield();
+                        try (PreparedStatement update = connection.prepareStatement(
+                                "UPDATE control_fence SET token = ? WHERE scope = 'control'")) {
+                            update.setLong(1, token);
+                            update.executeUpdate();
+                        }
+                        insertLog(connection, "control_log", token);
+                    }
+                }
+            });
+            List<Long> committed = loggedTokens("control_log");
+            for (int i = 1; i < committed.size(); i++) {
+                if (committed.get(i) < committed.get(i - 1)) {
+                    return; // found: the unfenced check admitted a stale write after a newer one committed
+                }
+            }
+        }
+        throw new AssertionError("the unfenced control found no decreasing commit in " + CONTROL_ROUNDS_MAX
+                + " rounds: the concurrency test cannot tell the fence works");
+    }
+
+    @Test
+    void fencedRowsUpdate_staleOrMissingRow_refusesDistinctly() throws Exception {
+        execute("CREATE TABLE rows_accounts (id BIGINT PRIMARY KEY, balance BIGINT, fence_token BIGINT)");
+        execute("INSERT INTO rows_accounts (id, balance, fence_token) VALUES (1, 100, NULL)");
+        FencedRows rows = new FencedRows();
+        try (Connection connection = dataSource().getConnection()) {
+            rows.update(connection, "rows_accounts", "id", 1L, "fence_token", new FencingToken("accounts", 5),
+                    Map.of("balance", 150L));
+            assertThatThrownBy(() -> rows.update(connection, "rows_accounts", "id", 1L, "fence_token",
+                    new FencingToken("accounts", 4), Map.of("balance", 0L)))
+                    .isInstanceOfSatisfying(StaleTokenException.class, stale -> {
+                        assertThat(stale.presented()).isEqualTo(4);
+                        assertThat(stale.accepted()).isEqualTo(5);
+                    });
+            assertThatThrownBy(() -> rows.update(connection, "rows_accounts", "id", 2L, "fence_token",
+                    new FencingToken("accounts", 9), Map.of("balance", 0L)))
+                    .isInstanceOf(RowMissingException.class).hasMessageContaining("id = 2");
+            assertThatThrownBy(() -> rows.update(connection, "rows_accounts; DROP TABLE x", "id", 1L, "fence_token",
+                    new FencingToken("accounts", 9), Map.of()))
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThat(count("SELECT balance FROM rows_accounts WHERE id = 1")).isEqualTo(150);
+        assertThat(count("SELECT fence_token FROM rows_accounts WHERE id = 1")).isEqualTo(5);
+    }
+
+    /** Returns a token near the newest issued, sometimes a few behind: a mix of current and stale holders. */
+    long nextToken(AtomicLong issued) {
+        long newest = issued.incrementAndGet();
+        return Math.max(1, newest - ThreadLocalRandom.current().nextLong(threads()));
+    }
+
+    interface Transaction {
+        void run() throws Exception;
+    }
+
+    void runConcurrently(Transaction transaction) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads());
+        try {
+            List<Future<?>> results = new ArrayList<>();
+            for (int thread = 0; thread < threads(); thread++) {
+                results.add(pool.submit(() -> {
+                    for (int i = 0; i < TRANSACTIONS_PER_THREAD; i++) {
+                        transaction.run();
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> result : results) {
+                result.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    static void insertLog(Connection connection, String table, long token) throws SQLException {
+        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + table + " (token) VALUES (?)")) {
+            insert.setLong(1, token);
+            insert.executeUpdate();
+        }
+    }
+
+    static long acceptedUnfenced(Connection connection) throws SQLException {
+        try (Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery("SELECT token FROM control_fence WHERE scope = 'control'")) {
+            rows.next();
+            return rows.getLong(1);
+        }
+    }
+
+    List<Long> loggedTokens(String table) throws SQLException {
+        List<Long> tokens = new ArrayList<>();
+        try (Connection connection = dataSource().getConnection(); Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery("SELECT token FROM " + table + " ORDER BY seq")) {
+            while (rows.next()) {
+                tokens.add(rows.getLong(1));
+            }
+        }
+        return tokens;
+    }
+}

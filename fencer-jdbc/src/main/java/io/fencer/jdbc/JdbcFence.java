@@ -30,6 +30,11 @@ import javax.sql.DataSource;
  *
  * <p>A scope is a lock name: {@link #check(Connection, FencingToken)} uses the token's lock as the scope.
  * Thread-safe and stateless beyond its configuration.
+ *
+ * <p>Isolation: designed for READ COMMITTED (the default of PostgreSQL, and of MySQL's InnoDB for this row lock
+ * pattern). Under REPEATABLE READ or SERIALIZABLE a contended scope may fail with the database's serialization
+ * error instead of a clean {@link StaleTokenException}; the fence still holds (nothing stale commits), and the
+ * caller retries as for any serialization failure.
  */
 public final class JdbcFence {
     /** The default fence table name. */

@@ -223,7 +223,8 @@ public final class FencerServer implements AutoCloseable {
         }
     }
 
-    private static void awaitCalls(Server server) {
+    /** Waits a short grace for in-flight calls of a shut-down gRPC server, then cuts them. Null-safe. */
+    static void awaitCalls(Server server) {
         if (server == null) {
             return;
         }

@@ -26,7 +26,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class FencerStoreServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FencerStoreServer.class);
-    private static final long SHUTDOWN_GRACE_MILLIS = 2_000;
 
     private final StoreServerConfig config;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -107,7 +106,7 @@ public final class FencerStoreServer implements AutoCloseable {
             Server server = grpc;
             if (server != null) {
                 server.shutdown();
-                awaitCalls(server);
+                FencerServer.awaitCalls(server);
             }
             if (admin != null) {
                 admin.close();
@@ -119,18 +118,6 @@ public final class FencerStoreServer implements AutoCloseable {
             LOG.info("fencer store server closed");
         } finally {
             terminated.countDown();
-        }
-    }
-
-    private static void awaitCalls(Server server) {
-        try {
-            if (!server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
-                server.shutdownNow();
-                server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS);
-            }
-        } catch (InterruptedException e) {
-            server.shutdownNow();
-            Thread.currentThread().interrupt();
         }
     }
 

@@ -12,6 +12,14 @@ public enum Dialect {
             return "INSERT INTO " + table + " (scope, token, updated_at) VALUES (?, 0, CURRENT_TIMESTAMP)"
                     + " ON CONFLICT (scope) DO NOTHING";
         }
+
+        @Override
+        String admitUpsertSql(String table, String comparison) {
+            // ON CONFLICT DO UPDATE locks the existing row and evaluates WHERE on its latest committed version.
+            return "INSERT INTO " + table + " AS f (scope, token, updated_at) VALUES (?, ?, CURRENT_TIMESTAMP)"
+                    + " ON CONFLICT (scope) DO UPDATE SET token = EXCLUDED.token, updated_at = CURRENT_TIMESTAMP"
+                    + " WHERE f.token " + comparison + " EXCLUDED.token";
+        }
     },
     /** MySQL and MariaDB: {@code INSERT IGNORE}. */
     MYSQL {
@@ -25,6 +33,13 @@ public enum Dialect {
         @Override
         String insertIfAbsentSql(String table) {
             return "INSERT OR IGNORE INTO " + table + " (scope, token, updated_at) VALUES (?, 0, CURRENT_TIMESTAMP)";
+        }
+
+        @Override
+        String admitUpsertSql(String table, String comparison) {
+            return "INSERT INTO " + table + " (scope, token, updated_at) VALUES (?, ?, CURRENT_TIMESTAMP)"
+                    + " ON CONFLICT (scope) DO UPDATE SET token = excluded.token, updated_at = CURRENT_TIMESTAMP"
+                    + " WHERE " + table + ".token " + comparison + " excluded.token";
         }
     },
     /**
@@ -48,6 +63,16 @@ public enum Dialect {
 
     /** Returns the statement inserting the row of scope {@code ?} with token 0 when it is absent. */
     abstract String insertIfAbsentSql(String table);
+
+    /**
+     * Returns one statement that inserts the scope's row with token {@code ?}, or raises its token to it when the
+     * stored token compares with {@code comparison} ({@code <=} or {@code <}), changing one row when admitted and
+     * none when refused; or null when the dialect has no such conditional upsert (then an insert-if-absent and a
+     * conditional update run instead). One round trip instead of two: the fence costs a statement, not two.
+     */
+    String admitUpsertSql(String table, String comparison) {
+        return null;
+    }
 
     /**
      * Returns true when a duplicate-key failure of the insert-if-absent statement leaves the transaction usable

@@ -47,6 +47,7 @@ public final class JdbcFence {
     private final FencePolicy policy;
     private final String insertIfAbsentSql;
     private final String admitSql;
+    private final String admitUpsertSql; // null when the dialect has no conditional upsert
     private final String acceptedSql;
 
     /** Creates a fence on table {@value #TABLE_DEFAULT} with policy {@link FencePolicy#AT_LEAST}. */
@@ -66,6 +67,7 @@ public final class JdbcFence {
         this.policy = Objects.requireNonNull(policy, "policy");
         this.insertIfAbsentSql = dialect.insertIfAbsentSql(table);
         String admits = policy == FencePolicy.STRICT ? "token < ?" : "token <= ?";
+        this.admitUpsertSql = dialect.admitUpsertSql(table, policy == FencePolicy.STRICT ? "<" : "<=");
         this.admitSql = "UPDATE " + table + " SET token = ?, updated_at = CURRENT_TIMESTAMP WHERE scope = ? AND "
                 + admits;
         this.acceptedSql = "SELECT token FROM " + table + " WHERE scope = ?";
@@ -181,14 +183,8 @@ public final class JdbcFence {
             throw new IllegalStateException("fence check of scope '" + scope + "' needs a transaction: the"
                     + " connection is in autoCommit mode, so the check could not guard the writes");
         }
-        insertIfAbsent(connection, scope);
-        int updated;
-        try (PreparedStatement update = connection.prepareStatement(admitSql)) {
-            update.setLong(1, presented);
-            update.setString(2, scope);
-            update.setLong(3, presented);
-            updated = update.executeUpdate();
-        }
+        int updated = admitUpsertSql != null ? upsert(connection, scope, presented)
+                : insertThenUpdate(connection, scope, presented);
         if (updated == 1) {
             return;
         }
@@ -199,6 +195,24 @@ public final class JdbcFence {
         long accepted = accepted(connection, scope);
         connection.rollback();
         throw new StaleTokenException(scope, presented, accepted, policy);
+    }
+
+    private int upsert(Connection connection, String scope, long presented) throws SQLException {
+        try (PreparedStatement upsert = connection.prepareStatement(admitUpsertSql)) {
+            upsert.setString(1, scope);
+            upsert.setLong(2, presented);
+            return upsert.executeUpdate();
+        }
+    }
+
+    private int insertThenUpdate(Connection connection, String scope, long presented) throws SQLException {
+        insertIfAbsent(connection, scope);
+        try (PreparedStatement update = connection.prepareStatement(admitSql)) {
+            update.setLong(1, presented);
+            update.setString(2, scope);
+            update.setLong(3, presented);
+            return update.executeUpdate();
+        }
     }
 
     private void insertIfAbsent(Connection connection, String scope) throws SQLException {

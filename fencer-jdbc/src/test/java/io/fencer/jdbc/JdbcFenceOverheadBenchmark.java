@@ -1,0 +1,101 @@
+package io.fencer.jdbc;
+
+import io.fencer.core.FencingToken;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+import javax.sql.DataSource;
+
+/**
+ * Measures what the fence costs on a real PostgreSQL: 32 threads commit the same insert transactions with and
+ * without {@link JdbcFence#check} before the insert, in alternating rounds of one run, and prints the ratio. Not a test (it asserts
+ * nothing and takes a minute); run it by hand:
+ *
+ * <pre>
+ * ./mvnw -B -q -pl fencer-jdbc -am test-compile -DskipTests
+ * java -cp "$(cat fencer-jdbc/target/classpath.txt)" io.fencer.jdbc.JdbcFenceOverheadBenchmark
+ * </pre>
+ *
+ * (write the class path with {@code ./mvnw -q -pl fencer-jdbc dependency:build-classpath
+ * -Dmdep.outputFile=target/classpath.txt} and append {@code :fencer-jdbc/target/classes:fencer-jdbc/target/test-classes}).
+ * Each thread fences its own scope (one lock per resource, as the seed recommends); {@code --one-scope} makes all
+ * threads share one scope, which serializes them on its row lock by design.
+ */
+public final class JdbcFenceOverheadBenchmark {
+    private static final int THREADS = 32;
+    private static final long ROUND_NANOS = 5_000_000_000L;
+    private static final int ROUNDS = 3;
+
+    private JdbcFenceOverheadBenchmark() {}
+
+    public static void main(String[] arguments) throws Exception {
+        boolean oneScope = List.of(arguments).contains("--one-scope");
+        try (EmbeddedPostgres postgres = EmbeddedPostgres.start()) {
+            DataSource dataSource = postgres.getPostgresDatabase();
+            JdbcFence fence = new JdbcFence(Dialect.POSTGRESQL);
+            try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+                fence.createTable(connection);
+                statement.execute("CREATE TABLE orders (id BIGSERIAL PRIMARY KEY, thread INT, total BIGINT)");
+            }
+            round(dataSource, fence, false, oneScope); // warm-up of both paths
+            round(dataSource, fence, true, oneScope);
+            double unfenced = 0;
+            double fenced = 0;
+            for (int i = 0; i < ROUNDS; i++) {
+                unfenced += round(dataSource, fence, false, oneScope);
+                fenced += round(dataSource, fence, true, oneScope);
+            }
+            System.out.printf("PostgreSQL, %d threads, %s: unfenced %.0f tx/s, fenced %.0f tx/s, overhead %.1f%%%n",
+                    THREADS, oneScope ? "one scope" : "one scope per thread", unfenced / ROUNDS, fenced / ROUNDS,
+                    100.0 * (unfenced - fenced) / unfenced);
+        }
+    }
+
+    /** Runs THREADS threads for one round and returns committed transactions per second. */
+    private static double round(DataSource dataSource, JdbcFence fence, boolean fenced, boolean oneScope)
+            throws InterruptedException {
+        LongAdder commits = new LongAdder();
+        long end = System.nanoTime() + ROUND_NANOS;
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < THREADS; t++) {
+            int thread = t;
+            FencingToken token = new FencingToken(oneScope ? "orders" : "orders-" + t, 1);
+            Thread worker = new Thread(() -> {
+                // One connection per thread, as a pool would hand out: the figure is the transaction, not the connect.
+                try (Connection connection = dataSource.getConnection()) {
+                    connection.setAutoCommit(false);
+                    while (System.nanoTime() < end) {
+                        if (fenced) {
+                            fence.check(connection, token);
+                        }
+                        insert(connection, thread);
+                        connection.commit();
+                        commits.increment();
+                    }
+                } catch (SQLException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            threads.add(worker);
+            worker.start();
+        }
+        for (Thread worker : threads) {
+            worker.join();
+        }
+        return commits.sum() / (ROUND_NANOS / 1e9);
+    }
+
+    private static int insert(Connection connection, int thread) throws SQLException {
+        try (PreparedStatement insert = connection.prepareStatement(
+                "INSERT INTO orders (thread, total) VALUES (?, ?)")) {
+            insert.setInt(1, thread);
+            insert.setLong(2, 4200);
+            return insert.executeUpdate();
+        }
+    }
+}

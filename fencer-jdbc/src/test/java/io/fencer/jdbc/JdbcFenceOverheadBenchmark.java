@@ -13,8 +13,8 @@ import javax.sql.DataSource;
 
 /**
  * Measures what the fence costs on a real PostgreSQL: 32 threads commit the same insert transactions with and
- * without {@link JdbcFence#check} before the insert, in alternating rounds of one run, and prints the ratio. Not a test (it asserts
- * nothing and takes a minute); run it by hand:
+ * without {@link JdbcFence#check} before the insert, in alternating rounds of one run, and prints the ratio.
+ * Not a test (it asserts nothing and takes a minute); run it by hand:
  *
  * <pre>
  * ./mvnw -B -q -pl fencer-jdbc -am test-compile -DskipTests
@@ -22,7 +22,8 @@ import javax.sql.DataSource;
  * </pre>
  *
  * (write the class path with {@code ./mvnw -q -pl fencer-jdbc dependency:build-classpath
- * -Dmdep.outputFile=target/classpath.txt} and append {@code :fencer-jdbc/target/classes:fencer-jdbc/target/test-classes}).
+ * -Dmdep.outputFile=target/classpath.txt} and append the module's {@code target/classes} and
+ * {@code target/test-classes}).
  * Each thread fences its own scope (one lock per resource, as the seed recommends); {@code --one-scope} makes all
  * threads share one scope, which serializes them on its row lock by design.
  */
@@ -38,7 +39,8 @@ public final class JdbcFenceOverheadBenchmark {
         try (EmbeddedPostgres postgres = EmbeddedPostgres.start()) {
             DataSource dataSource = postgres.getPostgresDatabase();
             JdbcFence fence = new JdbcFence(Dialect.POSTGRESQL);
-            try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            try (Connection connection = dataSource.getConnection();
+                    Statement statement = connection.createStatement()) {
                 fence.createTable(connection);
                 statement.execute("CREATE TABLE orders (id BIGSERIAL PRIMARY KEY, thread INT, total BIGINT)");
             }

@@ -1,0 +1,250 @@
+package io.fencer.redis;
+
+import io.fencer.core.FencePolicy;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockNames;
+import io.fencer.core.StaleTokenException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A fence kept inside the user's own Redis: one string key per scope holding the highest accepted token, checked
+ * and advanced by a Lua script in the same atomic step as the caller's write.
+ *
+ * <p>Why a script: Redis runs a script without interleaving any other command, so the read of the fence, the
+ * comparison, the write and the advance of the fence are one step; a client that read the fence, compared in
+ * Java and then wrote would let a stale write land between the read and the write (the seed's bug).
+ *
+ * <pre>{@code
+ * RedisFence fence = new RedisFence(connection);
+ * fence.set(token, "orders:42", "shipped");   // throws StaleTokenException when a newer token was accepted
+ * }</pre>
+ *
+ * <p>A scope is the token's lock name; its fence is the string key {@code keyPrefix + scope} holding the accepted
+ * token in decimal (absent means {@link FencingToken#NONE}). The script is loaded once with SCRIPT LOAD and
+ * called with EVALSHA; when Redis has forgotten it (SCRIPT FLUSH, restart, failover) it is reloaded and the call
+ * retried once. Thread-safe: Lettuce connections are. Redis errors and connection failures surface as Lettuce's
+ * unchecked {@link io.lettuce.core.RedisException}. Not for Redis Cluster: the fence key and the data key must
+ * be on one node, which this class does not arrange.
+ */
+public final class RedisFence {
+    /** The default prefix of fence keys. */
+    public static final String KEY_PREFIX_DEFAULT = "fencer:fence:";
+    /** The longest data key, hash field name or key prefix, in UTF-8 bytes. */
+    public static final int KEY_BYTES_MAX = 1024;
+    /** The longest value, in UTF-8 bytes. */
+    public static final int VALUE_BYTES_MAX = 1024 * 1024;
+    /** The most fields one {@link #hset} may write. */
+    public static final int HASH_FIELDS_MAX = 1000;
+
+    private static final String SCRIPT_RESOURCE = "fenced-write.lua";
+    private static final String SCRIPT = loadScript();
+
+    private final RedisCommands<String, String> commands;
+    private final FencePolicy policy;
+    private final String keyPrefix;
+    private volatile String scriptSha;
+
+    /**
+     * Creates a fence with policy {@link FencePolicy#AT_LEAST} and prefix {@value #KEY_PREFIX_DEFAULT}, loading
+     * its script into Redis.
+     */
+    public RedisFence(StatefulRedisConnection<String, String> connection) {
+        this(connection, FencePolicy.AT_LEAST, KEY_PREFIX_DEFAULT);
+    }
+
+    /**
+     * Creates a fence, loading its script into Redis (so an unreachable Redis fails here, not at the first write).
+     *
+     * @param keyPrefix the prefix of fence keys, 1 to {@value #KEY_BYTES_MAX} bytes; data keys may not start
+     *     with it
+     * @throws IllegalArgumentException when the prefix is empty or too long
+     */
+    public RedisFence(StatefulRedisConnection<String, String> connection, FencePolicy policy, String keyPrefix) {
+        this.commands = Objects.requireNonNull(connection, "connection").sync();
+        this.policy = Objects.requireNonNull(policy, "policy");
+        Objects.requireNonNull(keyPrefix, "keyPrefix");
+        if (keyPrefix.isEmpty() || utf8Bytes(keyPrefix) > KEY_BYTES_MAX) {
+            throw new IllegalArgumentException("key prefix must be 1 to " + KEY_BYTES_MAX + " bytes, got '"
+                    + InvalidArgumentException.printable(keyPrefix) + "'");
+        }
+        this.keyPrefix = keyPrefix;
+        this.scriptSha = commands.scriptLoad(SCRIPT);
+    }
+
+    public FencePolicy policy() {
+        return policy;
+    }
+
+    public String keyPrefix() {
+        return keyPrefix;
+    }
+
+    /** Returns the key of the fence of {@code scope}: {@code keyPrefix + scope}. */
+    public String fenceKey(String scope) {
+        return keyPrefix + LockNames.check("scope", scope);
+    }
+
+    /**
+     * Sets string key {@code key} to {@code value} when the fence of {@code token.lock()} admits {@code token},
+     * advancing the fence to it in the same step.
+     *
+     * @throws StaleTokenException when the fence has accepted a newer token (AT_LEAST) or the same or newer
+     *     (STRICT); nothing was written
+     * @throws InvalidArgumentException when the key or value is empty, too long, or the key is a fence key
+     */
+    public void set(FencingToken token, String key, String value) {
+        checkValue("value", value);
+        write(token, key, null, "set", List.of(value));
+    }
+
+    /**
+     * Sets the given fields of hash key {@code key} (other fields stay) when the fence admits {@code token}, as
+     * {@link #set}.
+     *
+     * @throws InvalidArgumentException when {@code fields} is empty or has more than {@value #HASH_FIELDS_MAX}
+     *     entries, or a field name or value is out of bounds
+     */
+    public void hset(FencingToken token, String key, Map<String, String> fields) {
+        Objects.requireNonNull(fields, "fields");
+        if (fields.isEmpty() || fields.size() > HASH_FIELDS_MAX) {
+            throw new InvalidArgumentException("fields", Integer.toString(fields.size()),
+                    "hash fields must number 1 to " + HASH_FIELDS_MAX + ", got " + fields.size());
+        }
+        List<String> arguments = new ArrayList<>(fields.size() * 2);
+        for (Map.Entry<String, String> field : fields.entrySet()) {
+            checkBounded("field", field.getKey(), KEY_BYTES_MAX);
+            checkValue("value", field.getValue());
+            arguments.add(field.getKey());
+            arguments.add(field.getValue());
+        }
+        write(token, key, null, "hset", arguments);
+    }
+
+    /** Deletes key {@code key} (of any type) when the fence admits {@code token}, as {@link #set}. */
+    public void del(FencingToken token, String key) {
+        write(token, key, null, "del", List.of());
+    }
+
+    /** Returns the scope's accepted token value, or {@link FencingToken#NONE} when it has none. */
+    public long accepted(String scope) {
+        String accepted = commands.get(fenceKey(scope));
+        return accepted == null ? FencingToken.NONE : Long.parseLong(accepted);
+    }
+
+    /**
+     * As {@link #set}, also appending each admitted token to list {@code logKey} inside the same script call: the
+     * test's witness of the order in which Redis admitted tokens.
+     */
+    void setLogged(FencingToken token, String key, String value, String logKey) {
+        checkValue("value", value);
+        checkKey(Objects.requireNonNull(logKey, "logKey"));
+        write(token, key, logKey, "set", List.of(value));
+    }
+
+    private void write(FencingToken token, String key, String logKey, String operation, List<String> arguments) {
+        Objects.requireNonNull(token, "token");
+        checkKey(key);
+        String scope = token.lock();
+        String[] keys = logKey == null
+                ? new String[] {fenceKey(scope), key}
+                : new String[] {fenceKey(scope), key, logKey};
+        String[] values = new String[3 + arguments.size()];
+        values[0] = Long.toString(token.value());
+        values[1] = policy == FencePolicy.STRICT ? "1" : "0";
+        values[2] = operation;
+        for (int i = 0; i < arguments.size(); i++) {
+            values[3 + i] = arguments.get(i);
+        }
+        List<Object> reply = evaluate(keys, values);
+        if (reply.size() != 2 || !(reply.get(0) instanceof Long admitted) || !(reply.get(1) instanceof String)) {
+            throw new IllegalStateException("fenced write script of scope '" + scope + "' answered " + reply);
+        }
+        if (admitted == 0) {
+            throw new StaleTokenException(scope, token.value(), Long.parseLong((String) reply.get(1)), policy);
+        }
+    }
+
+    /** Calls the script by SHA; when Redis answers NOSCRIPT, loads it again and retries once. */
+    private List<Object> evaluate(String[] keys, String[] values) {
+        try {
+            return commands.evalsha(scriptSha, ScriptOutputType.MULTI, keys, values);
+        } catch (RedisNoScriptException forgotten) {
+            // Redis lost its script cache (SCRIPT FLUSH, restart, failover to a replica that never loaded it).
+            scriptSha = commands.scriptLoad(SCRIPT);
+            return commands.evalsha(scriptSha, ScriptOutputType.MULTI, keys, values);
+        }
+    }
+
+    private void checkKey(String key) {
+        checkBounded("key", key, KEY_BYTES_MAX);
+        if (key.startsWith(keyPrefix)) {
+            throw new InvalidArgumentException("key", key, "key '" + InvalidArgumentException.printable(key)
+                    + "' starts with the fence key prefix '" + keyPrefix + "': a write may not replace a fence");
+        }
+    }
+
+    private static void checkValue(String field, String value) {
+        Objects.requireNonNull(value, field);
+        if (value.length() > VALUE_BYTES_MAX || utf8Bytes(value) > VALUE_BYTES_MAX) {
+            throw new InvalidArgumentException(field, value, field + " is " + utf8Bytes(value)
+                    + " bytes of UTF-8, more than the " + VALUE_BYTES_MAX + " allowed");
+        }
+    }
+
+    private static void checkBounded(String field, String text, int bytesMax) {
+        Objects.requireNonNull(text, field);
+        if (text.isEmpty()) {
+            throw new InvalidArgumentException(field, "", field + " must not be empty");
+        }
+        if (text.length() > bytesMax || utf8Bytes(text) > bytesMax) {
+            throw new InvalidArgumentException(field, text, field + " is " + utf8Bytes(text)
+                    + " bytes of UTF-8, more than the " + bytesMax + " allowed: '"
+                    + InvalidArgumentException.printable(text) + "'");
+        }
+    }
+
+    /** Counts the UTF-8 bytes of {@code text} without encoding it (a lone surrogate counts as one '?'). */
+    private static long utf8Bytes(String text) {
+        long bytes = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < 0x80) {
+                bytes += 1;
+            } else if (c < 0x800) {
+                bytes += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < text.length()
+                    && Character.isLowSurrogate(text.charAt(i + 1))) {
+                bytes += 4;
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                bytes += 1;
+            } else {
+                bytes += 3;
+            }
+        }
+        return bytes;
+    }
+
+    private static String loadScript() {
+        try (InputStream in = RedisFence.class.getResourceAsStream(SCRIPT_RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException("resource " + SCRIPT_RESOURCE + " missing from the fencer-redis jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + SCRIPT_RESOURCE, e);
+        }
+    }
+}

@@ -1,0 +1,325 @@
+package io.fencer.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fencer.core.FencePolicy;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.StaleTokenException;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import redis.embedded.RedisServer;
+
+/** Tests of {@link RedisFence} against a real redis-server (embedded-redis's 6.2 binary) on a free port. */
+class RedisFenceTest {
+    private static final int THREADS = 32;
+    private static final int WRITES_PER_THREAD = 40;
+    private static final int CONTROL_ROUNDS_MAX = 50;
+
+    private static RedisServer server;
+    private static RedisClient client;
+    private static StatefulRedisConnection<String, String> connection;
+    private static RedisCommands<String, String> redis;
+
+    @BeforeAll
+    static void startRedis() throws IOException {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+        server = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"")
+                .setting("appendonly no").build();
+        server.start();
+        client = RedisClient.create(RedisURI.create("127.0.0.1", port));
+        connection = client.connect();
+        redis = connection.sync();
+    }
+
+    @AfterAll
+    static void stopRedis() throws IOException {
+        if (connection != null) {
+            connection.close();
+        }
+        if (client != null) {
+            client.shutdown();
+        }
+        if (server != null) {
+            server.stop();
+        }
+    }
+
+    @BeforeEach
+    void flush() {
+        redis.flushall();
+    }
+
+    @Test
+    void set_whenOlderTokenAfterNewer_refusesAndKeepsNewerValue() {
+        RedisFence fence = new RedisFence(connection);
+        fence.set(new FencingToken("orders", 2), "orders:42", "by t2");
+
+        assertThatThrownBy(() -> fence.set(new FencingToken("orders", 1), "orders:42", "by t1"))
+                .isInstanceOfSatisfying(StaleTokenException.class, e -> {
+                    assertThat(e.scope()).isEqualTo("orders");
+                    assertThat(e.presented()).isEqualTo(1);
+                    assertThat(e.accepted()).isEqualTo(2);
+                });
+        assertThat(redis.get("orders:42")).isEqualTo("by t2");
+        assertThat(fence.accepted("orders")).isEqualTo(2);
+        assertThat(redis.get("fencer:fence:orders")).isEqualTo("2");
+    }
+
+    @Test
+    void hset_whenOlderTokenAfterNewer_refusesAndKeepsNewerFields() {
+        RedisFence fence = new RedisFence(connection);
+        fence.hset(new FencingToken("orders", 2), "order:42", Map.of("state", "shipped", "by", "t2"));
+
+        assertThatThrownBy(() -> fence.hset(new FencingToken("orders", 1), "order:42", Map.of("state", "lost")))
+                .isInstanceOfSatisfying(StaleTokenException.class, e -> assertThat(e.accepted()).isEqualTo(2));
+        assertThat(redis.hgetall("order:42")).containsExactlyInAnyOrderEntriesOf(
+                Map.of("state", "shipped", "by", "t2"));
+    }
+
+    @Test
+    void del_whenOlderTokenAfterNewer_refusesAndKeyStays() {
+        RedisFence fence = new RedisFence(connection);
+        fence.set(new FencingToken("orders", 2), "orders:42", "by t2");
+
+        assertThatThrownBy(() -> fence.del(new FencingToken("orders", 1), "orders:42"))
+                .isInstanceOfSatisfying(StaleTokenException.class, e -> assertThat(e.accepted()).isEqualTo(2));
+        assertThat(redis.get("orders:42")).isEqualTo("by t2");
+
+        fence.del(new FencingToken("orders", 3), "orders:42");
+        assertThat(redis.exists("orders:42")).isZero();
+        assertThat(fence.accepted("orders")).isEqualTo(3);
+    }
+
+    @Test
+    void set_whenScopesDiffer_fencesEachScopeAlone() {
+        RedisFence fence = new RedisFence(connection);
+        fence.set(new FencingToken("a", 10), "key:a", "a10");
+
+        fence.set(new FencingToken("b", 1), "key:b", "b1");
+
+        assertThat(fence.accepted("a")).isEqualTo(10);
+        assertThat(fence.accepted("b")).isEqualTo(1);
+        assertThat(fence.accepted("never-written")).isEqualTo(FencingToken.NONE);
+    }
+
+    @Test
+    void set_whenTokensDifferOnlyAboveDoublePrecision_comparesExactly() {
+        RedisFence fence = new RedisFence(connection);
+        long big = FencingToken.VALUE_MAX;
+        fence.set(new FencingToken("big", big), "key", "newest");
+
+        // big - 1 and big are the same double: a numeric comparison in Lua would admit it.
+        assertThatThrownBy(() -> fence.set(new FencingToken("big", big - 1), "key", "stale"))
+                .isInstanceOf(StaleTokenException.class);
+        assertThat(fence.accepted("big")).isEqualTo(big);
+        assertThat(redis.get("key")).isEqualTo("newest");
+    }
+
+    @Test
+    void set_whenStrictAndEqualToken_refuses() {
+        RedisFence fence = new RedisFence(connection, FencePolicy.STRICT, RedisFence.KEY_PREFIX_DEFAULT);
+        fence.set(new FencingToken("orders", 5), "orders:42", "first");
+
+        assertThatThrownBy(() -> fence.set(new FencingToken("orders", 5), "orders:42", "again"))
+                .isInstanceOfSatisfying(StaleTokenException.class, e -> assertThat(e.accepted()).isEqualTo(5));
+        assertThat(redis.get("orders:42")).isEqualTo("first");
+        fence.set(new FencingToken("orders", 6), "orders:42", "next");
+        assertThat(redis.get("orders:42")).isEqualTo("next");
+    }
+
+    @Test
+    void set_whenAtLeastAndEqualToken_admits() {
+        RedisFence fence = new RedisFence(connection);
+        fence.set(new FencingToken("orders", 5), "orders:42", "first");
+
+        fence.set(new FencingToken("orders", 5), "orders:42", "again");
+
+        assertThat(redis.get("orders:42")).isEqualTo("again");
+        assertThat(fence.accepted("orders")).isEqualTo(5);
+    }
+
+    @Test
+    void set_whenScriptFlushedBetweenWrites_reloadsAndWrites() {
+        RedisFence fence = new RedisFence(connection);
+        fence.set(new FencingToken("orders", 1), "orders:42", "before flush");
+        String sha = redis.digest(scriptText());
+        redis.scriptFlush();
+        assertThat(redis.scriptExists(sha)).containsExactly(false);
+
+        fence.set(new FencingToken("orders", 2), "orders:42", "after flush");
+
+        assertThat(redis.get("orders:42")).isEqualTo("after flush");
+        assertThat(fence.accepted("orders")).isEqualTo(2);
+        assertThat(redis.scriptExists(sha)).containsExactly(true);
+    }
+
+    @Test
+    void set_whenWriteFailsInsideScript_fenceDoesNotMove() {
+        RedisFence fence = new RedisFence(connection);
+        fence.set(new FencingToken("orders", 1), "orders:42", "string value");
+
+        // HSET on a string key fails with WRONGTYPE: the fence must stay at 1, or token 1 would be locked out
+        // by a write that never happened.
+        assertThatThrownBy(() -> fence.hset(new FencingToken("orders", 7), "orders:42", Map.of("f", "v")))
+                .hasMessageContaining("WRONGTYPE");
+        assertThat(fence.accepted("orders")).isEqualTo(1);
+    }
+
+    @Test
+    void writes_whenArgumentsOutOfBounds_throwNamingTheValue() {
+        RedisFence fence = new RedisFence(connection);
+        FencingToken token = new FencingToken("orders", 1);
+
+        assertThatThrownBy(() -> fence.set(token, "k".repeat(RedisFence.KEY_BYTES_MAX + 1), "v"))
+                .isInstanceOfSatisfying(InvalidArgumentException.class,
+                        e -> assertThat(e.field()).isEqualTo("key"))
+                .hasMessageContaining("1025 bytes").hasMessageContaining("1024 allowed");
+        assertThatThrownBy(() -> fence.set(token, "k", "v".repeat(RedisFence.VALUE_BYTES_MAX + 1)))
+                .isInstanceOfSatisfying(InvalidArgumentException.class,
+                        e -> assertThat(e.field()).isEqualTo("value"))
+                .hasMessageContaining("1048577 bytes");
+        Map<String, String> tooMany = new HashMap<>();
+        for (int i = 0; i <= RedisFence.HASH_FIELDS_MAX; i++) {
+            tooMany.put("f" + i, "v");
+        }
+        assertThatThrownBy(() -> fence.hset(token, "k", tooMany))
+                .isInstanceOfSatisfying(InvalidArgumentException.class,
+                        e -> assertThat(e.value()).isEqualTo("1001"));
+        assertThatThrownBy(() -> fence.set(token, "fencer:fence:orders", "0"))
+                .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("fence key prefix");
+        assertThatThrownBy(() -> fence.accepted("bad\nscope"))
+                .isInstanceOfSatisfying(InvalidArgumentException.class,
+                        e -> assertThat(e.field()).isEqualTo("scope"));
+        assertThat(redis.dbsize()).isZero();
+    }
+
+    @Test
+    void hset_whenThousandFields_writesAll() {
+        RedisFence fence = new RedisFence(connection);
+        Map<String, String> fields = new HashMap<>();
+        for (int i = 0; i < RedisFence.HASH_FIELDS_MAX; i++) {
+            fields.put("f" + i, "v" + i);
+        }
+
+        fence.hset(new FencingToken("orders", 1), "big", fields);
+
+        assertThat(redis.hlen("big")).isEqualTo(RedisFence.HASH_FIELDS_MAX);
+    }
+
+    @Test
+    void setLogged_when32ThreadsWriteInterleavedTokens_logNeverDecreases() throws Exception {
+        RedisFence fence = new RedisFence(connection);
+        AtomicLong issued = new AtomicLong();
+        AtomicLong refused = new AtomicLong();
+
+        runThreads(() -> {
+            long token = interleavedToken(issued);
+            try {
+                fence.setLogged(new FencingToken("race", token), "race:value", Long.toString(token), "race:log");
+            } catch (StaleTokenException e) {
+                refused.incrementAndGet();
+            }
+        });
+
+        List<Long> log = readLog();
+        assertThat(log).hasSize(THREADS * WRITES_PER_THREAD - (int) refused.get());
+        assertThat(refused.get()).as("stale tokens were presented and refused").isPositive();
+        assertThat(firstDecrease(log)).as("index of the first decrease in the admitted log").isEqualTo(-1);
+        long newest = log.get(log.size() - 1);
+        assertThat(fence.accepted("race")).isEqualTo(newest);
+        assertThat(redis.get("race:value")).isEqualTo(Long.toString(newest));
+    }
+
+    @Test
+    void control_whenCheckedInJavaThenSetSeparately_logDecreasesWithinBoundedRounds() throws Exception {
+        AtomicLong issued = new AtomicLong();
+        int rounds = 0;
+        int decrease = -1;
+        while (decrease < 0 && rounds < CONTROL_ROUNDS_MAX) {
+            rounds++;
+            runThreads(() -> {
+                long token = interleavedToken(issued);
+                String accepted = redis.get("control:fence");
+                if (accepted == null || token >= Long.parseLong(accepted)) {
+                    redis.set("control:fence", Long.toString(token));
+                    redis.rpush("race:log", Long.toString(token));
+                }
+            });
+            decrease = firstDecrease(readLog());
+        }
+        assertThat(decrease).as("check-then-set outside Redis lets a stale token land after a newer one, "
+                + "within " + CONTROL_ROUNDS_MAX + " rounds").isPositive();
+    }
+
+    /** Returns the newest token issued minus a random 0..31 (at least 1): interleaved, partly stale tokens. */
+    private static long interleavedToken(AtomicLong issued) {
+        long newest = issued.incrementAndGet();
+        return Math.max(1, newest - ThreadLocalRandom.current().nextInt(32));
+    }
+
+    private static void runThreads(Runnable write) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+        try {
+            List<Callable<Void>> tasks = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                tasks.add(() -> {
+                    for (int i = 0; i < WRITES_PER_THREAD; i++) {
+                        write.run();
+                    }
+                    return null;
+                });
+            }
+            for (Future<Void> done : pool.invokeAll(tasks, 2, TimeUnit.MINUTES)) {
+                done.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static List<Long> readLog() {
+        return redis.lrange("race:log", 0, -1).stream().map(Long::parseLong).toList();
+    }
+
+    /** Returns the index of the first entry smaller than its predecessor, or -1 when the log never decreases. */
+    private static int firstDecrease(List<Long> log) {
+        for (int i = 1; i < log.size(); i++) {
+            if (log.get(i) < log.get(i - 1)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static String scriptText() {
+        try (var in = RedisFence.class.getResourceAsStream("fenced-write.lua")) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}

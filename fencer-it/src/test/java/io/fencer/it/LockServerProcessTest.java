@@ -78,8 +78,11 @@ class LockServerProcessTest {
         FencerProcess.Ports ports = FencerProcess.Ports.free();
         FencerProcess server = startServer(ports);
         FencerClient fencer = connect(ports);
-        Session holder = fencer.openSession(Duration.ofSeconds(3));
-        Session waiter = fencer.openSession(Duration.ofSeconds(3));
+        // The ttl must outlast the restart itself (JVM start, Ratis recovery, election): a client that hears no
+        // acknowledgement for a whole ttl must assume its session lost. Regression: 3 s was flaky on a loaded CI.
+        Duration ttl = Duration.ofSeconds(8);
+        Session holder = fencer.openSession(ttl);
+        Session waiter = fencer.openSession(ttl);
         Grant held = holder.lock("jobs").acquire(Duration.ofSeconds(10));
         CompletableFuture<Grant> waiting = CompletableFuture.supplyAsync(
                 () -> waiter.lock("jobs").acquire(Duration.ofSeconds(120)));
@@ -88,8 +91,9 @@ class LockServerProcessTest {
         server.kill9();
         startServer(ports);
 
-        // Observe for three lease lengths: the holder stays current, the waiter is not granted, nobody is lost.
-        long until = System.nanoTime() + Duration.ofSeconds(9).toNanos();
+        // Observe past a whole lease after the restart: without keepalives reaching the new leader the holder
+        // would expire within one ttl of the grace starting. It stays current, the waiter is not granted.
+        long until = System.nanoTime() + ttl.plusSeconds(3).toNanos();
         while (System.nanoTime() < until) {
             assertThat(fencer.validate(held.token()).status()).isEqualTo(TokenStatus.Status.CURRENT);
             assertThat(waiting).isNotDone();

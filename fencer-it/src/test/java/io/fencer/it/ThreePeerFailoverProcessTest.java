@@ -43,8 +43,9 @@ class ThreePeerFailoverProcessTest {
         String[] endpoints = ports.stream().map(FencerProcess.Ports::endpoint).toArray(String[]::new);
         try (FencerClient fencer = Fencer.newBuilder().endpoints(endpoints).callTimeout(Duration.ofSeconds(30))
                 .build()) {
-            Session holder = fencer.openSession(Duration.ofSeconds(5));
-            Session waiter = fencer.openSession(Duration.ofSeconds(5));
+            // The ttl outlasts a failover on a loaded machine (detection, election, reconnection).
+            Session holder = fencer.openSession(Duration.ofSeconds(8));
+            Session waiter = fencer.openSession(Duration.ofSeconds(8));
             Map<String, Long> maxBefore = new HashMap<>();
             for (String lock : LOCKS) {
                 for (int i = 0; i < 3; i++) {

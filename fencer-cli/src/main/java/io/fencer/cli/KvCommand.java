@@ -1,14 +1,18 @@
 package io.fencer.cli;
 
+import io.fencer.client.FencedStore;
+import io.fencer.client.FencerClient;
 import io.fencer.client.ScopeInfo;
 import io.fencer.client.StaleDiagnosis;
 import io.fencer.client.StaleWriteException;
+import io.fencer.client.StoreOp;
 import io.fencer.client.WriteReceipt;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockNames;
 import io.fencer.core.Sequencer;
 import java.io.PrintWriter;
+import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
@@ -63,6 +67,27 @@ final class KvCommand implements Runnable {
      * Prints the stale refusal, {@code fencer: stale token orders#31 refused by scope 'orders': accepted orders#32},
      * and, when a lock service was given, its diagnosis; returns exit code 5.
      */
+    /**
+     * Writes one op to a scope for {@code kv put} and {@code kv delete}, printing the receipt (text or JSON);
+     * returns the exit code: 0, or 5 when the token was stale.
+     */
+    static int writeOne(CommandSpec spec, StoreClientOptions options, String verb, String scope, String key,
+            StoreOp op, String sequencer, String idempotencyKey, boolean json) {
+        PrintWriter out = spec.commandLine().getOut();
+        try (FencerClient lockService = options.connectLockService();
+             FencedStore store = options.connectStore(lockService)) {
+            WriteReceipt receipt;
+            try {
+                receipt = store.write(scope, sequencer, List.of(op), idempotencyKey);
+            } catch (StaleWriteException stale) {
+                return reportStale(stale, options.diagnoses(), spec.commandLine().getErr());
+            }
+            out.println(json ? toJson(scope, key, sequencer, receipt) : text(verb, scope, key, sequencer, receipt));
+        }
+        out.flush();
+        return Main.EXIT_OK;
+    }
+
     static int reportStale(StaleWriteException stale, boolean diagnose, PrintWriter err) {
         err.println("fencer: " + stale.getMessage());
         if (diagnose) {

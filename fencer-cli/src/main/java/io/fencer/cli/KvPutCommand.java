@@ -1,12 +1,6 @@
 package io.fencer.cli;
 
-import io.fencer.client.FencedStore;
-import io.fencer.client.FencerClient;
-import io.fencer.client.StaleWriteException;
 import io.fencer.client.StoreOp;
-import io.fencer.client.WriteReceipt;
-import java.io.PrintWriter;
-import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -49,19 +43,6 @@ final class KvPutCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        try (FencerClient lockService = options.connectLockService();
-             FencedStore store = options.connectStore(lockService)) {
-            WriteReceipt receipt;
-            try {
-                receipt = store.write(scope, sequencer, List.of(StoreOp.put(key, value)), idempotencyKey);
-            } catch (StaleWriteException stale) {
-                return KvCommand.reportStale(stale, options.diagnoses(), spec.commandLine().getErr());
-            }
-            out.println(json ? KvCommand.toJson(scope, key, sequencer, receipt)
-                    : KvCommand.text("put", scope, key, sequencer, receipt));
-        }
-        out.flush();
-        return Main.EXIT_OK;
+        return KvCommand.writeOne(spec, options, "put", scope, key, StoreOp.put(key, value), sequencer, idempotencyKey, json);
     }
 }

@@ -39,6 +39,7 @@ final class KvDeleteCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return KvCommand.writeOne(spec, options, "deleted", scope, key, StoreOp.delete(key), sequencer, idempotencyKey, json);
+        return KvCommand.writeOne(spec, options, "deleted", scope, key, StoreOp.delete(key), sequencer,
+                idempotencyKey, json);
     }
 }

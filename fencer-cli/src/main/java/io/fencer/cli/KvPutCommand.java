@@ -43,6 +43,7 @@ final class KvPutCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        return KvCommand.writeOne(spec, options, "put", scope, key, StoreOp.put(key, value), sequencer, idempotencyKey, json);
+        return KvCommand.writeOne(spec, options, "put", scope, key, StoreOp.put(key, value), sequencer,
+                idempotencyKey, json);
     }
 }

@@ -1,5 +1,6 @@
 package io.fencer.cli;
 
+import java.time.Duration;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
@@ -15,5 +16,12 @@ final class BenchCommand implements Runnable {
     @Override
     public void run() {
         throw new ParameterException(spec.commandLine(), "Missing command: choose lock or store");
+    }
+
+    /** Reports a bench run in which nothing completed (server down, all calls failing) and returns exit 1. */
+    static int nothingMeasured(CommandSpec spec, String what, Duration duration, String firstError) {
+        spec.commandLine().getErr().println("fencer: " + what + " in the measured " + Durations.format(duration)
+                + (firstError == null ? "" : "; first error: " + firstError));
+        return Main.EXIT_ERROR;
     }
 }

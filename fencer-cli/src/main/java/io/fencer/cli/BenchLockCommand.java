@@ -64,10 +64,8 @@ final class BenchLockCommand implements Callable<Integer> {
             return Main.EXIT_ERROR;
         }
         if (result.cycles() == 0) {
-            spec.commandLine().getErr().println("fencer: no lock cycle completed in the measured "
-                    + Durations.format(settings.duration()) + (result.firstError() == null ? ""
-                    : "; first error: " + result.firstError()));
-            return Main.EXIT_ERROR;
+            return BenchCommand.nothingMeasured(spec, "no lock cycle completed", settings.duration(),
+                    result.firstError());
         }
         return Main.EXIT_OK;
     }

@@ -77,10 +77,8 @@ final class BenchStoreCommand implements Callable<Integer> {
             return Main.EXIT_ERROR;
         }
         if (result.writes() == 0) {
-            spec.commandLine().getErr().println("fencer: no write was acknowledged in the measured "
-                    + Durations.format(settings.duration()) + (result.firstError() == null ? ""
-                    : "; first error: " + result.firstError()));
-            return Main.EXIT_ERROR;
+            return BenchCommand.nothingMeasured(spec, "no write was acknowledged", settings.duration(),
+                    result.firstError());
         }
         return Main.EXIT_OK;
     }

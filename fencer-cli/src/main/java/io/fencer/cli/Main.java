@@ -30,16 +30,17 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * The {@code fencer} command: runs a server, takes locks from the shell, shows lock state and measures a group.
  *
  * <p>Exit codes: 0 ok; 1 error; 2 usage error; 3 lease lost while holding; 4 lock not acquired in time; 5 stale token
- * (a resource refused the token: it has accepted a newer one). Errors print
+ * (a resource refused the token: it has accepted a newer one); 7 the chaos checker found violations. Errors print
  * one line {@code fencer: <message>} on stderr, with a stack trace only under {@code --verbose}.
  */
 @Command(name = "fencer", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Fencer: a lock service that issues fencing tokens.",
         subcommands = {ServerCommand.class, StoreServerCommand.class, LockCommand.class, KvCommand.class,
-            BenchCommand.class, KeygenCommand.class, HelpCommand.class},
+            BenchCommand.class, KeygenCommand.class, DemoCommand.class, ChaosCommand.class, HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:ok", "1:error", "2:usage error", "3:lease lost while holding the lock",
-            "4:lock not acquired within --wait", "5:stale token: the resource has accepted a newer token"})
+            "4:lock not acquired within --wait", "5:stale token: the resource has accepted a newer token",
+            "7:chaos: the checker found violations"})
 public final class Main implements Runnable {
     static final int EXIT_OK = 0;
     static final int EXIT_ERROR = 1;
@@ -47,6 +48,7 @@ public final class Main implements Runnable {
     static final int EXIT_LEASE_LOST = 3;
     static final int EXIT_NOT_ACQUIRED = 4;
     static final int EXIT_STALE = 5;
+    static final int EXIT_VIOLATIONS = 7;
 
     private static final String JUL_FORMAT_PROPERTY = "java.util.logging.SimpleFormatter.format";
     /** gRPC and Netty log through java.util.logging; held here because JUL keeps loggers only weakly. */
@@ -119,7 +121,8 @@ public final class Main implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: choose server, lock or bench");
+        throw new ParameterException(spec.commandLine(),
+                "Missing command: choose server, store-server, lock, kv, bench, demo or chaos");
     }
 
     private static int handleParameterException(ParameterException exception, String[] args) {

@@ -143,6 +143,11 @@ final class FencerProcess implements AutoCloseable {
         return lines.get(0);
     }
 
+    /** Returns the standard output lines printed so far. */
+    List<String> lines() {
+        return List.copyOf(lines);
+    }
+
     long pid() {
         return process.pid();
     }

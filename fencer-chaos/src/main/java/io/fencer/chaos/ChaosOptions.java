@@ -1,0 +1,64 @@
+package io.fencer.chaos;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * The settings of one chaos run.
+ *
+ * @param workers how many worker processes share the lock (1 to {@link #WORKERS_MAX})
+ * @param workload what they do
+ * @param duration how long the workload runs (faults included; start-up and the final read come on top)
+ * @param seed the seed of the fault schedule and the workers' think times
+ * @param faults the kinds of fault to inject; empty for none
+ * @param peers lock service peers: 1, 3 or 5
+ * @param thinkMax the longest think between a worker's read and its write
+ * @param ttl the workers' lease
+ * @param faultInterval the mean gap between faults
+ * @param fencing false for the control run: workers write without meaningful tokens
+ * @param directory where the run keeps its data, logs and history
+ * @param htmlFile where to write the HTML timeline, or null
+ * @param summaryFile where to write the summary JSON, or null
+ */
+public record ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
+        int peers, Duration thinkMax, Duration ttl, Duration faultInterval, boolean fencing, Path directory,
+        Path htmlFile, Path summaryFile) {
+    /** The most workers a run may start. */
+    public static final int WORKERS_MAX = 32;
+    /** The longest run. */
+    public static final Duration DURATION_MAX = Duration.ofHours(24);
+
+    public ChaosOptions {
+        Objects.requireNonNull(workload, "workload");
+        Objects.requireNonNull(duration, "duration");
+        faults = faults.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(faults));
+        Objects.requireNonNull(thinkMax, "thinkMax");
+        Objects.requireNonNull(ttl, "ttl");
+        Objects.requireNonNull(faultInterval, "faultInterval");
+        Objects.requireNonNull(directory, "directory");
+        if (workers < 1 || workers > WORKERS_MAX) {
+            throw new IllegalArgumentException("workers " + workers + " is outside [1, " + WORKERS_MAX + "]");
+        }
+        if (duration.toMillis() < 1_000 || duration.compareTo(DURATION_MAX) > 0) {
+            throw new IllegalArgumentException("duration " + duration + " is outside [1 s, " + DURATION_MAX + "]");
+        }
+        if (peers != 1 && peers != 3 && peers != 5) {
+            throw new IllegalArgumentException("peers must be 1, 3 or 5, not " + peers);
+        }
+        if (thinkMax.isNegative() || thinkMax.toMillis() > 10_000) {
+            throw new IllegalArgumentException("think " + thinkMax + " is outside [0, 10 s]");
+        }
+        if (ttl.toMillis() < 1_000 || ttl.toMillis() > 60_000) {
+            throw new IllegalArgumentException("ttl " + ttl + " is outside [1 s, 60 s]");
+        }
+    }
+
+    /** Returns these options with {@code newSeed}. */
+    public ChaosOptions withSeed(long newSeed) {
+        return new ChaosOptions(workers, workload, duration, newSeed, faults, peers, thinkMax, ttl, faultInterval,
+                fencing, directory, htmlFile, summaryFile);
+    }
+}

@@ -1,0 +1,220 @@
+package io.fencer.chaos;
+
+import io.fencer.chaos.HistoryEvent.Op;
+import io.fencer.chaos.HistoryEvent.Type;
+import io.fencer.client.FencedStore;
+import io.fencer.client.Fencer;
+import io.fencer.client.StoreValue;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * One chaos run: starts the servers and the workers as real processes, injects the seed's faults, stops the
+ * workers, reads the final state, merges the histories and checks them.
+ *
+ * <p>Files under the run's directory: {@code history.jsonl} (the merged history), {@code workers/} (each
+ * worker's own history), {@code logs/} (every process's standard error) and {@code servers/} (data directories).
+ */
+public final class ChaosRun {
+    /** The lock the workers share; the store scope has the same name. */
+    static final String LOCK = "chaos";
+    private static final Duration PAUSE_ARM_WAIT = Duration.ofSeconds(10);
+    private static final Duration WORKER_STOP_TIMEOUT = Duration.ofSeconds(20);
+    private static final Duration FINAL_READ_TIMEOUT = Duration.ofSeconds(60);
+
+    private final ChaosOptions options;
+    private final Launcher launcher;
+    private final PrintStream out;
+    private final List<Fault> schedule;
+    private final long originNanos = System.nanoTime();
+    private final List<WorkerHandle> workers = new ArrayList<>();
+
+    private ChaosRun(ChaosOptions options, Launcher launcher, PrintStream out) {
+        this.options = options;
+        this.launcher = launcher;
+        this.out = out;
+        this.schedule = FaultSchedule.plan(options.seed(), options.faults(), options.workers(), options.duration(),
+                options.ttl(), options.faultInterval());
+    }
+
+    /** What a run produced. */
+    public record Outcome(CheckResult result, List<Fault> schedule, Path history) {
+    }
+
+    /**
+     * Runs the chaos described by {@code options}, starting processes with {@code launcher} and narrating on
+     * {@code out}.
+     */
+    public static Outcome run(ChaosOptions options, Launcher launcher, PrintStream out)
+            throws IOException, InterruptedException {
+        return new ChaosRun(options, launcher, out).run();
+    }
+
+    private Outcome run() throws IOException, InterruptedException {
+        Path directory = options.directory();
+        Files.createDirectories(directory.resolve("workers"));
+        printPlan();
+        List<HistoryEvent> history;
+        try (HistoryLog nemesis = HistoryLog.open(directory.resolve("workers").resolve("nemesis.jsonl"),
+                "nemesis", originNanos);
+             Cluster cluster = new Cluster(launcher, directory.resolve("servers"), options.peers())) {
+            cluster.start();
+            out.println("servers up: lock " + String.join(",", cluster.lockEndpoints()) + ", store "
+                    + cluster.storeEndpoint());
+            try {
+                startWorkers(cluster, nemesis);
+                long startNanos = System.nanoTime();
+                for (Fault fault : schedule) {
+                    sleepUntil(startNanos, fault.atMillis());
+                    inject(fault, cluster, nemesis);
+                }
+                sleepUntil(startNanos, options.duration().toMillis());
+                for (WorkerHandle worker : workers) {
+                    worker.stop(WORKER_STOP_TIMEOUT);
+                }
+            } finally {
+                workers.forEach(WorkerHandle::close);
+            }
+            cluster.awaitStore();
+            finalRead(cluster.storeEndpoint(), nemesis);
+        }
+        history = mergeHistories(directory.resolve("workers"));
+        Path historyFile = directory.resolve("history.jsonl");
+        HistoryJson.write(historyFile, history);
+        CheckResult result = Checker.check(history, options.workload());
+        ChaosReports.write(options, schedule, history, result, historyFile);
+        ChaosReports.print(out, options, result, historyFile);
+        return new Outcome(result, schedule, historyFile);
+    }
+
+    private void printPlan() {
+        out.printf(Locale.ROOT, "fencer chaos: seed %d, %d workers, %s, %s, %d peer%s, fencing %s%n",
+                options.seed(), options.workers(), options.workload().name().toLowerCase(Locale.ROOT),
+                ChaosReports.seconds(options.duration()), options.peers(), options.peers() == 1 ? "" : "s",
+                options.fencing() ? "on" : "OFF (control)");
+        out.println("fault schedule (replay with --seed " + options.seed() + "):");
+        if (schedule.isEmpty()) {
+            out.println("  (none)");
+        }
+        for (Fault fault : schedule) {
+            out.println("  " + fault);
+        }
+        out.flush();
+    }
+
+    private void startWorkers(Cluster cluster, HistoryLog nemesis) throws IOException {
+        for (int i = 1; i <= options.workers(); i++) {
+            String id = "w" + i;
+            Path historyFile = options.directory().resolve("workers").resolve(id + ".jsonl");
+            int number = i;
+            workers.add(new WorkerHandle(id, historyFile, launcher, options.directory().resolve("logs"), nemesis,
+                    incarnation -> workerArguments(cluster, id, historyFile, number, incarnation)));
+        }
+        for (WorkerHandle worker : workers) {
+            worker.start();
+        }
+        for (WorkerHandle worker : workers) {
+            worker.awaitReady();
+        }
+        out.println(options.workers() + " workers ready");
+        out.flush();
+    }
+
+    private List<String> workerArguments(Cluster cluster, String id, Path historyFile, int number,
+            String incarnation) {
+        long seed = options.seed() * 31 + number * 1_000_003L + Long.parseLong(incarnation);
+        List<String> arguments = new ArrayList<>(List.of("chaos", "worker", "--id", id,
+                "--lock-servers", String.join(",", cluster.lockEndpoints()), "--store", cluster.storeEndpoint(),
+                "--lock", LOCK, "--workload", options.workload().name().toLowerCase(Locale.ROOT),
+                "--think-max", options.thinkMax().toMillis() + "ms", "--ttl", options.ttl().toMillis() + "ms",
+                "--history", historyFile.toString(), "--origin-nanos", Long.toString(originNanos),
+                "--seed", Long.toString(seed)));
+        if (!options.fencing()) {
+            arguments.add("--no-fencing");
+        }
+        return arguments;
+    }
+
+    private void inject(Fault fault, Cluster cluster, HistoryLog nemesis) throws IOException, InterruptedException {
+        out.println("  fault " + fault);
+        out.flush();
+        switch (fault.kind()) {
+            case PAUSE -> {
+                WorkerHandle worker = workers.get(fault.worker() - 1);
+                worker.pauseAfterNextRead(PAUSE_ARM_WAIT);
+                Thread.sleep(fault.durationMillis());
+                worker.resume();
+            }
+            case KILL_WORKER -> {
+                WorkerHandle worker = workers.get(fault.worker() - 1);
+                worker.kill();
+                Thread.sleep(fault.durationMillis());
+                worker.start();
+                nemesis.info(Op.RESTART, worker.id);
+            }
+            case KILL_STORE -> {
+                cluster.killStore();
+                nemesis.info(Op.KILL, Cluster.STORE);
+                Thread.sleep(fault.durationMillis());
+                cluster.restartStore();
+                nemesis.info(Op.RESTART, Cluster.STORE);
+            }
+            case KILL_LOCK -> {
+                String victim = cluster.killLockLeader();
+                nemesis.info(Op.KILL, victim);
+                Thread.sleep(fault.durationMillis());
+                cluster.restartLock(victim);
+                nemesis.info(Op.RESTART, victim);
+            }
+        }
+    }
+
+    /** Reads the counter or the set once every worker has stopped, retrying while the store comes back. */
+    private void finalRead(String storeEndpoint, HistoryLog nemesis) {
+        String key = options.workload() == Workload.COUNTER ? Worker.COUNTER_KEY : Worker.SET_KEY;
+        long deadline = System.nanoTime() + FINAL_READ_TIMEOUT.toNanos();
+        try (FencedStore store = Fencer.store(storeEndpoint)) {
+            while (true) {
+                try {
+                    StoreValue value = store.get(LOCK, key);
+                    String text = value.present() ? value.valueUtf8()
+                            : options.workload() == Workload.COUNTER ? "0" : "";
+                    nemesis.append(HistoryEvent.of(nemesis.nowMicros(), "final", Type.OK, Op.FINAL_READ)
+                            .withToken(value.writtenBy()).withValue(text));
+                    return;
+                } catch (RuntimeException e) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new IllegalStateException("the final read failed for " + FINAL_READ_TIMEOUT, e);
+                    }
+                    Worker.pause(200);
+                }
+            }
+        }
+    }
+
+    /** Merges the harness's and the workers' histories into one, ordered by time (stable for equal times). */
+    static List<HistoryEvent> mergeHistories(Path directory) throws IOException {
+        List<HistoryEvent> merged = new ArrayList<>();
+        try (var files = Files.list(directory)) {
+            for (Path file : files.filter(path -> path.toString().endsWith(".jsonl")).sorted().toList()) {
+                merged.addAll(HistoryJson.read(file));
+            }
+        }
+        merged.sort(Comparator.comparingLong(HistoryEvent::timeMicros));
+        return merged;
+    }
+
+    private static void sleepUntil(long startNanos, long offsetMillis) throws InterruptedException {
+        long remainingNanos = startNanos + offsetMillis * 1_000_000 - System.nanoTime();
+        if (remainingNanos > 0) {
+            Thread.sleep(remainingNanos / 1_000_000, (int) (remainingNanos % 1_000_000));
+        }
+    }
+}

@@ -1,0 +1,268 @@
+package io.fencer.chaos;
+
+import io.fencer.client.FencedStore;
+import io.fencer.client.Fencer;
+import io.fencer.client.FencerClient;
+import io.fencer.client.Grant;
+import io.fencer.client.LockTimeoutException;
+import io.fencer.client.Session;
+import io.fencer.client.StaleWriteException;
+import io.fencer.client.StoreUnit;
+import io.fencer.client.StoreValue;
+import io.fencer.client.WriteReceipt;
+import io.fencer.core.FencerException;
+import io.fencer.core.FencingToken;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.UnavailableException;
+import io.fencer.chaos.HistoryEvent.Op;
+import io.fencer.chaos.HistoryEvent.Type;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A chaos worker: one process that loops over the workload under the shared lock, recording every operation in
+ * its history, until its standard input ends. It tells the harness on standard output when it has read under a
+ * grant ({@code read <token>}), the moment a pause hurts most: the seed's client that "writes based on a state it
+ * read before the pause".
+ *
+ * <p>With fencing, a cycle is: acquire; begin a unit with the grant's token (the store raises its accepted token
+ * now, so a paused holder's later write is refused — a token orders writes, not reads, so a read-modify-write
+ * needs the token checked before the read); read under the token; think; write value + 1 into the unit; commit;
+ * release. Without fencing (the control), the read is plain and the write presents one constant token, so the
+ * store cannot tell a stale holder from the current one: what a lease alone gives.
+ */
+public final class Worker {
+    /** The counter's key, and the set's. */
+    static final String COUNTER_KEY = "counter";
+    static final String SET_KEY = "set";
+    private static final Duration ACQUIRE_WAIT = Duration.ofSeconds(5);
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration UNIT_TIMEOUT = Duration.ofSeconds(10);
+    private static final long RETRY_PAUSE_MILLIS = 100;
+
+    private final WorkerOptions options;
+    private final HistoryLog history;
+    private final PrintStream control;
+    private final SplittableRandom random;
+    private final AtomicBoolean stopping = new AtomicBoolean();
+    private int elementsAdded;
+
+    private Worker(WorkerOptions options, HistoryLog history, PrintStream control) {
+        this.options = options;
+        this.history = history;
+        this.control = control;
+        this.random = new SplittableRandom(options.seed());
+    }
+
+    /** Runs a worker until standard input ends or says {@code stop}; returns the process's exit code. */
+    public static int run(WorkerOptions options) throws IOException {
+        try (HistoryLog history = HistoryLog.open(options.historyFile(), options.id(), options.originNanos())) {
+            Worker worker = new Worker(options, history, System.out);
+            Thread stdin = new Thread(worker::awaitStop, "stdin");
+            stdin.setDaemon(true);
+            stdin.start();
+            worker.loop();
+        }
+        return 0;
+    }
+
+    private void awaitStop() {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = in.readLine()) != null && !line.strip().equals("stop")) {
+                // only "stop" and the end of input mean anything
+            }
+        } catch (IOException e) {
+            // the harness is gone: stop as well
+        }
+        stopping.set(true);
+    }
+
+    private void loop() {
+        try (FencerClient fencer = Fencer.newBuilder().endpoints(options.lockEndpoints().toArray(String[]::new))
+                .callTimeout(CALL_TIMEOUT).build();
+             FencedStore store = Fencer.newStoreBuilder().endpoint(options.storeEndpoint()).lockService(fencer)
+                .callTimeout(CALL_TIMEOUT).build()) {
+            Session session = null;
+            boolean announced = false;
+            while (!stopping.get()) {
+                if (session == null || !session.isAlive()) {
+                    if (session != null) {
+                        history.info(Op.SESSION_LOST, options.id());
+                        session.close();
+                    }
+                    session = openSession(fencer);
+                    if (session == null) {
+                        continue;
+                    }
+                    if (!announced) {
+                        control.println("ready " + session.id());
+                        control.flush();
+                        announced = true;
+                    }
+                }
+                cycle(session, store);
+            }
+            if (session != null) {
+                session.close();
+            }
+        }
+    }
+
+    private Session openSession(FencerClient fencer) {
+        try {
+            return fencer.openSession(options.ttl());
+        } catch (RuntimeException e) {
+            pause(RETRY_PAUSE_MILLIS); // the lock service is down or electing: try again
+            return null;
+        }
+    }
+
+    /** One cycle: acquire, read, think, write, release. */
+    private void cycle(Session session, FencedStore store) {
+        Grant grant = acquire(session);
+        if (grant == null) {
+            return;
+        }
+        long token = grant.token().value();
+        StoreUnit unit = null;
+        try {
+            history.record(Type.INVOKE, Op.READ, token, "");
+            String read;
+            try {
+                if (options.fencing()) {
+                    unit = store.beginUnit(options.lock(), grant, UNIT_TIMEOUT);
+                }
+                read = read(store, grant);
+            } catch (RuntimeException e) {
+                history.failure(outcomeOfRead(e), Op.READ, token, "", describe(e));
+                pause(RETRY_PAUSE_MILLIS); // the store may be down: do not spin through grants meanwhile
+                return;
+            }
+            history.record(Type.OK, Op.READ, token, read);
+            control.println("read " + token);
+            control.flush();
+            pause(random.nextLong(options.thinkMax().toMillis() + 1));
+            write(store, unit, grant, read);
+        } finally {
+            if (unit != null) {
+                unit.close();
+            }
+            release(grant);
+        }
+    }
+
+    private Grant acquire(Session session) {
+        history.record(Type.INVOKE, Op.ACQUIRE, 0, "");
+        try {
+            Grant grant = session.lock(options.lock()).acquire(ACQUIRE_WAIT);
+            history.record(Type.OK, Op.ACQUIRE, grant.token().value(), "");
+            return grant;
+        } catch (LockTimeoutException e) {
+            history.failure(Type.FAIL, Op.ACQUIRE, 0, "", describe(e));
+        } catch (UnavailableException e) {
+            history.failure(Type.UNKNOWN, Op.ACQUIRE, 0, "", describe(e));
+            pause(RETRY_PAUSE_MILLIS);
+        } catch (RuntimeException e) {
+            // a lost session (the next cycle opens a new one) or another refusal: no grant was made
+            history.failure(Type.FAIL, Op.ACQUIRE, 0, "", describe(e));
+            pause(RETRY_PAUSE_MILLIS);
+        }
+        return null;
+    }
+
+    private String read(FencedStore store, Grant grant) {
+        String key = options.workload() == Workload.COUNTER ? COUNTER_KEY : SET_KEY;
+        StoreValue value = options.fencing() ? store.get(options.lock(), key, grant) : store.get(options.lock(), key);
+        if (!value.present()) {
+            return options.workload() == Workload.COUNTER ? "0" : "";
+        }
+        return value.valueUtf8();
+    }
+
+    private void write(FencedStore store, StoreUnit unit, Grant grant, String read) {
+        long token = grant.token().value();
+        Op op = options.workload() == Workload.COUNTER ? Op.WRITE : Op.ADD;
+        String key = options.workload() == Workload.COUNTER ? COUNTER_KEY : SET_KEY;
+        String value;
+        String stored;
+        if (op == Op.WRITE) {
+            value = Long.toString(Long.parseLong(read) + 1);
+            stored = value;
+        } else {
+            value = options.id() + "-" + (++elementsAdded);
+            stored = read.isEmpty() ? value : read + "," + value;
+        }
+        history.record(Type.INVOKE, op, token, value);
+        try {
+            WriteReceipt receipt;
+            if (unit != null) {
+                unit.put(key, stored);
+                receipt = unit.commit();
+            } else {
+                receipt = store.put(options.lock(), key, stored, unfencedSequencer());
+            }
+            history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.OK, op).withToken(token)
+                    .withValue(value).withRevision(receipt.revision()));
+        } catch (RuntimeException e) {
+            history.failure(outcomeOfWrite(e), op, token, value, describe(e));
+        }
+    }
+
+    /** The sequencer every write of the control presents: one constant token, so the store orders nothing. */
+    private String unfencedSequencer() {
+        return new FencingToken(options.lock(), 1).sequencer();
+    }
+
+    private void release(Grant grant) {
+        long token = grant.token().value();
+        history.record(Type.INVOKE, Op.RELEASE, token, "");
+        try {
+            grant.close();
+            history.record(Type.OK, Op.RELEASE, token, "");
+        } catch (RuntimeException e) {
+            history.failure(Type.UNKNOWN, Op.RELEASE, token, "", describe(e));
+        }
+    }
+
+    /**
+     * Whether a failed write may have been applied. Refusals are definite: stale (unless a retry followed a lost
+     * answer), a unit that expired, a unit write that never reached the commit. A commit whose unit the store no
+     * longer knows may have been applied before a store restart, so it is unknown, like every transport error.
+     */
+    static Type outcomeOfWrite(RuntimeException e) {
+        if (e instanceof StaleWriteException stale) {
+            return stale.retried() ? Type.UNKNOWN : Type.FAIL;
+        }
+        if (e instanceof LimitExceededException) {
+            return Type.FAIL;
+        }
+        return Type.UNKNOWN;
+    }
+
+    private static Type outcomeOfRead(RuntimeException e) {
+        return e instanceof FencerException && !(e instanceof UnavailableException) ? Type.FAIL : Type.UNKNOWN;
+    }
+
+    static String describe(Throwable e) {
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        return message.length() > 300 ? message.substring(0, 300) + "..." : message;
+    }
+
+    static void pause(long millis) {
+        if (millis <= 0) {
+            return;
+        }
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

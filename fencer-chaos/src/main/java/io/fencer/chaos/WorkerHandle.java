@@ -1,0 +1,136 @@
+package io.fencer.chaos;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+
+/**
+ * The harness's side of one worker: its current process (a killed worker is started again under the same name
+ * and history file), and the pause armed against it. An armed pause fires on the worker's next {@code read} line,
+ * from the thread that reads the worker's output, so the worker is frozen between its read and its write.
+ */
+final class WorkerHandle implements AutoCloseable {
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
+
+    final String id;
+    private final Path historyFile;
+    private final Function<String, List<String>> argumentsForSeed;
+    private final Launcher launcher;
+    private final Path logDirectory;
+    private final HistoryLog nemesis;
+    private final AtomicReference<CountDownLatch> armedPause = new AtomicReference<>();
+    private volatile ChildProcess process;
+    private int incarnation;
+
+    WorkerHandle(String id, Path historyFile, Launcher launcher, Path logDirectory, HistoryLog nemesis,
+            Function<String, List<String>> argumentsForIncarnation) {
+        this.id = id;
+        this.historyFile = historyFile;
+        this.launcher = launcher;
+        this.logDirectory = logDirectory;
+        this.nemesis = nemesis;
+        this.argumentsForSeed = argumentsForIncarnation;
+    }
+
+    /** Starts the worker's next incarnation. */
+    void start() throws IOException {
+        incarnation++;
+        process = ChildProcess.start(id, launcher, argumentsForSeed.apply(Integer.toString(incarnation)),
+                logDirectory, this::onLine);
+    }
+
+    /** Waits for the worker's {@code ready} line (its first session is open). */
+    void awaitReady() {
+        String line = process.awaitLine(READY_TIMEOUT);
+        if (!line.startsWith("ready")) {
+            throw new IllegalStateException(id + " said '" + line + "' instead of ready");
+        }
+    }
+
+    private void onLine(String line) {
+        if (line.startsWith("read ")) {
+            CountDownLatch latch = armedPause.getAndSet(null);
+            if (latch != null) {
+                freeze();
+                latch.countDown();
+            }
+        }
+    }
+
+    /**
+     * Freezes the worker right after its next read under a grant, waiting at most {@code wait} for it; when it
+     * does not read in time (it waits for the lock), freezes it wherever it is.
+     */
+    void pauseAfterNextRead(Duration wait) throws InterruptedException {
+        CountDownLatch latch = new CountDownLatch(1);
+        armedPause.set(latch);
+        if (!latch.await(wait.toMillis(), TimeUnit.MILLISECONDS) && armedPause.getAndSet(null) != null) {
+            freeze();
+        }
+    }
+
+    private void freeze() {
+        process.pause();
+        nemesis.info(HistoryEvent.Op.PAUSE, id);
+    }
+
+    void resume() {
+        process.resume();
+        nemesis.info(HistoryEvent.Op.RESUME, id);
+    }
+
+    /** Kills the worker (SIGKILL) and records its unfinished operation, if any, as unknown. */
+    void kill() throws IOException {
+        process.kill();
+        nemesis.info(HistoryEvent.Op.KILL, id);
+        closeUnfinished("killed");
+    }
+
+    /** Asks the worker to stop after its cycle; kills it when it has not exited within {@code timeout}. */
+    void stop(Duration timeout) throws IOException {
+        process.closeInput();
+        if (process.awaitExit(timeout) < 0) {
+            process.close();
+            nemesis.info(HistoryEvent.Op.KILL, id);
+            closeUnfinished("killed at the end of the run");
+        }
+    }
+
+    /**
+     * Appends an unknown completion for the operation the worker's history leaves open: a killed process's last
+     * operation may or may not have happened.
+     */
+    private void closeUnfinished(String why) throws IOException {
+        if (!Files.exists(historyFile)) {
+            return;
+        }
+        List<String> lines = Files.readAllLines(historyFile);
+        for (int i = lines.size() - 1; i >= 0; i--) {
+            if (lines.get(i).isBlank()) {
+                continue;
+            }
+            HistoryEvent last = HistoryJson.parse(lines.get(i));
+            if (last.type() == HistoryEvent.Type.INVOKE) {
+                try (HistoryLog log = HistoryLog.open(historyFile, id, 0)) {
+                    log.append(new HistoryEvent(nemesis.nowMicros(), id, HistoryEvent.Type.UNKNOWN, last.op(),
+                            last.token(), last.value(), 0, "", "worker " + why + " before the outcome"));
+                }
+            }
+            return;
+        }
+    }
+
+    @Override
+    public void close() {
+        ChildProcess current = process;
+        if (current != null) {
+            current.close();
+        }
+    }
+}

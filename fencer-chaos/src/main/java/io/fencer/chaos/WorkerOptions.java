@@ -1,0 +1,43 @@
+package io.fencer.chaos;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The settings of one worker process of a chaos run or the demo.
+ *
+ * @param id the worker's name in the history ({@code w1} ...)
+ * @param lockEndpoints the lock service peers, {@code host:port}
+ * @param storeEndpoint the store, {@code host:port}
+ * @param lock the shared lock; the store scope has the same name
+ * @param workload what the worker does in loop mode
+ * @param thinkMax the longest think between the read and the write (each think is uniform in [0, thinkMax])
+ * @param ttl the session's lease
+ * @param fencing false for the control: writes carry no meaningful token, reads are plain
+ * @param historyFile where the worker appends its history
+ * @param originNanos the run's origin on the host's monotonic clock
+ * @param seed the seed of the worker's think times
+ */
+public record WorkerOptions(String id, List<String> lockEndpoints, String storeEndpoint, String lock,
+        Workload workload, Duration thinkMax, Duration ttl, boolean fencing, Path historyFile, long originNanos,
+        long seed) {
+
+    public WorkerOptions {
+        Objects.requireNonNull(id, "id");
+        lockEndpoints = List.copyOf(lockEndpoints);
+        Objects.requireNonNull(storeEndpoint, "storeEndpoint");
+        Objects.requireNonNull(lock, "lock");
+        Objects.requireNonNull(workload, "workload");
+        Objects.requireNonNull(thinkMax, "thinkMax");
+        Objects.requireNonNull(ttl, "ttl");
+        Objects.requireNonNull(historyFile, "historyFile");
+        if (lockEndpoints.isEmpty()) {
+            throw new IllegalArgumentException("no lock endpoints for worker " + id);
+        }
+        if (thinkMax.isNegative()) {
+            throw new IllegalArgumentException("negative think " + thinkMax + " for worker " + id);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package io.fencer.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class FaultScheduleTest {
+    private static final Set<Fault.Kind> ALL = EnumSet.allOf(Fault.Kind.class);
+    private static final Duration RUN = Duration.ofMinutes(2);
+    private static final Duration TTL = Duration.ofSeconds(2);
+    private static final Duration INTERVAL = Duration.ofSeconds(3);
+
+    @Test
+    void plan_sameSeed_givesSameSchedule() {
+        List<Fault> first = FaultSchedule.plan(42, ALL, 5, RUN, TTL, INTERVAL);
+        List<Fault> again = FaultSchedule.plan(42, EnumSet.copyOf(ALL), 5, RUN, TTL, INTERVAL);
+
+        assertThat(first).isNotEmpty().isEqualTo(again);
+    }
+
+    @Test
+    void plan_otherSeed_givesAnotherSchedule() {
+        assertThat(FaultSchedule.plan(42, ALL, 5, RUN, TTL, INTERVAL))
+                .isNotEqualTo(FaultSchedule.plan(43, ALL, 5, RUN, TTL, INTERVAL));
+    }
+
+    @Test
+    void plan_faultsFollowOneAnotherAndEndBeforeTheRun() {
+        for (long seed = 0; seed < 50; seed++) {
+            List<Fault> faults = FaultSchedule.plan(seed, ALL, 5, RUN, TTL, INTERVAL);
+            long previousEnd = 0;
+            for (Fault fault : faults) {
+                assertThat(fault.atMillis()).as("seed %d: %s", seed, fault)
+                        .isGreaterThan(previousEnd).isGreaterThanOrEqualTo(FaultSchedule.WARM_UP_MILLIS);
+                assertThat(fault.endMillis()).isLessThanOrEqualTo(RUN.toMillis());
+                previousEnd = fault.endMillis();
+            }
+        }
+    }
+
+    @Test
+    void plan_pausesOutlastTheLeaseAndTargetExistingWorkers() {
+        List<Fault> faults = FaultSchedule.plan(7, EnumSet.of(Fault.Kind.PAUSE, Fault.Kind.KILL_WORKER), 3,
+                RUN, TTL, INTERVAL);
+
+        assertThat(faults).isNotEmpty().allSatisfy(fault -> {
+            assertThat(fault.worker()).isBetween(1, 3);
+            if (fault.kind() == Fault.Kind.PAUSE) {
+                assertThat(fault.durationMillis()).isGreaterThan(TTL.toMillis());
+            }
+        });
+    }
+
+    @Test
+    void plan_onlyTheChosenKinds() {
+        assertThat(FaultSchedule.plan(9, EnumSet.of(Fault.Kind.KILL_STORE), 5, RUN, TTL, INTERVAL))
+                .isNotEmpty().allSatisfy(fault -> assertThat(fault.kind()).isEqualTo(Fault.Kind.KILL_STORE));
+        assertThat(FaultSchedule.plan(9, Set.of(), 5, RUN, TTL, INTERVAL)).isEmpty();
+    }
+
+    @Test
+    void plan_badSettings_failNamingTheValue() {
+        assertThatThrownBy(() -> FaultSchedule.plan(1, ALL, 0, RUN, TTL, INTERVAL))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("workers 0");
+        assertThatThrownBy(() -> FaultSchedule.plan(1, ALL, 5, RUN, TTL, Duration.ofMillis(10)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT0.01S");
+    }
+
+    @Test
+    void ofFlag_unknownName_listsTheKnownOnes() {
+        assertThat(Fault.Kind.ofFlag("kill-store")).isEqualTo(Fault.Kind.KILL_STORE);
+        assertThatThrownBy(() -> Fault.Kind.ofFlag("reboot")).hasMessageContaining("'reboot'")
+                .hasMessageContaining("kill-lock");
+    }
+}

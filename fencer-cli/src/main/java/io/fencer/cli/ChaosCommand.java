@@ -1,0 +1,126 @@
+package io.fencer.cli;
+
+import io.fencer.chaos.ChaosOptions;
+import io.fencer.chaos.ChaosRun;
+import io.fencer.chaos.Fault;
+import io.fencer.chaos.Launcher;
+import io.fencer.chaos.Workload;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code fencer chaos}: real server and worker processes, faults from a seed, a recorded history and a checker;
+ * exit 0 when the checker found no violation, {@link Main#EXIT_VIOLATIONS} when it found some.
+ */
+@Command(name = "chaos", mixinStandardHelpOptions = true,
+        description = {"Starts a lock server (or --peers of them) and a store server as processes, then --workers",
+            "worker processes sharing one lock; freezes workers past their lease (SIGSTOP), kills the store, the",
+            "lock leader and workers (SIGKILL) on a schedule drawn from --seed; records every operation; checks",
+            "that tokens never decrease in the store, that no acknowledged write or increment is lost.",
+            "--no-fencing is the control: the same run with writes that carry no meaningful token, which the",
+            "checker must fail."},
+        subcommands = {ChaosWorkerCommand.class, ChaosClientCommand.class})
+final class ChaosCommand implements Callable<Integer> {
+    @Option(names = "--workers", paramLabel = "N", defaultValue = "5",
+            description = "Worker processes (default: ${DEFAULT-VALUE}).")
+    int workers;
+
+    @Option(names = "--workload", paramLabel = "KIND", defaultValue = "counter",
+            description = "counter or set (default: ${DEFAULT-VALUE}).")
+    String workload;
+
+    @Option(names = "--duration", paramLabel = "DURATION", defaultValue = "60s", converter = Durations.Converter.class,
+            description = "How long the workload runs (default: ${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--seed", paramLabel = "N", description = "Seed of the fault schedule (default: random, printed).")
+    Long seed;
+
+    @Option(names = "--faults", paramLabel = "LIST", split = ",", defaultValue = "pause,kill-worker,kill-store,kill-lock",
+            description = "Faults to inject: pause, kill-worker, kill-store, kill-lock, or none "
+                    + "(default: ${DEFAULT-VALUE}).")
+    List<String> faults;
+
+    @Option(names = "--peers", paramLabel = "N", defaultValue = "1",
+            description = "Lock service peers: 1, 3 or 5 (default: ${DEFAULT-VALUE}).")
+    int peers;
+
+    @Option(names = "--think-max", paramLabel = "DURATION", defaultValue = "100ms",
+            converter = Durations.Converter.class,
+            description = "Longest think between a worker's read and its write (default: ${DEFAULT-VALUE}).")
+    Duration thinkMax;
+
+    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "2s", converter = Durations.Converter.class,
+            description = "The workers' lease; pauses last longer (default: ${DEFAULT-VALUE}).")
+    Duration ttl;
+
+    @Option(names = "--fault-interval", paramLabel = "DURATION", defaultValue = "3s",
+            converter = Durations.Converter.class,
+            description = "Mean gap between faults (default: ${DEFAULT-VALUE}).")
+    Duration faultInterval;
+
+    @Option(names = "--no-fencing", description = "The control run: workers write without meaningful tokens.")
+    boolean noFencing;
+
+    @Option(names = "--dir", paramLabel = "DIR",
+            description = "Where to keep data, logs and the history (default: a new temporary directory).")
+    Path directory;
+
+    @Option(names = "--html", paramLabel = "FILE", description = "Write the timeline as a self-contained HTML page.")
+    Path html;
+
+    @Option(names = "--summary", paramLabel = "FILE", description = "Write the verdict and counts as JSON.")
+    Path summary;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        ChaosOptions options = options();
+        ChaosRun.Outcome outcome = ChaosRun.run(options, Launcher.ofCurrentJvm(Main.class.getName()), System.out);
+        return outcome.result().valid() ? Main.EXIT_OK : Main.EXIT_VIOLATIONS;
+    }
+
+    private ChaosOptions options() throws java.io.IOException {
+        Workload kind = switch (workload) {
+            case "counter" -> Workload.COUNTER;
+            case "set" -> Workload.SET;
+            default -> throw new ParameterException(spec.commandLine(),
+                    "--workload must be counter or set, not '" + workload + "'");
+        };
+        Path dir = directory != null ? directory : Files.createTempDirectory("fencer-chaos-");
+        try {
+            return new ChaosOptions(workers, kind, duration, seed != null ? seed : new SecureRandom().nextLong(),
+                    faultKinds(), peers, thinkMax, ttl, faultInterval, !noFencing, dir, html, summary);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
+    private Set<Fault.Kind> faultKinds() {
+        Set<Fault.Kind> kinds = EnumSet.noneOf(Fault.Kind.class);
+        for (String name : faults) {
+            if (name.strip().equals("none")) {
+                continue;
+            }
+            try {
+                kinds.add(Fault.Kind.ofFlag(name));
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), e.getMessage());
+            }
+        }
+        return kinds;
+    }
+}

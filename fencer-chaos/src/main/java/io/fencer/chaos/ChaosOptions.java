@@ -21,11 +21,12 @@ import java.util.Set;
  * @param fencing false for the control run: workers write without meaningful tokens
  * @param directory where the run keeps its data, logs and history
  * @param htmlFile where to write the HTML timeline, or null
+ * @param svgFile where to write the timeline as an SVG picture alone, or null
  * @param summaryFile where to write the summary JSON, or null
  */
 public record ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
         int peers, Duration thinkMax, Duration ttl, Duration faultInterval, boolean fencing, Path directory,
-        Path htmlFile, Path summaryFile) {
+        Path htmlFile, Path svgFile, Path summaryFile) {
     /** The most workers a run may start. */
     public static final int WORKERS_MAX = 32;
     /** The longest run. */
@@ -56,9 +57,15 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
         }
     }
 
+    /** Returns these options with {@code newDirectory}. */
+    public ChaosOptions withDirectory(Path newDirectory) {
+        return new ChaosOptions(workers, workload, duration, seed, faults, peers, thinkMax, ttl, faultInterval,
+                fencing, newDirectory, htmlFile, svgFile, summaryFile);
+    }
+
     /** Returns these options with {@code newSeed}. */
     public ChaosOptions withSeed(long newSeed) {
         return new ChaosOptions(workers, workload, duration, newSeed, faults, peers, thinkMax, ttl, faultInterval,
-                fencing, directory, htmlFile, summaryFile);
+                fencing, directory, htmlFile, svgFile, summaryFile);
     }
 }

@@ -19,7 +19,7 @@ final class ChaosReports {
     private ChaosReports() {
     }
 
-    /** Writes the summary JSON and the HTML timeline where the options ask for them. */
+    /** Writes the summary JSON and the timeline (HTML page, SVG picture) where the options ask for them. */
     static void write(ChaosOptions options, List<Fault> schedule, List<HistoryEvent> history, CheckResult result,
             Path historyFile) throws IOException {
         if (options.summaryFile() != null) {
@@ -28,6 +28,9 @@ final class ChaosReports {
         }
         if (options.htmlFile() != null) {
             TimelineReport.write(options.htmlFile(), title(options), facts(options, schedule), history, result);
+        }
+        if (options.svgFile() != null) {
+            TimelineReport.writeSvg(options.svgFile(), title(options), facts(options, schedule), history, result);
         }
     }
 
@@ -105,6 +108,9 @@ final class ChaosReports {
         out.println("history: " + historyFile.toAbsolutePath());
         if (options.htmlFile() != null) {
             out.println("timeline: " + options.htmlFile().toAbsolutePath());
+        }
+        if (options.svgFile() != null) {
+            out.println("picture: " + options.svgFile().toAbsolutePath());
         }
         if (options.summaryFile() != null) {
             out.println("summary: " + options.summaryFile().toAbsolutePath());

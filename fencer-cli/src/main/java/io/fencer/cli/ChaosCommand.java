@@ -24,7 +24,8 @@ import picocli.CommandLine.Spec;
  * exit 0 when the checker found no violation, {@link Main#EXIT_VIOLATIONS} when it found some.
  */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
-        description = {"Starts a lock server (or --peers of them) and a store server as processes, then --workers",
+        description = {"Proves fencing with real processes: pauses, kills, a history and a checker.",
+            "Starts a lock server (or --peers of them) and a store server as processes, then --workers",
             "worker processes sharing one lock; freezes workers past their lease (SIGSTOP), kills the store, the",
             "lock leader and workers (SIGKILL) on a schedule drawn from --seed; records every operation; checks",
             "that tokens never decrease in the store, that no acknowledged write or increment is lost.",
@@ -47,7 +48,8 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--seed", paramLabel = "N", description = "Seed of the fault schedule (default: random, printed).")
     Long seed;
 
-    @Option(names = "--faults", paramLabel = "LIST", split = ",", defaultValue = "pause,kill-worker,kill-store,kill-lock",
+    @Option(names = "--faults", paramLabel = "LIST", split = ",",
+            defaultValue = "pause,kill-worker,kill-store,kill-lock",
             description = "Faults to inject: pause, kill-worker, kill-store, kill-lock, or none "
                     + "(default: ${DEFAULT-VALUE}).")
     List<String> faults;
@@ -80,6 +82,9 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--html", paramLabel = "FILE", description = "Write the timeline as a self-contained HTML page.")
     Path html;
 
+    @Option(names = "--svg", paramLabel = "FILE", description = "Write the timeline alone as an SVG picture.")
+    Path svg;
+
     @Option(names = "--summary", paramLabel = "FILE", description = "Write the verdict and counts as JSON.")
     Path summary;
 
@@ -100,13 +105,16 @@ final class ChaosCommand implements Callable<Integer> {
             default -> throw new ParameterException(spec.commandLine(),
                     "--workload must be counter or set, not '" + workload + "'");
         };
-        Path dir = directory != null ? directory : Files.createTempDirectory("fencer-chaos-");
+        ChaosOptions options;
         try {
-            return new ChaosOptions(workers, kind, duration, seed != null ? seed : new SecureRandom().nextLong(),
-                    faultKinds(), peers, thinkMax, ttl, faultInterval, !noFencing, dir, html, summary);
+            options = new ChaosOptions(workers, kind, duration, seed != null ? seed : new SecureRandom().nextLong(),
+                    faultKinds(), peers, thinkMax, ttl, faultInterval, !noFencing,
+                    directory != null ? directory : Path.of("."), html, svg, summary);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
+        // the temporary directory is made only once the settings are known to be good
+        return directory != null ? options : options.withDirectory(Files.createTempDirectory("fencer-chaos-"));
     }
 
     private Set<Fault.Kind> faultKinds() {

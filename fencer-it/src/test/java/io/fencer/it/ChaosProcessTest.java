@@ -55,6 +55,7 @@ class ChaosProcessTest {
         assertThat(result.counts().get("writes_ok")).isPositive();
         assertThat(Files.readString(dir.resolve("fenced.json"))).contains("\"valid\": true");
         assertThat(Files.readString(dir.resolve("fenced.html"))).contains("<svg");
+        assertThat(Files.readString(dir.resolve("fenced.svg"))).startsWith("<svg").contains("0 violations");
 
         ChaosRun.Outcome control = run(options(seed, kinds, 1, TTL, false, "control"));
 
@@ -73,7 +74,7 @@ class ChaosProcessTest {
                 && count(schedule, Fault.Kind.PAUSE) >= 1);
 
         ChaosRun.Outcome outcome = run(new ChaosOptions(3, Workload.SET, RUN, seed, kinds, 3, Duration.ofMillis(100),
-                ttl, INTERVAL, true, dir.resolve("peers"), null, dir.resolve("peers.json")));
+                ttl, INTERVAL, true, dir.resolve("peers"), null, null, dir.resolve("peers.json")));
 
         CheckResult result = outcome.result();
         assertThat(result.violations()).as("violations with three peers").isEmpty();
@@ -97,7 +98,8 @@ class ChaosProcessTest {
     private ChaosOptions options(long seed, Set<Fault.Kind> kinds, int peers, Duration ttl, boolean fencing,
             String name) {
         return new ChaosOptions(5, Workload.COUNTER, RUN, seed, kinds, peers, Duration.ofMillis(100), ttl, INTERVAL,
-                fencing, dir.resolve(name), dir.resolve(name + ".html"), dir.resolve(name + ".json"));
+                fencing, dir.resolve(name), dir.resolve(name + ".html"), dir.resolve(name + ".svg"),
+                dir.resolve(name + ".json"));
     }
 
     /** Returns the first seed from 1 whose schedule {@code wanted} accepts: the run is then fixed, and replayable. */

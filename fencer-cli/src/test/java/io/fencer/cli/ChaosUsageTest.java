@@ -1,0 +1,50 @@
+package io.fencer.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** Usage of {@code chaos} and {@code demo}, checked before any process is started. */
+class ChaosUsageTest {
+
+    @Test
+    void help_topLevel_listsDemoChaosAndTheViolationsExitCode() {
+        CommandRun run = CommandRun.run("--help");
+
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.out()).contains("demo", "chaos", "7   chaos: the checker found violations");
+        assertThat(run.out()).doesNotContain("chaos worker").doesNotContain("chaos client");
+    }
+
+    @Test
+    void help_chaos_describesFaultsSeedAndControl() {
+        CommandRun run = CommandRun.run("chaos", "--help");
+
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.out()).contains("--seed", "--faults", "--no-fencing", "--peers", "--html", "--svg",
+                "--summary", "kill-store", "kill-lock");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "chaos --workers 0 | workers 0 is outside [1, 32]",
+        "chaos --workers 33 | workers 33 is outside [1, 32]",
+        "chaos --workload queue | --workload must be counter or set, not 'queue'",
+        "chaos --faults pause,reboot | unknown fault 'reboot'",
+        "chaos --peers 2 | peers must be 1, 3 or 5, not 2",
+        "chaos --ttl 500ms | ttl PT0.5S is outside [1 s, 60 s]",
+        "chaos --duration 0s | duration PT0S is outside [1 s, PT24H]",
+        "chaos --think-max 11s | think PT11S is outside [0, 10 s]",
+        "chaos --duration soon | 'soon' is not a duration",
+        "demo --ttl forever | 'forever' is not a duration",
+    })
+    void execute_badArguments_exitsTwoWithAMessageNamingTheProblem(String arguments, String message) {
+        CommandRun run = CommandRun.run(arguments.trim().split(" +"));
+
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(run.err()).startsWith("fencer: ").contains(message).contains("--help' for more information");
+        assertThat(run.out()).isEmpty();
+    }
+}

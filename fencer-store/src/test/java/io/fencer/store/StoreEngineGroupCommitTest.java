@@ -1,0 +1,368 @@
+package io.fencer.store;
+
+import static io.fencer.store.StoreTesting.bytes;
+import static io.fencer.store.StoreTesting.put;
+import static io.fencer.store.StoreTesting.sequencer;
+import static io.fencer.store.StoreTesting.text;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.fencer.core.FencePolicy;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.StaleTokenException;
+import io.fencer.core.UnavailableException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.TimeoutException;
+import java.util.function.IntConsumer;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Group commit: concurrent writes to one scope are admitted one after another in arrival order and share one
+ * synced batch. Deterministic groups are made by holding the first group's guard (in the group listener) until
+ * the next writes are queued behind it; they then form the next group, in the order they were queued.
+ */
+class StoreEngineGroupCommitTest {
+    private static final long WAIT_SECONDS = 60;
+    private static final int THREADS = 32;
+    private static final int WRITES_PER_THREAD = 40;
+
+    @TempDir
+    Path dir;
+    private StoreEngine store;
+    private final ExecutorService pool = Executors.newCachedThreadPool();
+    /** The size of every group taken, in order; appended inside the scope's guard. */
+    private final List<Integer> groups = Collections.synchronizedList(new ArrayList<>());
+    private final CountDownLatch firstGroupHeld = new CountDownLatch(1);
+    private final CountDownLatch releaseFirstGroup = new CountDownLatch(1);
+
+    /** One acknowledged write with when it was issued and answered (System.nanoTime). */
+    private record Acknowledged(long token, WriteResult result, long startNanos, long endNanos) {}
+
+    @BeforeEach
+    void open() {
+        store = StoreEngine.open(dir, StoreOptions.defaults());
+    }
+
+    @AfterEach
+    void close() {
+        releaseFirstGroup.countDown();
+        pool.shutdownNow();
+        store.close();
+    }
+
+    @Test
+    void write_manyThreadsInterleavedTokensOneScope_acknowledgedWritesAreDurableOrderedAndDense() throws Exception {
+        List<Acknowledged> acknowledged = writeFromManyThreads("orders");
+
+        List<Long> revisions = acknowledged.stream().map(a -> a.result().revision()).sorted().toList();
+        List<Long> dense = new ArrayList<>();
+        for (long revision = 1; revision <= acknowledged.size(); revision++) {
+            dense.add(revision);
+        }
+        assertThat(revisions).as("revisions of acknowledged writes are distinct and dense").isEqualTo(dense);
+        assertReplayableInRevisionOrder(acknowledged);
+        assertNoneBelowEarlierAcknowledged(acknowledged);
+        long highest = acknowledged.stream().mapToLong(Acknowledged::token).max().orElseThrow();
+        store.close();
+        store = StoreEngine.open(dir, StoreOptions.defaults());
+        for (Acknowledged write : acknowledged) {
+            ReadResult read = store.get("orders", bytes("t" + write.token()), null);
+            assertThat(read.present()).as("acknowledged orders#%d after reopen", write.token()).isTrue();
+            assertThat(read.writtenBy()).isEqualTo(write.token());
+        }
+        Set<Long> acknowledgedTokens = acknowledged.stream().map(Acknowledged::token).collect(Collectors.toSet());
+        for (long token = 1; token <= (long) THREADS * WRITES_PER_THREAD; token++) {
+            if (!acknowledgedTokens.contains(token)) {
+                assertThat(store.get("orders", bytes("t" + token), null).present())
+                        .as("refused orders#%d after reopen", token).isFalse();
+            }
+        }
+        assertThat(store.accepted("orders")).isEqualTo(highest);
+        assertThat(store.scope("orders").revision()).isEqualTo(acknowledged.size());
+    }
+
+    @Test
+    void write_whenStaleWriteInSameGroup_refusesOnlyIt() throws Exception {
+        store.write("orders", sequencer("orders", 5), put("k", "from 5"), null);
+        holdFirstGroup();
+        Future<WriteResult> holder = writeAsync("orders", 6, "k", "from 6", null);
+        awaitHeld();
+
+        Future<WriteResult> higher = queue("orders", 8, "k", "from 8", null);
+        Future<WriteResult> stale = queue("orders", 7, "k", "from 7", null);
+        Future<WriteResult> sameAsHigher = queue("orders", 8, "other", "from 8 again", null);
+        releaseFirstGroup.countDown();
+
+        assertThat(holder.get(WAIT_SECONDS, TimeUnit.SECONDS).revision()).isEqualTo(2);
+        assertThat(higher.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(
+                new WriteResult("orders", 8, 8, 3, 1, false));
+        assertThatThrownBy(() -> stale.get(WAIT_SECONDS, TimeUnit.SECONDS)).hasCauseInstanceOf(
+                StaleTokenException.class).cause().satisfies(e -> {
+                    assertThat(((StaleTokenException) e).presented()).isEqualTo(7);
+                    assertThat(((StaleTokenException) e).accepted()).isEqualTo(8);
+                });
+        assertThat(sameAsHigher.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(
+                new WriteResult("orders", 8, 8, 4, 1, false));
+        assertThat(groups).as("the three queued writes were one group").containsExactly(1, 3);
+        assertThat(text(store.get("orders", bytes("k"), null).value())).isEqualTo("from 8");
+        assertThat(store.scope("orders").revision()).isEqualTo(4);
+    }
+
+    @Test
+    void write_whenStrictScopeGetsSameTokenTwiceInOneGroup_refusesTheSecond() throws Exception {
+        store.createScope("ledger", "ledger", FencePolicy.STRICT);
+        holdFirstGroup();
+        Future<WriteResult> holder = writeAsync("ledger", 1, "k", "from 1", null);
+        awaitHeld();
+
+        Future<WriteResult> first = queue("ledger", 3, "k", "from 3", null);
+        Future<WriteResult> second = queue("ledger", 3, "k", "from 3 again", null);
+        Future<WriteResult> next = queue("ledger", 4, "j", "from 4", null);
+        releaseFirstGroup.countDown();
+
+        holder.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertThat(first.get(WAIT_SECONDS, TimeUnit.SECONDS).revision()).isEqualTo(2);
+        assertThatThrownBy(() -> second.get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(StaleTokenException.class).hasMessageContaining("STRICT");
+        assertThat(next.get(WAIT_SECONDS, TimeUnit.SECONDS).revision()).isEqualTo(3);
+        assertThat(groups).containsExactly(1, 3);
+        assertThat(text(store.get("ledger", bytes("k"), null).value())).isEqualTo("from 3");
+    }
+
+    @Test
+    void write_whenRetryInSameGroupAsFirstAttempt_appliesOnce() throws Exception {
+        holdFirstGroup();
+        Future<WriteResult> holder = writeAsync("orders", 5, "k", "from 5", null);
+        awaitHeld();
+
+        Future<WriteResult> attempt = queue("orders", 6, "k", "first attempt", "req-1");
+        Future<WriteResult> retry = queue("orders", 6, "k", "retry", "req-1");
+        releaseFirstGroup.countDown();
+
+        holder.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        WriteResult first = attempt.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertThat(first).isEqualTo(new WriteResult("orders", 6, 6, 2, 1, false));
+        assertThat(retry.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(first.asReplay());
+        assertThat(groups).containsExactly(1, 2);
+        assertThat(store.scope("orders").revision()).as("applied once").isEqualTo(2);
+        assertThat(text(store.get("orders", bytes("k"), null).value())).isEqualTo("first attempt");
+        store.close();
+        store = StoreEngine.open(dir, StoreOptions.defaults());
+        assertThat(store.write("orders", sequencer("orders", 6), put("k", "late"), "req-1"))
+                .isEqualTo(first.asReplay());
+    }
+
+    @Test
+    void write_whenHigherTokenInGroupPreemptsUnit_unitEndsAndItsTokenIsStaleAfterIt() throws Exception {
+        store.write("orders", sequencer("orders", 5), put("k", "from 5"), null);
+        Unit unit = store.begin("orders", sequencer("orders", 6), Duration.ofSeconds(60));
+        unit.put(bytes("k"), bytes("from the unit"));
+        holdFirstGroup();
+        Future<WriteResult> busy = writeAsync("orders", 6, "k", "busy", null);
+        awaitHeld();
+
+        Future<WriteResult> preempting = queue("orders", 7, "k", "from 7", null);
+        Future<WriteResult> unitToken = queue("orders", 6, "k", "from 6", null);
+        releaseFirstGroup.countDown();
+
+        assertThatThrownBy(() -> busy.get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(LimitExceededException.class).hasMessageContaining(unit.id());
+        assertThat(preempting.get(WAIT_SECONDS, TimeUnit.SECONDS).accepted()).isEqualTo(7);
+        assertThatThrownBy(() -> unitToken.get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(StaleTokenException.class).hasMessageContaining("orders#7");
+        assertThat(unit.state()).isEqualTo(Unit.State.PREEMPTED);
+        assertThatThrownBy(unit::commit).isInstanceOf(StaleTokenException.class);
+        assertThat(text(store.get("orders", bytes("k"), null).value())).isEqualTo("from 7");
+    }
+
+    @Test
+    void write_whenGroupBatchFails_failsEveryWriteOfTheGroupWithoutAdvancingAccepted() throws Exception {
+        store.write("orders", sequencer("orders", 5), put("k", "from 5"), null);
+        List<Long> applied = Collections.synchronizedList(new ArrayList<>());
+        store.applyListener((scope, token, acceptedBefore) -> applied.add(token));
+        holdFirstGroup(group -> store.refuseSyncedWritesForTest(group == 2));
+        Future<WriteResult> holder = writeAsync("orders", 6, "k", "from 6", null);
+        awaitHeld();
+
+        List<Future<WriteResult>> failing = List.of(queue("orders", 7, "a", "from 7", "req-7"),
+                queue("orders", 8, "b", "from 8", null), queue("orders", 5, "c", "stale", null));
+        releaseFirstGroup.countDown();
+
+        assertThat(holder.get(WAIT_SECONDS, TimeUnit.SECONDS).revision()).isEqualTo(2);
+        for (Future<WriteResult> write : failing) {
+            assertThatThrownBy(() -> write.get(WAIT_SECONDS, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(UnavailableException.class)
+                    .hasMessageContaining("failed with its group of 3 and may or may not have been applied")
+                    .hasMessageContaining("Sync writes has to enable WAL"); // RocksDB's own refusal
+        }
+        assertThat(groups).containsExactly(1, 3);
+        assertThat(applied).as("only the held group was applied").containsExactly(6L);
+        assertThat(store.accepted("orders")).isEqualTo(6);
+        assertThat(store.scope("orders").revision()).isEqualTo(2);
+        assertThat(store.write("orders", sequencer("orders", 6), put("c", "from 6"), null).revision())
+                .as("neither the fence nor the revision moved in memory").isEqualTo(3);
+        assertThat(store.write("orders", sequencer("orders", 7), put("a", "again"), "req-7").replayed())
+                .as("no idempotency record of the failed write").isFalse();
+        store.close();
+        store = StoreEngine.open(dir, StoreOptions.defaults());
+        assertThat(store.get("orders", bytes("b"), null).present()).isFalse();
+        assertThat(store.accepted("orders")).isEqualTo(7);
+        assertThat(store.scope("orders").revision()).isEqualTo(4);
+    }
+
+    @Test
+    void write_whenPlaceholderDiscardedUnderQueuedWrites_theyQueueOnTheNewScopeAndApply() throws Exception {
+        holdFirstGroup(group -> store.refuseSyncedWritesForTest(group == 1));
+        Future<WriteResult> creator = writeAsync("fresh", 1, "k", "from 1", null);
+        awaitHeld();
+        // one token: the two queue again on the new scope in whichever order their threads wake
+        Future<WriteResult> second = queue("fresh", 2, "a", "from 2", null);
+        Future<WriteResult> third = queue("fresh", 2, "b", "from 2 too", null);
+        releaseFirstGroup.countDown();
+
+        assertThatThrownBy(() -> creator.get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(UnavailableException.class);
+        List<Long> revisions = List.of(second.get(WAIT_SECONDS, TimeUnit.SECONDS).revision(),
+                third.get(WAIT_SECONDS, TimeUnit.SECONDS).revision());
+        assertThat(revisions).containsExactlyInAnyOrder(1L, 2L);
+        assertThat(store.accepted("fresh")).isEqualTo(2);
+        assertThat(store.get("fresh", bytes("k"), null).present()).isFalse();
+        assertThat(store.pendingWrites("fresh")).isZero();
+    }
+
+    // ---- helpers ----
+
+    /** Holds the guard of the first group taken until the test releases it; records every group's size. */
+    private void holdFirstGroup() {
+        holdFirstGroup(group -> { });
+    }
+
+    /** As {@link #holdFirstGroup()}, then runs {@code beforeAdmission} with each group's number (from 1). */
+    private void holdFirstGroup(IntConsumer beforeAdmission) {
+        store.groupListener((scope, writes) -> {
+            groups.add(writes);
+            int group = groups.size();
+            if (group == 1) {
+                firstGroupHeld.countDown();
+                awaitLatch(releaseFirstGroup);
+            }
+            beforeAdmission.accept(group);
+        });
+    }
+
+    private void awaitHeld() {
+        awaitLatch(firstGroupHeld);
+    }
+
+    /** Starts a write and returns once it is queued behind the held group, so queued writes keep their order. */
+    private Future<WriteResult> queue(String scope, long token, String key, String value, String idempotencyKey) {
+        int queued = store.pendingWrites(scope);
+        Future<WriteResult> write = writeAsync(scope, token, key, value, idempotencyKey);
+        await().atMost(Duration.ofSeconds(WAIT_SECONDS)).until(() -> store.pendingWrites(scope) == queued + 1);
+        return write;
+    }
+
+    private Future<WriteResult> writeAsync(String scope, long token, String key, String value,
+            String idempotencyKey) {
+        Supplier<WriteResult> write = () -> store.write(scope, sequencer(scope, token), put(key, value),
+                idempotencyKey);
+        return CompletableFuture.supplyAsync(write, pool);
+    }
+
+    private static void awaitLatch(CountDownLatch latch) {
+        try {
+            if (!latch.await(WAIT_SECONDS, TimeUnit.SECONDS)) {
+                throw new AssertionError("waited " + WAIT_SECONDS + " s for " + latch);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted waiting for " + latch, e);
+        }
+    }
+
+    /** Writes key t(token) from many threads with tokens drawn from one counter; returns the acknowledged ones. */
+    private List<Acknowledged> writeFromManyThreads(String scope)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        AtomicLong tokens = new AtomicLong();
+        List<Acknowledged> acknowledged = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> threads = new ArrayList<>();
+        for (int thread = 0; thread < THREADS; thread++) {
+            threads.add(pool.submit(() -> {
+                awaitLatch(start);
+                for (int i = 0; i < WRITES_PER_THREAD; i++) {
+                    long token = tokens.incrementAndGet(); // drawn before queueing: arrivals interleave
+                    long startNanos = System.nanoTime();
+                    try {
+                        WriteResult result = store.write(scope, sequencer(scope, token), put("t" + token, "v"), null);
+                        acknowledged.add(new Acknowledged(token, result, startNanos, System.nanoTime()));
+                    } catch (StaleTokenException e) {
+                        assertThat(e.accepted()).as("refused orders#%d", token).isGreaterThan(token);
+                    }
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> thread : threads) {
+            thread.get(WAIT_SECONDS * 2, TimeUnit.SECONDS);
+        }
+        synchronized (acknowledged) {
+            return List.copyOf(acknowledged);
+        }
+    }
+
+    /** In revision order, every write was admissible against the accepted token the ones before it left. */
+    private static void assertReplayableInRevisionOrder(List<Acknowledged> acknowledged) {
+        long accepted = 0;
+        for (Acknowledged write : acknowledged.stream()
+                .sorted(Comparator.comparingLong(a -> a.result().revision())).toList()) {
+            assertThat(write.token()).as("revision %d admitted below accepted %d", write.result().revision(),
+                    accepted).isGreaterThanOrEqualTo(accepted);
+            accepted = Math.max(accepted, write.token());
+            assertThat(write.result().accepted()).as("accepted after revision %d", write.result().revision())
+                    .isEqualTo(accepted);
+        }
+    }
+
+    /** No acknowledged write has a token below the accepted token of a write acknowledged before it was issued. */
+    private static void assertNoneBelowEarlierAcknowledged(List<Acknowledged> acknowledged) {
+        List<Acknowledged> byEnd = acknowledged.stream().sorted(Comparator.comparingLong(Acknowledged::endNanos))
+                .toList();
+        for (Acknowledged write : acknowledged) {
+            long acceptedBefore = 0;
+            long revisionBefore = 0;
+            for (Acknowledged earlier : byEnd) {
+                if (earlier.endNanos() - write.startNanos() >= 0) {
+                    break;
+                }
+                acceptedBefore = Math.max(acceptedBefore, earlier.result().accepted());
+                revisionBefore = Math.max(revisionBefore, earlier.result().revision());
+            }
+            assertThat(write.token()).as("orders#%d acknowledged below an earlier acknowledged accepted %d",
+                    write.token(), acceptedBefore).isGreaterThanOrEqualTo(acceptedBefore);
+            assertThat(write.result().revision()).as("revision of orders#%d", write.token())
+                    .isGreaterThan(revisionBefore);
+        }
+    }
+}

@@ -1,12 +1,24 @@
 package io.fencer.jdbc;
 
 /**
- * A SQL dialect the fence speaks: it decides only how a scope's row is inserted when absent, without races
- * and without ever overwriting an existing (possibly higher) token.
+ * A SQL dialect the fence speaks: it decides how a scope's existing row is locked for the rest of the transaction,
+ * and how the row is inserted when absent, without races and without ever overwriting an existing (possibly
+ * higher) token.
  */
 public enum Dialect {
-    /** PostgreSQL 9.5 or later: {@code INSERT ... ON CONFLICT (scope) DO NOTHING}. */
+    /**
+     * PostgreSQL 9.5 or later: the row locked by {@code SELECT ... FOR NO KEY UPDATE}, a missing one inserted by
+     * {@code INSERT ... ON CONFLICT}.
+     */
     POSTGRESQL {
+        @Override
+        String lockSql(String table) {
+            // NO KEY UPDATE: conflicts with every writer of the row, but not with the KEY SHARE locks that foreign
+            // keys referencing the fence table take; unlike FOR SHARE, a later UPDATE by the holder is no upgrade
+            // that two raising transactions could deadlock on.
+            return "SELECT token FROM " + table + " WHERE scope = ? FOR NO KEY UPDATE";
+        }
+
         @Override
         String insertIfAbsentSql(String table) {
             return "INSERT INTO " + table + " (scope, token, updated_at) VALUES (?, 0, CURRENT_TIMESTAMP)"
@@ -17,12 +29,23 @@ public enum Dialect {
         String admitUpsertSql(String table, String comparison) {
             // ON CONFLICT DO UPDATE locks the existing row and evaluates WHERE on its latest committed version.
             return "INSERT INTO " + table + " AS f (scope, token, updated_at) VALUES (?, ?, CURRENT_TIMESTAMP)"
-                    + " ON CONFLICT (scope) DO UPDATE SET token = EXCLUDED.token, updated_at = CURRENT_TIMESTAMP"
+                    + " ON CONFLICT (scope) DO UPDATE SET token = EXCLUDED.token, updated_at = CASE WHEN f.token ="
+                    + " EXCLUDED.token THEN f.updated_at ELSE CURRENT_TIMESTAMP END"
                     + " WHERE f.token " + comparison + " EXCLUDED.token";
         }
     },
-    /** MySQL and MariaDB: {@code INSERT IGNORE}. */
+    /**
+     * MySQL and MariaDB: the row locked by {@code SELECT ... FOR UPDATE}, a missing one inserted by
+     * {@code INSERT IGNORE}. Under InnoDB's default REPEATABLE READ, the lock of a scope whose
+     * row does not exist yet is a gap lock, so two transactions fencing a brand-new scope at the same moment may
+     * deadlock once; InnoDB rolls one back and its caller retries. READ COMMITTED takes no gap locks.
+     */
     MYSQL {
+        @Override
+        String lockSql(String table) {
+            return "SELECT token FROM " + table + " WHERE scope = ? FOR UPDATE";
+        }
+
         @Override
         String insertIfAbsentSql(String table) {
             return "INSERT IGNORE INTO " + table + " (scope, token, updated_at) VALUES (?, 0, CURRENT_TIMESTAMP)";
@@ -38,7 +61,8 @@ public enum Dialect {
         @Override
         String admitUpsertSql(String table, String comparison) {
             return "INSERT INTO " + table + " (scope, token, updated_at) VALUES (?, ?, CURRENT_TIMESTAMP)"
-                    + " ON CONFLICT (scope) DO UPDATE SET token = excluded.token, updated_at = CURRENT_TIMESTAMP"
+                    + " ON CONFLICT (scope) DO UPDATE SET token = excluded.token, updated_at = CASE WHEN " + table
+                    + ".token = excluded.token THEN " + table + ".updated_at ELSE CURRENT_TIMESTAMP END"
                     + " WHERE " + table + ".token " + comparison + " excluded.token";
         }
     },
@@ -48,6 +72,11 @@ public enum Dialect {
      * fail with a duplicate key; the fence ignores that failure, which H2 rolls back per statement.
      */
     H2 {
+        @Override
+        String lockSql(String table) {
+            return "SELECT token FROM " + table + " WHERE scope = ? FOR UPDATE";
+        }
+
         @Override
         String insertIfAbsentSql(String table) {
             return "MERGE INTO " + table + " f USING (SELECT CAST(? AS VARCHAR(256)) AS scope) s"
@@ -61,14 +90,27 @@ public enum Dialect {
         }
     };
 
+    /**
+     * Returns the statement that reads the token of scope {@code ?} and locks its row against every other writer
+     * until the transaction ends, reading the latest committed version once a concurrent writer has committed
+     * (READ COMMITTED); or null when the dialect has no row locks. SQLite locks the whole database on its first
+     * write, and a read before that write would have to upgrade its lock, which SQLite refuses with SQLITE_BUSY
+     * while another writer waits: its fence stays one conditional upsert. When the scope has no row yet, the fence
+     * falls back to the race-free insert.
+     */
+    String lockSql(String table) {
+        return null;
+    }
+
     /** Returns the statement inserting the row of scope {@code ?} with token 0 when it is absent. */
     abstract String insertIfAbsentSql(String table);
 
     /**
      * Returns one statement that inserts the scope's row with token {@code ?}, or raises its token to it when the
      * stored token compares with {@code comparison} ({@code <=} or {@code <}), changing one row when admitted and
-     * none when refused; or null when the dialect has no such conditional upsert (then an insert-if-absent and a
-     * conditional update run instead). One round trip instead of two: the fence costs a statement, not two.
+     * none when refused, and {@code updated_at} only when the token changes; or null when the dialect has no such
+     * conditional upsert (then an insert-if-absent and a conditional update run instead). One round trip instead
+     * of two: on SQLite for every check, elsewhere for a scope that has no row to lock yet.
      */
     String admitUpsertSql(String table, String comparison) {
         return null;

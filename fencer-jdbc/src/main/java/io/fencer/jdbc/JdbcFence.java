@@ -12,16 +12,26 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Objects;
+import java.util.OptionalLong;
 import javax.sql.DataSource;
 
 /**
  * A fence kept inside the user's own SQL database: one row per scope holding the highest accepted token, checked
- * and advanced by a conditional {@code UPDATE} in the same transaction as the caller's writes.
+ * and advanced in the same transaction as the caller's writes.
  *
  * <p>Why in the same transaction: the seed requires the token check and the write to be one atomic step. The
- * admitting {@code UPDATE} takes the scope row's write lock, which the database holds until commit, so a
- * concurrent check of the same scope waits, then re-reads the committed token and is refused if it was passed;
- * the accepted token is as durable as the data it guards.
+ * check takes the scope row's write lock, which the database holds until commit, so a concurrent check of the
+ * same scope waits, then re-reads the committed token and is refused if it was passed; the accepted token is as
+ * durable as the data it guards.
+ *
+ * <p>How, on databases with row locks (PostgreSQL, MySQL, H2): the check locks the scope's row and reads its
+ * token ({@code SELECT ... FOR NO KEY UPDATE} on PostgreSQL, {@code FOR UPDATE} elsewhere). The common case, the
+ * holder of a grant writing again with the token already accepted, is then admitted with the lock held and writes
+ * nothing: no new row version, less WAL. A higher token raises the row with an {@code UPDATE} under the lock the
+ * check already holds; a lower one is refused. Only a scope without a row takes the insert path, which cannot
+ * overwrite a concurrently inserted higher token. On SQLite, which locks the whole database on its first write,
+ * the check is one conditional upsert. On every dialect {@code updated_at} records when the scope's accepted
+ * token last changed, not when it was last checked.
  *
  * <pre>{@code
  * JdbcFence fence = new JdbcFence(Dialect.POSTGRESQL);
@@ -46,6 +56,7 @@ public final class JdbcFence {
     private final String table;
     private final FencePolicy policy;
     private final String insertIfAbsentSql;
+    private final String lockSql; // null when the dialect has no row locks
     private final String admitSql;
     private final String admitUpsertSql; // null when the dialect has no conditional upsert
     private final String acceptedSql;
@@ -66,10 +77,12 @@ public final class JdbcFence {
         this.table = SqlIdentifiers.check("fence table", table);
         this.policy = Objects.requireNonNull(policy, "policy");
         this.insertIfAbsentSql = dialect.insertIfAbsentSql(table);
+        this.lockSql = dialect.lockSql(table);
         String admits = policy == FencePolicy.STRICT ? "token < ?" : "token <= ?";
         this.admitUpsertSql = dialect.admitUpsertSql(table, policy == FencePolicy.STRICT ? "<" : "<=");
-        this.admitSql = "UPDATE " + table + " SET token = ?, updated_at = CURRENT_TIMESTAMP WHERE scope = ? AND "
-                + admits;
+        // updated_at first: MySQL evaluates assignments left to right, so it must compare the token not yet set.
+        this.admitSql = "UPDATE " + table + " SET updated_at = CASE WHEN token = ? THEN updated_at"
+                + " ELSE CURRENT_TIMESTAMP END, token = ? WHERE scope = ? AND " + admits;
         this.acceptedSql = "SELECT token FROM " + table + " WHERE scope = ?";
     }
 
@@ -87,7 +100,9 @@ public final class JdbcFence {
 
     /**
      * Creates the fence table when absent: {@code scope VARCHAR(256) PRIMARY KEY, token BIGINT NOT NULL,
-     * updated_at TIMESTAMP}. Leaves the connection's commit mode alone: with autoCommit off, the caller commits.
+     * updated_at TIMESTAMP}, where {@code updated_at} is when the scope's accepted token last changed (a check
+     * that admits the already accepted token leaves the row as it is). Leaves the connection's commit mode alone:
+     * with autoCommit off, the caller commits.
      */
     public void createTable(Connection connection) throws SQLException {
         try (Statement statement = connection.createStatement()) {
@@ -183,6 +198,56 @@ public final class JdbcFence {
             throw new IllegalStateException("fence check of scope '" + scope + "' needs a transaction: the"
                     + " connection is in autoCommit mode, so the check could not guard the writes");
         }
+        OptionalLong locked = lockSql != null ? lockRow(connection, scope) : OptionalLong.empty();
+        if (locked.isEmpty()) {
+            insertOrAdmit(connection, scope, presented);
+            return;
+        }
+        long accepted = locked.getAsLong();
+        if (!policy.admits(presented, accepted)) {
+            throw refusal(connection, scope, presented, accepted);
+        }
+        if (presented != accepted) {
+            raise(connection, scope, presented, accepted);
+        }
+        // Otherwise the token is the accepted one (AT_LEAST): the row lock alone keeps any higher token waiting
+        // until this transaction ends, and writing the same token again would only cost a row version.
+    }
+
+    /**
+     * Locks the scope's row until the transaction ends and returns its token, or empty when the scope has no row
+     * (nothing is locked then).
+     */
+    private OptionalLong lockRow(Connection connection, String scope) throws SQLException {
+        try (PreparedStatement select = connection.prepareStatement(lockSql)) {
+            select.setString(1, scope);
+            try (ResultSet rows = select.executeQuery()) {
+                if (!rows.next()) {
+                    return OptionalLong.empty();
+                }
+                long accepted = rows.getLong(1);
+                if (rows.next()) {
+                    throw new IllegalStateException("fence table " + table + " has several rows of scope '" + scope
+                            + "'; it lacks its primary key on scope");
+                }
+                return OptionalLong.of(accepted);
+            }
+        }
+    }
+
+    /** Raises the token of the scope's row, which this transaction has locked with {@code accepted} in it. */
+    private void raise(Connection connection, String scope, long presented, long accepted) throws SQLException {
+        assert presented > accepted : "raise from " + accepted + " to " + presented;
+        int updated = update(connection, scope, presented);
+        if (updated != 1) {
+            // The row was locked by this transaction and admitted the token: nothing else could have changed it.
+            throw new IllegalStateException("fence update of scope '" + scope + "' from locked token " + accepted
+                    + " to " + presented + " changed " + updated + " rows");
+        }
+    }
+
+    /** The path of a scope without a row, and of dialects without row locks: the race-free insert. */
+    private void insertOrAdmit(Connection connection, String scope, long presented) throws SQLException {
         int updated = admitUpsertSql != null ? upsert(connection, scope, presented)
                 : insertThenUpdate(connection, scope, presented);
         if (updated == 1) {
@@ -192,9 +257,14 @@ public final class JdbcFence {
             throw new IllegalStateException("fence update of scope '" + scope + "' changed " + updated
                     + " rows; table " + table + " lacks its primary key on scope");
         }
-        long accepted = accepted(connection, scope);
+        throw refusal(connection, scope, presented, accepted(connection, scope));
+    }
+
+    /** Rolls the transaction back, so nothing it wrote before the check can commit, and returns the refusal. */
+    private StaleTokenException refusal(Connection connection, String scope, long presented, long accepted)
+            throws SQLException {
         connection.rollback();
-        throw new StaleTokenException(scope, presented, accepted, policy);
+        return new StaleTokenException(scope, presented, accepted, policy);
     }
 
     private int upsert(Connection connection, String scope, long presented) throws SQLException {
@@ -207,10 +277,16 @@ public final class JdbcFence {
 
     private int insertThenUpdate(Connection connection, String scope, long presented) throws SQLException {
         insertIfAbsent(connection, scope);
+        return update(connection, scope, presented);
+    }
+
+    /** Runs the conditional update that sets the scope's token when the stored one admits it. */
+    private int update(Connection connection, String scope, long presented) throws SQLException {
         try (PreparedStatement update = connection.prepareStatement(admitSql)) {
             update.setLong(1, presented);
-            update.setString(2, scope);
-            update.setLong(3, presented);
+            update.setLong(2, presented);
+            update.setString(3, scope);
+            update.setLong(4, presented);
             return update.executeUpdate();
         }
     }

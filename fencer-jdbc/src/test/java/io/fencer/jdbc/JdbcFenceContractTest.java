@@ -2,6 +2,7 @@ package io.fencer.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.ScopeMismatchException;
@@ -11,6 +12,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +30,8 @@ import org.junit.jupiter.api.Test;
 abstract class JdbcFenceContractTest {
     private static final int TRANSACTIONS_PER_THREAD = 8;
     private static final int CONTROL_ROUNDS_MAX = 30;
+    private static final long LOCK_WAIT_SECONDS_MAX = 60;
+    private static final Timestamp LONG_AGO = Timestamp.valueOf("2000-01-01 00:00:00");
 
     /** Returns the database under test; tables created by one test method are named after it. */
     abstract DataSource dataSource();
@@ -39,6 +43,23 @@ abstract class JdbcFenceContractTest {
 
     /** Returns the column definition of an auto-increment primary key in commit order. */
     abstract String identityColumn();
+
+    /**
+     * Returns the query of the current session's id, or null when the database has no row locks (SQLite): the
+     * tests of the row-lock path are skipped there.
+     */
+    String sessionIdSql() {
+        return null;
+    }
+
+    /** Returns the query counting the sessions with id {@code ?} that wait for a lock another session holds. */
+    String waitingForLockSql() {
+        throw new UnsupportedOperationException(dialect() + " has no row locks");
+    }
+
+    boolean rowLocks() {
+        return sessionIdSql() != null;
+    }
 
     JdbcFence fence(String table) throws SQLException {
         JdbcFence fence = new JdbcFence(dialect(), table, io.fencer.core.FencePolicy.AT_LEAST);
@@ -246,6 +267,159 @@ abstract class JdbcFenceContractTest {
         assertThat(count("SELECT fence_token FROM rows_accounts WHERE id = 1")).isEqualTo(5);
     }
 
+    @Test
+    void check_rowMissing_insertsPresentedToken() throws Exception {
+        JdbcFence fence = fence("missing_fence");
+        try (Connection connection = transaction()) {
+            fence.check(connection, new FencingToken("missing", 3));
+            connection.commit();
+            assertThat(fence.accepted(connection, "missing")).isEqualTo(3);
+        }
+        assertThatThrownBy(() -> fence.run(dataSource(), new FencingToken("missing", 2), connection -> null))
+                .isInstanceOfSatisfying(StaleTokenException.class, stale -> assertThat(stale.accepted()).isEqualTo(3));
+    }
+
+    @Test
+    void check_acceptedTokenAgain_keepsTokenAndUpdatedAt() throws Exception {
+        JdbcFence fence = fence("again_fence");
+        FencingToken token = new FencingToken("again", 5);
+        fence.run(dataSource(), token, connection -> null);
+        setUpdatedAt("again_fence", "again", LONG_AGO); // a rewrite of the row would show even at coarse clocks
+
+        fence.run(dataSource(), token, connection -> null);
+        fence.run(dataSource(), token, connection -> null);
+
+        assertThat(updatedAt("again_fence", "again")).isEqualTo(LONG_AGO);
+        assertThat(count("SELECT token FROM again_fence WHERE scope = 'again'")).isEqualTo(5);
+    }
+
+    @Test
+    void check_acceptedTokenAgain_holdsRowLockSoHigherTokenWaitsForCommit() throws Exception {
+        assumeTrue(rowLocks(), "the row-lock path only");
+        JdbcFence fence = fence("held_fence");
+        execute("CREATE TABLE held_log (seq " + identityColumn() + ", token BIGINT NOT NULL)");
+        FencingToken held = new FencingToken("held", 5);
+        fence.run(dataSource(), held, connection -> null);
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        try (Connection holder = transaction(); Connection raiser = transaction()) {
+            fence.check(holder, held);
+            long raiserSession = sessionId(raiser);
+            Future<?> raise = other.submit(() -> {
+                fence.check(raiser, new FencingToken("held", 6));
+                insertLog(raiser, "held_log", 6);
+                raiser.commit();
+                return null;
+            });
+            awaitWaitingForLock(raiserSession);
+            assertThat(raise).isNotDone();
+            insertLog(holder, "held_log", 5);
+            holder.commit();
+            raise.get(LOCK_WAIT_SECONDS_MAX, TimeUnit.SECONDS);
+            assertThat(fence.accepted(holder, "held")).isEqualTo(6);
+        } finally {
+            other.shutdownNow();
+        }
+        assertThat(loggedTokens("held_log")).containsExactly(5L, 6L);
+    }
+
+    @Test
+    void check_acceptedTokenWhileHigherTokenRaisesRow_waitsThenRefusesWithRaisedToken() throws Exception {
+        assumeTrue(rowLocks(), "the row-lock path only");
+        JdbcFence fence = fence("overtaken_fence");
+        execute("CREATE TABLE overtaken_log (seq " + identityColumn() + ", token BIGINT NOT NULL)");
+        FencingToken old = new FencingToken("overtaken", 5);
+        fence.run(dataSource(), old, connection -> null);
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        try (Connection newer = transaction(); Connection paused = transaction()) {
+            fence.check(newer, new FencingToken("overtaken", 6)); // raised, not committed: the row stays locked
+            long pausedSession = sessionId(paused);
+            Future<?> stale = other.submit(() -> {
+                fence.check(paused, old); // still the accepted token when it started waiting
+                insertLog(paused, "overtaken_log", 5);
+                paused.commit();
+                return null;
+            });
+            awaitWaitingForLock(pausedSession);
+            insertLog(newer, "overtaken_log", 6);
+            newer.commit();
+            assertThatThrownBy(() -> stale.get(LOCK_WAIT_SECONDS_MAX, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(StaleTokenException.class)
+                    .cause().satisfies(refusal -> assertThat(((StaleTokenException) refusal).accepted()).isEqualTo(6));
+        } finally {
+            other.shutdownNow();
+        }
+        assertThat(loggedTokens("overtaken_log")).containsExactly(6L);
+    }
+
+    @Test
+    void check_higherTokenAfterAcceptedTokenInSameTransaction_raisesUnderHeldLock() throws Exception {
+        assumeTrue(rowLocks(), "the row-lock path only");
+        JdbcFence fence = fence("raise_fence");
+        fence.run(dataSource(), new FencingToken("raise", 5), connection -> null);
+        setUpdatedAt("raise_fence", "raise", LONG_AGO);
+        try (Connection connection = transaction()) {
+            fence.check(connection, new FencingToken("raise", 5)); // locks the row, writes nothing
+            fence.check(connection, new FencingToken("raise", 7)); // raises with the lock it holds
+            assertThat(fence.accepted(connection, "raise")).isEqualTo(7);
+            connection.commit();
+        }
+        fence.run(dataSource(), new FencingToken("raise", 8), connection -> null);
+
+        assertThat(count("SELECT token FROM raise_fence WHERE scope = 'raise'")).isEqualTo(8);
+        assertThat(updatedAt("raise_fence", "raise")).isAfter(LONG_AGO);
+    }
+
+    @Test
+    void check_lowerTokenOnLockedRow_refusesRollsBackAndReleasesLock() throws Exception {
+        assumeTrue(rowLocks(), "the row-lock path only");
+        JdbcFence fence = fence("lower_fence");
+        execute("CREATE TABLE lower_log (seq " + identityColumn() + ", token BIGINT NOT NULL)");
+        fence.run(dataSource(), new FencingToken("lower", 5), connection -> null);
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        try (Connection stale = transaction(); Connection newer = transaction()) {
+            insertLog(stale, "lower_log", 4);
+            assertThatThrownBy(() -> fence.check(stale, new FencingToken("lower", 4)))
+                    .isInstanceOfSatisfying(StaleTokenException.class, refusal -> {
+                        assertThat(refusal.presented()).isEqualTo(4);
+                        assertThat(refusal.accepted()).isEqualTo(5);
+                    });
+            // The refused transaction is over: a newer token neither waits for it nor sees its write.
+            other.submit(() -> {
+                fence.check(newer, new FencingToken("lower", 6));
+                insertLog(newer, "lower_log", 6);
+                newer.commit();
+                return null;
+            }).get(LOCK_WAIT_SECONDS_MAX, TimeUnit.SECONDS);
+            stale.commit();
+        } finally {
+            other.shutdownNow();
+        }
+        assertThat(loggedTokens("lower_log")).containsExactly(6L);
+    }
+
+    @Test
+    void check_rowMissingWhileFirstInsertUncommitted_waitsThenRefusesLowerToken() throws Exception {
+        assumeTrue(rowLocks(), "the row-lock path only");
+        JdbcFence fence = fence("first_fence");
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        try (Connection first = transaction(); Connection second = transaction()) {
+            fence.check(first, new FencingToken("first", 3)); // inserts the row, uncommitted
+            long secondSession = sessionId(second);
+            Future<?> lower = other.submit(() -> {
+                fence.check(second, new FencingToken("first", 2));
+                return null;
+            });
+            awaitWaitingForLock(secondSession);
+            first.commit();
+            assertThatThrownBy(() -> lower.get(LOCK_WAIT_SECONDS_MAX, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(StaleTokenException.class)
+                    .cause().satisfies(stale -> assertThat(((StaleTokenException) stale).accepted()).isEqualTo(3));
+        } finally {
+            other.shutdownNow();
+        }
+        assertThat(count("SELECT token FROM first_fence WHERE scope = 'first'")).isEqualTo(3);
+    }
+
     /** Returns a token near the newest issued, sometimes a few behind: a mix of current and stale holders. */
     long nextToken(AtomicLong issued) {
         long newest = issued.incrementAndGet();
@@ -288,6 +462,68 @@ abstract class JdbcFenceContractTest {
                 ResultSet rows = statement.executeQuery("SELECT token FROM control_fence WHERE scope = 'control'")) {
             rows.next();
             return rows.getLong(1);
+        }
+    }
+
+    /** Returns a new connection with autoCommit off: the caller's transaction. */
+    Connection transaction() throws SQLException {
+        Connection connection = dataSource().getConnection();
+        connection.setAutoCommit(false);
+        return connection;
+    }
+
+    Timestamp updatedAt(String table, String scope) throws SQLException {
+        try (Connection connection = dataSource().getConnection();
+                PreparedStatement select = connection.prepareStatement(
+                        "SELECT updated_at FROM " + table + " WHERE scope = ?")) {
+            select.setString(1, scope);
+            try (ResultSet rows = select.executeQuery()) {
+                assertThat(rows.next()).as("row of scope %s", scope).isTrue();
+                return rows.getTimestamp(1);
+            }
+        }
+    }
+
+    void setUpdatedAt(String table, String scope, Timestamp at) throws SQLException {
+        try (Connection connection = dataSource().getConnection();
+                PreparedStatement update = connection.prepareStatement(
+                        "UPDATE " + table + " SET updated_at = ? WHERE scope = ?")) {
+            update.setTimestamp(1, at);
+            update.setString(2, scope);
+            assertThat(update.executeUpdate()).isEqualTo(1);
+        }
+    }
+
+    long sessionId(Connection connection) throws SQLException {
+        try (Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery(sessionIdSql())) {
+            rows.next();
+            return rows.getLong(1);
+        }
+    }
+
+    /**
+     * Returns once the session {@code session} waits for a lock, as the database itself reports from a third
+     * connection; fails after {@link #LOCK_WAIT_SECONDS_MAX}. Polls a condition, never sleeps and hopes.
+     */
+    void awaitWaitingForLock(long session) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(LOCK_WAIT_SECONDS_MAX);
+        try (Connection observer = dataSource().getConnection();
+                PreparedStatement waiting = observer.prepareStatement(waitingForLockSql())) {
+            waiting.setLong(1, session);
+            while (true) {
+                try (ResultSet rows = waiting.executeQuery()) {
+                    rows.next();
+                    if (rows.getLong(1) > 0) {
+                        return;
+                    }
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("session " + session + " never waited for a lock in "
+                            + LOCK_WAIT_SECONDS_MAX + " s");
+                }
+                Thread.sleep(5);
+            }
         }
     }
 

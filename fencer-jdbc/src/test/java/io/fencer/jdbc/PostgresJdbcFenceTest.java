@@ -49,6 +49,39 @@ class PostgresJdbcFenceTest extends JdbcFenceContractTest {
         return "BIGSERIAL PRIMARY KEY";
     }
 
+    @Override
+    String sessionIdSql() {
+        return "SELECT pg_backend_pid()";
+    }
+
+    @Override
+    String waitingForLockSql() {
+        return "SELECT COUNT(*) FROM pg_stat_activity WHERE pid = ? AND wait_event_type = 'Lock'";
+    }
+
+    @Test
+    void check_acceptedTokenAgain_createsNoRowVersion() throws Exception {
+        JdbcFence fence = fence("version_fence");
+        FencingToken token = new FencingToken("version", 5);
+        fence.run(dataSource(), token, connection -> null);
+        String versionSql = "SELECT xmin::text || '/' || ctid::text FROM version_fence WHERE scope = 'version'";
+        String version = text(versionSql);
+
+        fence.run(dataSource(), token, connection -> null);
+
+        assertThat(text(versionSql)).isEqualTo(version);
+        fence.run(dataSource(), new FencingToken("version", 6), connection -> null);
+        assertThat(text(versionSql)).isNotEqualTo(version);
+    }
+
+    private String text(String sql) throws Exception {
+        try (var connection = dataSource().getConnection(); var statement = connection.createStatement();
+                var rows = statement.executeQuery(sql)) {
+            rows.next();
+            return rows.getString(1);
+        }
+    }
+
     @Test
     void check_afterDatabaseRestart_stillRefusesStaleToken(@TempDir Path directory) throws Exception {
         Path data = directory.resolve("pgdata");

@@ -92,6 +92,12 @@ final class ByteReader {
             throw malformed(field + " length " + length + " is outside [0, " + STRING_BYTES_MAX + "]");
         }
         need(length, field);
+        if (isAscii(offset, length)) {
+            // ASCII is valid UTF-8 and decodes to itself: skip the strict decoder and its allocations per string
+            String text = new String(bytes, offset, length, StandardCharsets.ISO_8859_1);
+            offset += length;
+            return text;
+        }
         try {
             String text = StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
@@ -102,6 +108,15 @@ final class ByteReader {
         } catch (CharacterCodingException e) {
             throw malformed(field + " is not valid UTF-8");
         }
+    }
+
+    private boolean isAscii(int from, int length) {
+        for (int i = from; i < from + length; i++) {
+            if (bytes[i] < 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     String readRequiredString(String field) {

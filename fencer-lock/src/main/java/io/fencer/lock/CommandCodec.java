@@ -355,6 +355,13 @@ public final class CommandCodec {
             out.writeInt(-1);
             return;
         }
+        if (!hasSurrogate(text)) {
+            // Without surrogates every string is valid UTF-16, so the plain (intrinsic) encoding is exact and the
+            // strict encoder below, with its allocations per string, is only needed to refuse unpaired ones.
+            byte[] plain = text.getBytes(StandardCharsets.UTF_8);
+            writeStringBytes(out, plain, 0, plain.length);
+            return;
+        }
         ByteBuffer encoded;
         try {
             encoded = StandardCharsets.UTF_8.newEncoder()
@@ -365,11 +372,25 @@ public final class CommandCodec {
             throw new IllegalArgumentException("string is not valid UTF-8 (unpaired surrogate): '"
                     + InvalidArgumentException.printable(text) + "'", e);
         }
-        if (encoded.remaining() > ByteReader.STRING_BYTES_MAX) {
-            throw new IllegalArgumentException("string of " + encoded.remaining() + " UTF-8 bytes exceeds the "
+        writeStringBytes(out, encoded.array(), encoded.arrayOffset() + encoded.position(), encoded.remaining());
+    }
+
+    private static void writeStringBytes(DataOutputStream out, byte[] bytes, int offset, int length)
+            throws IOException {
+        if (length > ByteReader.STRING_BYTES_MAX) {
+            throw new IllegalArgumentException("string of " + length + " UTF-8 bytes exceeds the "
                     + ByteReader.STRING_BYTES_MAX + " the codec allows");
         }
-        out.writeInt(encoded.remaining());
-        out.write(encoded.array(), encoded.arrayOffset() + encoded.position(), encoded.remaining());
+        out.writeInt(length);
+        out.write(bytes, offset, length);
+    }
+
+    private static boolean hasSurrogate(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            if (Character.isSurrogate(text.charAt(i))) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -13,6 +13,7 @@ import io.fencer.core.SessionExpiredException;
 import io.fencer.core.StaleTokenException;
 import io.fencer.core.TokenExhaustedException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -112,6 +113,21 @@ class CommandCodecTest {
 
         assertThatThrownBy(() -> CommandCodec.encodeResults(results))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("StaleTokenException");
+    }
+
+    @Test
+    void encodeCommands_asciiAndNonAsciiStrings_encodeAsStrictUtf8AndRoundTrip() {
+        // ASCII and surrogate-free strings take fast paths; the bytes must be exactly those of strict UTF-8.
+        for (String lock : List.of("bench-7", "zámek", "ключ", "lock-😀", "~edge")) {
+            Command.Release release = new Command.Release(lock, 3);
+            byte[] bytes = CommandCodec.encodeCommands(List.of(release));
+            byte[] name = lock.getBytes(StandardCharsets.UTF_8);
+            ByteBuffer expected = ByteBuffer.allocate(1 + 4 + 1 + 4 + name.length + 8).put((byte) CommandCodec.VERSION)
+                    .putInt(1).put((byte) 6).putInt(name.length).put(name).putLong(3);
+
+            assertThat(bytes).as(lock).isEqualTo(expected.array());
+            assertThat(CommandCodec.decodeCommands(bytes)).as(lock).containsExactly(release);
+        }
     }
 
     @Test

@@ -32,7 +32,11 @@ final class ServerMetrics implements AppliedListener, ServerInterceptor {
     private final Counter grants;
     private final Counter releases;
     private final Counter sessionExpiries;
-    private final Map<String, Timer> requestTimers = new ConcurrentHashMap<>();
+    /**
+     * The timer of each method, keyed by its descriptor (one object per method, hashed by identity): looking it up
+     * by name would compute the bare method name on every call.
+     */
+    private final Map<MethodDescriptor<?, ?>, Timer> requestTimers = new ConcurrentHashMap<>();
 
     ServerMetrics(Supplier<RaftLockStateMachine.Counts> counts, Supplier<Integer> waitingCalls,
             BooleanSupplier isLeader) {
@@ -81,13 +85,9 @@ final class ServerMetrics implements AppliedListener, ServerInterceptor {
         if (call.getMethodDescriptor().getType() != MethodDescriptor.MethodType.UNARY) {
             return next.startCall(call, headers);
         }
-        Timer timer = requestTimers.computeIfAbsent(call.getMethodDescriptor().getBareMethodName(),
-                method -> Timer.builder("fencer.request").description("Unary calls, from arrival to answer")
-                        .tag("method", method)
-                        // Buckets, not client-side percentiles: cheaper per call, and aggregatable across peers
-                        // (histogram_quantile gives p50/p99).
-                        .publishPercentileHistogram()
-                        .register(registry));
+        MethodDescriptor<RequestT, ResponseT> method = call.getMethodDescriptor();
+        Timer known = requestTimers.get(method);
+        Timer timer = known != null ? known : requestTimers.computeIfAbsent(method, this::newRequestTimer);
         long startNanos = System.nanoTime();
         return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override
@@ -96,6 +96,16 @@ final class ServerMetrics implements AppliedListener, ServerInterceptor {
                 super.close(status, trailers);
             }
         }, headers);
+    }
+
+    /** Returns the timer of {@code method}'s unary calls; the registry hands out one per method name. */
+    private Timer newRequestTimer(MethodDescriptor<?, ?> method) {
+        return Timer.builder("fencer.request").description("Unary calls, from arrival to answer")
+                .tag("method", method.getBareMethodName())
+                // Buckets, not client-side percentiles: cheaper per call, and aggregatable across peers
+                // (histogram_quantile gives p50/p99).
+                .publishPercentileHistogram()
+                .register(registry);
     }
 
     void close() {

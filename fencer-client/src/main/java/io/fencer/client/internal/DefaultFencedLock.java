@@ -1,10 +1,10 @@
 package io.fencer.client.internal;
 
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
-import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.LocksGrpc;
 import io.fencer.client.FencedLock;
 import io.fencer.client.Grant;
 import io.fencer.client.LockTimeoutException;
@@ -15,7 +15,6 @@ import io.fencer.core.SessionExpiredException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
 
 /**
  * A named lock acquired through one session. Every acquire is one logical call with one request id, reused by
@@ -24,13 +23,17 @@ import java.util.UUID;
 final class DefaultFencedLock implements FencedLock {
     /** The longest wait, as the protocol bounds {@code wait_millis}. */
     static final long WAIT_MILLIS_MAX = 3_600_000;
+    private static final Duration WAIT_MAX = Duration.ofMillis(WAIT_MILLIS_MAX);
 
     private final DefaultSession session;
     private final String name;
+    /** What calls are named in errors, made once rather than per acquire. */
+    private final String operation;
 
     DefaultFencedLock(DefaultSession session, String name) {
         this.session = session;
         this.name = name;
+        this.operation = "Acquire " + name;
     }
 
     @Override
@@ -51,7 +54,7 @@ final class DefaultFencedLock implements FencedLock {
 
     private static long checkWait(Duration wait) {
         Objects.requireNonNull(wait, "wait");
-        if (wait.isNegative() || wait.compareTo(Duration.ofMillis(WAIT_MILLIS_MAX)) > 0) {
+        if (wait.isNegative() || wait.compareTo(WAIT_MAX) > 0) {
             throw new InvalidArgumentException("wait", wait.toString(), "wait must be between 0 and waitMillisMax "
                     + WAIT_MILLIS_MAX + " ms, got " + wait.toMillis() + " ms");
         }
@@ -66,7 +69,7 @@ final class DefaultFencedLock implements FencedLock {
     private Optional<Grant> acquire(long waitMillis) {
         session.checkAlive();
         Router router = session.router();
-        String requestId = UUID.randomUUID().toString();
+        String requestId = session.client().requestIds().next();
         long waitNanos = MILLISECONDS.toNanos(waitMillis);
         long waitDeadlineNanos = System.nanoTime() + waitNanos;
         long marginNanos = router.attemptTimeoutNanos();
@@ -74,12 +77,12 @@ final class DefaultFencedLock implements FencedLock {
                 .setSessionId(session.id()).setLock(name).setRequestId(requestId);
         AcquireResponse response;
         try {
-            response = router.call("Acquire " + name, waitNanos + router.callTimeoutNanos(), stub -> {
+            response = router.call(operation, waitNanos + router.callTimeoutNanos(), calls -> {
                 long remainingNanos = Math.max(0, waitDeadlineNanos - System.nanoTime());
                 long remainingMillis = Math.min(waitMillis, (remainingNanos + 999_999) / 1_000_000);
-                AcquireRequest attempt = request.clone().setWaitMillis(remainingMillis).build();
-                return stub.withDeadlineAfter(MILLISECONDS.toNanos(remainingMillis) + marginNanos, NANOSECONDS)
-                        .acquire(attempt);
+                AcquireRequest attempt = request.setWaitMillis(remainingMillis).build();
+                return calls.withTimeoutNanos(MILLISECONDS.toNanos(remainingMillis) + marginNanos)
+                        .call(LocksGrpc.getAcquireMethod(), attempt);
             });
         } catch (SessionExpiredException e) {
             session.expiredByServer(e);

@@ -4,6 +4,7 @@ import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.ListRequest;
 import io.fencer.api.v1.ListResponse;
 import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.ReleaseRequest;
@@ -22,7 +23,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -49,6 +49,7 @@ public final class DefaultFencerClient implements FencerClient {
     private final Ticker ticker;
     private final KeepAliver keepAliver;
     private final ExecutorService events;
+    private final RequestIds requestIds = new RequestIds();
     private final Map<Long, DefaultSession> sessions = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -81,10 +82,11 @@ public final class DefaultFencerClient implements FencerClient {
         }
         checkOpen();
         OpenSessionRequest request = OpenSessionRequest.newBuilder()
-                .setTtlMillis(ttl.toMillis()).setRequestId(UUID.randomUUID().toString()).build();
+                .setTtlMillis(ttl.toMillis()).setRequestId(requestIds.next()).build();
         // The lease starts when the server receives the request, never before this reading: a safe lower bound.
         long openedNanos = ticker.nanoTime();
-        OpenSessionResponse response = router.call("OpenSession", stub -> stub.openSession(request));
+        OpenSessionResponse response = router.call("OpenSession",
+                calls -> calls.call(LocksGrpc.getOpenSessionMethod(), request));
         if (response.getSessionId() <= 0) {
             throw new InternalException("the server opened a session with id " + response.getSessionId());
         }
@@ -109,7 +111,7 @@ public final class DefaultFencerClient implements FencerClient {
         LockNames.check(lock);
         checkOpen();
         DescribeRequest request = DescribeRequest.newBuilder().setLock(lock).build();
-        LockInfo info = router.call("Describe " + lock, stub -> stub.describe(request));
+        LockInfo info = router.call("Describe " + lock, calls -> calls.call(LocksGrpc.getDescribeMethod(), request));
         return Protos.lockStatus(info);
     }
 
@@ -122,7 +124,7 @@ public final class DefaultFencerClient implements FencerClient {
         }
         checkOpen();
         ListRequest request = ListRequest.newBuilder().setPrefix(prefix == null ? "" : prefix).setLimit(limit).build();
-        ListResponse response = router.call("List", stub -> stub.list(request));
+        ListResponse response = router.call("List", calls -> calls.call(LocksGrpc.getListMethod(), request));
         List<LockStatus> locks = new ArrayList<>(response.getLocksCount());
         for (LockInfo info : response.getLocksList()) {
             locks.add(Protos.lockStatus(info));
@@ -135,7 +137,8 @@ public final class DefaultFencerClient implements FencerClient {
         Objects.requireNonNull(token, "token");
         checkOpen();
         ValidateRequest request = ValidateRequest.newBuilder().setToken(Protos.toProto(token)).build();
-        return Protos.tokenStatus(router.call("Validate " + token, stub -> stub.validate(request)));
+        return Protos.tokenStatus(router.call("Validate " + token,
+                calls -> calls.call(LocksGrpc.getValidateMethod(), request)));
     }
 
     /**
@@ -151,7 +154,7 @@ public final class DefaultFencerClient implements FencerClient {
 
     void releaseToken(FencingToken token) {
         ReleaseRequest request = ReleaseRequest.newBuilder().setToken(Protos.toProto(token)).build();
-        router.call("Release " + token, stub -> stub.release(request));
+        router.call("Release " + token, calls -> calls.call(LocksGrpc.getReleaseMethod(), request));
     }
 
     @Override
@@ -180,6 +183,11 @@ public final class DefaultFencerClient implements FencerClient {
 
     Router router() {
         return router;
+    }
+
+    /** Returns the source of this client's request ids, unique across clients. */
+    RequestIds requestIds() {
+        return requestIds;
     }
 
     KeepAliver keepAliver() {

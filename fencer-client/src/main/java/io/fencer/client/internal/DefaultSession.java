@@ -1,6 +1,7 @@
 package io.fencer.client.internal;
 
 import io.fencer.api.v1.CloseSessionRequest;
+import io.fencer.api.v1.LocksGrpc;
 import io.fencer.client.FencedLock;
 import io.fencer.client.LeaderElection;
 import io.fencer.client.Session;
@@ -152,8 +153,8 @@ final class DefaultSession implements Session {
             return true;
         }
         try {
-            router().call("CloseSession " + id,
-                    stub -> stub.closeSession(CloseSessionRequest.newBuilder().setSessionId(id).build()));
+            CloseSessionRequest request = CloseSessionRequest.newBuilder().setSessionId(id).build();
+            router().call("CloseSession " + id, calls -> calls.call(LocksGrpc.getCloseSessionMethod(), request));
             return true;
         } catch (UnavailableException | IllegalStateException e) {
             LOG.log(System.Logger.Level.WARNING, "could not reach the service to close session {0}; it expires after "

@@ -46,8 +46,12 @@ final class Protos {
      */
     static String sequencer(io.fencer.api.v1.FencingToken proto, FencingToken token) {
         String sequencer = proto.getSequencer();
+        String unsigned = token.sequencer();
         if (sequencer.isEmpty()) {
-            return token.sequencer();
+            return unsigned;
+        }
+        if (sequencer.equals(unsigned)) {
+            return sequencer; // the unsigned form of this very token: formatting it was cheaper than parsing
         }
         FencingToken named;
         try {

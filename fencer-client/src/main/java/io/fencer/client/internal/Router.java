@@ -7,8 +7,10 @@ import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.Reason;
 import io.fencer.core.UnavailableException;
+import io.grpc.Channel;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -43,14 +45,31 @@ final class Router implements AutoCloseable {
     private static final long SHUTDOWN_WAIT_MILLIS = 1_000;
     private static final System.Logger LOG = System.getLogger(Router.class.getName());
 
-    /** The blocking part of one attempt: it runs against {@code stub}, which carries the attempt's deadline. */
+    /** The blocking part of one attempt: unary calls through {@code calls}, which carry the attempt's deadline. */
     @FunctionalInterface
     interface Attempt<T> {
-        T run(LocksGrpc.LocksBlockingStub stub);
+        T run(AttemptCalls calls);
     }
 
-    /** One endpoint's channel and its stubs, made once. */
-    private record Peer(ManagedChannel channel, LocksGrpc.LocksBlockingStub blocking, LocksGrpc.LocksStub async) {}
+    /**
+     * One attempt's way to its endpoint: unary calls on the endpoint's channel, each failing DEADLINE_EXCEEDED
+     * when it has no answer within {@code timeoutNanos} (see {@link UnaryCalls} for why the client, not gRPC,
+     * enforces it).
+     */
+    record AttemptCalls(Channel channel, long timeoutNanos) {
+        /** Calls {@code method} and waits for its answer; fails as a gRPC blocking stub does. */
+        <RequestT, ResponseT> ResponseT call(MethodDescriptor<RequestT, ResponseT> method, RequestT request) {
+            return UnaryCalls.call(channel, method, request, timeoutNanos);
+        }
+
+        /** Returns the same way with another deadline: an Acquire's is its wait plus a margin. */
+        AttemptCalls withTimeoutNanos(long nanos) {
+            return new AttemptCalls(channel, nanos);
+        }
+    }
+
+    /** One endpoint's channel and its stub for streams, made once. */
+    private record Peer(ManagedChannel channel, LocksGrpc.LocksStub async) {}
 
     private final CopyOnWriteArrayList<String> endpoints;
     private final Map<String, Peer> peers = new ConcurrentHashMap<>();
@@ -172,8 +191,7 @@ final class Router implements AutoCloseable {
             Peer peer = peer(endpoint);
             long remaining = Math.max(1, deadline - System.nanoTime());
             try {
-                return attempt.run(peer.blocking().withDeadlineAfter(Math.min(remaining, attemptTimeoutNanos),
-                        NANOSECONDS));
+                return attempt.run(new AttemptCalls(peer.channel(), Math.min(remaining, attemptTimeoutNanos)));
             } catch (StatusRuntimeException failure) {
                 if (!isRetryable(failure) || closed || Thread.currentThread().isInterrupted()) {
                     throw ErrorCatalogue.toException(failure);
@@ -308,7 +326,7 @@ final class Router implements AutoCloseable {
                 // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
                 .disableRetry()
                 .build();
-        return new Peer(channel, LocksGrpc.newBlockingStub(channel), LocksGrpc.newStub(channel));
+        return new Peer(channel, LocksGrpc.newStub(channel));
     }
 
     /** Retries must not wait for gRPC's own reconnect backoff (up to 2 minutes): a restarted peer is used at once. */

@@ -20,9 +20,11 @@ import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
+import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
 import java.util.Map;
@@ -54,6 +56,10 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     final List<ReleaseRequest> releases = new CopyOnWriteArrayList<>();
     final List<KeepAliveRequest> keepAlives = new CopyOnWriteArrayList<>();
     final List<String> calls = new CopyOnWriteArrayList<>();
+    /** Calls that the client cancelled while they waited for an answer (only silent calls wait). */
+    final List<String> cancelledCalls = new CopyOnWriteArrayList<>();
+    /** Calls that arrived with a gRPC deadline ({@code grpc-timeout}). */
+    final List<String> callsWithDeadline = new CopyOnWriteArrayList<>();
 
     /** When set, every call (keepalive streams included) fails with it: e.g. a follower's NOT_LEADER. */
     volatile StatusRuntimeException failEverything;
@@ -120,7 +126,11 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
 
     private <Q, R> void answer(String method, Q request, StreamObserver<R> responses, Handler<Q, R> handler) {
         calls.add(method);
+        if (Context.current().getDeadline() != null) {
+            callsWithDeadline.add(method);
+        }
         if (silent) {
+            ((ServerCallStreamObserver<R>) responses).setOnCancelHandler(() -> cancelledCalls.add(method));
             return;
         }
         StatusRuntimeException failure = failEverything;

@@ -12,7 +12,9 @@ import io.fencer.client.Session;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.TokenKeys;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Base64;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -54,6 +56,16 @@ class GrantSequencerTest {
         Grant grant = session.lock("orders").acquire(Duration.ofSeconds(5));
 
         assertThat(grant.sequencer()).isEqualTo(grant.token().sequencer());
+    }
+
+    @Test
+    void sequencer_unsignedFormOfTheToken_isKeptAsSent() {
+        grantWithSequencer(new FencingToken("orders", 7).sequencer());
+
+        Grant grant = client.openSession(Duration.ofSeconds(10)).lock("orders").acquire(Duration.ofSeconds(1));
+
+        assertThat(grant.sequencer()).isEqualTo("fencer1." + Base64.getUrlEncoder().withoutPadding()
+                .encodeToString("orders".getBytes(StandardCharsets.UTF_8)) + ".7");
     }
 
     @Test

@@ -86,6 +86,51 @@ class LeaderFollowingTest {
     }
 
     @Test
+    void call_endpointNeverAnswers_isCancelledOnThatPeerAtTheAttemptDeadline() {
+        follower.locks.silent = true;
+        connect(Duration.ofSeconds(9), follower.endpoint(), leader.endpoint()); // attempts of 3 s
+        long startNanos = System.nanoTime();
+
+        assertThat(client.describe("orders").lock()).isEqualTo("orders");
+
+        // The client enforces the attempt's deadline itself (no grpc-timeout on the wire) and cancels the call,
+        // so the silent peer learns that the caller gave up, as it would from a passed gRPC deadline.
+        assertThat(Duration.ofNanos(System.nanoTime() - startNanos)).isBetween(Duration.ofMillis(2_900),
+                Duration.ofSeconds(8));
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(follower.locks.cancelledCalls).containsExactly("Describe"));
+        assertThat(follower.locks.callsWithDeadline).isEmpty();
+        assertThat(leader.locks.callsWithDeadline).isEmpty();
+    }
+
+    @Test
+    void call_interruptedWhileWaiting_failsAtOnceCancelsAndKeepsTheInterrupt() throws InterruptedException {
+        follower.locks.silent = true;
+        connect(Duration.ofSeconds(30), follower.endpoint());
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicBoolean interruptKept = new AtomicBoolean();
+        Thread caller = new Thread(() -> {
+            try {
+                client.describe("orders");
+            } catch (RuntimeException e) {
+                failure.set(e);
+                interruptKept.set(Thread.currentThread().isInterrupted());
+            }
+        });
+        caller.start();
+        await().atMost(Duration.ofSeconds(5)).until(() -> follower.locks.count("Describe") == 1);
+
+        caller.interrupt();
+        caller.join(5_000);
+
+        assertThat(caller.isAlive()).isFalse();
+        assertThat(failure.get()).isInstanceOf(UnavailableException.class).hasMessageContaining("interrupted");
+        assertThat(interruptKept).isTrue();
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(follower.locks.cancelledCalls).containsExactly("Describe"));
+    }
+
+    @Test
     void call_followerNamesThePausedOldLeader_skipsItWhileSuspected() {
         try (FakeServer newLeader = FakeServer.start()) {
             leader.locks.silent = true; // the old leader, paused: it keeps its connection and never answers

@@ -18,6 +18,25 @@ final class BenchCommand implements Runnable {
         throw new ParameterException(spec.commandLine(), "Missing command: choose lock or store");
     }
 
+    /**
+     * Checks that option {@code name}'s {@code value} lies in [{@code lowest}, {@code highest}].
+     *
+     * @throws ParameterException naming the option, its value and the range
+     */
+    static void checkRange(CommandSpec spec, String name, long value, long lowest, long highest) {
+        if (value < lowest || value > highest) {
+            throw new ParameterException(spec.commandLine(), name + " " + value + " is outside [" + lowest + ", "
+                    + highest + "]");
+        }
+    }
+
+    /** Checks that {@code --duration} is positive. */
+    static void checkDuration(CommandSpec spec, Duration duration) {
+        if (duration.isZero()) {
+            throw new ParameterException(spec.commandLine(), "--duration must be positive");
+        }
+    }
+
     /** Reports a bench run in which nothing completed (server down, all calls failing) and returns exit 1. */
     static int nothingMeasured(CommandSpec spec, String what, Duration duration, String firstError) {
         spec.commandLine().getErr().println("fencer: " + what + " in the measured " + Durations.format(duration)

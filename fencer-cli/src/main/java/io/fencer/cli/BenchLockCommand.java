@@ -9,7 +9,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
@@ -72,20 +71,10 @@ final class BenchLockCommand implements Callable<Integer> {
 
     private LockBench.Settings settings() {
         int lockCount = locks == null ? clients : locks;
-        if (clients < 1 || clients > LockBench.CLIENTS_MAX) {
-            throw usage("--clients " + clients + " is outside [1, " + LockBench.CLIENTS_MAX + "]");
-        }
-        if (lockCount < 1 || lockCount > LockBench.LOCKS_MAX) {
-            throw usage("--locks " + lockCount + " is outside [1, " + LockBench.LOCKS_MAX + "]");
-        }
-        if (duration.isZero()) {
-            throw usage("--duration must be positive");
-        }
+        BenchCommand.checkRange(spec, "--clients", clients, 1, LockBench.CLIENTS_MAX);
+        BenchCommand.checkRange(spec, "--locks", lockCount, 1, LockBench.LOCKS_MAX);
+        BenchCommand.checkDuration(spec, duration);
         return new LockBench.Settings(clients, lockCount, duration, warmup, ttl);
-    }
-
-    private ParameterException usage(String message) {
-        return new ParameterException(spec.commandLine(), message);
     }
 
     /** Returns the human summary: settings, throughput, latency, errors and the fencing check. */

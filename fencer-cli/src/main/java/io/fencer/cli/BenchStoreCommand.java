@@ -11,7 +11,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
@@ -85,23 +84,11 @@ final class BenchStoreCommand implements Callable<Integer> {
 
     private StoreBench.Settings settings() {
         int scopeCount = scopes == null ? writers : scopes;
-        if (writers < 1 || writers > StoreBench.WRITERS_MAX) {
-            throw usage("--writers " + writers + " is outside [1, " + StoreBench.WRITERS_MAX + "]");
-        }
-        if (scopeCount < 1 || scopeCount > StoreBench.SCOPES_MAX) {
-            throw usage("--scopes " + scopeCount + " is outside [1, " + StoreBench.SCOPES_MAX + "]");
-        }
-        if (valueBytes < 0 || valueBytes > StoreBench.VALUE_BYTES_MAX) {
-            throw usage("--value-bytes " + valueBytes + " is outside [0, " + StoreBench.VALUE_BYTES_MAX + "]");
-        }
-        if (duration.isZero()) {
-            throw usage("--duration must be positive");
-        }
+        BenchCommand.checkRange(spec, "--writers", writers, 1, StoreBench.WRITERS_MAX);
+        BenchCommand.checkRange(spec, "--scopes", scopeCount, 1, StoreBench.SCOPES_MAX);
+        BenchCommand.checkRange(spec, "--value-bytes", valueBytes, 0, StoreBench.VALUE_BYTES_MAX);
+        BenchCommand.checkDuration(spec, duration);
         return new StoreBench.Settings(writers, scopeCount, valueBytes, duration, warmup);
-    }
-
-    private ParameterException usage(String message) {
-        return new ParameterException(spec.commandLine(), message);
     }
 
     /** Returns the human summary: settings, throughput, latency, refusals and errors. */

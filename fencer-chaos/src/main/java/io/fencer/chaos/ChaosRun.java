@@ -128,8 +128,9 @@ public final class ChaosRun {
     }
 
     private List<String> workerArguments(Cluster cluster, String id, Path historyFile, int number,
-            String incarnation) {
-        long seed = options.seed() * 31 + number * 1_000_003L + Long.parseLong(incarnation);
+            int incarnation) {
+        // each worker, and each restart of it, thinks to its own sequence, fixed by the run's seed
+        long seed = options.seed() * 31 + number * 1_000_003L + incarnation;
         List<String> arguments = new ArrayList<>(List.of("chaos", "worker", "--id", id,
                 "--lock-servers", String.join(",", cluster.lockEndpoints()), "--store", cluster.storeEndpoint(),
                 "--lock", LOCK, "--workload", options.workload().name().toLowerCase(Locale.ROOT),

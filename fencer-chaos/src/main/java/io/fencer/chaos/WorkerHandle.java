@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Function;
+import java.util.function.IntFunction;
 
 /**
  * The harness's side of one worker: its current process (a killed worker is started again under the same name
@@ -20,7 +20,7 @@ final class WorkerHandle implements AutoCloseable {
 
     final String id;
     private final Path historyFile;
-    private final Function<String, List<String>> argumentsForSeed;
+    private final IntFunction<List<String>> argumentsForIncarnation;
     private final Launcher launcher;
     private final Path logDirectory;
     private final HistoryLog nemesis;
@@ -29,19 +29,19 @@ final class WorkerHandle implements AutoCloseable {
     private int incarnation;
 
     WorkerHandle(String id, Path historyFile, Launcher launcher, Path logDirectory, HistoryLog nemesis,
-            Function<String, List<String>> argumentsForIncarnation) {
+            IntFunction<List<String>> argumentsForIncarnation) {
         this.id = id;
         this.historyFile = historyFile;
         this.launcher = launcher;
         this.logDirectory = logDirectory;
         this.nemesis = nemesis;
-        this.argumentsForSeed = argumentsForIncarnation;
+        this.argumentsForIncarnation = argumentsForIncarnation;
     }
 
     /** Starts the worker's next incarnation. */
     void start() throws IOException {
         incarnation++;
-        process = ChildProcess.start(id, launcher, argumentsForSeed.apply(Integer.toString(incarnation)),
+        process = ChildProcess.start(id, launcher, argumentsForIncarnation.apply(incarnation),
                 logDirectory, this::onLine);
     }
 

@@ -106,7 +106,8 @@ final class Cluster implements AutoCloseable {
         Server victim = null;
         for (Server server : lockServers) {
             if (server.process != null && server.process.isAlive()) {
-                if (victim == null || health(server.adminPort).contains("\"role\":\"LEADER\"")) {
+                HttpResponse<String> health = health(server.adminPort);
+                if (victim == null || health != null && health.body().contains("\"role\":\"LEADER\"")) {
                     victim = server;
                 }
             }
@@ -168,24 +169,19 @@ final class Cluster implements AutoCloseable {
     }
 
     private static int healthStatus(int adminPort) {
-        try {
-            return HTTP.send(request(adminPort), HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
+        HttpResponse<String> response = health(adminPort);
+        return response == null ? -1 : response.statusCode();
     }
 
-    private static String health(int adminPort) {
+    /** Returns the answer to {@code /healthz}, or null when the server does not answer. */
+    private static HttpResponse<String> health(int adminPort) {
         try {
-            return HTTP.send(request(adminPort), HttpResponse.BodyHandlers.ofString()).body();
+            return HTTP.send(request(adminPort), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
-            return "";
+            return null;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return "";
+            return null;
         }
     }
 

@@ -1,7 +1,6 @@
 package io.fencer.cli;
 
 import io.fencer.chaos.Worker;
-import io.fencer.chaos.WorkerOptions;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

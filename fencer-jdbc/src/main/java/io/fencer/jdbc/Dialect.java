@@ -26,6 +26,11 @@ public enum Dialect {
         }
 
         @Override
+        boolean pipelinesStatements() {
+            return true;
+        }
+
+        @Override
         String admitUpsertSql(String table, String comparison) {
             // ON CONFLICT DO UPDATE locks the existing row and evaluates WHERE on its latest committed version.
             return "INSERT INTO " + table + " AS f (scope, token, updated_at) VALUES (?, ?, CURRENT_TIMESTAMP)"
@@ -121,6 +126,16 @@ public enum Dialect {
      * (statement-level rollback) and means the row exists; false where the statement itself cannot fail so.
      */
     boolean ignoresDuplicateKey() {
+        return false;
+    }
+
+    /**
+     * Returns true when the driver sends the statements of one prepared {@code "a; b"} to the server in one round
+     * trip, runs them in order and stops at the first failure, with parameters numbered across both: the
+     * PostgreSQL driver does by default. MySQL's needs {@code allowMultiQueries}, and SQLite's and H2's prepare
+     * only one statement, so they keep two round trips.
+     */
+    boolean pipelinesStatements() {
         return false;
     }
 }

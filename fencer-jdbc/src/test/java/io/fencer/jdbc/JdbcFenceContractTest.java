@@ -207,6 +207,100 @@ abstract class JdbcFenceContractTest {
     }
 
     @Test
+    void executeUpdate_concurrentTransactions_committedTokensNeverDecrease() throws Exception {
+        JdbcFence fence = fence("one_trip_race_fence");
+        execute("CREATE TABLE one_trip_race_log (seq " + identityColumn() + ", token BIGINT NOT NULL)");
+        AtomicLong issued = new AtomicLong();
+        AtomicInteger refused = new AtomicInteger();
+        runConcurrently(() -> {
+            FencingToken token = new FencingToken("race", nextToken(issued));
+            try (Connection connection = transaction()) {
+                assertThat(fence.executeUpdate(connection, token, "INSERT INTO one_trip_race_log (token) VALUES (?)",
+                        token.value())).isEqualTo(1);
+                connection.commit();
+            } catch (StaleTokenException e) {
+                refused.incrementAndGet();
+            }
+        });
+
+        List<Long> committed = loggedTokens("one_trip_race_log");
+        assertThat(committed).hasSize(threads() * TRANSACTIONS_PER_THREAD - refused.get());
+        assertThat(committed).isSorted();
+        try (Connection connection = dataSource().getConnection()) {
+            assertThat(fence.accepted(connection, "race")).isEqualTo(committed.get(committed.size() - 1));
+        }
+    }
+
+    @Test
+    void executeUpdate_whenNewerTokenCommitted_refusesStaleTokenAndRollsBackItsWrite() throws Exception {
+        JdbcFence fence = fence("one_trip_fence");
+        execute("CREATE TABLE one_trip_orders (item VARCHAR(64), token BIGINT)");
+        String insert = "INSERT INTO one_trip_orders (item, token) VALUES (?, ?)";
+        try (Connection connection = transaction()) {
+            assertThat(fence.executeUpdate(connection, new FencingToken("orders", 2), insert, "from-t2", 2L))
+                    .isEqualTo(1);
+            connection.commit();
+            assertThatThrownBy(() -> fence.executeUpdate(connection, new FencingToken("orders", 1), insert,
+                    "from-t1", 1L))
+                    .isInstanceOfSatisfying(StaleTokenException.class, stale -> {
+                        assertThat(stale.presented()).isEqualTo(1);
+                        assertThat(stale.accepted()).isEqualTo(2);
+                    });
+            connection.commit(); // a careless caller commits anyway: the refusal already rolled back
+            assertThat(fence.executeUpdate(connection, new FencingToken("orders", 3),
+                    "UPDATE one_trip_orders SET item = ? WHERE token = ?", "raised", 2L)).isEqualTo(1);
+            connection.commit();
+            assertThat(fence.accepted(connection, "orders")).isEqualTo(3);
+        }
+        assertThat(count("SELECT COUNT(*) FROM one_trip_orders WHERE token = 1")).isZero();
+        assertThat(count("SELECT COUNT(*) FROM one_trip_orders WHERE item = 'raised'")).isEqualTo(1);
+    }
+
+    @Test
+    void executeUpdate_rowMissing_insertsPresentedTokenWithTheWrite() throws Exception {
+        JdbcFence fence = fence("one_trip_missing_fence");
+        execute("CREATE TABLE one_trip_missing_log (seq " + identityColumn() + ", token BIGINT NOT NULL)");
+        try (Connection connection = transaction()) {
+            fence.executeUpdate(connection, new FencingToken("missing", 3),
+                    "INSERT INTO one_trip_missing_log (token) VALUES (?)", 3L);
+            connection.commit();
+            assertThat(fence.accepted(connection, "missing")).isEqualTo(3);
+        }
+        assertThat(loggedTokens("one_trip_missing_log")).containsExactly(3L);
+    }
+
+    @Test
+    void executeUpdate_failingWrite_throwsItsErrorAndCommitsNothing() throws Exception {
+        JdbcFence fence = fence("one_trip_failing_fence");
+        execute("CREATE TABLE one_trip_failing_log (seq " + identityColumn() + ", token BIGINT NOT NULL)");
+        try (Connection connection = transaction()) {
+            assertThatThrownBy(() -> fence.executeUpdate(connection, new FencingToken("failing", 4),
+                    "INSERT INTO one_trip_failing_log (no_such_column) VALUES (?)", 4L))
+                    .isInstanceOf(SQLException.class);
+            connection.rollback();
+            assertThat(fence.accepted(connection, "failing")).isEqualTo(FencingToken.NONE);
+        }
+        assertThat(count("SELECT COUNT(*) FROM one_trip_failing_log")).isZero();
+    }
+
+    @Test
+    void executeUpdate_statementWithSemicolonOrInAutoCommit_refusesAndRunsNothing() throws Exception {
+        JdbcFence fence = fence("one_trip_bad_fence");
+        execute("CREATE TABLE one_trip_bad_log (seq " + identityColumn() + ", token BIGINT NOT NULL)");
+        String smuggled = "INSERT INTO one_trip_bad_log (token) VALUES (?); DELETE FROM one_trip_bad_log";
+        try (Connection connection = transaction()) {
+            assertThatThrownBy(() -> fence.executeUpdate(connection, new FencingToken("bad", 1), smuggled, 1L))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(smuggled);
+            connection.setAutoCommit(true);
+            assertThatThrownBy(() -> fence.executeUpdate(connection, new FencingToken("bad", 1),
+                    "INSERT INTO one_trip_bad_log (token) VALUES (?)", 1L))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("autoCommit");
+            assertThat(fence.accepted(connection, "bad")).isEqualTo(FencingToken.NONE);
+        }
+        assertThat(count("SELECT COUNT(*) FROM one_trip_bad_log")).isZero();
+    }
+
+    @Test
     void checkThenWriteInSeparateStatements_concurrentTransactions_commitDecreasingTokens() throws Exception {
         fence("control_fence");
         execute("CREATE TABLE control_log (seq " + identityColumn() + ", token BIGINT NOT NULL)");

@@ -12,8 +12,9 @@ import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
 
 /**
- * Measures what the fence costs on a real PostgreSQL: 32 threads commit the same insert transactions with and
- * without {@link JdbcFence#check} before the insert, in alternating rounds of one run, and prints the ratio.
+ * Measures what the fence costs on a real PostgreSQL: 32 threads commit the same insert transactions without the
+ * fence, with {@link JdbcFence#check} then the insert, and with {@link JdbcFence#executeUpdate} (check and insert
+ * in one round trip), in alternating rounds of one run, and prints each fenced form's overhead.
  * Not a test (it asserts nothing and takes a minute); run it by hand:
  *
  * <pre>
@@ -31,6 +32,8 @@ public final class JdbcFenceOverheadBenchmark {
     private static final int THREADS = 32;
     private static final long ROUND_NANOS = 5_000_000_000L;
     private static final int ROUNDS = 3;
+    private static final String INSERT_SQL = "INSERT INTO orders (thread, total) VALUES (?, ?)";
+    private static final long TOTAL = 4200;
 
     private JdbcFenceOverheadBenchmark() {}
 
@@ -44,22 +47,37 @@ public final class JdbcFenceOverheadBenchmark {
                 fence.createTable(connection);
                 statement.execute("CREATE TABLE orders (id BIGSERIAL PRIMARY KEY, thread INT, total BIGINT)");
             }
-            round(dataSource, fence, false, oneScope); // warm-up of both paths
-            round(dataSource, fence, true, oneScope);
-            double unfenced = 0;
-            double fenced = 0;
-            for (int i = 0; i < ROUNDS; i++) {
-                unfenced += round(dataSource, fence, false, oneScope);
-                fenced += round(dataSource, fence, true, oneScope);
+            double[] perSecond = new double[Mode.values().length];
+            for (Mode mode : Mode.values()) {
+                round(dataSource, fence, mode, oneScope); // warm-up of every path
             }
-            System.out.printf("PostgreSQL, %d threads, %s: unfenced %.0f tx/s, fenced %.0f tx/s, overhead %.1f%%%n",
-                    THREADS, oneScope ? "one scope" : "one scope per thread", unfenced / ROUNDS, fenced / ROUNDS,
-                    100.0 * (unfenced - fenced) / unfenced);
+            for (int i = 0; i < ROUNDS; i++) {
+                for (Mode mode : Mode.values()) {
+                    perSecond[mode.ordinal()] += round(dataSource, fence, mode, oneScope) / ROUNDS;
+                }
+            }
+            double unfenced = perSecond[Mode.UNFENCED.ordinal()];
+            System.out.printf("PostgreSQL, %d threads, %s: unfenced %.0f tx/s%n", THREADS,
+                    oneScope ? "one scope" : "one scope per thread", unfenced);
+            for (Mode mode : List.of(Mode.CHECK_THEN_INSERT, Mode.EXECUTE_UPDATE)) {
+                double fenced = perSecond[mode.ordinal()];
+                System.out.printf("  %-17s %.0f tx/s, overhead %.1f%%%n", mode, fenced,
+                        100.0 * (unfenced - fenced) / unfenced);
+            }
         }
     }
 
+    /** How one transaction writes its insert. */
+    private enum Mode {
+        UNFENCED,
+        /** {@link JdbcFence#check}, then the insert: two round trips before the commit. */
+        CHECK_THEN_INSERT,
+        /** {@link JdbcFence#executeUpdate}: the check and the insert in one round trip. */
+        EXECUTE_UPDATE
+    }
+
     /** Runs THREADS threads for one round and returns committed transactions per second. */
-    private static double round(DataSource dataSource, JdbcFence fence, boolean fenced, boolean oneScope)
+    private static double round(DataSource dataSource, JdbcFence fence, Mode mode, boolean oneScope)
             throws InterruptedException {
         LongAdder commits = new LongAdder();
         long end = System.nanoTime() + ROUND_NANOS;
@@ -72,10 +90,14 @@ public final class JdbcFenceOverheadBenchmark {
                 try (Connection connection = dataSource.getConnection()) {
                     connection.setAutoCommit(false);
                     while (System.nanoTime() < end) {
-                        if (fenced) {
-                            fence.check(connection, token);
+                        switch (mode) {
+                            case UNFENCED -> insert(connection, thread);
+                            case CHECK_THEN_INSERT -> {
+                                fence.check(connection, token);
+                                insert(connection, thread);
+                            }
+                            case EXECUTE_UPDATE -> fence.executeUpdate(connection, token, INSERT_SQL, thread, TOTAL);
                         }
-                        insert(connection, thread);
                         connection.commit();
                         commits.increment();
                     }
@@ -93,10 +115,9 @@ public final class JdbcFenceOverheadBenchmark {
     }
 
     private static int insert(Connection connection, int thread) throws SQLException {
-        try (PreparedStatement insert = connection.prepareStatement(
-                "INSERT INTO orders (thread, total) VALUES (?, ?)")) {
+        try (PreparedStatement insert = connection.prepareStatement(INSERT_SQL)) {
             insert.setInt(1, thread);
-            insert.setLong(2, 4200);
+            insert.setLong(2, TOTAL);
             return insert.executeUpdate();
         }
     }

@@ -7,6 +7,9 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.StaleTokenException;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
+import java.sql.SQLException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -80,6 +83,41 @@ class PostgresJdbcFenceTest extends JdbcFenceContractTest {
             rows.next();
             return rows.getString(1);
         }
+    }
+
+    @Test
+    void executeUpdate_statementReturningRows_throwsAndCommitsNothing() throws Exception {
+        JdbcFence fence = fence("returning_fence");
+        execute("CREATE TABLE returning_log (seq BIGSERIAL PRIMARY KEY, token BIGINT NOT NULL)");
+        try (var connection = transaction()) {
+            assertThatThrownBy(() -> fence.executeUpdate(connection, new FencingToken("returning", 2),
+                    "INSERT INTO returning_log (token) VALUES (?) RETURNING seq", 2L))
+                    .isInstanceOf(SQLException.class).hasMessageContaining("returned rows");
+            connection.rollback();
+        }
+        assertThat(count("SELECT COUNT(*) FROM returning_log")).isZero();
+    }
+
+    @Test
+    void executeUpdate_lockedScope_writeWaitsBehindTheFenceRowLock() throws Exception {
+        JdbcFence fence = fence("pipelined_fence");
+        execute("CREATE TABLE pipelined_log (seq BIGSERIAL PRIMARY KEY, token BIGINT NOT NULL)");
+        fence.run(dataSource(), new FencingToken("pipelined", 5), connection -> null);
+        var other = Executors.newSingleThreadExecutor();
+        try (var holder = transaction(); var stale = transaction()) {
+            fence.check(holder, new FencingToken("pipelined", 6));
+            long staleSession = sessionId(stale);
+            var write = other.submit(() -> fence.executeUpdate(stale, new FencingToken("pipelined", 5),
+                    "INSERT INTO pipelined_log (token) VALUES (?)", 5L));
+            awaitWaitingForLock(staleSession); // the lock query runs first and waits for the holder's commit
+            holder.commit();
+            assertThatThrownBy(() -> write.get(60, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(StaleTokenException.class);
+            stale.commit();
+        } finally {
+            other.shutdownNow();
+        }
+        assertThat(count("SELECT COUNT(*) FROM pipelined_log")).isZero();
     }
 
     @Test

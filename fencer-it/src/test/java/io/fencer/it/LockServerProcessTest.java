@@ -1,6 +1,7 @@
 package io.fencer.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
@@ -70,6 +71,34 @@ class LockServerProcessTest {
             assertThat(other.token().value()).isGreaterThan(before);
             assertThat(fencer.validate(new FencingToken("orders", before)).status())
                     .isIn(TokenStatus.Status.SUPERSEDED, TokenStatus.Status.ENDED);
+        }
+    }
+
+    @Test
+    void acquire_interruptedWhileWaiting_leavesTheServersQueue() throws Exception {
+        FencerProcess.Ports ports = FencerProcess.Ports.free();
+        startServer(ports);
+        FencerClient fencer = connect(ports);
+        try (Session holder = fencer.openSession(Duration.ofSeconds(10));
+                Session waiter = fencer.openSession(Duration.ofSeconds(10));
+                Grant held = holder.lock("queue").acquire(Duration.ofSeconds(30))) {
+            CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+            Thread waiting = new Thread(() -> {
+                try (Grant never = waiter.lock("queue").acquire(Duration.ofSeconds(120))) {
+                    outcome.complete(null);
+                } catch (Throwable failure) {
+                    outcome.complete(failure);
+                }
+            });
+            waiting.start();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> fencer.describe("queue").waiterSessionIds().contains(waiter.id()));
+
+            waiting.interrupt(); // the client gives up on the call: the server must drop the wait, not grant it
+
+            assertThat(outcome.get(30, TimeUnit.SECONDS)).as("the interrupted acquire fails").isNotNull();
+            await().atMost(Duration.ofSeconds(30)).until(() -> fencer.describe("queue").waiterSessionIds().isEmpty());
+            assertThat(fencer.describe("queue").holder()).isEqualTo(held.token());
         }
     }
 

@@ -125,7 +125,7 @@ public final class FencerServer implements AutoCloseable {
 
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
-                config.tokenKeys());
+                config.tokenKeys(), metrics::recordRequest);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), port))
                 .addService(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService(),
                         INBOUND_MESSAGE_BYTES_MAX), metrics));

@@ -13,6 +13,8 @@ import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
+import io.fencer.api.v1.PipelineRequest;
+import io.fencer.api.v1.PipelineResponse;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.ValidateRequest;
@@ -28,6 +30,7 @@ import io.fencer.lock.LockView;
 import io.fencer.lock.Result;
 import io.fencer.lock.Validation;
 import io.grpc.Context;
+import io.grpc.MethodDescriptor;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.OptionalLong;
@@ -35,6 +38,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,9 +61,13 @@ final class LocksService extends LocksGrpc.LocksImplBase {
     /** Signs every sequencer this service returns; null = unsigned. */
     private final TokenKeys keys;
     private final Set<KeepAliveStream> keepAliveStreams = ConcurrentHashMap.newKeySet();
+    private final Set<PipelineStream> pipelineStreams = ConcurrentHashMap.newKeySet();
+    /** Records a pipelined call's latency under its unary method, as the metrics interceptor does for unary calls. */
+    private final BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos;
 
     LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
-            RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers, TokenKeys keys) {
+            RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers, TokenKeys keys,
+            BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos) {
         this.raft = raft;
         this.proposer = proposer;
         this.keeper = keeper;
@@ -68,6 +76,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
         this.limits = limits;
         this.timers = timers;
         this.keys = keys;
+        this.latencyNanos = latencyNanos;
     }
 
     @Override
@@ -193,10 +202,24 @@ final class LocksService extends LocksGrpc.LocksImplBase {
         return stream;
     }
 
-    /** Ends every open keepalive stream with UNAVAILABLE, so clients move on while the server shuts down. */
+    @Override
+    public StreamObserver<PipelineRequest> pipeline(StreamObserver<PipelineResponse> out) {
+        ServerCallStreamObserver<PipelineResponse> call = (ServerCallStreamObserver<PipelineResponse>) out;
+        PipelineStream stream = new PipelineStream(this, call, latencyNanos, pipelineStreams::remove);
+        pipelineStreams.add(stream);
+        return stream;
+    }
+
+    /**
+     * Ends every open keepalive and pipeline stream with UNAVAILABLE, so clients move on while the server shuts
+     * down.
+     */
     void shutdown() {
         UnavailableException error = new UnavailableException("the server is shutting down");
         for (KeepAliveStream stream : keepAliveStreams) {
+            stream.fail(error);
+        }
+        for (PipelineStream stream : pipelineStreams) {
             stream.fail(error);
         }
     }

@@ -86,21 +86,26 @@ final class ServerMetrics implements AppliedListener, ServerInterceptor {
             return next.startCall(call, headers);
         }
         MethodDescriptor<RequestT, ResponseT> method = call.getMethodDescriptor();
-        Timer known = requestTimers.get(method);
-        Timer timer = known != null ? known : requestTimers.computeIfAbsent(method, this::newRequestTimer);
         long startNanos = System.nanoTime();
         return next.startCall(new ForwardingServerCall.SimpleForwardingServerCall<>(call) {
             @Override
             public void close(Status status, Metadata trailers) {
-                timer.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+                recordRequest(method, System.nanoTime() - startNanos);
                 super.close(status, trailers);
             }
         }, headers);
     }
 
+    /** Records one call of {@code method}, unary or carried on a pipeline stream, from arrival to answer. */
+    void recordRequest(MethodDescriptor<?, ?> method, long nanos) {
+        Timer known = requestTimers.get(method);
+        Timer timer = known != null ? known : requestTimers.computeIfAbsent(method, this::newRequestTimer);
+        timer.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
     /** Returns the timer of {@code method}'s unary calls; the registry hands out one per method name. */
     private Timer newRequestTimer(MethodDescriptor<?, ?> method) {
-        return Timer.builder("fencer.request").description("Unary calls, from arrival to answer")
+        return Timer.builder("fencer.request").description("Calls (unary or pipelined), from arrival to answer")
                 .tag("method", method.getBareMethodName())
                 // Buckets, not client-side percentiles: cheaper per call, and aggregatable across peers
                 // (histogram_quantile gives p50/p99).

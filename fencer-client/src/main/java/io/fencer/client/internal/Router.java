@@ -56,20 +56,33 @@ final class Router implements AutoCloseable {
      * when it has no answer within {@code timeoutNanos} (see {@link UnaryCalls} for why the client, not gRPC,
      * enforces it).
      */
-    record AttemptCalls(Channel channel, long timeoutNanos) {
-        /** Calls {@code method} and waits for its answer; fails as a gRPC blocking stub does. */
+    record AttemptCalls(Channel channel, Pipeline pipeline, long timeoutNanos) {
+        /**
+         * Calls {@code method} and waits for its answer; fails as a gRPC blocking stub does. Acquire and Release
+         * travel on the endpoint's {@link Pipeline} stream when it has one.
+         */
         <RequestT, ResponseT> ResponseT call(MethodDescriptor<RequestT, ResponseT> method, RequestT request) {
+            if (pipeline != null && pipeline.carries(method)) {
+                return pipeline.call(method, request, timeoutNanos);
+            }
             return UnaryCalls.call(channel, method, request, timeoutNanos);
         }
 
         /** Returns the same way with another deadline: an Acquire's is its wait plus a margin. */
         AttemptCalls withTimeoutNanos(long nanos) {
-            return new AttemptCalls(channel, nanos);
+            return new AttemptCalls(channel, pipeline, nanos);
         }
     }
 
-    /** One endpoint's channel and its stub for streams, made once. */
-    private record Peer(ManagedChannel channel, LocksGrpc.LocksStub async) {}
+    /**
+     * Whether Acquire and Release travel on a {@link Pipeline} stream (the default) or as unary calls: the system
+     * property {@code fencer.client.pipeline=false} turns it off, to compare the two or to get around a proxy
+     * that mishandles long-lived streams.
+     */
+    static final boolean PIPELINE = !"false".equals(System.getProperty("fencer.client.pipeline"));
+
+    /** One endpoint's channel, its stub for streams and its pipeline (null when off), made once. */
+    private record Peer(ManagedChannel channel, LocksGrpc.LocksStub async, Pipeline pipeline) {}
 
     private final CopyOnWriteArrayList<String> endpoints;
     private final Map<String, Peer> peers = new ConcurrentHashMap<>();
@@ -191,7 +204,8 @@ final class Router implements AutoCloseable {
             Peer peer = peer(endpoint);
             long remaining = Math.max(1, deadline - System.nanoTime());
             try {
-                return attempt.run(new AttemptCalls(peer.channel(), Math.min(remaining, attemptTimeoutNanos)));
+                return attempt.run(new AttemptCalls(peer.channel(), peer.pipeline(),
+                        Math.min(remaining, attemptTimeoutNanos)));
             } catch (StatusRuntimeException failure) {
                 if (!isRetryable(failure) || closed || Thread.currentThread().isInterrupted()) {
                     throw ErrorCatalogue.toException(failure);
@@ -326,7 +340,7 @@ final class Router implements AutoCloseable {
                 // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
                 .disableRetry()
                 .build();
-        return new Peer(channel, LocksGrpc.newStub(channel));
+        return new Peer(channel, LocksGrpc.newStub(channel), PIPELINE ? new Pipeline(channel) : null);
     }
 
     /** Retries must not wait for gRPC's own reconnect backoff (up to 2 minutes): a restarted peer is used at once. */
@@ -389,6 +403,9 @@ final class Router implements AutoCloseable {
             closed = true;
         }
         for (Peer peer : peers.values()) {
+            if (peer.pipeline() != null) {
+                peer.pipeline().close(); // an open stream would hold the channel's graceful shutdown up
+            }
             peer.channel().shutdown();
         }
         long deadline = System.nanoTime() + MILLISECONDS.toNanos(SHUTDOWN_WAIT_MILLIS);

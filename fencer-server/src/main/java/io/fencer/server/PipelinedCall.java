@@ -1,0 +1,140 @@
+package io.fencer.server;
+
+import io.fencer.api.v1.PipelineResponse;
+import io.grpc.MethodDescriptor;
+import io.grpc.stub.ServerCallStreamObserver;
+import java.util.function.BiConsumer;
+
+/**
+ * One call carried on a {@link PipelineStream}, seen by the service's unary handler as its call: the answer
+ * becomes one response message; a cancel message or the stream's end cancel it as a client cancels a unary call.
+ * Thread-safe: the handler answers from any thread while a cancel may arrive.
+ */
+final class PipelinedCall<T> extends ServerCallStreamObserver<T> {
+    private final PipelineStream stream;
+    private final long callId;
+    private final MethodDescriptor<?, T> method;
+    private final BiConsumer<PipelineResponse.Builder, T> setResult;
+    private final long startNanos = System.nanoTime();
+    private Runnable onCancel; // guarded by this
+    private boolean cancelled; // guarded by this
+    private boolean answered; // guarded by this
+
+    PipelinedCall(PipelineStream stream, long callId, MethodDescriptor<?, T> method,
+            BiConsumer<PipelineResponse.Builder, T> setResult) {
+        this.stream = stream;
+        this.callId = callId;
+        this.method = method;
+        this.setResult = setResult;
+    }
+
+    long callId() {
+        return callId;
+    }
+
+    MethodDescriptor<?, T> method() {
+        return method;
+    }
+
+    long startNanos() {
+        return startNanos;
+    }
+
+    @Override
+    public void onNext(T value) {
+        if (!answer()) {
+            return;
+        }
+        PipelineResponse.Builder response = PipelineResponse.newBuilder().setCallId(callId);
+        setResult.accept(response, value);
+        stream.send(response.build());
+        stream.finished(this);
+    }
+
+    @Override
+    public void onError(Throwable error) {
+        if (!answer()) {
+            return;
+        }
+        stream.send(PipelineResponse.newBuilder().setCallId(callId)
+                .setError(PipelineStream.callError(error)).build());
+        stream.finished(this);
+    }
+
+    @Override
+    public void onCompleted() {
+        // A unary call's single answer was sent by onNext.
+    }
+
+    /** Marks the call answered; false when it was answered or cancelled before. */
+    private synchronized boolean answer() {
+        if (answered || cancelled) {
+            return false;
+        }
+        answered = true;
+        return true;
+    }
+
+    /** Cancels the call unless it was answered: the handler's cancel handler runs, its answer is dropped. */
+    void cancel() {
+        Runnable handler;
+        synchronized (this) {
+            if (answered || cancelled) {
+                return;
+            }
+            cancelled = true;
+            handler = onCancel;
+        }
+        stream.finished(this);
+        if (handler != null) {
+            handler.run();
+        }
+    }
+
+    @Override
+    public synchronized boolean isCancelled() {
+        return cancelled;
+    }
+
+    @Override
+    public void setOnCancelHandler(Runnable handler) {
+        boolean runNow;
+        synchronized (this) {
+            onCancel = handler;
+            runNow = cancelled;
+        }
+        if (runNow) {
+            handler.run(); // cancelled before the handler registered: it must still learn of it
+        }
+    }
+
+    @Override
+    public boolean isReady() {
+        return true;
+    }
+
+    @Override
+    public void setOnReadyHandler(Runnable handler) {
+        throw new UnsupportedOperationException("a pipelined call answers once; it has no flow control");
+    }
+
+    @Override
+    public void disableAutoInboundFlowControl() {
+        throw new UnsupportedOperationException("a pipelined call has no inbound flow of its own");
+    }
+
+    @Override
+    public void request(int count) {
+        throw new UnsupportedOperationException("a pipelined call has no inbound flow of its own");
+    }
+
+    @Override
+    public void setMessageCompression(boolean enable) {
+        // The stream's compression applies.
+    }
+
+    @Override
+    public void setCompression(String compression) {
+        // The stream's compression applies.
+    }
+}

@@ -195,6 +195,9 @@ public final class FencerServer implements AutoCloseable {
             if (server != null) {
                 server.shutdown();
                 service.shutdown();
+                if (store != null) {
+                    store.shutdownStreams();
+                }
             }
             if (admin != null) {
                 admin.close();

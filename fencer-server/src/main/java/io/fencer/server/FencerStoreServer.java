@@ -106,6 +106,9 @@ public final class FencerStoreServer implements AutoCloseable {
             Server server = grpc;
             if (server != null) {
                 server.shutdown();
+                if (store != null) {
+                    store.shutdownStreams();
+                }
                 FencerServer.awaitCalls(server);
             }
             if (admin != null) {

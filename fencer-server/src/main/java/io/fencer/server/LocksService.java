@@ -61,7 +61,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
     /** Signs every sequencer this service returns; null = unsigned. */
     private final TokenKeys keys;
     private final Set<KeepAliveStream> keepAliveStreams = ConcurrentHashMap.newKeySet();
-    private final Set<PipelineStream> pipelineStreams = ConcurrentHashMap.newKeySet();
+    private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
     /** Records a pipelined call's latency under its unary method, as the metrics interceptor does for unary calls. */
     private final BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos;
 
@@ -205,7 +205,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
     @Override
     public StreamObserver<PipelineRequest> pipeline(StreamObserver<PipelineResponse> out) {
         ServerCallStreamObserver<PipelineResponse> call = (ServerCallStreamObserver<PipelineResponse>) out;
-        PipelineStream stream = new PipelineStream(this, call, latencyNanos, pipelineStreams::remove);
+        LocksPipeline stream = new LocksPipeline(this, call, latencyNanos, pipelineStreams::remove);
         pipelineStreams.add(stream);
         return stream;
     }
@@ -219,7 +219,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
         for (KeepAliveStream stream : keepAliveStreams) {
             stream.fail(error);
         }
-        for (PipelineStream stream : pipelineStreams) {
+        for (PipelineStream<?, ?> stream : pipelineStreams) {
             stream.fail(error);
         }
     }

@@ -1,12 +1,7 @@
 package io.fencer.server;
 
-import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.ErrorDetail;
-import io.fencer.api.v1.LocksGrpc;
-import io.fencer.api.v1.PipelineRequest;
-import io.fencer.api.v1.PipelineResponse;
-import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.UnavailableException;
@@ -20,72 +15,59 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One client's {@code Locks.Pipeline} stream: each request message is served as the unary call it carries, by the
- * same handler, through a {@link PipelinedCall} that stands in for the unary call's observer; each answer goes
- * back as one response message with the request's call id.
+ * One client's Pipeline stream ({@code Locks.Pipeline}, {@code Store.Pipeline}): each request message is served
+ * as the unary call it carries, by the service's own handler, through a {@link PipelinedCall} that stands in for
+ * the unary call's observer; each answer goes back as one response message with the request's call id.
  *
- * <p>Why an adapter and not a second implementation: a pipelined Acquire must behave exactly as a unary one
- * (checks, errors, waiting, idempotency, cancellation), so it runs the same code. Sends are serialized on the
- * stream, since answers complete on any thread (Raft apply, timers). Thread-safe.
+ * <p>Why an adapter and not a second implementation: a pipelined call must behave exactly as a unary one (checks,
+ * errors, waiting, idempotency, cancellation), so it runs the same code. Sends are serialized on the stream, since
+ * answers complete on any thread (Raft apply, store workers, timers). Subclasses map messages to handlers.
+ * Thread-safe.
+ *
+ * @param <RequestT> the stream's request message
+ * @param <ResponseT> the stream's response message
  */
-final class PipelineStream implements StreamObserver<PipelineRequest> {
+abstract class PipelineStream<RequestT, ResponseT> implements StreamObserver<RequestT> {
     /** The most calls one stream may have in flight: a bound on the server's memory per client. */
     static final int CALLS_IN_FLIGHT_MAX = 4096;
     private static final Logger LOG = LoggerFactory.getLogger(PipelineStream.class);
 
-    private final LocksService service;
-    private final ServerCallStreamObserver<PipelineResponse> stream;
+    private final ServerCallStreamObserver<ResponseT> stream;
     private final BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos;
     /** Told once the stream has ended, however it ended. */
-    private final Consumer<PipelineStream> onEnd;
-    private final Map<Long, PipelinedCall<?>> inFlight = new ConcurrentHashMap<>();
+    private final Consumer<PipelineStream<?, ?>> onEnd;
+    private final Map<Long, PipelinedCall<?, ResponseT>> inFlight = new ConcurrentHashMap<>();
     private boolean closed; // guarded by this
 
-    PipelineStream(LocksService service, ServerCallStreamObserver<PipelineResponse> stream,
-            BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos, Consumer<PipelineStream> onEnd) {
-        this.service = service;
+    PipelineStream(ServerCallStreamObserver<ResponseT> stream, BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos,
+            Consumer<PipelineStream<?, ?>> onEnd) {
         this.stream = stream;
         this.latencyNanos = latencyNanos;
         this.onEnd = onEnd;
         stream.setOnCancelHandler(this::end);
     }
 
-    @Override
-    public void onNext(PipelineRequest request) {
-        long callId = request.getCallId();
-        switch (request.getCallCase()) {
-            case CANCEL -> {
-                PipelinedCall<?> call = inFlight.get(callId);
-                if (call != null) {
-                    call.cancel();
-                }
-            }
-            case ACQUIRE -> {
-                PipelinedCall<AcquireResponse> call = start(callId, LocksGrpc.getAcquireMethod(),
-                        PipelineResponse.Builder::setAcquire);
-                if (call != null) {
-                    service.acquire(request.getAcquire(), call);
-                }
-            }
-            case RELEASE -> {
-                PipelinedCall<ReleaseResponse> call = start(callId, LocksGrpc.getReleaseMethod(),
-                        PipelineResponse.Builder::setRelease);
-                if (call != null) {
-                    service.release(request.getRelease(), call);
-                }
-            }
-            case CALL_NOT_SET -> refuse(callId, new InvalidArgumentException("call", "",
-                    "pipelined call " + callId + " carries no call: expected acquire, release or cancel"));
+    /** Returns the response that answers call {@code callId} with {@code error}. */
+    abstract ResponseT errorResponse(long callId, CallError error);
+
+    /** Cancels the call in flight with {@code callId}, if any. */
+    final void cancel(long callId) {
+        PipelinedCall<?, ResponseT> call = inFlight.get(callId);
+        if (call != null) {
+            call.cancel();
         }
     }
 
-    /** Registers a new call, or answers its refusal and returns null. */
-    private <T> PipelinedCall<T> start(long callId, MethodDescriptor<?, T> method,
-            BiConsumer<PipelineResponse.Builder, T> setResult) {
+    /**
+     * Registers a new call whose answer {@code answer} wraps in a response, or answers its refusal and returns
+     * null.
+     */
+    final <T> PipelinedCall<T, ResponseT> start(long callId, MethodDescriptor<?, T> method, Function<T, ResponseT> answer) {
         if (callId < 1) {
             refuse(callId, new InvalidArgumentException("call_id", Long.toUnsignedString(callId),
                     "call_id must be >= 1, got " + Long.toUnsignedString(callId)));
@@ -97,7 +79,7 @@ final class PipelineStream implements StreamObserver<PipelineRequest> {
                             + callId + " is refused"));
             return null;
         }
-        PipelinedCall<T> call = new PipelinedCall<>(this, callId, method, setResult);
+        PipelinedCall<T, ResponseT> call = new PipelinedCall<>(this, callId, method, answer);
         if (inFlight.putIfAbsent(callId, call) != null) {
             refuse(callId, new InvalidArgumentException("call_id", Long.toString(callId),
                     "call_id " + callId + " is already in flight on this stream"));
@@ -106,8 +88,9 @@ final class PipelineStream implements StreamObserver<PipelineRequest> {
         return call;
     }
 
-    private void refuse(long callId, RuntimeException error) {
-        send(PipelineResponse.newBuilder().setCallId(callId).setError(callError(error)).build());
+    /** Answers call {@code callId} with {@code error} at once. */
+    final void refuse(long callId, RuntimeException error) {
+        send(errorResponse(callId, callError(error)));
     }
 
     /** Returns the error as the unary call would have ended with it: status, description, detail. */
@@ -130,7 +113,7 @@ final class PipelineStream implements StreamObserver<PipelineRequest> {
     }
 
     /** Sends one answer, unless the stream has ended. */
-    synchronized void send(PipelineResponse response) {
+    final synchronized void send(ResponseT response) {
         if (closed || stream.isCancelled()) {
             return;
         }
@@ -141,7 +124,7 @@ final class PipelineStream implements StreamObserver<PipelineRequest> {
         }
     }
 
-    void finished(PipelinedCall<?> call) {
+    final void finished(PipelinedCall<?, ResponseT> call) {
         inFlight.remove(call.callId(), call);
         latencyNanos.accept(call.method(), System.nanoTime() - call.startNanos());
     }
@@ -167,7 +150,7 @@ final class PipelineStream implements StreamObserver<PipelineRequest> {
     }
 
     /** Ends the stream with UNAVAILABLE, so the client moves on while the server shuts down. */
-    void fail(UnavailableException error) {
+    final void fail(UnavailableException error) {
         end();
         synchronized (this) {
             if (closed) {
@@ -185,8 +168,8 @@ final class PipelineStream implements StreamObserver<PipelineRequest> {
     /** The client went away or the stream ends: its calls are abandoned, as cancelled unary calls are. */
     private void end() {
         onEnd.accept(this);
-        List<PipelinedCall<?>> calls = new ArrayList<>(inFlight.values());
-        for (PipelinedCall<?> call : calls) {
+        List<PipelinedCall<?, ResponseT>> calls = new ArrayList<>(inFlight.values());
+        for (PipelinedCall<?, ResponseT> call : calls) {
             call.cancel();
         }
     }

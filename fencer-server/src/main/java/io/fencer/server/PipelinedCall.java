@@ -1,31 +1,33 @@
 package io.fencer.server;
 
-import io.fencer.api.v1.PipelineResponse;
 import io.grpc.MethodDescriptor;
 import io.grpc.stub.ServerCallStreamObserver;
-import java.util.function.BiConsumer;
+import java.util.function.Function;
 
 /**
  * One call carried on a {@link PipelineStream}, seen by the service's unary handler as its call: the answer
  * becomes one response message; a cancel message or the stream's end cancel it as a client cancels a unary call.
  * Thread-safe: the handler answers from any thread while a cancel may arrive.
+ *
+ * @param <T> the unary call's response
+ * @param <ResponseT> the stream's response message
  */
-final class PipelinedCall<T> extends ServerCallStreamObserver<T> {
-    private final PipelineStream stream;
+final class PipelinedCall<T, ResponseT> extends ServerCallStreamObserver<T> {
+    private final PipelineStream<?, ResponseT> stream;
     private final long callId;
     private final MethodDescriptor<?, T> method;
-    private final BiConsumer<PipelineResponse.Builder, T> setResult;
+    private final Function<T, ResponseT> answer;
     private final long startNanos = System.nanoTime();
     private Runnable onCancel; // guarded by this
     private boolean cancelled; // guarded by this
     private boolean answered; // guarded by this
 
-    PipelinedCall(PipelineStream stream, long callId, MethodDescriptor<?, T> method,
-            BiConsumer<PipelineResponse.Builder, T> setResult) {
+    PipelinedCall(PipelineStream<?, ResponseT> stream, long callId, MethodDescriptor<?, T> method,
+            Function<T, ResponseT> answer) {
         this.stream = stream;
         this.callId = callId;
         this.method = method;
-        this.setResult = setResult;
+        this.answer = answer;
     }
 
     long callId() {
@@ -45,9 +47,7 @@ final class PipelinedCall<T> extends ServerCallStreamObserver<T> {
         if (!answer()) {
             return;
         }
-        PipelineResponse.Builder response = PipelineResponse.newBuilder().setCallId(callId);
-        setResult.accept(response, value);
-        stream.send(response.build());
+        stream.send(answer.apply(value));
         stream.finished(this);
     }
 
@@ -56,8 +56,7 @@ final class PipelinedCall<T> extends ServerCallStreamObserver<T> {
         if (!answer()) {
             return;
         }
-        stream.send(PipelineResponse.newBuilder().setCallId(callId)
-                .setError(PipelineStream.callError(error)).build());
+        stream.send(stream.errorResponse(callId, PipelineStream.callError(error)));
         stream.finished(this);
     }
 

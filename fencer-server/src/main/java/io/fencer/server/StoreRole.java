@@ -64,6 +64,11 @@ final class StoreRole implements AutoCloseable {
         return service;
     }
 
+    /** Ends the open pipeline streams; call right after gRPC stopped accepting calls. */
+    void shutdownStreams() {
+        service.shutdown();
+    }
+
     private void sweep() {
         try {
             engine.expireUnits();

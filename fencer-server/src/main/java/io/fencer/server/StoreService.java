@@ -12,6 +12,8 @@ import io.fencer.api.v1.GetRequest;
 import io.fencer.api.v1.GetResponse;
 import io.fencer.api.v1.Policy;
 import io.fencer.api.v1.StoreGrpc;
+import io.fencer.api.v1.StorePipelineRequest;
+import io.fencer.api.v1.StorePipelineResponse;
 import io.fencer.api.v1.UnitWriteRequest;
 import io.fencer.api.v1.UnitWriteResponse;
 import io.fencer.api.v1.WriteRequest;
@@ -20,6 +22,7 @@ import io.fencer.core.FencePolicy;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.Ticker;
+import io.fencer.core.UnavailableException;
 import io.fencer.store.Op;
 import io.fencer.store.ReadResult;
 import io.fencer.store.ScopeInfo;
@@ -34,6 +37,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -66,6 +70,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final StoreMetrics metrics;
     private final Ticker ticker;
     private final Map<String, TrackedUnit> units = new ConcurrentHashMap<>();
+    private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
 
     /** A unit addressed by id, with the count of ops buffered in it and when this service saw it ended. */
     private record TrackedUnit(Unit unit, AtomicInteger opsBuffered, AtomicLong endedAtNanos) {
@@ -88,6 +93,26 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             return response(metrics.timeWrite(() -> engine.write(request.getScope(), request.getSequencer(), ops,
                     idempotencyKey)));
         });
+    }
+
+    /**
+     * Opens a {@code Store.Pipeline} stream. Its calls are timed by the store's own write metrics; the request
+     * timer of the metrics interceptor sees the stream as one call.
+     */
+    @Override
+    public StreamObserver<StorePipelineRequest> pipeline(StreamObserver<StorePipelineResponse> out) {
+        StorePipeline stream = new StorePipeline(this, (ServerCallStreamObserver<StorePipelineResponse>) out,
+                (method, nanos) -> { }, pipelineStreams::remove);
+        pipelineStreams.add(stream);
+        return stream;
+    }
+
+    /** Ends every open pipeline stream with UNAVAILABLE, so clients move on while the server shuts down. */
+    void shutdown() {
+        UnavailableException error = new UnavailableException("the store is shutting down");
+        for (PipelineStream<?, ?> stream : pipelineStreams) {
+            stream.fail(error);
+        }
     }
 
     @Override

@@ -286,22 +286,8 @@ class LockServiceTest {
     void close_withAnOpenKeepAliveStream_endsItWithUnavailable() throws Exception {
         long session = openSession(stub, TTL_MILLIS);
         LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
-        StreamObserver<KeepAliveRequest> requests = LocksGrpc.newStub(channel).keepAlive(new StreamObserver<>() {
-            @Override
-            public void onNext(KeepAliveResponse response) {
-                answers.add(response);
-            }
-
-            @Override
-            public void onError(Throwable error) {
-                answers.add(error);
-            }
-
-            @Override
-            public void onCompleted() {
-                answers.add("completed");
-            }
-        });
+        StreamObserver<KeepAliveRequest> requests =
+                LocksGrpc.newStub(channel).keepAlive(TestServers.collecting(answers));
         requests.onNext(KeepAliveRequest.newBuilder().setSessionId(session).build());
         assertThat(answers.poll(20, TimeUnit.SECONDS)).isInstanceOf(KeepAliveResponse.class);
 

@@ -30,6 +30,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -117,13 +118,15 @@ final class TestServers {
         return sessions;
     }
 
-    /** Sends one keepalive on a fresh stream and returns its answer. */
-    static KeepAliveResponse keepAliveOnce(ManagedChannel channel, long sessionId) throws InterruptedException {
-        LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
-        StreamObserver<KeepAliveRequest> requests = LocksGrpc.newStub(channel).keepAlive(new StreamObserver<>() {
+    /**
+     * Returns an observer that puts every message, the error, or {@code "completed"} into {@code answers}, in
+     * order: a test reads what a stream said with a timeout.
+     */
+    static <T> StreamObserver<T> collecting(BlockingQueue<Object> answers) {
+        return new StreamObserver<>() {
             @Override
-            public void onNext(KeepAliveResponse response) {
-                answers.add(response);
+            public void onNext(T message) {
+                answers.add(message);
             }
 
             @Override
@@ -135,7 +138,13 @@ final class TestServers {
             public void onCompleted() {
                 answers.add("completed");
             }
-        });
+        };
+    }
+
+    /** Sends one keepalive on a fresh stream and returns its answer. */
+    static KeepAliveResponse keepAliveOnce(ManagedChannel channel, long sessionId) throws InterruptedException {
+        LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
+        StreamObserver<KeepAliveRequest> requests = LocksGrpc.newStub(channel).keepAlive(collecting(answers));
         requests.onNext(KeepAliveRequest.newBuilder().setSessionId(sessionId).build());
         Object answer = answers.poll(20, TimeUnit.SECONDS);
         requests.onCompleted();

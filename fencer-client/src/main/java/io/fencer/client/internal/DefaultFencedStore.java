@@ -80,7 +80,7 @@ public final class DefaultFencedStore implements FencedStore {
         try {
             response = connection.call("Write to scope '" + scope + "' with " + token,
                     idempotent ? StoreConnection.Retry.IDEMPOTENT : StoreConnection.Retry.ONCE, attempts,
-                    stub -> stub.write(request));
+                    calls -> calls.write(request));
         } catch (StaleTokenException e) {
             throw stale(e, token, attempts[0] > 1);
         }
@@ -115,7 +115,7 @@ public final class DefaultFencedStore implements FencedStore {
                 .setSequencer(sequencer == null ? "" : sequencer).build();
         try {
             return StoreProtos.value(scope, connection.call("Get from scope '" + scope + "'",
-                    StoreConnection.Retry.IDEMPOTENT, null, stub -> stub.get(request)));
+                    StoreConnection.Retry.IDEMPOTENT, null, calls -> calls.get(request)));
         } catch (StaleTokenException e) {
             throw stale(e, token, false);
         }
@@ -127,7 +127,7 @@ public final class DefaultFencedStore implements FencedStore {
         checkOpen();
         FenceRequest request = FenceRequest.newBuilder().setScope(scope).build();
         return StoreProtos.scopeInfo(connection.call("Fence of scope '" + scope + "'",
-                StoreConnection.Retry.IDEMPOTENT, null, stub -> stub.fence(request)));
+                StoreConnection.Retry.IDEMPOTENT, null, calls -> calls.stub().fence(request)));
     }
 
     @Override
@@ -139,7 +139,7 @@ public final class DefaultFencedStore implements FencedStore {
         CreateScopeRequest request = CreateScopeRequest.newBuilder().setScope(scope).setLock(lock)
                 .setPolicy(StoreProtos.toProto(policy)).build();
         return StoreProtos.scopeInfo(connection.call("CreateScope '" + scope + "'",
-                StoreConnection.Retry.IDEMPOTENT, null, stub -> stub.createScope(request)));
+                StoreConnection.Retry.IDEMPOTENT, null, calls -> calls.stub().createScope(request)));
     }
 
     @Override
@@ -158,7 +158,7 @@ public final class DefaultFencedStore implements FencedStore {
         try {
             // Not retried: a retry after a lost answer would find the first unit holding the scope.
             response = connection.call("BeginUnit on scope '" + scope + "' with " + token,
-                    StoreConnection.Retry.ONCE, null, stub -> stub.beginUnit(request));
+                    StoreConnection.Retry.ONCE, null, calls -> calls.stub().beginUnit(request));
         } catch (StaleTokenException e) {
             throw stale(e, token, false);
         }
@@ -175,7 +175,7 @@ public final class DefaultFencedStore implements FencedStore {
                 .build();
         try {
             connection.call("UnitWrite to unit " + unit.id(), StoreConnection.Retry.ONCE, null,
-                    stub -> stub.unitWrite(request));
+                    calls -> calls.stub().unitWrite(request));
         } catch (StaleTokenException e) {
             throw stale(e, unit.token(), false);
         }
@@ -187,7 +187,7 @@ public final class DefaultFencedStore implements FencedStore {
         WriteResponse response;
         try {
             response = connection.call("CommitUnit " + unit.id(), StoreConnection.Retry.IDEMPOTENT, null,
-                    stub -> stub.commitUnit(request));
+                    calls -> calls.stub().commitUnit(request));
         } catch (StaleTokenException e) {
             throw stale(e, unit.token(), false);
         }
@@ -199,7 +199,7 @@ public final class DefaultFencedStore implements FencedStore {
         checkOpen();
         AbortUnitRequest request = AbortUnitRequest.newBuilder().setUnitId(unit.id()).build();
         connection.call("AbortUnit " + unit.id(), StoreConnection.Retry.IDEMPOTENT, null,
-                stub -> stub.abortUnit(request));
+                calls -> calls.stub().abortUnit(request));
     }
 
     private StaleWriteException stale(StaleTokenException refusal, FencingToken token, boolean retried) {

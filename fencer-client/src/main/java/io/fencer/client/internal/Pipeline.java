@@ -5,10 +5,15 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.CancelCall;
+import io.fencer.api.v1.GetRequest;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.PipelineRequest;
 import io.fencer.api.v1.PipelineResponse;
 import io.fencer.api.v1.ReleaseRequest;
+import io.fencer.api.v1.StoreGrpc;
+import io.fencer.api.v1.StorePipelineRequest;
+import io.fencer.api.v1.StorePipelineResponse;
+import io.fencer.api.v1.WriteRequest;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -25,8 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Acquire and Release calls to one endpoint, carried as messages of one long-lived {@code Locks.Pipeline} stream
- * instead of one HTTP/2 stream each. A call blocks its thread as {@link UnaryCalls#call} does and fails the same
+ * Unary calls to one endpoint carried as messages of one long-lived Pipeline stream instead of one HTTP/2 stream
+ * each: Acquire and Release on {@code Locks.Pipeline} ({@link #locks}), Write and Get on {@code Store.Pipeline}
+ * ({@link #store}). A call blocks its thread as {@link UnaryCalls#call} does and fails the same
  * way (the server sends the status and detail the unary call would have ended with), so the {@link Router}'s
  * retries and the error catalogue treat both alike.
  *
@@ -39,24 +45,54 @@ import java.util.concurrent.locks.LockSupport;
  * whose thread gives up (deadline, interrupt) sends a cancel, so a waiting Acquire leaves the server's queue.
  * Thread-safe.
  */
-final class Pipeline implements AutoCloseable {
+final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Pipeline.class.getName());
     /** Callbacks only complete calls and wake their threads: they run on the transport's thread, no hand-off. */
     private static final Executor DIRECT = Runnable::run;
 
+    /** How one service's pipeline messages wrap unary calls and their answers. */
+    interface Codec<RequestT, ResponseT> {
+        MethodDescriptor<RequestT, ResponseT> method();
+
+        /** Returns true when the pipeline carries calls of {@code method}. */
+        boolean carries(MethodDescriptor<?, ?> method);
+
+        /** Wraps a unary request; only called for a method it carries. */
+        RequestT request(long callId, Object unaryRequest);
+
+        RequestT cancel(long callId);
+
+        long callId(ResponseT response);
+
+        /** Returns the unary answer carried by {@code response}, or throws the failure it carries. */
+        Object answer(ResponseT response);
+    }
+
     private final Channel channel;
+    private final Codec<RequestT, ResponseT> codec;
     private final AtomicLong nextCallId = new AtomicLong();
-    private Stream stream; // guarded by this; null when none is open
+    private Stream<RequestT, ResponseT> stream; // guarded by this; null when none is open
     private volatile boolean unsupported;
     private boolean closed; // guarded by this
 
-    Pipeline(Channel channel) {
+    private Pipeline(Channel channel, Codec<RequestT, ResponseT> codec) {
         this.channel = channel;
+        this.codec = codec;
+    }
+
+    /** Returns a pipeline for Acquire and Release on {@code Locks.Pipeline}. */
+    static Pipeline<PipelineRequest, PipelineResponse> locks(Channel channel) {
+        return new Pipeline<>(channel, new LocksCodec());
+    }
+
+    /** Returns a pipeline for Write and Get on {@code Store.Pipeline}. */
+    static Pipeline<StorePipelineRequest, StorePipelineResponse> store(Channel channel) {
+        return new Pipeline<>(channel, new StoreCodec());
     }
 
     /** Returns true when {@code method} travels on the pipeline, while the server supports it. */
     boolean carries(MethodDescriptor<?, ?> method) {
-        return !unsupported && (method == LocksGrpc.getAcquireMethod() || method == LocksGrpc.getReleaseMethod());
+        return !unsupported && codec.carries(method);
     }
 
     /**
@@ -64,36 +100,30 @@ final class Pipeline implements AutoCloseable {
      *
      * @throws StatusRuntimeException as {@link UnaryCalls#call} throws it
      */
-    <RequestT, ResponseT> ResponseT call(MethodDescriptor<RequestT, ResponseT> method, RequestT request,
-            long timeoutNanos) {
-        PipelineRequest.Builder message = PipelineRequest.newBuilder().setCallId(nextCallId.incrementAndGet());
-        if (request instanceof AcquireRequest acquire) {
-            message.setAcquire(acquire);
-        } else if (request instanceof ReleaseRequest release) {
-            message.setRelease(release);
-        } else {
+    <UnaryRequestT, UnaryResponseT> UnaryResponseT call(MethodDescriptor<UnaryRequestT, UnaryResponseT> method,
+            UnaryRequestT request, long timeoutNanos) {
+        if (!codec.carries(method)) {
             throw new IllegalArgumentException("the pipeline does not carry " + method.getFullMethodName());
         }
-        PipelineResponse response;
+        ResponseT response;
         try {
-            response = open().call(message.build(), timeoutNanos);
+            long callId = nextCallId.incrementAndGet();
+            response = open().call(callId, codec.request(callId, request), timeoutNanos);
         } catch (StatusRuntimeException failure) {
             if (failure.getStatus().getCode() != Status.Code.UNIMPLEMENTED) {
                 throw failure;
             }
             unsupported = true; // an older server: it never saw the call, so the unary form is a first attempt
-            LOG.log(System.Logger.Level.DEBUG, "the server has no Pipeline method; calls go unary");
+            LOG.log(System.Logger.Level.DEBUG, "the server has no {0}; calls go unary",
+                    codec.method().getFullMethodName());
             return UnaryCalls.call(channel, method, request, timeoutNanos);
         }
-        @SuppressWarnings("unchecked")
-        ResponseT result = (ResponseT) switch (response.getResultCase()) {
-            case ACQUIRE -> response.getAcquire();
-            case RELEASE -> response.getRelease();
-            case ERROR -> throw statusException(response.getError());
-            case RESULT_NOT_SET -> throw Status.INTERNAL.withDescription("pipelined call "
-                    + response.getCallId() + " was answered without a result").asRuntimeException();
-        };
-        return result;
+        return cast(codec.answer(response));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T cast(Object answer) {
+        return (T) answer;
     }
 
     /** Returns the failure the unary call would have thrown: status, description and the detail trailer. */
@@ -109,13 +139,12 @@ final class Pipeline implements AutoCloseable {
         return status.asRuntimeException(trailers);
     }
 
-    private synchronized Stream open() {
+    private synchronized Stream<RequestT, ResponseT> open() {
         if (closed) {
             throw Status.UNAVAILABLE.withDescription("the client is closed").asRuntimeException();
         }
         if (stream == null || stream.ended) {
-            stream = new Stream(channel.newCall(LocksGrpc.getPipelineMethod(),
-                    CallOptions.DEFAULT.withExecutor(DIRECT)));
+            stream = new Stream<>(codec, channel.newCall(codec.method(), CallOptions.DEFAULT.withExecutor(DIRECT)));
             stream.start();
         }
         return stream;
@@ -124,7 +153,7 @@ final class Pipeline implements AutoCloseable {
     /** Cancels the open stream, failing its calls in flight; later calls fail UNAVAILABLE. Idempotent. */
     @Override
     public void close() {
-        Stream open;
+        Stream<RequestT, ResponseT> open;
         synchronized (this) {
             closed = true;
             open = stream;
@@ -136,13 +165,15 @@ final class Pipeline implements AutoCloseable {
     }
 
     /** One opened stream and its calls in flight. */
-    private static final class Stream extends ClientCall.Listener<PipelineResponse> {
-        private final ClientCall<PipelineRequest, PipelineResponse> call;
-        private final Map<Long, Waiter> inFlight = new ConcurrentHashMap<>();
+    private static final class Stream<RequestT, ResponseT> extends ClientCall.Listener<ResponseT> {
+        private final Codec<RequestT, ResponseT> codec;
+        private final ClientCall<RequestT, ResponseT> call;
+        private final Map<Long, Waiter<ResponseT>> inFlight = new ConcurrentHashMap<>();
         private volatile boolean ended;
         private StatusRuntimeException endStatus; // set before ended
 
-        Stream(ClientCall<PipelineRequest, PipelineResponse> call) {
+        Stream(Codec<RequestT, ResponseT> codec, ClientCall<RequestT, ResponseT> call) {
+            this.codec = codec;
             this.call = call;
         }
 
@@ -151,25 +182,24 @@ final class Pipeline implements AutoCloseable {
             call.request(1);
         }
 
-        PipelineResponse call(PipelineRequest request, long timeoutNanos) {
-            Waiter waiter = new Waiter(Thread.currentThread());
-            inFlight.put(request.getCallId(), waiter);
+        ResponseT call(long callId, RequestT request, long timeoutNanos) {
+            Waiter<ResponseT> waiter = new Waiter<>(Thread.currentThread());
+            inFlight.put(callId, waiter);
             send(request);
             if (ended) { // ended before the registration was seen: fail it as the others were
                 waiter.fail(endStatus);
             }
-            return waiter.await(timeoutNanos, () -> abandon(request.getCallId()));
+            return waiter.await(timeoutNanos, () -> abandon(callId));
         }
 
         /** Gives up on a call: it is forgotten here and cancelled at the server. */
         private void abandon(long callId) {
             if (inFlight.remove(callId) != null && !ended) {
-                send(PipelineRequest.newBuilder().setCallId(callId).setCancel(CancelCall.getDefaultInstance())
-                        .build());
+                send(codec.cancel(callId));
             }
         }
 
-        private void send(PipelineRequest request) {
+        private void send(RequestT request) {
             synchronized (call) { // a ClientCall is not thread-safe
                 if (ended) {
                     return;
@@ -184,8 +214,8 @@ final class Pipeline implements AutoCloseable {
         }
 
         @Override
-        public void onMessage(PipelineResponse response) {
-            Waiter waiter = inFlight.remove(response.getCallId());
+        public void onMessage(ResponseT response) {
+            Waiter<ResponseT> waiter = inFlight.remove(codec.callId(response));
             if (waiter != null) {
                 waiter.complete(response);
             }
@@ -198,9 +228,9 @@ final class Pipeline implements AutoCloseable {
                     ? Status.UNAVAILABLE.withDescription("the server ended the pipeline stream") : status;
             endStatus = ending.asRuntimeException(trailers);
             ended = true;
-            List<Waiter> waiters = new ArrayList<>(inFlight.values());
+            List<Waiter<ResponseT>> waiters = new ArrayList<>(inFlight.values());
             inFlight.clear();
-            for (Waiter waiter : waiters) {
+            for (Waiter<ResponseT> waiter : waiters) {
                 waiter.fail(endStatus);
             }
         }
@@ -213,15 +243,15 @@ final class Pipeline implements AutoCloseable {
     }
 
     /** A thread waiting for one call's answer. */
-    private static final class Waiter {
+    private static final class Waiter<ResponseT> {
         private final Thread thread;
-        private volatile Object outcome; // a PipelineResponse or a StatusRuntimeException
+        private volatile Object outcome; // a ResponseT or a StatusRuntimeException
 
         Waiter(Thread thread) {
             this.thread = thread;
         }
 
-        void complete(PipelineResponse response) {
+        void complete(ResponseT response) {
             outcome = response;
             LockSupport.unpark(thread);
         }
@@ -232,7 +262,8 @@ final class Pipeline implements AutoCloseable {
         }
 
         /** Waits for the outcome; on timeout or interrupt runs {@code abandon} and fails as a unary call would. */
-        PipelineResponse await(long timeoutNanos, Runnable abandon) {
+        @SuppressWarnings("unchecked")
+        ResponseT await(long timeoutNanos, Runnable abandon) {
             long deadline = System.nanoTime() + timeoutNanos;
             while (outcome == null) {
                 long remaining = deadline - System.nanoTime();
@@ -253,7 +284,95 @@ final class Pipeline implements AutoCloseable {
             if (result instanceof StatusRuntimeException failure) {
                 throw failure;
             }
-            return (PipelineResponse) result;
+            return (ResponseT) result;
         }
+    }
+
+    private static final class LocksCodec implements Codec<PipelineRequest, PipelineResponse> {
+        @Override
+        public MethodDescriptor<PipelineRequest, PipelineResponse> method() {
+            return LocksGrpc.getPipelineMethod();
+        }
+
+        @Override
+        public boolean carries(MethodDescriptor<?, ?> method) {
+            return method == LocksGrpc.getAcquireMethod() || method == LocksGrpc.getReleaseMethod();
+        }
+
+        @Override
+        public PipelineRequest request(long callId, Object unaryRequest) {
+            PipelineRequest.Builder request = PipelineRequest.newBuilder().setCallId(callId);
+            if (unaryRequest instanceof AcquireRequest acquire) {
+                return request.setAcquire(acquire).build();
+            }
+            return request.setRelease((ReleaseRequest) unaryRequest).build();
+        }
+
+        @Override
+        public PipelineRequest cancel(long callId) {
+            return PipelineRequest.newBuilder().setCallId(callId).setCancel(CancelCall.getDefaultInstance()).build();
+        }
+
+        @Override
+        public long callId(PipelineResponse response) {
+            return response.getCallId();
+        }
+
+        @Override
+        public Object answer(PipelineResponse response) {
+            return switch (response.getResultCase()) {
+                case ACQUIRE -> response.getAcquire();
+                case RELEASE -> response.getRelease();
+                case ERROR -> throw statusException(response.getError());
+                case RESULT_NOT_SET -> throw noResult(response.getCallId());
+            };
+        }
+    }
+
+    private static final class StoreCodec implements Codec<StorePipelineRequest, StorePipelineResponse> {
+        @Override
+        public MethodDescriptor<StorePipelineRequest, StorePipelineResponse> method() {
+            return StoreGrpc.getPipelineMethod();
+        }
+
+        @Override
+        public boolean carries(MethodDescriptor<?, ?> method) {
+            return method == StoreGrpc.getWriteMethod() || method == StoreGrpc.getGetMethod();
+        }
+
+        @Override
+        public StorePipelineRequest request(long callId, Object unaryRequest) {
+            StorePipelineRequest.Builder request = StorePipelineRequest.newBuilder().setCallId(callId);
+            if (unaryRequest instanceof WriteRequest write) {
+                return request.setWrite(write).build();
+            }
+            return request.setGet((GetRequest) unaryRequest).build();
+        }
+
+        @Override
+        public StorePipelineRequest cancel(long callId) {
+            return StorePipelineRequest.newBuilder().setCallId(callId).setCancel(CancelCall.getDefaultInstance())
+                    .build();
+        }
+
+        @Override
+        public long callId(StorePipelineResponse response) {
+            return response.getCallId();
+        }
+
+        @Override
+        public Object answer(StorePipelineResponse response) {
+            return switch (response.getResultCase()) {
+                case WRITE -> response.getWrite();
+                case GET -> response.getGet();
+                case ERROR -> throw statusException(response.getError());
+                case RESULT_NOT_SET -> throw noResult(response.getCallId());
+            };
+        }
+    }
+
+    private static StatusRuntimeException noResult(long callId) {
+        return Status.INTERNAL.withDescription("pipelined call " + callId + " was answered without a result")
+                .asRuntimeException();
     }
 }

@@ -56,7 +56,7 @@ final class Router implements AutoCloseable {
      * when it has no answer within {@code timeoutNanos} (see {@link UnaryCalls} for why the client, not gRPC,
      * enforces it).
      */
-    record AttemptCalls(Channel channel, Pipeline pipeline, long timeoutNanos) {
+    record AttemptCalls(Channel channel, Pipeline<?, ?> pipeline, long timeoutNanos) {
         /**
          * Calls {@code method} and waits for its answer; fails as a gRPC blocking stub does. Acquire and Release
          * travel on the endpoint's {@link Pipeline} stream when it has one.
@@ -82,7 +82,7 @@ final class Router implements AutoCloseable {
     static final boolean PIPELINE = !"false".equals(System.getProperty("fencer.client.pipeline"));
 
     /** One endpoint's channel, its stub for streams and its pipeline (null when off), made once. */
-    private record Peer(ManagedChannel channel, LocksGrpc.LocksStub async, Pipeline pipeline) {}
+    private record Peer(ManagedChannel channel, LocksGrpc.LocksStub async, Pipeline<?, ?> pipeline) {}
 
     private final CopyOnWriteArrayList<String> endpoints;
     private final Map<String, Peer> peers = new ConcurrentHashMap<>();
@@ -340,7 +340,7 @@ final class Router implements AutoCloseable {
                 // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
                 .disableRetry()
                 .build();
-        return new Peer(channel, LocksGrpc.newStub(channel), PIPELINE ? new Pipeline(channel) : null);
+        return new Peer(channel, LocksGrpc.newStub(channel), PIPELINE ? Pipeline.locks(channel) : null);
     }
 
     /** Retries must not wait for gRPC's own reconnect backoff (up to 2 minutes): a restarted peer is used at once. */

@@ -3,7 +3,11 @@ package io.fencer.client.internal;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
+import io.fencer.api.v1.GetRequest;
+import io.fencer.api.v1.GetResponse;
 import io.fencer.api.v1.StoreGrpc;
+import io.fencer.api.v1.WriteRequest;
+import io.fencer.api.v1.WriteResponse;
 import io.fencer.core.UnavailableException;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
@@ -24,10 +28,26 @@ final class StoreConnection implements AutoCloseable {
     private static final long ATTEMPT_NANOS_MIN = MILLISECONDS.toNanos(1_000);
     private static final long SHUTDOWN_WAIT_MILLIS = 1_000;
 
-    /** The blocking part of one attempt: it runs against {@code stub}, which carries the attempt's deadline. */
+    /** The blocking part of one attempt: it runs against {@code calls}, which carry the attempt's deadline. */
     @FunctionalInterface
     interface Attempt<T> {
-        T run(StoreGrpc.StoreBlockingStub stub);
+        T run(StoreCalls calls);
+    }
+
+    /**
+     * One attempt's way to the store: Write and Get on the {@link Pipeline} stream (when on), other calls on
+     * {@link #stub()}, all within the attempt's deadline.
+     */
+    record StoreCalls(StoreGrpc.StoreBlockingStub stub, Pipeline<?, ?> pipeline, long timeoutNanos) {
+        WriteResponse write(WriteRequest request) {
+            return pipeline != null && pipeline.carries(StoreGrpc.getWriteMethod())
+                    ? pipeline.call(StoreGrpc.getWriteMethod(), request, timeoutNanos) : stub.write(request);
+        }
+
+        GetResponse get(GetRequest request) {
+            return pipeline != null && pipeline.carries(StoreGrpc.getGetMethod())
+                    ? pipeline.call(StoreGrpc.getGetMethod(), request, timeoutNanos) : stub.get(request);
+        }
     }
 
     /** Whether a call may be sent again when its outcome is unknown. */
@@ -36,6 +56,7 @@ final class StoreConnection implements AutoCloseable {
     private final String endpoint;
     private final ManagedChannel channel;
     private final StoreGrpc.StoreBlockingStub stub;
+    private final Pipeline<?, ?> pipeline; // null when off (Router.PIPELINE)
     private final long callTimeoutNanos;
     private final long attemptTimeoutNanos;
 
@@ -57,6 +78,7 @@ final class StoreConnection implements AutoCloseable {
                 .maxInboundMessageSize(8 * 1024 * 1024)
                 .build();
         this.stub = StoreGrpc.newBlockingStub(channel);
+        this.pipeline = Router.PIPELINE ? Pipeline.store(channel) : null;
         this.callTimeoutNanos = callTimeoutNanos;
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
     }
@@ -85,7 +107,8 @@ final class StoreConnection implements AutoCloseable {
                 attempts[0] = made;
             }
             try {
-                return attempt.run(stub.withDeadlineAfter(attemptNanos, NANOSECONDS));
+                return attempt.run(new StoreCalls(stub.withDeadlineAfter(attemptNanos, NANOSECONDS), pipeline,
+                        attemptNanos));
             } catch (StatusRuntimeException failure) {
                 if (!Router.isRetryable(failure) || Thread.currentThread().isInterrupted()) {
                     throw ErrorCatalogue.toException(failure);
@@ -124,6 +147,9 @@ final class StoreConnection implements AutoCloseable {
     /** Shuts the channel down, waiting briefly for calls in flight. Idempotent. */
     @Override
     public void close() {
+        if (pipeline != null) {
+            pipeline.close(); // an open stream would hold the channel's graceful shutdown up
+        }
         channel.shutdown();
         try {
             if (!channel.awaitTermination(SHUTDOWN_WAIT_MILLIS, MILLISECONDS)) {

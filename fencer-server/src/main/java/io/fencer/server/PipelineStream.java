@@ -1,10 +1,12 @@
 package io.fencer.server;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.UnavailableException;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -67,7 +69,8 @@ abstract class PipelineStream<RequestT, ResponseT> implements StreamObserver<Req
      * Registers a new call whose answer {@code answer} wraps in a response, or answers its refusal and returns
      * null.
      */
-    final <T> PipelinedCall<T, ResponseT> start(long callId, MethodDescriptor<?, T> method, Function<T, ResponseT> answer) {
+    final <T> PipelinedCall<T, ResponseT> start(long callId, MethodDescriptor<?, T> method,
+            Function<T, ResponseT> answer) {
         if (callId < 1) {
             refuse(callId, new InvalidArgumentException("call_id", Long.toUnsignedString(callId),
                     "call_id must be >= 1, got " + Long.toUnsignedString(callId)));
@@ -101,11 +104,12 @@ abstract class PipelineStream<RequestT, ResponseT> implements StreamObserver<Req
         if (status.getStatus().getDescription() != null) {
             callError.setDescription(status.getStatus().getDescription());
         }
-        byte[] detail = status.getTrailers() == null ? null : status.getTrailers().get(ErrorCatalogue.ERROR_DETAIL_KEY);
+        Metadata trailers = status.getTrailers();
+        byte[] detail = trailers == null ? null : trailers.get(ErrorCatalogue.ERROR_DETAIL_KEY);
         if (detail != null) {
             try {
                 callError.setDetail(ErrorDetail.parseFrom(detail));
-            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            } catch (InvalidProtocolBufferException e) {
                 throw new IllegalStateException("the server's own error detail does not parse", e);
             }
         }

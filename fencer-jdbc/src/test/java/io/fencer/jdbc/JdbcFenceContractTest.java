@@ -198,12 +198,7 @@ abstract class JdbcFenceContractTest {
             }
         });
 
-        List<Long> committed = loggedTokens("race_log");
-        assertThat(committed).hasSize(threads() * TRANSACTIONS_PER_THREAD - refused.get());
-        assertThat(committed).isSorted();
-        try (Connection connection = dataSource().getConnection()) {
-            assertThat(fence.accepted(connection, "race")).isEqualTo(committed.get(committed.size() - 1));
-        }
+        assertCommittedInTokenOrder(fence, "race_log", refused.get());
     }
 
     @Test
@@ -223,12 +218,7 @@ abstract class JdbcFenceContractTest {
             }
         });
 
-        List<Long> committed = loggedTokens("one_trip_race_log");
-        assertThat(committed).hasSize(threads() * TRANSACTIONS_PER_THREAD - refused.get());
-        assertThat(committed).isSorted();
-        try (Connection connection = dataSource().getConnection()) {
-            assertThat(fence.accepted(connection, "race")).isEqualTo(committed.get(committed.size() - 1));
-        }
+        assertCommittedInTokenOrder(fence, "one_trip_race_log", refused.get());
     }
 
     @Test
@@ -512,6 +502,19 @@ abstract class JdbcFenceContractTest {
             other.shutdownNow();
         }
         assertThat(count("SELECT token FROM first_fence WHERE scope = 'first'")).isEqualTo(3);
+    }
+
+    /**
+     * Asserts that every transaction of {@link #runConcurrently} committed its log row unless refused, in token
+     * order, and that scope "race" ends at the last committed token.
+     */
+    void assertCommittedInTokenOrder(JdbcFence fence, String logTable, int refused) throws SQLException {
+        List<Long> committed = loggedTokens(logTable);
+        assertThat(committed).hasSize(threads() * TRANSACTIONS_PER_THREAD - refused);
+        assertThat(committed).isSorted();
+        try (Connection connection = dataSource().getConnection()) {
+            assertThat(fence.accepted(connection, "race")).isEqualTo(committed.get(committed.size() - 1));
+        }
     }
 
     /** Returns a token near the newest issued, sometimes a few behind: a mix of current and stale holders. */

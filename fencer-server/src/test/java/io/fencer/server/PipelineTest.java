@@ -17,7 +17,6 @@ import io.fencer.api.v1.ReleaseRequest;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -164,18 +163,15 @@ class PipelineTest {
     }
 
     /** A raw Pipeline stream: sends requests and collects the answers, which may come in any order. */
-    private static final class Pipe implements ClientResponseObserver<PipelineRequest, PipelineResponse> {
+    private static final class Pipe {
         private final LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
         private final List<PipelineResponse> received = new ArrayList<>();
-        private ClientCallStreamObserver<PipelineRequest> requests;
+        private final ClientCallStreamObserver<PipelineRequest> requests;
 
         Pipe(ManagedChannel channel) {
-            LocksGrpc.newStub(channel).pipeline(this);
-        }
-
-        @Override
-        public void beforeStart(ClientCallStreamObserver<PipelineRequest> requestStream) {
-            this.requests = requestStream;
+            // The stub's request side of a bidirectional call is a ClientCallStreamObserver: it can cancel.
+            requests = (ClientCallStreamObserver<PipelineRequest>) LocksGrpc.newStub(channel)
+                    .pipeline(TestServers.collecting(answers));
         }
 
         void send(PipelineRequest request) {
@@ -232,21 +228,6 @@ class PipelineTest {
             } catch (IllegalStateException alreadyEnded) {
                 // cancelled by the test
             }
-        }
-
-        @Override
-        public void onNext(PipelineResponse response) {
-            answers.add(response);
-        }
-
-        @Override
-        public void onError(Throwable error) {
-            answers.add(error);
-        }
-
-        @Override
-        public void onCompleted() {
-            answers.add("completed");
         }
     }
 }

@@ -38,15 +38,23 @@ final class StoreConnection implements AutoCloseable {
      * One attempt's way to the store: Write and Get on the {@link Pipeline} stream (when on), other calls on
      * {@link #stub()}, all within the attempt's deadline.
      */
-    record StoreCalls(StoreGrpc.StoreBlockingStub stub, Pipeline<?, ?> pipeline, long timeoutNanos) {
+    record StoreCalls(StoreGrpc.StoreBlockingStub unlimited, Pipeline<?, ?> pipeline, long timeoutNanos) {
+        /**
+         * Returns the blocking stub with the attempt's deadline; made on demand, since pipelined calls, the common
+         * ones, need none.
+         */
+        StoreGrpc.StoreBlockingStub stub() {
+            return unlimited.withDeadlineAfter(timeoutNanos, NANOSECONDS);
+        }
+
         WriteResponse write(WriteRequest request) {
             return pipeline != null && pipeline.carries(StoreGrpc.getWriteMethod())
-                    ? pipeline.call(StoreGrpc.getWriteMethod(), request, timeoutNanos) : stub.write(request);
+                    ? pipeline.call(StoreGrpc.getWriteMethod(), request, timeoutNanos) : stub().write(request);
         }
 
         GetResponse get(GetRequest request) {
             return pipeline != null && pipeline.carries(StoreGrpc.getGetMethod())
-                    ? pipeline.call(StoreGrpc.getGetMethod(), request, timeoutNanos) : stub.get(request);
+                    ? pipeline.call(StoreGrpc.getGetMethod(), request, timeoutNanos) : stub().get(request);
         }
     }
 
@@ -107,8 +115,7 @@ final class StoreConnection implements AutoCloseable {
                 attempts[0] = made;
             }
             try {
-                return attempt.run(new StoreCalls(stub.withDeadlineAfter(attemptNanos, NANOSECONDS), pipeline,
-                        attemptNanos));
+                return attempt.run(new StoreCalls(stub, pipeline, attemptNanos));
             } catch (StatusRuntimeException failure) {
                 if (!Router.isRetryable(failure) || Thread.currentThread().isInterrupted()) {
                     throw ErrorCatalogue.toException(failure);

@@ -37,16 +37,23 @@ final class StoreMetrics {
         long startNanos = System.nanoTime();
         try {
             WriteResult result = write.get();
-            accepted.increment();
+            recordWrite(startNanos, null);
             return result;
-        } catch (StaleTokenException e) {
-            stale.increment();
-            throw e;
         } catch (RuntimeException e) {
-            errors.increment();
+            recordWrite(startNanos, e);
             throw e;
-        } finally {
-            writeTimer.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
         }
+    }
+
+    /** Counts the outcome of a write or commit begun at {@code startNanos} (System.nanoTime) and times it. */
+    void recordWrite(long startNanos, Throwable failure) {
+        if (failure == null) {
+            accepted.increment();
+        } else if (failure instanceof StaleTokenException) {
+            stale.increment();
+        } else {
+            errors.increment();
+        }
+        writeTimer.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
     }
 }

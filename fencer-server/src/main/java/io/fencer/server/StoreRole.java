@@ -20,8 +20,10 @@ import org.slf4j.LoggerFactory;
  * {@code fencer.v1.Store} service, and the periodic task that expires units and sweeps idempotency records. Hosted
  * by {@link FencerServer} beside the lock service, or alone by {@link FencerStoreServer}.
  *
- * <p>{@value #WORKERS} workers let that many writers to different scopes wait on one shared fsync (RocksDB's group
- * commit); at most {@value #WORK_QUEUE_MAX} calls wait for a worker, beyond which calls are RESOURCE_EXHAUSTED.
+ * <p>Writes take no worker: they are queued with the engine's committer thread on the transport's thread and
+ * answered by it (see {@link StoreEngine#writeAsync}). The other calls block on RocksDB, a unit commit on its own
+ * fsync, so they run on {@value #WORKERS} workers; at most {@value #WORK_QUEUE_MAX} calls wait for a worker, beyond
+ * which calls are RESOURCE_EXHAUSTED.
  */
 final class StoreRole implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StoreRole.class);

@@ -38,6 +38,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -85,13 +87,28 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         this.ticker = engine.options().ticker();
     }
 
+    /**
+     * Checks the write and queues it with the engine's committer, on the transport's thread; the committer answers
+     * once the write's batch is durable (or the write is refused). No thread waits for a write: a batch costs one
+     * wake-up, however many writes it holds.
+     */
     @Override
     public void write(WriteRequest request, StreamObserver<WriteResponse> out) {
-        serve(out, () -> {
+        long startNanos = System.nanoTime();
+        CompletableFuture<WriteResult> outcome;
+        try {
             List<Op> ops = ops(request.getOpsList());
             String idempotencyKey = idempotencyKey(request.getIdempotencyKey());
-            return response(metrics.timeWrite(() -> engine.write(request.getScope(), request.getSequencer(), ops,
-                    idempotencyKey)));
+            outcome = engine.writeAsync(request.getScope(), request.getSequencer(), ops, idempotencyKey);
+        } catch (RuntimeException e) {
+            metrics.recordWrite(startNanos, e);
+            LocksService.reply(out, null, e);
+            return;
+        }
+        outcome.whenComplete((result, failure) -> {
+            Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+            metrics.recordWrite(startNanos, cause);
+            LocksService.reply(out, cause == null ? response(result) : null, cause);
         });
     }
 

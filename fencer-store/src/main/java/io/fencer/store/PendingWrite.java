@@ -2,45 +2,45 @@ package io.fencer.store;
 
 import io.fencer.core.FencingToken;
 import java.util.List;
-import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.CompletableFuture;
 
 /**
- * A write queued on its scope for a group commit, and then its outcome. The thread that made it waits; whichever
- * thread holds the scope's guard takes it into a group, decides its outcome in arrival order, and completes it
- * after the group's batch is durable (or failed).
+ * A write queued for a commit, and then its outcome. The committer takes it into a batch, decides its outcome in
+ * arrival order among the writes to its scope, and completes it after the batch is durable (or failed).
  *
- * <p>The outcome fields are written under the scope's guard before {@link #complete()} publishes them through the
- * volatile {@code done}; the waiting thread reads them only after it saw {@code done}.
+ * <p>The outcome is decided on the committer's thread and published by {@link #complete()} through the future,
+ * whose callbacks run on that thread: they must be short (hand an answer to the transport, wake a thread).
  */
 final class PendingWrite {
+    final String scope;
     final FencingToken token;
     final List<Op> ops;
     /** Null for a write without an idempotency key. */
     final String idempotencyKey;
-    /** The bytes of keys and values of {@link #ops}, counted against the group's byte bound. */
+    /** The bytes of keys and values of {@link #ops}, counted against the batch's and the queue's byte bounds. */
     final long bytes;
-    private final Thread waiter = Thread.currentThread();
+    private final CompletableFuture<WriteResult> outcome = new CompletableFuture<>();
     private WriteResult result;
     private RuntimeException failure;
-    private volatile boolean done;
 
-    PendingWrite(FencingToken token, List<Op> ops, String idempotencyKey, long bytes) {
+    PendingWrite(String scope, FencingToken token, List<Op> ops, String idempotencyKey, long bytes) {
+        this.scope = scope;
         this.token = token;
         this.ops = ops;
         this.idempotencyKey = idempotencyKey;
         this.bytes = bytes;
     }
 
-    /** Decides that the write is answered with {@code decided}; call under the scope's guard, before completing. */
+    /** Decides that the write is answered with {@code decided}; call before completing. */
     void decide(WriteResult decided) {
-        assert !done : "write of token " + token + " decided after it completed";
+        assert !outcome.isDone() : "write of token " + token + " decided after it completed";
         result = decided;
         failure = null;
     }
 
-    /** Decides that the write is refused, or failed, with {@code decided}; call under the scope's guard. */
+    /** Decides that the write is refused, or failed, with {@code decided}; call before completing. */
     void decide(RuntimeException decided) {
-        assert !done : "write of token " + token + " decided after it completed: " + decided;
+        assert !outcome.isDone() : "write of token " + token + " decided after it completed: " + decided;
         result = null;
         failure = decided;
     }
@@ -50,38 +50,29 @@ final class PendingWrite {
         return result != null && !result.replayed();
     }
 
-    /** Publishes the decided outcome and wakes the waiting thread; call under the scope's guard. */
+    boolean isDecided() {
+        return result != null || failure != null;
+    }
+
+    /** Publishes the decided outcome: completes the future, running its callbacks on this thread. */
     void complete() {
-        assert result != null || failure != null : "write of token " + token + " completed without an outcome";
-        assert !done : "write of token " + token + " completed twice";
-        done = true;
-        wake();
-    }
-
-    boolean isDone() {
-        return done;
-    }
-
-    /** Wakes the waiting thread to look again: its write completed, or the guard it waits for was released. */
-    void wake() {
-        if (waiter != Thread.currentThread()) {
-            LockSupport.unpark(waiter);
-        }
-    }
-
-    /** Returns the result of a completed write, or throws its refusal or failure. */
-    WriteResult outcome() {
-        if (!done) {
-            throw new IllegalStateException("the write of token " + token + " has not completed");
-        }
+        assert isDecided() : "write of token " + token + " completed without an outcome";
+        assert !outcome.isDone() : "write of token " + token + " completed twice";
         if (failure != null) {
-            throw failure;
+            outcome.completeExceptionally(failure);
+        } else {
+            outcome.complete(result);
         }
-        return result;
+    }
+
+    /** Returns the outcome: the result, or the refusal or failure it completes with exceptionally. */
+    CompletableFuture<WriteResult> outcome() {
+        return outcome;
     }
 
     @Override
     public String toString() {
-        return "PendingWrite[" + token + ", " + ops.size() + " ops, " + bytes + " bytes, done=" + done + "]";
+        return "PendingWrite[" + scope + ", " + token + ", " + ops.size() + " ops, " + bytes + " bytes, done="
+                + outcome.isDone() + "]";
     }
 }

@@ -1,13 +1,12 @@
 package io.fencer.store;
 
 import io.fencer.core.FencePolicy;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The in-memory state of one scope, its guard and its queue of writes waiting for a group commit. The guard is
- * held for the checks and the synced write of one group of writes, or of one other request (never across
- * requests: an open unit holds the scope logically, through {@link #openUnit}).
+ * The in-memory state of one scope and its guard. The guard is held for the checks and the synced write of the
+ * scope's writes in one committed batch, or of one other request (never across requests: an open unit holds the
+ * scope logically, through {@link #openUnit}).
  *
  * <p>A scope that has not been persisted yet is a placeholder made by the request that holds its guard; the
  * engine discards it when that request leaves without persisting it, so refused requests leave no trace.
@@ -29,12 +28,6 @@ final class ScopeState {
     boolean discarded;
     /** The unit holding this scope, or null; guarded by {@link #guard}. */
     Unit openUnit;
-    /**
-     * Writes waiting for a group commit, in arrival order: added by any thread, taken only by the holder of
-     * {@link #guard} (and, once {@link #discarded}, by no one: each waiter removes its own write and queues it on
-     * the scope's new state).
-     */
-    final ConcurrentLinkedQueue<PendingWrite> pending = new ConcurrentLinkedQueue<>();
 
     ScopeState(String scope) {
         this.scope = scope;

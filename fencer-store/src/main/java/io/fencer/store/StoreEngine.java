@@ -25,9 +25,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
@@ -52,14 +54,14 @@ import org.rocksdb.WriteOptions;
  * {@link ScopeMismatchException}; a stale one with {@link StaleTokenException} carrying the accepted token, by the
  * scope's {@link FencePolicy} (invariant 5).
  *
- * <p>Writes to one scope are committed in groups. Concurrent writers queue on the scope; the thread that takes the
- * scope's guard takes up to {@value #GROUP_WRITES_MAX} queued writes (within {@code batchBytesMax}), admits each in
- * arrival order against the accepted token the writes before it left, exactly as if they had come one after
- * another (a stale one is refused alone), and writes the admitted ones, with one fence record, in one synced
- * batch: one fsync for the group. Only then does it update the scope's state and answer the writers, each with its
- * own revision; when that write fails, every write of the group fails with {@link UnavailableException} and the
- * state stays as it was. Guards are per scope, so different scopes commit in parallel and share fsyncs through
- * RocksDB's group commit.
+ * <p>Writes are committed in batches by one committer thread. Writes to any scope queue in arrival order; the
+ * committer takes every queued write (up to {@value WriteCommitter#BATCH_WRITES_MAX}, within {@code batchBytesMax})
+ * as one batch, admits each scope's writes under its guard one after another against the accepted token the writes
+ * before them left, exactly as if they had come one at a time (a stale one is refused alone), and writes the
+ * admitted ones, with one fence record per scope, in one synced RocksDB write: one fsync for the batch. Only then
+ * does it update each scope's state and answer the writers, each with its own revision; when that write fails,
+ * every write of the scopes it held fails with {@link UnavailableException} and their state stays as it was.
+ * {@link #write} waits for its answer; {@link #writeAsync} lets a server answer without a thread per write.
  *
  * <pre>{@code
  * try (StoreEngine store = StoreEngine.open(dir, StoreOptions.defaults())) {
@@ -77,8 +79,10 @@ public final class StoreEngine implements AutoCloseable {
     private static final byte[] FENCE_FAMILY = "fence".getBytes(StandardCharsets.UTF_8);
     private static final byte[] IDEMPOTENCY_FAMILY = "idem".getBytes(StandardCharsets.UTF_8);
     private static final int SWEEP_BATCH = 256;
-    /** The most writes in one group commit; a group also stays within {@code batchBytesMax}. */
-    static final int GROUP_WRITES_MAX = 256;
+    /** The most writes waiting for the committer; beyond it writes are refused with LIMIT_EXCEEDED. */
+    public static final int WRITES_QUEUED_MAX = 16_384;
+    /** The most bytes of keys and values waiting for the committer (a larger write alone is let in). */
+    public static final long WRITE_BYTES_QUEUED_MAX = 64L << 20;
     private static final int UNIT_ID_BYTES = 16;
     private static final SecureRandom UNIT_IDS = new SecureRandom();
 
@@ -108,6 +112,9 @@ public final class StoreEngine implements AutoCloseable {
     private final IdempotencyIndex idempotency;
     private volatile ApplyListener applyListener = ApplyListener.NONE;
     private volatile GroupListener groupListener = GroupListener.NONE;
+    private final WriteCommitter committer;
+    /** Synced RocksDB writes made for batches of queued writes; for tests. */
+    private final AtomicLong batchesWritten = new AtomicLong();
 
     private StoreEngine(Path directory, StoreOptions options, DBOptions databaseOptions,
             ColumnFamilyOptions familyOptions, RocksDB db, List<ColumnFamilyHandle> handles) {
@@ -123,6 +130,9 @@ public final class StoreEngine implements AutoCloseable {
         this.idempotencyFamily = handles.get(3);
         this.idempotency = new IdempotencyIndex(options.idempotencyEntriesMax(),
                 options.idempotencyAgeMax().toNanos());
+        // last: the committer's thread starts here and calls back into the engine
+        this.committer = new WriteCommitter("fencer-store-committer-" + directory.getFileName(), WRITES_QUEUED_MAX,
+                WRITE_BYTES_QUEUED_MAX, options.batchBytesMax(), this::commitBatch);
     }
 
     /**
@@ -145,7 +155,9 @@ public final class StoreEngine implements AutoCloseable {
         // round of wake-ups (measured in process, 64 writers on 64 scopes, 2 cores: ~40 instead of ~57 us of CPU
         // per write), so the group's leader inserts every batch itself.
         DBOptions databaseOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
-                .setKeepLogFileNum(4).setAllowConcurrentMemtableWrite(false);
+                .setKeepLogFileNum(4).setAllowConcurrentMemtableWrite(false)
+                .setEnableWriteThreadAdaptiveYield(Boolean.parseBoolean(System.getProperty("fencer.exp.yield", "true")))
+                .setEnablePipelinedWrite(Boolean.getBoolean("fencer.exp.pipelined"));
         ColumnFamilyOptions familyOptions = new ColumnFamilyOptions();
         List<ColumnFamilyDescriptor> descriptors = List.of(
                 new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, familyOptions),
@@ -203,9 +215,10 @@ public final class StoreEngine implements AutoCloseable {
      * Applies {@code ops} to {@code scope} when the token in {@code sequencer} is admitted, durably, before
      * returning; or changes nothing.
      *
-     * <p>Concurrent writes to one scope are committed in groups: each is admitted in arrival order against the
-     * accepted token the writes before it left, and the admitted ones share one synced batch. The outcome is the
-     * same as if they had come one after another; only the fsync is shared.
+     * <p>Concurrent writes are committed in batches: each is admitted in arrival order against the accepted token
+     * the writes to its scope before it left, and the admitted ones share one synced batch. The outcome is the
+     * same as if they had come one after another; only the fsync is shared. The wait ignores interrupts (and keeps
+     * the flag): a queued write may already be on its way to disk.
      *
      * <p>With an idempotency key, a retry of a write already applied with the same token, which is not superseded,
      * returns the first result with {@code replayed=true} and applies nothing; a retry whose token is now
@@ -218,10 +231,40 @@ public final class StoreEngine implements AutoCloseable {
      * @throws ScopeMismatchException when the token's lock is not the scope's
      * @throws StaleTokenException when the scope's policy refuses the token
      * @throws LimitExceededException when a unit of the same token holds the scope ({@code unitsPerScopeMax}),
-     *     or the write would create a scope beyond {@code scopesMax}
+     *     the write would create a scope beyond {@code scopesMax}, or too many writes wait for the committer
      * @throws UnavailableException when the store is closed or the disk write failed (then it may have applied)
      */
     public WriteResult write(String scope, String sequencer, List<Op> ops, String idempotencyKey) {
+        if (committer.isCommitterThread()) {
+            throw new IllegalStateException("write to scope '" + scope + "' from a callback on the store's committer"
+                    + " thread: it would wait for itself; use writeAsync");
+        }
+        CompletableFuture<WriteResult> outcome = submit(scope, sequencer, ops, idempotencyKey).outcome();
+        try {
+            return outcome.join(); // ignores interrupts: a queued write may already be in a batch on its way to disk
+        } catch (CompletionException e) {
+            throw (RuntimeException) e.getCause(); // every outcome is a result or a RuntimeException
+        }
+    }
+
+    /**
+     * Queues the write that {@link #write} makes and returns its outcome at once: the asynchronous form, for a
+     * server that must not hold a thread per write. The future completes once the write is durable, or refused, or
+     * failed, with the result or exception {@code write} would return or throw; its callbacks run on the store's
+     * committer thread, so they must be short (hand an answer to the transport, wake a thread).
+     *
+     * @throws InvalidArgumentException for a malformed request, before anything is queued (as {@link #write})
+     * @throws ScopeMismatchException when the scope does not exist and is not the token's lock
+     * @throws LimitExceededException when {@value #WRITES_QUEUED_MAX} writes or {@value #WRITE_BYTES_QUEUED_MAX}
+     *     bytes already wait for the committer
+     * @throws UnavailableException when the store is closed or closing
+     */
+    public CompletableFuture<WriteResult> writeAsync(String scope, String sequencer, List<Op> ops,
+            String idempotencyKey) {
+        return submit(scope, sequencer, ops, idempotencyKey).outcome().copy();
+    }
+
+    private PendingWrite submit(String scope, String sequencer, List<Op> ops, String idempotencyKey) {
         LockNames.check("scope", scope);
         FencingToken token = parseToken(sequencer);
         List<Op> opsCopy = List.copyOf(ops);
@@ -229,141 +272,127 @@ public final class StoreEngine implements AutoCloseable {
         if (idempotencyKey != null) {
             LockNames.check("idempotencyKey", idempotencyKey);
         }
-        PendingWrite write = new PendingWrite(token, opsCopy, idempotencyKey, bytes);
+        if (!scopes.containsKey(scope) && !scope.equals(token.lock())) { // refused before it makes a placeholder
+            throw new ScopeMismatchException(scope, token);
+        }
+        PendingWrite write = new PendingWrite(scope, token, opsCopy, idempotencyKey, bytes);
         enter();
         try {
-            awaitGroupCommit(scope, write);
+            committer.submit(write);
         } finally {
             exit();
         }
-        WriteResult result = write.outcome();
-        if (idempotencyKey != null && idempotency.isOverfull()) {
-            try {
-                sweepIdempotency();
-            } catch (UnavailableException e) {
-                // the write is durable and its result stands; the next sweep evicts what this one could not
-            }
-        }
-        return result;
+        return write;
     }
 
+    /** The writes of one scope in a batch, in arrival order, and the group they are admitted into. */
+    private record ScopeCommit(List<PendingWrite> writes, WriteGroup group) {}
+
     /**
-     * Queues {@code write} on its scope and returns once a group commit completed it: this thread's own, when it
-     * takes the scope's guard, or another thread's that took the write into its group. Waiters sleep until their
-     * write completes or the guard is released ({@link #unlockScope} wakes the first in the queue), so a group
-     * costs one fsync and one wake-up per write, not a hand-off of the guard per write. The wait ignores
-     * interrupts (and restores the flag): a queued write may already be in a batch on its way to disk.
-     *
-     * <p>Writes queued on a new scope's placeholder that a group left unpersisted (every write of it refused or
-     * failed) queue again on the scope's new state, in the order their threads wake rather than the order they
-     * first came: concurrent writes, admitted one after another all the same.
+     * Commits one batch of queued writes, on the committer's thread. Groups them by scope in arrival order; admits
+     * each scope's writes under its guard, one after another against the accepted token the writes before them
+     * left (a stale one is refused alone); writes every admitted write, with one fence record per scope, in one
+     * synced RocksDB write: one fsync for the batch. Only then does it update each scope's state, release the
+     * guards and complete every write. When that write fails, every write of the scopes it held fails with
+     * {@link UnavailableException} and their states stay as they were.
      */
-    private void awaitGroupCommit(String scope, PendingWrite write) {
-        boolean interrupted = false;
-        try {
-            ScopeState state = enqueue(scope, write);
-            while (!write.isDone()) {
-                if (!state.guard.tryLock()) {
-                    LockSupport.park(this);
-                    interrupted |= Thread.interrupted();
-                    continue;
-                }
-                boolean requeue;
-                try {
-                    // under the guard, isDone cannot change: only the guard's holder completes writes
-                    requeue = state.discarded && !write.isDone();
-                    if (requeue) {
-                        state.pending.remove(write); // nobody drains a discarded placeholder's queue
+    private void commitBatch(List<PendingWrite> batch) {
+        Map<String, List<PendingWrite>> byScope = new LinkedHashMap<>();
+        boolean keyed = false;
+        for (PendingWrite write : batch) {
+            byScope.computeIfAbsent(write.scope, scope -> new ArrayList<>()).add(write);
+            keyed |= write.idempotencyKey != null;
+        }
+        List<ScopeCommit> commits = new ArrayList<>(byScope.size());
+        enter();
+        try (WriteBatch rocksBatch = new WriteBatch()) {
+            try {
+                long now = ticker.nanoTime();
+                for (List<PendingWrite> writes : byScope.values()) {
+                    ScopeState state = lockScope(writes.get(0).scope);
+                    ScopeCommit commit = new ScopeCommit(writes, new WriteGroup(state, rocksBatch, dataFamily,
+                            fenceFamily, idempotencyFamily, idempotency));
+                    commits.add(commit);
+                    groupListener.taken(state.scope, writes.size());
+                    for (PendingWrite write : writes) {
+                        admitIntoGroup(commit.group(), write, now);
                     }
-                    while (!requeue && !write.isDone()) {
-                        commitGroup(state);
-                    }
-                } finally {
-                    unlockScope(state);
                 }
-                if (requeue) {
-                    state = enqueue(scope, write);
+                writeAndPublish(rocksBatch, commits);
+            } catch (RocksDBException e) {
+                failBatch(commits, byScope.values(), e);
+            } finally {
+                for (ScopeCommit commit : commits) {
+                    releaseScope(commit.group().state, commit.group().isScopeReserved());
+                    unlockScope(commit.group().state);
                 }
             }
         } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            exit();
         }
-    }
-
-    /**
-     * Queues {@code write} on the state of {@code scope}, making a placeholder when the scope does not exist. A
-     * token that cannot match a scope that does not exist (bound by default to its own name) is refused first.
-     */
-    private ScopeState enqueue(String scope, PendingWrite write) {
-        if (!scopes.containsKey(scope) && !scope.equals(write.token.lock())) {
-            throw new ScopeMismatchException(scope, write.token);
-        }
-        ScopeState state = scopes.computeIfAbsent(scope, ScopeState::new);
-        state.pending.add(write);
-        return state;
-    }
-
-    /**
-     * Takes the next group of queued writes of the scope, admits each in arrival order against the running
-     * accepted token, writes the admitted ones in one synced batch, and only then updates the scope's state and
-     * completes every write of the group. When the batch fails, every write of the group fails with
-     * {@link UnavailableException} and the scope's state stays as it was. Call under the scope's guard.
-     */
-    private void commitGroup(ScopeState state) {
-        assert state.guard.isHeldByCurrentThread() : "group commit of scope " + state.scope + " without its guard";
-        assert !state.discarded : "group commit on the discarded placeholder of scope " + state.scope;
-        List<PendingWrite> writes = drainGroup(state);
-        try (WriteGroup group = newGroup(state)) {
+        if (keyed && idempotency.isOverfull()) { // before the answers: a writer never sees the index over its bound
             try {
-                groupListener.taken(state.scope, writes.size());
-                long now = ticker.nanoTime();
-                for (PendingWrite write : writes) {
-                    admitIntoGroup(group, write, now);
-                }
-                if (!group.applied().isEmpty()) {
-                    assert group.accepted() >= state.accepted : "group of scope " + state.scope
-                            + " would lower the accepted token from " + state.accepted + " to " + group.accepted();
-                    group.write(db, syncWrite);
-                    publish(group);
-                }
-            } catch (RocksDBException e) {
-                for (PendingWrite write : writes) {
-                    write.decide(new UnavailableException("the write to scope '" + state.scope + "' with token "
-                            + write.token + " failed with its group of " + writes.size() + " and may or may not"
-                            + " have been applied: " + e.getMessage(), e));
-                }
-            } finally {
-                releaseScope(state, group.isScopeReserved());
+                sweepIdempotency();
+            } catch (UnavailableException e) {
+                // the writes are durable and their results stand; the next sweep evicts what this one could not
             }
-            for (PendingWrite write : writes) {
-                assert !write.isAppliedNow() || group.isDurable() : "write of token " + write.token + " to scope "
-                        + state.scope + " acknowledged before its group's batch was durable";
-                write.complete();
-            }
-        } catch (RuntimeException | Error e) {
-            failUncompleted(state, writes, e);
-            throw e;
+        }
+        for (PendingWrite write : batch) {
+            assert !write.isAppliedNow() || scopes.get(write.scope).accepted >= write.token.value()
+                    : "write of token " + write.token + " to scope " + write.scope + " acknowledged unpublished";
+            write.complete();
         }
     }
 
-    /** Takes up to {@value #GROUP_WRITES_MAX} queued writes and at most {@code batchBytesMax} bytes, in order. */
-    private List<PendingWrite> drainGroup(ScopeState state) {
-        List<PendingWrite> writes = new ArrayList<>();
-        long bytes = 0;
-        for (PendingWrite next = state.pending.peek(); next != null && writes.size() < GROUP_WRITES_MAX;
-                next = state.pending.peek()) {
-            if (!writes.isEmpty() && bytes + next.bytes > options.batchBytesMax()) {
-                break;
+    /** Writes the batch of every group that admitted a write, synced, then publishes those groups. */
+    private void writeAndPublish(WriteBatch rocksBatch, List<ScopeCommit> commits) throws RocksDBException {
+        List<WriteGroup> writing = new ArrayList<>(commits.size());
+        for (ScopeCommit commit : commits) {
+            WriteGroup group = commit.group();
+            if (!group.applied().isEmpty()) {
+                assert group.accepted() >= group.state.accepted : "group of scope " + group.state.scope
+                        + " would lower the accepted token from " + group.state.accepted + " to " + group.accepted();
+                group.addFence();
+                writing.add(group);
             }
-            PendingWrite taken = state.pending.poll();
-            assert taken == next : "queue of scope " + state.scope + " gave " + taken + " after peeking " + next;
-            writes.add(taken);
-            bytes += taken.bytes;
         }
-        assert !writes.isEmpty() : "group commit of scope " + state.scope + " found no queued write";
-        return writes;
+        if (writing.isEmpty()) {
+            return;
+        }
+        db.write(syncWrite, rocksBatch);
+        batchesWritten.incrementAndGet();
+        for (WriteGroup group : writing) {
+            group.durable();
+            publish(group);
+        }
+    }
+
+    /**
+     * Fails, after the batch's RocksDB write (or building it) failed, every write of a scope that had a write in
+     * it, and every write not decided yet; refusals and replays of scopes with nothing in the batch stand.
+     */
+    private static void failBatch(List<ScopeCommit> commits, Iterable<List<PendingWrite>> byScope,
+            RocksDBException e) {
+        for (ScopeCommit commit : commits) {
+            if (!commit.group().applied().isEmpty()) {
+                for (PendingWrite write : commit.writes()) {
+                    write.decide(unavailable(write, commit.writes().size(), e));
+                }
+            }
+        }
+        for (List<PendingWrite> writes : byScope) {
+            for (PendingWrite write : writes) {
+                if (!write.isDecided()) {
+                    write.decide(unavailable(write, writes.size(), e));
+                }
+            }
+        }
+    }
+
+    private static UnavailableException unavailable(PendingWrite write, int groupWrites, RocksDBException e) {
+        return new UnavailableException("the write to scope '" + write.scope + "' with token " + write.token
+                + " failed with its group of " + groupWrites + " and may or may not have been applied: "
+                + e.getMessage(), e);
     }
 
     /**
@@ -434,29 +463,17 @@ public final class StoreEngine implements AutoCloseable {
         }
     }
 
-    /** Fails every write of a group that a programmer error interrupted, so none of their threads waits forever. */
-    private static void failUncompleted(ScopeState state, List<PendingWrite> writes, Throwable error) {
-        for (PendingWrite write : writes) {
-            if (!write.isDone()) {
-                write.decide(new InternalException("the group commit of scope '" + state.scope + "' that took the"
-                        + " write of token " + write.token + " failed; it may or may not have been applied: " + error));
-                write.complete();
-            }
-        }
-    }
-
-    private WriteGroup newGroup(ScopeState state) {
-        return new WriteGroup(state, dataFamily, fenceFamily, idempotencyFamily, idempotency);
-    }
-
     /**
      * Writes {@code ops} with {@code accepted} as a group of one (a unit's commit, or the control's write): data,
      * fence and idempotency record in one synced batch, then updates the scope's state; call under the guard.
      */
     private WriteResult applyAlone(ScopeState state, FencingToken token, List<Op> ops, long accepted, long now) {
-        try (WriteGroup group = newGroup(state)) {
+        try (WriteBatch batch = new WriteBatch()) {
+            WriteGroup group = new WriteGroup(state, batch, dataFamily, fenceFamily, idempotencyFamily, idempotency);
             WriteResult result = group.add(token, ops, null, accepted, now);
-            group.write(db, syncWrite);
+            group.addFence();
+            db.write(syncWrite, batch);
+            group.durable();
             publish(group);
             return result;
         } catch (RocksDBException e) {
@@ -856,12 +873,18 @@ public final class StoreEngine implements AutoCloseable {
      */
     @Override
     public void close() {
+        committer.stop(); // commits the writes already queued; later ones are refused
         lifecycle.writeLock().lock();
         try {
             if (closed) {
                 return;
             }
             closed = true;
+            for (PendingWrite write : committer.leftovers()) {
+                write.decide(new UnavailableException("the store at " + directory + " closed before the write to"
+                        + " scope '" + write.scope + "' with token " + write.token + " was committed; it was not applied"));
+                write.complete();
+            }
             for (ColumnFamilyHandle handle : handles) {
                 handle.close();
             }
@@ -985,11 +1008,7 @@ public final class StoreEngine implements AutoCloseable {
         }
     }
 
-    /**
-     * Unlocks the guard, first discarding the state when it is a placeholder nothing persisted; then wakes the
-     * first queued write, if any, to take the guard and commit the queue (or, on a discarded placeholder, to queue
-     * itself again). Every waiter that found the guard held is woken so: by this release or by its completion.
-     */
+    /** Unlocks the guard, first discarding the state when it is a placeholder nothing persisted. */
     private void unlockScope(ScopeState state) {
         try {
             if (!state.persisted && !state.discarded) {
@@ -999,10 +1018,6 @@ public final class StoreEngine implements AutoCloseable {
             }
         } finally {
             state.guard.unlock();
-        }
-        PendingWrite first = state.pending.peek();
-        if (first != null) {
-            first.wake();
         }
     }
 
@@ -1088,8 +1103,12 @@ public final class StoreEngine implements AutoCloseable {
 
     /** Returns the number of writes queued on {@code scope} and not yet taken into a group; for tests. */
     int pendingWrites(String scope) {
-        ScopeState state = scopes.get(scope);
-        return state == null ? 0 : state.pending.size();
+        return committer.queued(scope);
+    }
+
+    /** Returns the number of synced RocksDB writes made for batches of queued writes so far; for tests. */
+    long batchesWritten() {
+        return batchesWritten.get();
     }
 
     /**

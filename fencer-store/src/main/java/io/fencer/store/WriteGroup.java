@@ -6,20 +6,18 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.rocksdb.ColumnFamilyHandle;
-import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.WriteBatch;
-import org.rocksdb.WriteOptions;
 
 /**
- * One group commit of a scope under construction: the writes admitted so far, in admission order, their ops and
- * idempotency records in one {@code WriteBatch}, and the scope's running accepted token, revision and open unit as
- * the next write of the group must see them. Nothing in the scope's state changes until the engine publishes the
- * group after {@link #write} returned.
+ * The writes of one scope in a commit, under construction: the writes admitted so far, in admission order, their
+ * ops and idempotency records added to the commit's {@code WriteBatch} (shared by the groups of every scope in it),
+ * and the scope's running accepted token, revision and open unit as the next write of the group must see them.
+ * Nothing in the scope's state changes until the engine publishes the group once the batch is durable.
  *
- * <p>Used by one thread, under the scope's guard, for the life of one group; close it to free the batch.
+ * <p>Used by one thread, under the scope's guard, for the life of one commit; the batch belongs to the caller.
  */
-final class WriteGroup implements AutoCloseable {
+final class WriteGroup {
     /**
      * One admitted write (or unit commit) of the group.
      *
@@ -33,7 +31,7 @@ final class WriteGroup implements AutoCloseable {
     private final ColumnFamilyHandle fenceFamily;
     private final ColumnFamilyHandle idempotencyFamily;
     private final IdempotencyIndex idempotency;
-    private final WriteBatch batch = new WriteBatch();
+    private final WriteBatch batch;
     private final List<Applied> applied = new ArrayList<>();
     private final Map<IdempotencyIndex.Key, Applied> appliedByKey = new HashMap<>();
     private long accepted;
@@ -45,10 +43,11 @@ final class WriteGroup implements AutoCloseable {
     private boolean scopeReserved;
     private boolean durable;
 
-    WriteGroup(ScopeState state, ColumnFamilyHandle dataFamily, ColumnFamilyHandle fenceFamily,
+    WriteGroup(ScopeState state, WriteBatch batch, ColumnFamilyHandle dataFamily, ColumnFamilyHandle fenceFamily,
             ColumnFamilyHandle idempotencyFamily, IdempotencyIndex idempotency) {
         assert state.guard.isHeldByCurrentThread() : "group of scope " + state.scope + " built without its guard";
         this.state = state;
+        this.batch = batch;
         this.dataFamily = dataFamily;
         this.fenceFamily = fenceFamily;
         this.idempotencyFamily = idempotencyFamily;
@@ -148,21 +147,20 @@ final class WriteGroup implements AutoCloseable {
     }
 
     /**
-     * Adds the scope's fence record (the final accepted token and revision) and writes the whole batch in one
-     * RocksDB write with {@code options} (synced); the group is durable when this returns.
+     * Adds the scope's fence record (the final accepted token and revision) to the batch; call once, after the
+     * group's last write, before the batch is written.
      */
-    void write(RocksDB db, WriteOptions options) throws RocksDBException {
-        assert !applied.isEmpty() : "empty group of scope " + state.scope + " written";
-        assert !durable : "group of scope " + state.scope + " written twice";
-        assert options.sync() : "group of scope " + state.scope + " written without sync";
+    void addFence() throws RocksDBException {
+        assert !applied.isEmpty() : "fence of an empty group of scope " + state.scope + " added";
+        assert !durable : "fence of scope " + state.scope + " added to a written group";
         batch.put(fenceFamily, StoreCodec.fenceKey(state.scope),
                 StoreCodec.fenceValue(state.lock, state.policy, accepted, revision));
-        db.write(options, batch);
-        durable = true;
     }
 
-    @Override
-    public void close() {
-        batch.close();
+    /** Records that the batch holding this group was written synced; the engine may publish the group. */
+    void durable() {
+        assert !applied.isEmpty() : "empty group of scope " + state.scope + " written";
+        assert !durable : "group of scope " + state.scope + " written twice";
+        durable = true;
     }
 }

@@ -37,9 +37,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Group commit: concurrent writes to one scope are admitted one after another in arrival order and share one
- * synced batch. Deterministic groups are made by holding the first group's guard (in the group listener) until
- * the next writes are queued behind it; they then form the next group, in the order they were queued.
+ * Batch commit: concurrent writes are admitted one after another in arrival order, per scope, and share one synced
+ * batch across scopes. Deterministic batches are made by holding the committer in the first group's listener
+ * until the next writes are queued behind it; they then form the next batch, in the order they were queued.
  */
 class StoreEngineGroupCommitTest {
     private static final long WAIT_SECONDS = 60;
@@ -248,6 +248,114 @@ class StoreEngineGroupCommitTest {
         assertThat(store.accepted("fresh")).isEqualTo(2);
         assertThat(store.get("fresh", bytes("k"), null).present()).isFalse();
         assertThat(store.pendingWrites("fresh")).isZero();
+    }
+
+    @Test
+    void writeAsync_whenWritesToSeveralScopesQueueBehindABatch_commitsThemInOneSyncedWrite() throws Exception {
+        holdFirstGroup();
+        Future<WriteResult> holder = writeAsync("a", 1, "k", "from a1", null);
+        awaitHeld();
+        long batchesBefore = store.batchesWritten();
+
+        CompletableFuture<WriteResult> b1 = store.writeAsync("b", sequencer("b", 1), put("k", "from b1"), null);
+        CompletableFuture<WriteResult> c1 = store.writeAsync("c", sequencer("c", 1), put("k", "from c1"), null);
+        CompletableFuture<WriteResult> b2 = store.writeAsync("b", sequencer("b", 2), put("k", "from b2"), null);
+        CompletableFuture<WriteResult> a2 = store.writeAsync("a", sequencer("a", 2), put("k", "from a2"), null);
+        assertThat(List.of(b1, c1, b2, a2)).as("queued behind the held batch").noneMatch(Future::isDone);
+        releaseFirstGroup.countDown();
+
+        assertThat(holder.get(WAIT_SECONDS, TimeUnit.SECONDS).revision()).isEqualTo(1);
+        assertThat(b1.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(new WriteResult("b", 1, 1, 1, 1, false));
+        assertThat(b2.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(new WriteResult("b", 2, 2, 2, 1, false));
+        assertThat(c1.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(new WriteResult("c", 1, 1, 1, 1, false));
+        assertThat(a2.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(new WriteResult("a", 2, 2, 2, 1, false));
+        assertThat(groups).as("one group per scope, in order of each scope's first write")
+                .containsExactly(1, 2, 1, 1);
+        assertThat(store.batchesWritten() - batchesBefore).as("the held batch, then one for all four writes")
+                .isEqualTo(2);
+        store.close();
+        store = StoreEngine.open(dir, StoreOptions.defaults());
+        assertThat(text(store.get("b", bytes("k"), null).value())).isEqualTo("from b2");
+        assertThat(text(store.get("c", bytes("k"), null).value())).isEqualTo("from c1");
+        assertThat(store.accepted("a")).isEqualTo(2);
+    }
+
+    @Test
+    void writeAsync_whenBatchFails_failsTheScopesItHeldAndKeepsRefusalsOfTheOthers() throws Exception {
+        store.write("b", sequencer("b", 5), put("k", "from 5"), null);
+        store.write("c", sequencer("c", 5), put("k", "from 5"), null);
+        holdFirstGroup(group -> store.refuseSyncedWritesForTest(group == 2 || group == 3));
+        Future<WriteResult> holder = writeAsync("a", 1, "k", "from a1", null);
+        awaitHeld();
+
+        CompletableFuture<WriteResult> applied = store.writeAsync("b", sequencer("b", 6), put("k", "6"), null);
+        CompletableFuture<WriteResult> staleInB = store.writeAsync("b", sequencer("b", 4), put("k", "4"), null);
+        CompletableFuture<WriteResult> staleInC = store.writeAsync("c", sequencer("c", 4), put("k", "4"), null);
+        releaseFirstGroup.countDown();
+
+        holder.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        for (CompletableFuture<WriteResult> write : List.of(applied, staleInB)) {
+            assertThatThrownBy(() -> write.get(WAIT_SECONDS, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(UnavailableException.class)
+                    .hasMessageContaining("scope 'b'").hasMessageContaining("failed with its group of 2");
+        }
+        assertThatThrownBy(() -> staleInC.get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .as("scope c had nothing in the failed write: its refusal stands")
+                .hasCauseInstanceOf(StaleTokenException.class);
+        store.refuseSyncedWritesForTest(false);
+        assertThat(store.accepted("b")).isEqualTo(5);
+        assertThat(store.scope("b").revision()).isEqualTo(1);
+        assertThat(store.write("b", sequencer("b", 6), put("k", "6 again"), null).revision()).isEqualTo(2);
+    }
+
+    @Test
+    void close_withWritesQueued_commitsThemFirstAndRefusesLaterWrites() throws Exception {
+        holdFirstGroup();
+        Future<WriteResult> holder = writeAsync("a", 1, "k", "from a1", null);
+        awaitHeld();
+        CompletableFuture<WriteResult> queued = store.writeAsync("b", sequencer("b", 1), put("k", "queued"), null);
+        StoreEngine closing = store;
+        CompletableFuture<Void> closed = CompletableFuture.runAsync(closing::close, pool);
+        await().atMost(Duration.ofSeconds(WAIT_SECONDS)).until(() -> {
+            try {
+                closing.writeAsync("c", sequencer("c", 1), put("k", "late"), null);
+                return false;
+            } catch (UnavailableException refused) {
+                return true; // the committer is stopping: nothing more is taken
+            }
+        });
+        releaseFirstGroup.countDown();
+
+        closed.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertThat(holder.get(WAIT_SECONDS, TimeUnit.SECONDS).revision()).isEqualTo(1);
+        assertThat(queued.get(WAIT_SECONDS, TimeUnit.SECONDS).revision()).isEqualTo(1);
+        assertThatThrownBy(() -> closing.write("b", sequencer("b", 2), put("k", "after"), null))
+                .isInstanceOf(UnavailableException.class).hasMessageContaining("clos");
+        store = StoreEngine.open(dir, StoreOptions.defaults());
+        assertThat(text(store.get("b", bytes("k"), null).value())).isEqualTo("queued");
+        assertThat(store.get("c", bytes("k"), null).present()).isFalse();
+    }
+
+    @Test
+    void writeAsync_whenQueueHoldsWritesQueuedMax_refusesTheNextWithLimitExceeded() throws Exception {
+        holdFirstGroup();
+        Future<WriteResult> holder = writeAsync("a", 1, "k", "from a1", null);
+        awaitHeld();
+        List<CompletableFuture<WriteResult>> queued = new ArrayList<>();
+        for (int i = 0; i < StoreEngine.WRITES_QUEUED_MAX; i++) {
+            queued.add(store.writeAsync("b", sequencer("b", 1), put("k" + i, "v"), null));
+        }
+
+        assertThatThrownBy(() -> store.writeAsync("b", sequencer("b", 1), put("over", "v"), null))
+                .isInstanceOf(LimitExceededException.class).hasMessageContaining("writesQueuedMax")
+                .hasMessageContaining(Integer.toString(StoreEngine.WRITES_QUEUED_MAX));
+        releaseFirstGroup.countDown();
+        holder.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        CompletableFuture.allOf(queued.toArray(CompletableFuture[]::new)).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertThat(store.scope("b").revision()).isEqualTo(StoreEngine.WRITES_QUEUED_MAX);
+        assertThat(store.get("b", bytes("over"), null).present()).isFalse();
+        assertThat(store.write("b", sequencer("b", 1), put("over", "v"), null).revision())
+                .as("accepted again once the queue drained").isEqualTo(StoreEngine.WRITES_QUEUED_MAX + 1);
     }
 
     // ---- helpers ----

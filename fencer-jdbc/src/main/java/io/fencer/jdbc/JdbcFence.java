@@ -211,7 +211,9 @@ public final class JdbcFence {
      * <p>Two differences from {@code check} then a write, both on PostgreSQL only: when the write itself fails
      * (a constraint, a syntax error), its {@link SQLException} is reported even if the token was also stale, and
      * the caller rolls back as for any failed statement; and on a scope's first use, which has no row to lock
-     * yet, the fence row is inserted after the write, still in the same transaction.
+     * yet, the fence row is inserted after the write, still in the same transaction. Writes racing on that first
+     * use are ordered by the row's insert: their commits stay in token order, but values their statements draw
+     * (a sequence, an identity column) may interleave across tokens.
      *
      * @param sql one statement that returns no rows ({@code INSERT}, {@code UPDATE}, {@code DELETE}); it may not
      *     contain {@code ;}, so it cannot smuggle a second statement past the count

@@ -10,7 +10,9 @@ import java.util.function.Supplier;
  *
  * <p>A fence is bound to one lock name: tokens of any other lock are refused with
  * {@link ScopeMismatchException}, never compared. Stale tokens are refused with
- * {@link StaleTokenException}, which carries the accepted token. Thread-safe.
+ * {@link StaleTokenException}, which carries the accepted token. Thread-safe. A mutation must not write through
+ * its own fence again: that call is refused with {@link IllegalStateException}, because letting it through would let
+ * the inner write advance the accepted token and the outer one then lower it.
  *
  * <pre>{@code
  * Fence fence = Fence.create("orders", FencePolicy.AT_LEAST);
@@ -61,11 +63,15 @@ public final class Fence {
      *
      * @throws ScopeMismatchException when the token belongs to another lock
      * @throws StaleTokenException when the policy refuses the token against the accepted one
+     * @throws IllegalStateException when called from inside one of this fence's own mutations
      */
     public <T> T call(FencingToken token, Supplier<T> mutation) {
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(mutation, "mutation");
         checkScope(token);
+        if (lock.isHeldByCurrentThread()) {
+            throw reentered(token);
+        }
         lock.lock();
         try {
             checkAccepted(token);
@@ -106,6 +112,12 @@ public final class Fence {
 
     private ScopeMismatchException mismatch(FencingToken token) {
         return new ScopeMismatchException(scope, token);
+    }
+
+    private IllegalStateException reentered(FencingToken token) {
+        return new IllegalStateException("write with token " + token.value() + " through fence " + scope
+                + " from inside that fence's own mutation, on thread " + Thread.currentThread().getName()
+                + "; a mutation must not write through its own fence");
     }
 
     private StaleTokenException stale(FencingToken token) {

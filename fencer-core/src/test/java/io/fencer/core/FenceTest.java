@@ -63,6 +63,7 @@ class FenceTest {
         assertThatThrownBy(() -> fence.check(new FencingToken("orders", 39))).isInstanceOf(StaleTokenException.class);
         fence.check(new FencingToken("orders", 40));
     }
+
     @Test
     void call_fromInsideItsOwnMutation_isRefusedAndAcceptedNeverDecreases() {
         // Regression: with a reentrant lock the inner call advanced the accepted token to 6 and the outer one then

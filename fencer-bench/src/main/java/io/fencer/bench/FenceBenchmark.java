@@ -26,8 +26,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * scope and token check. Target: the fence adds at most 10%.
  *
  * <p>{@link #guardedMutation()} splits the difference in two: it hands the mutation to another object that runs it
- * under its own lock, as the fence does, but checks nothing. Fenced minus guarded is what the check costs; guarded
- * minus unfenced is what the shape of the call costs.
+ * under its own lock, as the fence does, but checks nothing. Fenced minus guarded is what the check and the fence's
+ * re-entry guard cost; guarded minus unfenced is what the shape of the call costs.
  *
  * <p>Run: {@code ./mvnw -B -q -pl fencer-bench -am package -DskipTests && java -jar
  * fencer-bench/target/benchmarks.jar FenceBenchmark}

@@ -75,7 +75,7 @@ final class KeepAliver implements AutoCloseable {
     private String streamEndpoint;
     private long generation;
     private long reopenNotBeforeNanos;
-    private long backoffNanos = Router.BACKOFF_INITIAL_NANOS;
+    private long backoffNanos = RetryBudget.BACKOFF_INITIAL_NANOS;
 
     KeepAliver(Router router, Ticker ticker) {
         this.router = router;
@@ -239,7 +239,7 @@ final class KeepAliver implements AutoCloseable {
         if (sentNanos != null && sentNanos - lease.leaseStartNanos > 0) {
             lease.leaseStartNanos = sentNanos;
         }
-        backoffNanos = Router.BACKOFF_INITIAL_NANOS;
+        backoffNanos = RetryBudget.BACKOFF_INITIAL_NANOS;
     }
 
     private void streamFailed(long streamGeneration, Throwable failure) {
@@ -255,8 +255,8 @@ final class KeepAliver implements AutoCloseable {
             LOG.log(System.Logger.Level.WARNING, "keepalive stream failed, reopening: {0}", lastStreamError);
         }
         router.onFailure(endpoint, failure);
-        reopenNotBeforeNanos = System.nanoTime() + Router.jitter(backoffNanos);
-        backoffNanos = Math.min(backoffNanos * 2, Router.BACKOFF_MAX_NANOS);
+        reopenNotBeforeNanos = System.nanoTime() + RetryBudget.jitter(backoffNanos);
+        backoffNanos = Math.min(backoffNanos * 2, RetryBudget.BACKOFF_MAX_NANOS);
         markAllDue();
     }
 

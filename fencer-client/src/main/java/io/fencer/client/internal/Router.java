@@ -22,7 +22,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The client's way to the leader: one lazily created plaintext channel per endpoint, a current endpoint that
@@ -38,8 +37,6 @@ import java.util.concurrent.ThreadLocalRandom;
  * on real time, and a frozen test ticker must not make a call retry forever. Thread-safe.
  */
 final class Router implements AutoCloseable {
-    static final long BACKOFF_INITIAL_NANOS = MILLISECONDS.toNanos(20);
-    static final long BACKOFF_MAX_NANOS = MILLISECONDS.toNanos(500);
     /** The shortest time one attempt may take before the call moves on, unless the whole budget is shorter. */
     private static final long ATTEMPT_NANOS_MIN = MILLISECONDS.toNanos(1_000);
     private static final long SHUTDOWN_WAIT_MILLIS = 1_000;
@@ -89,10 +86,16 @@ final class Router implements AutoCloseable {
     private final Map<String, Long> suspectedUntilNanos = new ConcurrentHashMap<>();
     private final long callTimeoutNanos;
     private final long attemptTimeoutNanos;
+    private final RetryBudget.Sleeper sleeper;
     private volatile String current;
     private volatile boolean closed;
 
     Router(List<String> endpoints, long callTimeoutNanos) {
+        this(endpoints, callTimeoutNanos, RetryBudget.SYSTEM);
+    }
+
+    /** Makes a router whose retries wait with {@code sleeper}: tests make it oversleep. */
+    Router(List<String> endpoints, long callTimeoutNanos, RetryBudget.Sleeper sleeper) {
         if (endpoints.isEmpty()) {
             throw new IllegalArgumentException("at least one endpoint (host:port) is required");
         }
@@ -110,6 +113,7 @@ final class Router implements AutoCloseable {
         this.callTimeoutNanos = callTimeoutNanos;
         // An attempt gets a third of the budget, so a hung peer (paused, partitioned) leaves time for the others.
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
+        this.sleeper = sleeper;
         this.current = checked.get(0);
     }
 
@@ -195,33 +199,31 @@ final class Router implements AutoCloseable {
      * @throws IllegalStateException when the client is closed
      */
     <T> T call(String operation, long budgetNanos, Attempt<T> attempt) {
-        long deadline = System.nanoTime() + budgetNanos;
+        RetryBudget budget = new RetryBudget(budgetNanos, sleeper);
         String endpoint = current;
-        Set<String> tried = null;
-        long backoffNanos = BACKOFF_INITIAL_NANOS;
+        Set<String> tried = null; // made on the first failure: the common call succeeds at once
         boolean pausedLast = true;
         while (true) {
             Peer peer = peer(endpoint);
-            long remaining = Math.max(1, deadline - System.nanoTime());
             try {
                 return attempt.run(new AttemptCalls(peer.channel(), peer.pipeline(),
-                        Math.min(remaining, attemptTimeoutNanos)));
+                        Math.min(budget.remainingNanos(), attemptTimeoutNanos)));
             } catch (StatusRuntimeException failure) {
                 if (!isRetryable(failure) || closed || Thread.currentThread().isInterrupted()) {
                     throw ErrorCatalogue.toException(failure);
                 }
+                budget.failed(failure);
                 tried = tried == null ? new LinkedHashSet<>() : tried;
                 tried.add(endpoint);
                 String next = onFailure(endpoint, failure);
+                long backoffNanos = budget.nextBackoffNanos();
                 // Follow a named leader at once, but not twice in a row: two peers naming each other must not spin.
                 long pauseNanos = !next.equals(endpoint) && pausedLast && leaderAddress(failure).isPresent()
-                        ? 0 : jitter(backoffNanos);
+                        ? 0 : backoffNanos;
                 pausedLast = pauseNanos > 0;
-                backoffNanos = Math.min(backoffNanos * 2, BACKOFF_MAX_NANOS);
-                if (System.nanoTime() + pauseNanos >= deadline) {
-                    throw unavailable(operation, budgetNanos, tried, failure);
+                if (!budget.pauseBeforeRetry(operation, pauseNanos)) {
+                    throw unavailable(operation, budgetNanos, tried, budget);
                 }
-                pause(operation, pauseNanos, failure);
                 endpoint = next;
                 resetBackoffIfFailing(peer(endpoint));
             }
@@ -350,30 +352,12 @@ final class Router implements AutoCloseable {
         }
     }
 
-    /** Returns a pause between half and all of {@code nanos}, so that many clients do not retry in step. */
-    static long jitter(long nanos) {
-        return nanos / 2 + ThreadLocalRandom.current().nextLong(nanos / 2 + 1);
-    }
-
-    private static void pause(String operation, long nanos, Throwable failure) {
-        if (nanos <= 0) {
-            return;
-        }
-        try {
-            NANOSECONDS.sleep(nanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new UnavailableException(operation + " was interrupted while retrying; last error: "
-                    + describe(failure), failure);
-        }
-    }
-
     private UnavailableException unavailable(String operation, long budgetNanos, Set<String> tried,
-            Throwable lastFailure) {
+            RetryBudget budget) {
         return new UnavailableException(operation + " failed: no leader answered within "
                 + NANOSECONDS.toMillis(budgetNanos) + " ms; endpoints tried: " + String.join(", ", tried)
-                + " (known: " + String.join(", ", endpoints) + "); last error: " + describe(lastFailure)
-                + "; the call may or may not have taken effect", lastFailure);
+                + " (known: " + String.join(", ", endpoints) + "); last error: " + budget.lastErrors()
+                + "; the call may or may not have taken effect", budget.lastFailure());
     }
 
     /** Returns a one-line account of a failed call: status, description, and the transport's own cause. */

@@ -67,8 +67,14 @@ final class StoreConnection implements AutoCloseable {
     private final Pipeline<?, ?> pipeline; // null when off (Router.PIPELINE)
     private final long callTimeoutNanos;
     private final long attemptTimeoutNanos;
+    private final RetryBudget.Sleeper sleeper;
 
     StoreConnection(String endpoint, long callTimeoutNanos) {
+        this(endpoint, callTimeoutNanos, RetryBudget.SYSTEM);
+    }
+
+    /** Makes a connection whose retries wait with {@code sleeper}: tests make it oversleep. */
+    StoreConnection(String endpoint, long callTimeoutNanos, RetryBudget.Sleeper sleeper) {
         if (callTimeoutNanos <= 0) {
             throw new IllegalArgumentException("call timeout must be positive: " + callTimeoutNanos + " ns");
         }
@@ -89,6 +95,7 @@ final class StoreConnection implements AutoCloseable {
         this.pipeline = Router.PIPELINE ? Pipeline.store(channel) : null;
         this.callTimeoutNanos = callTimeoutNanos;
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
+        this.sleeper = sleeper;
     }
 
     String endpoint() {
@@ -104,11 +111,10 @@ final class StoreConnection implements AutoCloseable {
      * @throws io.fencer.core.FencerException of the store's reason when the store refused the call
      */
     <T> T call(String operation, Retry retry, int[] attempts, Attempt<T> attempt) {
-        long deadline = System.nanoTime() + callTimeoutNanos;
-        long backoffNanos = Router.BACKOFF_INITIAL_NANOS;
+        RetryBudget budget = new RetryBudget(callTimeoutNanos, sleeper);
         int made = 0;
         while (true) {
-            long remaining = Math.max(1, deadline - System.nanoTime());
+            long remaining = budget.remainingNanos();
             long attemptNanos = retry == Retry.IDEMPOTENT ? Math.min(remaining, attemptTimeoutNanos) : remaining;
             made++;
             if (attempts != null) {
@@ -120,12 +126,10 @@ final class StoreConnection implements AutoCloseable {
                 if (!Router.isRetryable(failure) || Thread.currentThread().isInterrupted()) {
                     throw ErrorCatalogue.toException(failure);
                 }
-                long pauseNanos = Router.jitter(backoffNanos);
-                if (retry == Retry.ONCE || System.nanoTime() + pauseNanos >= deadline || channel.isShutdown()) {
-                    throw unavailable(operation, made, failure);
+                budget.failed(failure);
+                if (retry == Retry.ONCE || channel.isShutdown() || !budget.pauseBeforeRetry(operation, budget.nextBackoffNanos())) {
+                    throw unavailable(operation, made, budget);
                 }
-                backoffNanos = Math.min(backoffNanos * 2, Router.BACKOFF_MAX_NANOS);
-                pause(operation, pauseNanos, failure);
                 // do not wait for gRPC's own reconnect backoff (up to 2 minutes): a restarted store is used at once
                 if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
                     channel.resetConnectBackoff();
@@ -134,21 +138,11 @@ final class StoreConnection implements AutoCloseable {
         }
     }
 
-    private UnavailableException unavailable(String operation, int attempts, StatusRuntimeException failure) {
+    private UnavailableException unavailable(String operation, int attempts, RetryBudget budget) {
         return new UnavailableException(operation + " failed: the store at " + endpoint + " did not answer ("
                 + attempts + (attempts == 1 ? " attempt" : " attempts") + " within "
-                + NANOSECONDS.toMillis(callTimeoutNanos) + " ms; last error: " + Router.describe(failure)
-                + "); it may or may not have taken effect", failure);
-    }
-
-    private static void pause(String operation, long nanos, Throwable failure) {
-        try {
-            NANOSECONDS.sleep(nanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new UnavailableException(operation + " was interrupted while retrying; last error: "
-                    + Router.describe(failure) + "; it may or may not have taken effect", failure);
-        }
+                + NANOSECONDS.toMillis(callTimeoutNanos) + " ms; last error: " + budget.lastErrors()
+                + "); it may or may not have taken effect", budget.lastFailure());
     }
 
     /** Shuts the channel down, waiting briefly for calls in flight. Idempotent. */

@@ -3,6 +3,7 @@ package io.fencer.client.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fencer.api.v1.FenceRequest;
 import io.fencer.client.FencedStore;
 import io.fencer.client.Fencer;
 import io.fencer.client.ScopeInfo;
@@ -21,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -225,6 +227,26 @@ class FencedStoreTest {
 
         assertThat(store.fence("orders").accepted()).isEqualTo(32);
         assertThat(server.count("Fence")).isEqualTo(2);
+    }
+
+    @Test
+    void fence_retryPauseOversleepsTheCallTimeout_failsWithTheRealErrorWithoutAnotherAttempt() {
+        server.failNext("Fence", FakeStore.unavailable());
+        // A thread descheduled on a loaded machine wakes from its backoff after the call's timeout has passed.
+        long timeoutNanos = Duration.ofMillis(300).toNanos();
+        try (StoreConnection connection = new StoreConnection(server.endpoint(), timeoutNanos,
+                nanos -> TimeUnit.NANOSECONDS.sleep(nanos + timeoutNanos))) {
+            int[] attempts = new int[1];
+            FenceRequest request = FenceRequest.newBuilder().setScope("orders").build();
+
+            assertThatThrownBy(() -> connection.call("Fence of scope 'orders'", StoreConnection.Retry.IDEMPOTENT,
+                    attempts, calls -> calls.stub().fence(request)))
+                    .isInstanceOf(UnavailableException.class)
+                    .hasMessageContaining("(1 attempt within 300 ms; last error: UNAVAILABLE")
+                    .hasMessageNotContaining("DEADLINE_EXCEEDED");
+            assertThat(attempts[0]).isEqualTo(1);
+            assertThat(server.count("Fence")).isEqualTo(1);
+        }
     }
 
     @Test

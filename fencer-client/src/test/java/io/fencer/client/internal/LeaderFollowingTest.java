@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.Reason;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
@@ -13,6 +15,8 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.UnavailableException;
 import io.grpc.Status;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -168,8 +172,30 @@ class LeaderFollowingTest {
                 .isInstanceOf(UnavailableException.class)
                 .hasMessageContaining(follower.endpoint())
                 .hasMessageContaining(leader.endpoint())
-                .hasMessageContaining("last error: UNAVAILABLE REASON_NOT_LEADER");
+                // when the deadline cuts the last attempt short, the not-leader answer is named as the error before it
+                .hasMessageContaining("UNAVAILABLE REASON_NOT_LEADER");
         assertThat(follower.locks.count("Describe")).isPositive();
+    }
+
+    @Test
+    void call_retryPauseOversleepsTheCallTimeout_failsWithTheLastRealErrorWithoutAnotherAttempt() {
+        follower.locks.failEverything = FakeLocks.notLeader("");
+        leader.locks.failEverything = FakeLocks.notLeader("");
+        // A thread descheduled on a loaded machine wakes from its backoff after the call's timeout has passed.
+        long timeoutNanos = Duration.ofMillis(300).toNanos();
+        DescribeRequest request = DescribeRequest.newBuilder().setLock("orders").build();
+        try (Router router = new Router(List.of(follower.endpoint(), leader.endpoint()), timeoutNanos,
+                nanos -> TimeUnit.NANOSECONDS.sleep(nanos + timeoutNanos))) {
+
+            assertThatThrownBy(() -> router.call("Describe orders",
+                    calls -> calls.call(LocksGrpc.getDescribeMethod(), request)))
+                    .isInstanceOf(UnavailableException.class)
+                    .hasMessageContaining("endpoints tried: " + follower.endpoint() + " (known:")
+                    .hasMessageContaining("last error: UNAVAILABLE REASON_NOT_LEADER")
+                    .hasMessageNotContaining("DEADLINE_EXCEEDED");
+            assertThat(follower.locks.count("Describe")).isEqualTo(1);
+            assertThat(leader.locks.count("Describe")).isZero();
+        }
     }
 
     @Test
@@ -196,7 +222,8 @@ class LeaderFollowingTest {
 
     @Test
     void call_cancelledByTheServer_isRetried() {
-        leader.locks.failNext("Describe", Status.CANCELLED.withDescription("server shutting down").asRuntimeException());
+        leader.locks.failNext("Describe",
+                Status.CANCELLED.withDescription("server shutting down").asRuntimeException());
         connect(Duration.ofSeconds(10), leader.endpoint());
 
         assertThat(client.describe("orders").lock()).isEqualTo("orders");

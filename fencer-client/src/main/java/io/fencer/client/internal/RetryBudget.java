@@ -1,0 +1,109 @@
+package io.fencer.client.internal;
+
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+
+import io.fencer.core.UnavailableException;
+import io.grpc.StatusRuntimeException;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * One call's retry budget: its deadline on {@link System#nanoTime()} (gRPC deadlines run on real time), the
+ * backoff between attempts, and the last two failures, so that the error at the end names what went wrong and not
+ * only the attempt the deadline cut short.
+ *
+ * <p>A retry never starts once the deadline has passed. The pause before it may end past the deadline even when it
+ * was shorter than the time left (a thread descheduled on a loaded machine oversleeps); an attempt started then
+ * would get no time at all and fail DEADLINE_EXCEEDED at once, hiding the error that made the call retry.
+ * Not thread-safe: one per call.
+ */
+final class RetryBudget {
+    static final long BACKOFF_INITIAL_NANOS = MILLISECONDS.toNanos(20);
+    static final long BACKOFF_MAX_NANOS = MILLISECONDS.toNanos(500);
+
+    /** How a retry waits: {@link #SYSTEM}, or in tests one that oversleeps as a descheduled thread does. */
+    @FunctionalInterface
+    interface Sleeper {
+        void sleep(long nanos) throws InterruptedException;
+    }
+
+    static final Sleeper SYSTEM = NANOSECONDS::sleep;
+
+    private final long deadlineNanos;
+    private final Sleeper sleeper;
+    private long backoffNanos = BACKOFF_INITIAL_NANOS;
+    private StatusRuntimeException last;
+    private StatusRuntimeException beforeLast;
+
+    RetryBudget(long budgetNanos, Sleeper sleeper) {
+        if (budgetNanos <= 0) {
+            throw new IllegalArgumentException("budget must be positive: " + budgetNanos + " ns");
+        }
+        this.deadlineNanos = System.nanoTime() + budgetNanos;
+        this.sleeper = sleeper;
+    }
+
+    /** Returns the time left for the next attempt: at least 1 ns, since the first attempt always runs. */
+    long remainingNanos() {
+        return Math.max(1, deadlineNanos - System.nanoTime());
+    }
+
+    /** Returns the next backoff pause, with jitter, and doubles the backoff up to {@link #BACKOFF_MAX_NANOS}. */
+    long nextBackoffNanos() {
+        long pauseNanos = jitter(backoffNanos);
+        backoffNanos = Math.min(backoffNanos * 2, BACKOFF_MAX_NANOS);
+        return pauseNanos;
+    }
+
+    /** Returns a pause between half and all of {@code nanos}, so that many clients do not retry in step. */
+    static long jitter(long nanos) {
+        return nanos / 2 + ThreadLocalRandom.current().nextLong(nanos / 2 + 1);
+    }
+
+    /** Records {@code failure} as the latest failed attempt's, for {@link #lastErrors()}. */
+    void failed(StatusRuntimeException failure) {
+        beforeLast = last;
+        last = failure;
+    }
+
+    /** Returns the latest failure recorded. */
+    StatusRuntimeException lastFailure() {
+        return last;
+    }
+
+    /**
+     * Waits {@code pauseNanos} before a retry and returns true when the retry may start: false, without waiting,
+     * when the pause would end at or past the deadline, and false after waiting when the deadline has passed.
+     *
+     * @throws UnavailableException naming {@code operation} and the last errors when interrupted while waiting;
+     *     the thread's interrupt is kept
+     */
+    boolean pauseBeforeRetry(String operation, long pauseNanos) {
+        if (System.nanoTime() + pauseNanos - deadlineNanos >= 0) {
+            return false;
+        }
+        if (pauseNanos > 0) {
+            try {
+                sleeper.sleep(pauseNanos);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new UnavailableException(operation + " was interrupted while retrying; last error: "
+                        + lastErrors() + "; the call may or may not have taken effect", last);
+            }
+        }
+        return deadlineNanos - System.nanoTime() > 0;
+    }
+
+    /**
+     * Returns the latest failure, described, and the one before it when it differs: an attempt cut short by the
+     * deadline fails DEADLINE_EXCEEDED, and the reason the call kept retrying is the error before it.
+     */
+    String lastErrors() {
+        String latest = Router.describe(last);
+        if (beforeLast == null) {
+            return latest;
+        }
+        String previous = Router.describe(beforeLast);
+        return previous.equals(latest) ? latest : latest + "; the error before it: " + previous;
+    }
+}

@@ -1,0 +1,97 @@
+package io.fencer.client.internal;
+
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+import static java.util.concurrent.TimeUnit.NANOSECONDS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fencer.core.UnavailableException;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class RetryBudgetTest {
+    private final List<Long> slept = new ArrayList<>();
+
+    @Test
+    void pauseBeforeRetry_timeLeftAfterThePause_sleepsAndAllowsTheRetry() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(60_000), slept::add);
+
+        assertThat(budget.pauseBeforeRetry("Describe orders", MILLISECONDS.toNanos(20))).isTrue();
+        assertThat(slept).containsExactly(MILLISECONDS.toNanos(20));
+    }
+
+    @Test
+    void pauseBeforeRetry_pauseEndingPastTheDeadline_refusesWithoutSleeping() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(10_000), slept::add);
+
+        assertThat(budget.pauseBeforeRetry("Describe orders", MILLISECONDS.toNanos(20_000))).isFalse();
+        assertThat(slept).isEmpty();
+    }
+
+    @Test
+    void pauseBeforeRetry_sleepOverrunsTheDeadline_refusesTheRetry() {
+        long budgetNanos = MILLISECONDS.toNanos(50);
+        // a thread descheduled while it pauses wakes late: here always past the deadline
+        RetryBudget budget = new RetryBudget(budgetNanos, nanos -> NANOSECONDS.sleep(nanos + budgetNanos));
+
+        assertThat(budget.pauseBeforeRetry("Describe orders", MILLISECONDS.toNanos(1))).isFalse();
+        assertThat(budget.remainingNanos()).isEqualTo(1);
+    }
+
+    @Test
+    void pauseBeforeRetry_interrupted_failsUnavailableNamingTheLastErrorAndKeepsTheInterrupt() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(60_000), nanos -> {
+            throw new InterruptedException();
+        });
+        budget.failed(Status.UNAVAILABLE.withDescription("connection refused").asRuntimeException());
+        try {
+            assertThatThrownBy(() -> budget.pauseBeforeRetry("Describe orders", MILLISECONDS.toNanos(20)))
+                    .isInstanceOf(UnavailableException.class)
+                    .hasMessage("Describe orders was interrupted while retrying; last error: UNAVAILABLE: "
+                            + "connection refused; the call may or may not have taken effect")
+                    .hasCause(budget.lastFailure());
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+    }
+
+    @Test
+    void nextBackoffNanos_doublesWithJitterUpToTheMaximum() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(1_000), slept::add);
+        long expected = RetryBudget.BACKOFF_INITIAL_NANOS;
+        for (int retry = 0; retry < 10; retry++) {
+            assertThat(budget.nextBackoffNanos()).as("retry %d", retry).isBetween(expected / 2, expected);
+            expected = Math.min(expected * 2, RetryBudget.BACKOFF_MAX_NANOS);
+        }
+        assertThat(expected).isEqualTo(RetryBudget.BACKOFF_MAX_NANOS);
+    }
+
+    @Test
+    void lastErrors_attemptCutShortByTheDeadline_namesTheErrorBeforeIt() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(1_000), slept::add);
+        budget.failed(Status.UNAVAILABLE.withDescription("no leader yet").asRuntimeException());
+        budget.failed(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after 0 ms").asRuntimeException());
+
+        assertThat(budget.lastErrors()).isEqualTo("DEADLINE_EXCEEDED: deadline exceeded after 0 ms; "
+                + "the error before it: UNAVAILABLE: no leader yet");
+        assertThat(budget.lastFailure().getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    }
+
+    @Test
+    void lastErrors_sameErrorTwice_namesItOnce() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(1_000), slept::add);
+        budget.failed(Status.UNAVAILABLE.withDescription("connection refused").asRuntimeException());
+        budget.failed(Status.UNAVAILABLE.withDescription("connection refused").asRuntimeException());
+
+        assertThat(budget.lastErrors()).isEqualTo("UNAVAILABLE: connection refused");
+    }
+
+    @Test
+    void constructor_budgetNotPositive_failsNamingIt() {
+        assertThatThrownBy(() -> new RetryBudget(0, slept::add))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("budget must be positive: 0 ns");
+    }
+}

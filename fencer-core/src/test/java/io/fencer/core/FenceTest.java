@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class FenceTest {
@@ -128,6 +129,32 @@ class FenceTest {
         holder.join();
         releaser.join();
         assertThat(data).containsExactly("first", "held", "second");
+        assertThat(fence.accepted()).isEqualTo(2);
+    }
+
+    @Test
+    void call_onAThreadWhoseGetIdIsOverriddenToZero_isRefusedAndTheFenceStaysUsable() throws Exception {
+        Fence fence = Fence.create("orders", FencePolicy.AT_LEAST);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Thread odd = new Thread(() -> {
+            try {
+                fence.run(new FencingToken("orders", 1), () -> data.add("odd"));
+            } catch (RuntimeException e) {
+                failure.set(e);
+            }
+        }, "odd-thread") {
+            @Override
+            public long getId() {
+                return 0; // the mutex's "free" state: taking it with this id would leave it free
+            }
+        };
+        odd.start();
+        odd.join();
+        assertThat(failure.get()).isInstanceOf(IllegalStateException.class)
+                .hasMessage("thread odd-thread reports id 0 from an overridden Thread.getId(); a Fence tells its "
+                        + "holder by a positive thread id");
+        fence.run(new FencingToken("orders", 2), () -> data.add("normal"));
+        assertThat(data).containsExactly("normal");
         assertThat(fence.accepted()).isEqualTo(2);
     }
 

@@ -127,7 +127,8 @@ final class StoreConnection implements AutoCloseable {
                     throw ErrorCatalogue.toException(failure);
                 }
                 budget.failed(failure);
-                if (retry == Retry.ONCE || channel.isShutdown() || !budget.pauseBeforeRetry(operation, budget.nextBackoffNanos())) {
+                boolean mayRetry = retry == Retry.IDEMPOTENT && !channel.isShutdown();
+                if (!mayRetry || !budget.pauseBeforeRetry(operation, budget.nextBackoffNanos())) {
                     throw unavailable(operation, made, budget);
                 }
                 // do not wait for gRPC's own reconnect backoff (up to 2 minutes): a restarted store is used at once

@@ -156,7 +156,7 @@ final class AcquireCall {
             }
         }
         pending.unregister(waiter);
-        LocksService.reply(call, response, error);
+        Replies.send(call, response, error);
     }
 
     static AcquireResponse acquired(FencingToken token, TokenKeys keys) {

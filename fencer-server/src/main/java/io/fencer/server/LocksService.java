@@ -121,9 +121,9 @@ final class LocksService extends LocksGrpc.LocksImplBase {
                 return;
             }
             proposer.propose(acquire).thenApply(this::tryAcquireResponse)
-                    .whenComplete((response, error) -> reply(call, response, error));
+                    .whenComplete((response, error) -> Replies.send(call, response, error));
         } catch (RuntimeException e) {
-            reply(call, null, e);
+            Replies.send(call, null, e);
         }
     }
 
@@ -205,7 +205,8 @@ final class LocksService extends LocksGrpc.LocksImplBase {
     @Override
     public StreamObserver<PipelineRequest> pipeline(StreamObserver<PipelineResponse> out) {
         ServerCallStreamObserver<PipelineResponse> call = (ServerCallStreamObserver<PipelineResponse>) out;
-        LocksPipeline stream = new LocksPipeline(this, call, latencyNanos, pipelineStreams::remove);
+        PipelineStream<PipelineRequest, PipelineResponse> stream =
+                new PipelineStream<>(call, new LocksPipeline(this), latencyNanos, pipelineStreams::remove);
         pipelineStreams.add(stream);
         return stream;
     }
@@ -308,25 +309,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
         }
-        answer.whenComplete((response, error) -> reply(out, response, error));
-    }
-
-    /** Sends a unary call's single answer: the response, or the error mapped by the catalogue. */
-    static <T> void reply(StreamObserver<T> out, T response, Throwable error) {
-        ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
-        if (call.isCancelled()) {
-            return;
-        }
-        try {
-            if (error != null) {
-                call.onError(ErrorCatalogue.toStatusException(error));
-            } else {
-                call.onNext(response);
-                call.onCompleted();
-            }
-        } catch (RuntimeException e) {
-            LOG.debug("call ended before its answer", e); // cancelled by the client meanwhile
-        }
+        answer.whenComplete((response, error) -> Replies.send(out, response, error));
     }
 
     /** Returns {@code result} as the expected type; a rejection throws its typed error. */

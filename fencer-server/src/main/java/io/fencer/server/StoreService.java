@@ -102,13 +102,13 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             outcome = engine.writeAsync(request.getScope(), request.getSequencer(), ops, idempotencyKey);
         } catch (RuntimeException e) {
             metrics.recordWrite(startNanos, e);
-            LocksService.reply(out, null, e);
+            Replies.send(out, null, e);
             return;
         }
         outcome.whenComplete((result, failure) -> {
             Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
             metrics.recordWrite(startNanos, cause);
-            LocksService.reply(out, cause == null ? response(result) : null, cause);
+            Replies.send(out, cause == null ? response(result) : null, cause);
         });
     }
 
@@ -118,8 +118,9 @@ final class StoreService extends StoreGrpc.StoreImplBase {
      */
     @Override
     public StreamObserver<StorePipelineRequest> pipeline(StreamObserver<StorePipelineResponse> out) {
-        StorePipeline stream = new StorePipeline(this, (ServerCallStreamObserver<StorePipelineResponse>) out,
-                (method, nanos) -> { }, pipelineStreams::remove);
+        PipelineStream<StorePipelineRequest, StorePipelineResponse> stream = new PipelineStream<>(
+                (ServerCallStreamObserver<StorePipelineResponse>) out, new StorePipeline(this), (method, nanos) -> { },
+                pipelineStreams::remove);
         pipelineStreams.add(stream);
         return stream;
     }
@@ -268,13 +269,13 @@ final class StoreService extends StoreGrpc.StoreImplBase {
                 try {
                     response = call.get();
                 } catch (RuntimeException e) {
-                    LocksService.reply(observer, null, e);
+                    Replies.send(observer, null, e);
                     return;
                 }
-                LocksService.reply(observer, response, null);
+                Replies.send(observer, response, null);
             });
         } catch (RejectedExecutionException e) {
-            LocksService.reply(observer, null, new LimitExceededException("storeQueueMax", workQueueMax,
+            Replies.send(observer, null, new LimitExceededException("storeQueueMax", workQueueMax,
                     "the store has " + workQueueMax + " calls waiting for a worker, the most allowed; retry later"));
         }
     }

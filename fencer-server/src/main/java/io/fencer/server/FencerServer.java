@@ -2,6 +2,18 @@ package io.fencer.server;
 
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Event;
+import io.fencer.server.admin.AdminHttpServer;
+import io.fencer.server.locks.LocksService;
+import io.fencer.server.locks.PendingAcquires;
+import io.fencer.server.locks.ServerMetrics;
+import io.fencer.server.locks.SessionKeeper;
+import io.fencer.server.raft.AppliedListener;
+import io.fencer.server.raft.Proposer;
+import io.fencer.server.raft.RaftLockStateMachine;
+import io.fencer.server.raft.RaftNode;
+import io.fencer.server.rpc.GrpcEndpoints;
+import io.fencer.server.rpc.MalformedRequests;
+import io.fencer.server.store.StoreRole;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;

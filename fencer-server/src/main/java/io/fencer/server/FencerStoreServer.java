@@ -1,5 +1,8 @@
 package io.fencer.server;
 
+import io.fencer.server.admin.AdminHttpServer;
+import io.fencer.server.rpc.GrpcEndpoints;
+import io.fencer.server.store.StoreRole;
 import io.grpc.Server;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;

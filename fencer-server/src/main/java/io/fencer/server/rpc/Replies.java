@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.rpc;
 
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -9,13 +9,13 @@ import org.slf4j.LoggerFactory;
  * The answer of a unary call, the same for every service: its response, or its error mapped by the
  * {@link ErrorCatalogue}. A call the client has cancelled gets nothing.
  */
-final class Replies {
+public final class Replies {
     private static final Logger LOG = LoggerFactory.getLogger(Replies.class);
 
     private Replies() {}
 
     /** Sends a unary call's single answer: the response, or the error mapped by the catalogue. */
-    static <T> void send(StreamObserver<T> out, T response, Throwable error) {
+    public static <T> void send(StreamObserver<T> out, T response, Throwable error) {
         ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
         if (call.isCancelled()) {
             return;

@@ -1,10 +1,11 @@
-package io.fencer.server;
+package io.fencer.server.store;
 
 import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.StorePipelineRequest;
 import io.fencer.api.v1.StorePipelineResponse;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.server.rpc.PipelineStream;
 
 /** The calls of a {@code Store.Pipeline} stream: Write and Get, served by {@link StoreService}'s handlers. */
 final class StorePipeline implements PipelineStream.Dispatch<StorePipelineRequest, StorePipelineResponse> {

@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.rpc;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.fencer.api.v1.CallError;
@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * @param <RequestT> the stream's request message
  * @param <ResponseT> the stream's response message
  */
-final class PipelineStream<RequestT, ResponseT> implements StreamObserver<RequestT> {
+public final class PipelineStream<RequestT, ResponseT> implements StreamObserver<RequestT> {
     /** The most calls one stream may have in flight: a bound on the server's memory per client. */
     static final int CALLS_IN_FLIGHT_MAX = 4096;
     private static final Logger LOG = LoggerFactory.getLogger(PipelineStream.class);
@@ -54,7 +54,7 @@ final class PipelineStream<RequestT, ResponseT> implements StreamObserver<Reques
      * @param <RequestT> the stream's request message
      * @param <ResponseT> the stream's response message
      */
-    interface Dispatch<RequestT, ResponseT> {
+    public interface Dispatch<RequestT, ResponseT> {
         /**
          * Serves one request message: cancels the call it names ({@link PipelineStream#cancel}), serves the call
          * it carries ({@link PipelineStream#serve}) or refuses it ({@link PipelineStream#refuse}).
@@ -65,7 +65,7 @@ final class PipelineStream<RequestT, ResponseT> implements StreamObserver<Reques
         ResponseT errorResponse(long callId, CallError error);
     }
 
-    PipelineStream(ServerCallStreamObserver<ResponseT> stream, Dispatch<RequestT, ResponseT> dispatch,
+    public PipelineStream(ServerCallStreamObserver<ResponseT> stream, Dispatch<RequestT, ResponseT> dispatch,
             BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos, Consumer<PipelineStream<?, ?>> onEnd) {
         this.stream = stream;
         this.dispatch = dispatch;
@@ -85,7 +85,7 @@ final class PipelineStream<RequestT, ResponseT> implements StreamObserver<Reques
     }
 
     /** Cancels the call in flight with {@code callId}, if any. */
-    void cancel(long callId) {
+    public void cancel(long callId) {
         PipelinedCall<?, ResponseT> call = inFlight.get(callId);
         if (call != null) {
             call.cancel();
@@ -96,7 +96,7 @@ final class PipelineStream<RequestT, ResponseT> implements StreamObserver<Reques
      * Serves call {@code callId} with {@code handler}, the service's unary handler of {@code method}, and wraps its
      * answer with {@code answer}; or answers the call's refusal (a bad or duplicate call id, too many in flight).
      */
-    <CallRequestT, CallResponseT> void serve(long callId, MethodDescriptor<CallRequestT, CallResponseT> method,
+    public <CallRequestT, CallResponseT> void serve(long callId, MethodDescriptor<CallRequestT, CallResponseT> method,
             CallRequestT request, BiConsumer<CallRequestT, StreamObserver<CallResponseT>> handler,
             Function<CallResponseT, ResponseT> answer) {
         PipelinedCall<CallResponseT, ResponseT> call = start(callId, method, answer);
@@ -132,7 +132,7 @@ final class PipelineStream<RequestT, ResponseT> implements StreamObserver<Reques
     }
 
     /** Answers call {@code callId} with {@code error} at once. */
-    void refuse(long callId, RuntimeException error) {
+    public void refuse(long callId, RuntimeException error) {
         send(errorResponse(callId, callError(error)));
     }
 
@@ -194,7 +194,7 @@ final class PipelineStream<RequestT, ResponseT> implements StreamObserver<Reques
     }
 
     /** Ends the stream with UNAVAILABLE, so the client moves on while the server shuts down. */
-    void fail(UnavailableException error) {
+    public void fail(UnavailableException error) {
         end();
         synchronized (this) {
             if (closed) {

@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.rpc;
 
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
@@ -9,10 +9,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The gRPC endpoint of a Fencer process, set up the same way by {@link FencerServer} and {@link FencerStoreServer}:
- * the Netty transport, its executor, its limits and keepalive policy, and the grace period of its shutdown.
+ * The gRPC endpoint of a Fencer process, set up the same way for the lock server and the store server: the Netty
+ * transport, its executor, its limits and keepalive policy, and the grace period of its shutdown.
  */
-final class GrpcEndpoints {
+public final class GrpcEndpoints {
     static final int INBOUND_METADATA_BYTES_MAX = 16 * 1024;
     static final int CONCURRENT_CALLS_PER_CONNECTION_MAX = 1_024;
     /** The shortest keepalive interval a client may use; a client pinging more often is disconnected. */
@@ -28,8 +28,8 @@ final class GrpcEndpoints {
      *     limits, since one transport hosts them all and each service's guard enforces its own
      * @throws IOException when the port cannot be bound
      */
-    static Server start(String host, int port, int inboundMessageBytesMax, List<ServerServiceDefinition> services)
-            throws IOException {
+    public static Server start(String host, int port, int inboundMessageBytesMax,
+            List<ServerServiceDefinition> services) throws IOException {
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(host, port));
         for (ServerServiceDefinition service : services) {
             builder.addService(service);
@@ -49,7 +49,7 @@ final class GrpcEndpoints {
     }
 
     /** Waits a short grace for in-flight calls of a shut-down gRPC server, then cuts them. Null-safe. */
-    static void awaitCalls(Server server) {
+    public static void awaitCalls(Server server) {
         if (server == null) {
             return;
         }

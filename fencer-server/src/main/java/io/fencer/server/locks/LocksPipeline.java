@@ -1,10 +1,11 @@
-package io.fencer.server;
+package io.fencer.server.locks;
 
 import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.PipelineRequest;
 import io.fencer.api.v1.PipelineResponse;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.server.rpc.PipelineStream;
 
 /** The calls of a {@code Locks.Pipeline} stream: Acquire and Release, served by {@link LocksService}'s handlers. */
 final class LocksPipeline implements PipelineStream.Dispatch<PipelineRequest, PipelineResponse> {

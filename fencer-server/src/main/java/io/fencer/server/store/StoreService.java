@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.store;
 
 import com.google.protobuf.ByteString;
 import io.fencer.api.v1.AbortUnitRequest;
@@ -23,6 +23,9 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.Ticker;
 import io.fencer.core.UnavailableException;
+import io.fencer.server.rpc.ErrorCatalogue;
+import io.fencer.server.rpc.PipelineStream;
+import io.fencer.server.rpc.Replies;
 import io.fencer.store.Op;
 import io.fencer.store.ReadResult;
 import io.fencer.store.ScopeInfo;

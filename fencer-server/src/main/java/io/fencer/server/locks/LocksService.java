@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.locks;
 
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
@@ -29,6 +29,12 @@ import io.fencer.lock.Limits;
 import io.fencer.lock.LockView;
 import io.fencer.lock.Result;
 import io.fencer.lock.Validation;
+import io.fencer.server.raft.Proposer;
+import io.fencer.server.raft.RaftLockStateMachine;
+import io.fencer.server.raft.RaftNode;
+import io.fencer.server.rpc.ErrorCatalogue;
+import io.fencer.server.rpc.PipelineStream;
+import io.fencer.server.rpc.Replies;
 import io.grpc.Context;
 import io.grpc.MethodDescriptor;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -48,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * the {@link Proposer} and maps results and errors to the wire. Calls never block a gRPC thread: answers are sent
  * from the completion of proposals and reads.
  */
-final class LocksService extends LocksGrpc.LocksImplBase {
+public final class LocksService extends LocksGrpc.LocksImplBase {
     private static final Logger LOG = LoggerFactory.getLogger(LocksService.class);
 
     private final RaftNode raft;
@@ -65,7 +71,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
     /** Records a pipelined call's latency under its unary method, as the metrics interceptor does for unary calls. */
     private final BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos;
 
-    LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
+    public LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
             RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers, TokenKeys keys,
             BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos) {
         this.raft = raft;
@@ -215,7 +221,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
      * Ends every open keepalive and pipeline stream with UNAVAILABLE, so clients move on while the server shuts
      * down.
      */
-    void shutdown() {
+    public void shutdown() {
         UnavailableException error = new UnavailableException("the server is shutting down");
         for (KeepAliveStream stream : keepAliveStreams) {
             stream.fail(error);

@@ -2,12 +2,24 @@ package io.fencer.server;
 
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Event;
+import io.fencer.server.admin.AdminHttpServer;
+import io.fencer.server.locks.LocksService;
+import io.fencer.server.locks.PendingAcquires;
+import io.fencer.server.locks.ServerMetrics;
+import io.fencer.server.locks.SessionKeeper;
+import io.fencer.server.raft.AppliedListener;
+import io.fencer.server.raft.Proposer;
+import io.fencer.server.raft.RaftLockStateMachine;
+import io.fencer.server.raft.RaftNode;
+import io.fencer.server.rpc.GrpcEndpoints;
+import io.fencer.server.rpc.MalformedRequests;
+import io.fencer.server.store.StoreRole;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.ServerServiceDefinition;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -15,7 +27,6 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,9 +45,6 @@ public final class FencerServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(FencerServer.class);
     /** The largest Locks request accepted; every valid request is far smaller. */
     static final int INBOUND_MESSAGE_BYTES_MAX = 64 * 1024;
-    static final int INBOUND_METADATA_BYTES_MAX = 16 * 1024;
-    static final int CONCURRENT_CALLS_PER_CONNECTION_MAX = 1_024;
-    private static final long SHUTDOWN_GRACE_MILLIS = 2_000;
 
     private final ServerConfig config;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -126,27 +134,17 @@ public final class FencerServer implements AutoCloseable {
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
                 config.tokenKeys(), metrics::recordRequest);
-        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), port))
-                .addService(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService(),
-                        INBOUND_MESSAGE_BYTES_MAX), metrics));
+        List<ServerServiceDefinition> services = new ArrayList<>();
+        services.add(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService(),
+                INBOUND_MESSAGE_BYTES_MAX), metrics));
         if (config.store() != null) {
             store = StoreRole.open(config.dataDir().resolve("store"), config.store().withKeys(config.tokenKeys()),
                     metrics.registry());
-            builder.addService(ServerInterceptors.intercept(store.service(), metrics));
+            services.add(ServerInterceptors.intercept(store.service(), metrics));
         }
-        grpc = builder
-                // Handlers never block (Locks answers come from completions; Store hands off to its workers), so
-                // they run on the transport's threads: no hand-off per call, which matters at tens of thousands of
-                // calls per second.
-                .directExecutor()
-                // The transport enforces the largest limit; each service's guard enforces its own.
-                .maxInboundMessageSize(store == null ? INBOUND_MESSAGE_BYTES_MAX : StoreRole.INBOUND_MESSAGE_BYTES_MAX)
-                .maxInboundMetadataSize(INBOUND_METADATA_BYTES_MAX)
-                .maxConcurrentCallsPerConnection(CONCURRENT_CALLS_PER_CONNECTION_MAX)
-                .permitKeepAliveTime(5, TimeUnit.SECONDS)
-                .permitKeepAliveWithoutCalls(true)
-                .build()
-                .start();
+        // The transport enforces the largest limit; each service's guard enforces its own.
+        int inboundMessageBytesMax = store == null ? INBOUND_MESSAGE_BYTES_MAX : StoreRole.INBOUND_MESSAGE_BYTES_MAX;
+        grpc = GrpcEndpoints.start(config.host(), port, inboundMessageBytesMax, services);
         if (config.adminPort() >= 0) {
             admin = AdminHttpServer.start(config.host(), config.adminPort(), config.id(), raft, metrics::scrape);
         }
@@ -209,7 +207,7 @@ public final class FencerServer implements AutoCloseable {
             if (proposer != null) {
                 proposer.close();
             }
-            awaitCalls(server);
+            GrpcEndpoints.awaitCalls(server);
             if (store != null) {
                 store.close();
             }
@@ -223,22 +221,6 @@ public final class FencerServer implements AutoCloseable {
             LOG.info("fencer server {} closed", config.id());
         } finally {
             terminated.countDown();
-        }
-    }
-
-    /** Waits a short grace for in-flight calls of a shut-down gRPC server, then cuts them. Null-safe. */
-    static void awaitCalls(Server server) {
-        if (server == null) {
-            return;
-        }
-        try {
-            if (!server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
-                server.shutdownNow();
-                server.awaitTermination(SHUTDOWN_GRACE_MILLIS, TimeUnit.MILLISECONDS);
-            }
-        } catch (InterruptedException e) {
-            server.shutdownNow();
-            Thread.currentThread().interrupt();
         }
     }
 

@@ -1,14 +1,15 @@
 package io.fencer.server;
 
+import io.fencer.server.admin.AdminHttpServer;
+import io.fencer.server.rpc.GrpcEndpoints;
+import io.fencer.server.store.StoreRole;
 import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,16 +60,8 @@ public final class FencerStoreServer implements AutoCloseable {
 
     private void startAll() throws IOException {
         store = StoreRole.open(config.dataDir(), config.store().withKeys(config.tokenKeys()), registry);
-        grpc = NettyServerBuilder.forAddress(new InetSocketAddress(config.host(), config.port()))
-                .addService(store.service())
-                .directExecutor() // handlers only hand off to the store's workers
-                .maxInboundMessageSize(StoreRole.INBOUND_MESSAGE_BYTES_MAX)
-                .maxInboundMetadataSize(FencerServer.INBOUND_METADATA_BYTES_MAX)
-                .maxConcurrentCallsPerConnection(FencerServer.CONCURRENT_CALLS_PER_CONNECTION_MAX)
-                .permitKeepAliveTime(5, TimeUnit.SECONDS)
-                .permitKeepAliveWithoutCalls(true)
-                .build()
-                .start();
+        grpc = GrpcEndpoints.start(config.host(), config.port(), StoreRole.INBOUND_MESSAGE_BYTES_MAX,
+                List.of(store.service()));
         if (config.adminPort() >= 0) {
             admin = AdminHttpServer.start(config.host(), config.adminPort(), this::health, registry::scrape);
         }
@@ -109,7 +102,7 @@ public final class FencerStoreServer implements AutoCloseable {
                 if (store != null) {
                     store.shutdownStreams();
                 }
-                FencerServer.awaitCalls(server);
+                GrpcEndpoints.awaitCalls(server);
             }
             if (admin != null) {
                 admin.close();

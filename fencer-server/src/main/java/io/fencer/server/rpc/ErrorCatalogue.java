@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.rpc;
 
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.Reason;
@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * The server's half of Fencer's error catalogue: each {@link FencerException} becomes one gRPC status and one
  * {@link ErrorDetail} in the trailer {@code fencer-error-bin}, exactly as the table in {@code errors.proto} says.
  */
-final class ErrorCatalogue {
+public final class ErrorCatalogue {
     private static final Logger LOG = LoggerFactory.getLogger(ErrorCatalogue.class);
     /** The trailer that carries the serialized {@link ErrorDetail}. */
     static final Metadata.Key<byte[]> ERROR_DETAIL_KEY =
@@ -34,7 +34,7 @@ final class ErrorCatalogue {
     private ErrorCatalogue() {}
 
     /** Returns the status exception for any failure: typed errors by the table, anything else as INTERNAL. */
-    static StatusRuntimeException toStatusException(Throwable failure) {
+    public static StatusRuntimeException toStatusException(Throwable failure) {
         Throwable cause = unwrap(failure);
         if (cause instanceof StatusRuntimeException statusException) {
             return statusException; // already mapped
@@ -94,7 +94,7 @@ final class ErrorCatalogue {
         return detail.build();
     }
 
-    static Throwable unwrap(Throwable failure) {
+    public static Throwable unwrap(Throwable failure) {
         Throwable cause = failure;
         while ((cause instanceof CompletionException || cause instanceof ExecutionException)
                 && cause.getCause() != null) {

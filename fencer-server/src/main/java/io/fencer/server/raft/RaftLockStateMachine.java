@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.raft;
 
 import io.fencer.lock.Applied;
 import io.fencer.lock.Command;
@@ -62,7 +62,7 @@ import org.slf4j.LoggerFactory;
  * Reads that must be linearizable go through Ratis read requests: the proposer registers a {@link ReadTask} and
  * sends its id as the query; Ratis calls {@link #query} once the read index is applied, and the task runs there.
  */
-final class RaftLockStateMachine extends BaseStateMachine {
+public final class RaftLockStateMachine extends BaseStateMachine {
     private static final Logger LOG = LoggerFactory.getLogger(RaftLockStateMachine.class);
     /** "FNCR": the first bytes of every snapshot file. */
     private static final int SNAPSHOT_MAGIC = 0x464e4352;
@@ -78,14 +78,15 @@ final class RaftLockStateMachine extends BaseStateMachine {
     private volatile Counts counts = new Counts(0, 0, 0);
 
     /** Sizes of the state, published after every apply for gauges that must not take the lock. */
-    record Counts(int sessions, int locks, int waiters) {}
+    public record Counts(int sessions, int locks, int waiters) {}
 
-    RaftLockStateMachine(Limits limits) {
+    public RaftLockStateMachine(Limits limits) {
         this.limits = Objects.requireNonNull(limits, "limits");
         this.machine = new LockStateMachine(limits);
     }
 
-    void addListener(AppliedListener listener) {
+    /** Adds a receiver of the events of every entry applied from now on (before the start: the log replay too). */
+    public void addListener(AppliedListener listener) {
         listeners.add(Objects.requireNonNull(listener, "listener"));
     }
 
@@ -93,16 +94,17 @@ final class RaftLockStateMachine extends BaseStateMachine {
      * Adds a hook run (on a Ratis thread, so it must be quick) when the leader changes and when this peer, as the
      * new leader, has applied its whole log.
      */
-    void addLeadershipHook(Runnable hook) {
+    public void addLeadershipHook(Runnable hook) {
         leadershipHooks.add(Objects.requireNonNull(hook, "hook"));
     }
 
-    Counts counts() {
+    /** Returns the sizes of the state as of the last apply, without taking the lock. */
+    public Counts counts() {
         return counts;
     }
 
     /** Runs {@code reader} on the current state under the apply lock; not linearizable (see the class doc). */
-    <T> T readLocal(Function<LockStateMachine, T> reader) {
+    public <T> T readLocal(Function<LockStateMachine, T> reader) {
         lock.lock();
         try {
             return reader.apply(machine);

@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.locks;
 
 import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.ValidateResponse;

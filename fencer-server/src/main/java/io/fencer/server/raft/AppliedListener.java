@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.raft;
 
 import io.fencer.lock.Event;
 import java.util.List;
@@ -8,7 +8,7 @@ import java.util.List;
  * state machine's lock is released and before the proposers of the entry get their results; it must be quick and
  * must not block.
  */
-interface AppliedListener {
+public interface AppliedListener {
     /** Receives the events of one applied entry, in the order they happened; may be empty. */
     void onApplied(List<Event> events);
 }

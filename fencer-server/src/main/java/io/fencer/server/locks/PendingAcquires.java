@@ -1,10 +1,11 @@
-package io.fencer.server;
+package io.fencer.server.locks;
 
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.lock.Event;
+import io.fencer.server.raft.AppliedListener;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link SessionExpiredException}. Calls register before they propose, so a grant applied right after the queued
  * result is never missed.
  */
-final class PendingAcquires implements AppliedListener {
+public final class PendingAcquires implements AppliedListener {
     /** The most calls waiting at once in this server; more are refused with LIMIT_EXCEEDED. */
     static final int WAITING_CALLS_MAX = 100_000;
 
@@ -74,7 +75,8 @@ final class PendingAcquires implements AppliedListener {
         return remaining[0];
     }
 
-    int size() {
+    /** Returns how many Acquire calls wait on this server. */
+    public int size() {
         return count.get();
     }
 
@@ -105,7 +107,7 @@ final class PendingAcquires implements AppliedListener {
     }
 
     /** Fails every waiting call, e.g. when the server shuts down. */
-    void failAll(FencerException error) {
+    public void failAll(FencerException error) {
         for (Map.Entry<Key, List<Waiter>> entry : waiters.entrySet()) {
             for (Waiter waiter : take(entry.getKey())) {
                 waiter.outcome.completeExceptionally(error);

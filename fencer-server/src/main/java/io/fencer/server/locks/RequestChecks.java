@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.locks;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;

@@ -1,5 +1,6 @@
-package io.fencer.server;
+package io.fencer.server.raft;
 
+import io.fencer.server.ServerConfig;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -36,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * This peer's membership in the lock service's Raft group: the Ratis server, its storage under
  * {@code dataDir/raft}, and answers about leadership.
  */
-final class RaftNode implements AutoCloseable {
+public final class RaftNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RaftNode.class);
     /** The one group of every Fencer deployment: a fixed id, so every peer and every restart agree on it. */
     static final RaftGroupId GROUP_ID =
@@ -67,7 +68,7 @@ final class RaftNode implements AutoCloseable {
      *
      * @param boundClientPort this peer's gRPC client port once bound (0 before), for the leader's address
      */
-    static RaftNode start(ServerConfig config, RaftLockStateMachine stateMachine, IntSupplier boundClientPort)
+    public static RaftNode start(ServerConfig config, RaftLockStateMachine stateMachine, IntSupplier boundClientPort)
             throws IOException {
         RaftPeerId selfId = RaftPeerId.valueOf(config.id());
         List<RaftPeer> peers = new ArrayList<>();
@@ -150,32 +151,35 @@ final class RaftNode implements AutoCloseable {
         return selfId;
     }
 
-    boolean isLeader() {
+    /** Returns true while this peer is the group's leader (it may not have applied earlier terms yet). */
+    public boolean isLeader() {
         return division.getInfo().isLeader();
     }
 
     /** True when this peer is the leader and has applied every entry of earlier terms (Ratis "leader ready"). */
-    boolean isLeaderReady() {
+    public boolean isLeaderReady() {
         DivisionInfo info = division.getInfo();
         return info.isLeader() && info.isLeaderReady();
     }
 
-    long currentTerm() {
+    /** Returns the Raft term this peer is in. */
+    public long currentTerm() {
         return division.getInfo().getCurrentTerm();
     }
 
     /** Returns LEADER, FOLLOWER, CANDIDATE or LISTENER. */
-    String role() {
+    public String role() {
         RaftPeerRole role = division.getInfo().getCurrentRole();
         return role == null ? "UNKNOWN" : role.name();
     }
 
-    long appliedIndex() {
+    /** Returns the index of the last log entry applied on this peer. */
+    public long appliedIndex() {
         return division.getInfo().getLastAppliedIndex();
     }
 
     /** Returns the leader's gRPC client address ({@code host:port}), or empty when no leader is known. */
-    String leaderClientAddress() {
+    public String leaderClientAddress() {
         RaftPeerId leader = division.getInfo().getLeaderId();
         return leader == null ? "" : clientAddress(leader);
     }

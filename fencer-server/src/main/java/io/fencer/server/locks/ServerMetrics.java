@@ -1,7 +1,9 @@
-package io.fencer.server;
+package io.fencer.server.locks;
 
 import io.fencer.lock.EndCause;
 import io.fencer.lock.Event;
+import io.fencer.server.raft.AppliedListener;
+import io.fencer.server.raft.RaftLockStateMachine;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -27,7 +29,7 @@ import java.util.function.Supplier;
  * gauges of the state's size and of leadership, and the latency of every unary call by method
  * ({@code fencer_request_seconds}).
  */
-final class ServerMetrics implements AppliedListener, ServerInterceptor {
+public final class ServerMetrics implements AppliedListener, ServerInterceptor {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final Counter grants;
     private final Counter releases;
@@ -38,7 +40,7 @@ final class ServerMetrics implements AppliedListener, ServerInterceptor {
      */
     private final Map<MethodDescriptor<?, ?>, Timer> requestTimers = new ConcurrentHashMap<>();
 
-    ServerMetrics(Supplier<RaftLockStateMachine.Counts> counts, Supplier<Integer> waitingCalls,
+    public ServerMetrics(Supplier<RaftLockStateMachine.Counts> counts, Supplier<Integer> waitingCalls,
             BooleanSupplier isLeader) {
         grants = Counter.builder("fencer.grants").description("Locks granted").register(registry);
         releases = Counter.builder("fencer.releases").description("Locks released by their holder")
@@ -70,12 +72,12 @@ final class ServerMetrics implements AppliedListener, ServerInterceptor {
     }
 
     /** Returns the registry, for the metrics of roles hosted beside the lock service. */
-    MeterRegistry registry() {
+    public MeterRegistry registry() {
         return registry;
     }
 
     /** Returns the metrics in the Prometheus text format. */
-    String scrape() {
+    public String scrape() {
         return registry.scrape();
     }
 
@@ -97,7 +99,7 @@ final class ServerMetrics implements AppliedListener, ServerInterceptor {
     }
 
     /** Records one call of {@code method}, unary or carried on a pipeline stream, from arrival to answer. */
-    void recordRequest(MethodDescriptor<?, ?> method, long nanos) {
+    public void recordRequest(MethodDescriptor<?, ?> method, long nanos) {
         Timer known = requestTimers.get(method);
         Timer timer = known != null ? known : requestTimers.computeIfAbsent(method, this::newRequestTimer);
         timer.record(nanos, TimeUnit.NANOSECONDS);
@@ -113,7 +115,8 @@ final class ServerMetrics implements AppliedListener, ServerInterceptor {
                 .register(registry);
     }
 
-    void close() {
+    /** Closes the registry. */
+    public void close() {
         registry.close();
     }
 }

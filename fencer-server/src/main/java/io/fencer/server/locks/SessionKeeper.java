@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.locks;
 
 import io.fencer.core.Ticker;
 import io.fencer.lock.Command;
@@ -6,6 +6,10 @@ import io.fencer.lock.Event;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
 import io.fencer.lock.SessionView;
+import io.fencer.server.raft.AppliedListener;
+import io.fencer.server.raft.Proposer;
+import io.fencer.server.raft.RaftLockStateMachine;
+import io.fencer.server.raft.RaftNode;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -33,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * <p>Time comes from the configured {@link Ticker}. A scanner thread checks deadlines every
  * {@link #SCAN_INTERVAL_MILLIS} ms and detects leadership by polling Ratis (woken early by leader-ready events).
  */
-final class SessionKeeper implements AppliedListener, AutoCloseable {
+public final class SessionKeeper implements AppliedListener, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SessionKeeper.class);
     static final long SCAN_INTERVAL_MILLIS = 50;
     private static final long NOT_SERVING = -1;
@@ -53,7 +57,7 @@ final class SessionKeeper implements AppliedListener, AutoCloseable {
     /** A session's lease: its ttl, its deadline on the ticker, and whether its expiry has been proposed. */
     private record Lease(long ttlMillis, long deadlineNanos, boolean expiring) {}
 
-    SessionKeeper(Ticker ticker, Duration lockDelay, RaftNode raft, RaftLockStateMachine stateMachine,
+    public SessionKeeper(Ticker ticker, Duration lockDelay, RaftNode raft, RaftLockStateMachine stateMachine,
             Proposer proposer) {
         this.ticker = Objects.requireNonNull(ticker, "ticker");
         if (lockDelay.isNegative()) {
@@ -70,12 +74,13 @@ final class SessionKeeper implements AppliedListener, AutoCloseable {
         });
     }
 
-    void start() {
+    /** Starts the scanner. */
+    public void start() {
         scanner.scheduleWithFixedDelay(this::scan, 0, SCAN_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     /** Scans at once, e.g. because this peer just became a ready leader. */
-    void wakeUp() {
+    public void wakeUp() {
         try {
             scanner.execute(this::scan);
         } catch (RejectedExecutionException e) {

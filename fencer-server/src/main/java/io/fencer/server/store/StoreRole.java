@@ -1,5 +1,6 @@
-package io.fencer.server;
+package io.fencer.server.store;
 
+import io.fencer.server.rpc.MalformedRequests;
 import io.fencer.store.StoreEngine;
 import io.fencer.store.StoreOptions;
 import io.grpc.ServerServiceDefinition;
@@ -18,19 +19,20 @@ import org.slf4j.LoggerFactory;
 /**
  * The fenced store as a server role: the {@link StoreEngine}, the worker pool its blocking calls run on, the
  * {@code fencer.v1.Store} service, and the periodic task that expires units and sweeps idempotency records. Hosted
- * by {@link FencerServer} beside the lock service, or alone by {@link FencerStoreServer}.
+ * by {@link io.fencer.server.FencerServer} beside the lock service, or alone by
+ * {@link io.fencer.server.FencerStoreServer}.
  *
  * <p>Writes take no worker: they are queued with the engine's committer thread on the transport's thread and
  * answered by it (see {@link StoreEngine#writeAsync}). The other calls block on RocksDB, a unit commit on its own
  * fsync, so they run on {@value #WORKERS} workers; at most {@value #WORK_QUEUE_MAX} calls wait for a worker, beyond
  * which calls are RESOURCE_EXHAUSTED.
  */
-final class StoreRole implements AutoCloseable {
+public final class StoreRole implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StoreRole.class);
     static final int WORKERS = 64;
     static final int WORK_QUEUE_MAX = 4_096;
     /** The largest Store request accepted: the engine's 4 MiB batch limit plus framing. */
-    static final int INBOUND_MESSAGE_BYTES_MAX = 5 * 1024 * 1024;
+    public static final int INBOUND_MESSAGE_BYTES_MAX = 5 * 1024 * 1024;
     private static final long SWEEP_PERIOD_MILLIS = 1_000;
     private static final long DRAIN_MILLIS = 5_000;
 
@@ -49,16 +51,17 @@ final class StoreRole implements AutoCloseable {
     }
 
     /** Opens the engine in {@code directory} and starts the role's threads. */
-    static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry) {
+    public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry) {
         return new StoreRole(StoreEngine.open(directory, options), registry);
     }
 
     /** Returns the service, guarded against undecodable requests and requests over 5 MiB. */
-    ServerServiceDefinition service() {
+    public ServerServiceDefinition service() {
         return MalformedRequests.guard(service.bindService(), INBOUND_MESSAGE_BYTES_MAX);
     }
 
-    StoreEngine engine() {
+    /** Returns the engine the role serves. */
+    public StoreEngine engine() {
         return engine;
     }
 
@@ -67,7 +70,7 @@ final class StoreRole implements AutoCloseable {
     }
 
     /** Ends the open pipeline streams; call right after gRPC stopped accepting calls. */
-    void shutdownStreams() {
+    public void shutdownStreams() {
         service.shutdown();
     }
 

@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.rpc;
 
 import io.fencer.core.FencerException;
 import io.fencer.core.InvalidArgumentException;
@@ -27,11 +27,11 @@ import java.io.InputStream;
  * RESOURCE_EXHAUSTED naming the limit: one gRPC server hosts services with different limits, and its transport
  * enforces only the largest.
  */
-final class MalformedRequests {
+public final class MalformedRequests {
     private MalformedRequests() {}
 
     /** Guards {@code service}, refusing requests larger than {@code messageBytesMax}. */
-    static ServerServiceDefinition guard(ServerServiceDefinition service, int messageBytesMax) {
+    public static ServerServiceDefinition guard(ServerServiceDefinition service, int messageBytesMax) {
         ServerServiceDefinition.Builder guarded =
                 ServerServiceDefinition.builder(service.getServiceDescriptor().getName());
         for (ServerMethodDefinition<?, ?> method : service.getMethods()) {

@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.store;
 
 import com.google.protobuf.ByteString;
 import io.fencer.api.v1.AbortUnitRequest;
@@ -23,6 +23,9 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.Ticker;
 import io.fencer.core.UnavailableException;
+import io.fencer.server.rpc.ErrorCatalogue;
+import io.fencer.server.rpc.PipelineStream;
+import io.fencer.server.rpc.Replies;
 import io.fencer.store.Op;
 import io.fencer.store.ReadResult;
 import io.fencer.store.ScopeInfo;
@@ -102,13 +105,13 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             outcome = engine.writeAsync(request.getScope(), request.getSequencer(), ops, idempotencyKey);
         } catch (RuntimeException e) {
             metrics.recordWrite(startNanos, e);
-            LocksService.reply(out, null, e);
+            Replies.send(out, null, e);
             return;
         }
         outcome.whenComplete((result, failure) -> {
             Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
             metrics.recordWrite(startNanos, cause);
-            LocksService.reply(out, cause == null ? response(result) : null, cause);
+            Replies.send(out, cause == null ? response(result) : null, cause);
         });
     }
 
@@ -118,8 +121,9 @@ final class StoreService extends StoreGrpc.StoreImplBase {
      */
     @Override
     public StreamObserver<StorePipelineRequest> pipeline(StreamObserver<StorePipelineResponse> out) {
-        StorePipeline stream = new StorePipeline(this, (ServerCallStreamObserver<StorePipelineResponse>) out,
-                (method, nanos) -> { }, pipelineStreams::remove);
+        PipelineStream<StorePipelineRequest, StorePipelineResponse> stream = new PipelineStream<>(
+                (ServerCallStreamObserver<StorePipelineResponse>) out, new StorePipeline(this), (method, nanos) -> { },
+                pipelineStreams::remove);
         pipelineStreams.add(stream);
         return stream;
     }
@@ -268,13 +272,13 @@ final class StoreService extends StoreGrpc.StoreImplBase {
                 try {
                     response = call.get();
                 } catch (RuntimeException e) {
-                    LocksService.reply(observer, null, e);
+                    Replies.send(observer, null, e);
                     return;
                 }
-                LocksService.reply(observer, response, null);
+                Replies.send(observer, response, null);
             });
         } catch (RejectedExecutionException e) {
-            LocksService.reply(observer, null, new LimitExceededException("storeQueueMax", workQueueMax,
+            Replies.send(observer, null, new LimitExceededException("storeQueueMax", workQueueMax,
                     "the store has " + workQueueMax + " calls waiting for a worker, the most allowed; retry later"));
         }
     }

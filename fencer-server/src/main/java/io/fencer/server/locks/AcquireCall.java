@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.locks;
 
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.core.FencingToken;
@@ -7,6 +7,9 @@ import io.fencer.core.TokenKeys;
 import io.fencer.lock.Command;
 import io.fencer.lock.LockView;
 import io.fencer.lock.Result;
+import io.fencer.server.raft.Proposer;
+import io.fencer.server.raft.RaftLockStateMachine;
+import io.fencer.server.rpc.Replies;
 import io.grpc.Deadline;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.util.Objects;
@@ -156,7 +159,7 @@ final class AcquireCall {
             }
         }
         pending.unregister(waiter);
-        LocksService.reply(call, response, error);
+        Replies.send(call, response, error);
     }
 
     static AcquireResponse acquired(FencingToken token, TokenKeys keys) {

@@ -1,7 +1,8 @@
-package io.fencer.server;
+package io.fencer.server.admin;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.fencer.server.raft.RaftNode;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -17,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * 503 while no leader is known; for a store server: status, role "store", unitsOpen) and {@code GET /metrics}
  * (Prometheus text). Everything else is 404.
  */
-final class AdminHttpServer implements AutoCloseable {
+public final class AdminHttpServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AdminHttpServer.class);
 
     private final HttpServer server;
@@ -26,7 +27,7 @@ final class AdminHttpServer implements AutoCloseable {
     private final Supplier<String> metrics;
 
     /** An answer to /healthz: the HTTP status and the JSON body. */
-    record Health(int status, String json) {}
+    public record Health(int status, String json) {}
 
     private AdminHttpServer(HttpServer server, Supplier<Health> health, Supplier<String> metrics) {
         this.server = server;
@@ -39,12 +40,12 @@ final class AdminHttpServer implements AutoCloseable {
         });
     }
 
-    static AdminHttpServer start(String host, int port, String peerId, RaftNode raft, Supplier<String> metrics)
+    public static AdminHttpServer start(String host, int port, String peerId, RaftNode raft, Supplier<String> metrics)
             throws IOException {
         return start(host, port, () -> raftHealth(peerId, raft), metrics);
     }
 
-    static AdminHttpServer start(String host, int port, Supplier<Health> health, Supplier<String> metrics)
+    public static AdminHttpServer start(String host, int port, Supplier<Health> health, Supplier<String> metrics)
             throws IOException {
         HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 64);
         AdminHttpServer admin = new AdminHttpServer(server, health, metrics);
@@ -54,7 +55,7 @@ final class AdminHttpServer implements AutoCloseable {
         return admin;
     }
 
-    int port() {
+    public int port() {
         return server.getAddress().getPort();
     }
 

@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.raft;
 
 import io.fencer.core.FencerException;
 import io.fencer.core.InternalException;
@@ -8,6 +8,7 @@ import io.fencer.lock.Command;
 import io.fencer.lock.CommandCodec;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
+import io.fencer.server.rpc.ErrorCatalogue;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * out alone at once; under load commands wait for an entry to complete and then leave together, which amortizes
  * the per-entry cost of Ratis (append, fsync, apply, reply). Entries are submitted in queue order.
  */
-final class Proposer implements AutoCloseable {
+public final class Proposer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Proposer.class);
     static final int BATCH_COMMANDS_MAX = 256;
     /**
@@ -57,7 +58,7 @@ final class Proposer implements AutoCloseable {
     /** One command waiting for its result. */
     private record Proposal(Command command, CompletableFuture<Result> result) {}
 
-    Proposer(RaftNode raft, RaftLockStateMachine stateMachine) {
+    public Proposer(RaftNode raft, RaftLockStateMachine stateMachine) {
         this.raft = Objects.requireNonNull(raft, "raft");
         this.stateMachine = Objects.requireNonNull(stateMachine, "stateMachine");
     }
@@ -67,7 +68,7 @@ final class Proposer implements AutoCloseable {
      * {@link NotLeaderException} / {@link UnavailableException} (the command may or may not have been applied)
      * or {@link InternalException}.
      */
-    CompletableFuture<Result> propose(Command command) {
+    public CompletableFuture<Result> propose(Command command) {
         Proposal proposal = new Proposal(Objects.requireNonNull(command, "command"), new CompletableFuture<>());
         synchronized (this) {
             if (closed) {
@@ -87,7 +88,7 @@ final class Proposer implements AutoCloseable {
      * Runs {@code reader} on the state machine as a linearizable read: it sees every command committed before
      * the read started.
      */
-    <T> CompletableFuture<T> read(Function<LockStateMachine, T> reader) {
+    public <T> CompletableFuture<T> read(Function<LockStateMachine, T> reader) {
         long id = callIds.incrementAndGet();
         CompletableFuture<T> result = stateMachine.registerRead(id, reader);
         RaftClientRequest request = request(id, RaftClientRequest.readRequestType(),

@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.rpc;
 
 import io.grpc.MethodDescriptor;
 import io.grpc.stub.ServerCallStreamObserver;

@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.locks;
 
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
@@ -29,6 +29,12 @@ import io.fencer.lock.Limits;
 import io.fencer.lock.LockView;
 import io.fencer.lock.Result;
 import io.fencer.lock.Validation;
+import io.fencer.server.raft.Proposer;
+import io.fencer.server.raft.RaftLockStateMachine;
+import io.fencer.server.raft.RaftNode;
+import io.fencer.server.rpc.ErrorCatalogue;
+import io.fencer.server.rpc.PipelineStream;
+import io.fencer.server.rpc.Replies;
 import io.grpc.Context;
 import io.grpc.MethodDescriptor;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -48,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * the {@link Proposer} and maps results and errors to the wire. Calls never block a gRPC thread: answers are sent
  * from the completion of proposals and reads.
  */
-final class LocksService extends LocksGrpc.LocksImplBase {
+public final class LocksService extends LocksGrpc.LocksImplBase {
     private static final Logger LOG = LoggerFactory.getLogger(LocksService.class);
 
     private final RaftNode raft;
@@ -65,7 +71,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
     /** Records a pipelined call's latency under its unary method, as the metrics interceptor does for unary calls. */
     private final BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos;
 
-    LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
+    public LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
             RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers, TokenKeys keys,
             BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos) {
         this.raft = raft;
@@ -121,9 +127,9 @@ final class LocksService extends LocksGrpc.LocksImplBase {
                 return;
             }
             proposer.propose(acquire).thenApply(this::tryAcquireResponse)
-                    .whenComplete((response, error) -> reply(call, response, error));
+                    .whenComplete((response, error) -> Replies.send(call, response, error));
         } catch (RuntimeException e) {
-            reply(call, null, e);
+            Replies.send(call, null, e);
         }
     }
 
@@ -205,7 +211,8 @@ final class LocksService extends LocksGrpc.LocksImplBase {
     @Override
     public StreamObserver<PipelineRequest> pipeline(StreamObserver<PipelineResponse> out) {
         ServerCallStreamObserver<PipelineResponse> call = (ServerCallStreamObserver<PipelineResponse>) out;
-        LocksPipeline stream = new LocksPipeline(this, call, latencyNanos, pipelineStreams::remove);
+        PipelineStream<PipelineRequest, PipelineResponse> stream =
+                new PipelineStream<>(call, new LocksPipeline(this), latencyNanos, pipelineStreams::remove);
         pipelineStreams.add(stream);
         return stream;
     }
@@ -214,7 +221,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
      * Ends every open keepalive and pipeline stream with UNAVAILABLE, so clients move on while the server shuts
      * down.
      */
-    void shutdown() {
+    public void shutdown() {
         UnavailableException error = new UnavailableException("the server is shutting down");
         for (KeepAliveStream stream : keepAliveStreams) {
             stream.fail(error);
@@ -308,25 +315,7 @@ final class LocksService extends LocksGrpc.LocksImplBase {
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
         }
-        answer.whenComplete((response, error) -> reply(out, response, error));
-    }
-
-    /** Sends a unary call's single answer: the response, or the error mapped by the catalogue. */
-    static <T> void reply(StreamObserver<T> out, T response, Throwable error) {
-        ServerCallStreamObserver<T> call = (ServerCallStreamObserver<T>) out;
-        if (call.isCancelled()) {
-            return;
-        }
-        try {
-            if (error != null) {
-                call.onError(ErrorCatalogue.toStatusException(error));
-            } else {
-                call.onNext(response);
-                call.onCompleted();
-            }
-        } catch (RuntimeException e) {
-            LOG.debug("call ended before its answer", e); // cancelled by the client meanwhile
-        }
+        answer.whenComplete((response, error) -> Replies.send(out, response, error));
     }
 
     /** Returns {@code result} as the expected type; a rejection throws its typed error. */

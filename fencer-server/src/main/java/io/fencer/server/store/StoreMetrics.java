@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.store;
 
 import io.fencer.core.StaleTokenException;
 import io.fencer.store.WriteResult;

@@ -1,6 +1,9 @@
 package io.fencer.store;
 
 import io.fencer.core.FencePolicy;
+import io.fencer.core.FencingToken;
+import io.fencer.core.ScopeMismatchException;
+import io.fencer.core.StaleTokenException;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -52,6 +55,23 @@ final class ScopeState {
         accepted = acceptedAfter;
         revision = revisionAfter;
         persisted = true;
+    }
+
+    /** Refuses {@code token} when its lock is not the one this scope is bound to; call under the guard. */
+    void checkBound(FencingToken token) {
+        if (!lock.equals(token.lock())) {
+            throw new ScopeMismatchException(scope, token);
+        }
+    }
+
+    /**
+     * Refuses {@code token} when this scope's policy does not admit it over {@code acceptedNow}, the accepted token
+     * as the request sees it (a group's running one, or {@link #accepted}); call under the guard.
+     */
+    void checkAdmits(FencingToken token, long acceptedNow) {
+        if (!policy.admits(token.value(), acceptedNow)) {
+            throw new StaleTokenException(scope, token.value(), acceptedNow, policy);
+        }
     }
 
     ScopeInfo info() {

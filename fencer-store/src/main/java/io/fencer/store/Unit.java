@@ -30,7 +30,7 @@ public final class Unit {
         OPEN, COMMITTED, ABORTED, PREEMPTED, EXPIRED, FAILED
     }
 
-    private final StoreEngine engine;
+    private final Units units;
     private final String id;
     private final String scope;
     private final FencingToken token;
@@ -49,9 +49,9 @@ public final class Unit {
     /** Guarded by {@link #lock}. */
     private WriteResult result;
 
-    Unit(StoreEngine engine, String id, String scope, FencingToken token, FencePolicy policy, Duration timeout,
+    Unit(Units units, String id, String scope, FencingToken token, FencePolicy policy, Duration timeout,
             long deadlineNanos) {
-        this.engine = engine;
+        this.units = units;
         this.id = id;
         this.scope = scope;
         this.token = token;
@@ -105,11 +105,11 @@ public final class Unit {
      */
     public void add(Op op) {
         Objects.requireNonNull(op, "op");
-        engine.checkOp(scope, op);
+        units.checks().checkOp(scope, op);
         lock.lock();
         try {
             checkOpen();
-            engine.checkUnitTotals(this, ops.size() + 1, bytes + op.bytes());
+            units.checks().checkUnitTotals(this, ops.size() + 1, bytes + op.bytes());
             ops.add(op);
             bytes += op.bytes();
         } finally {
@@ -126,12 +126,12 @@ public final class Unit {
      * @throws InvalidArgumentException when the unit was aborted or failed
      */
     public WriteResult commit() {
-        return engine.commit(this);
+        return units.commit(this);
     }
 
     /** Aborts the unit, releasing its scope; nothing is applied. Aborting an ended, uncommitted unit does nothing. */
     public void abort() {
-        engine.abort(this);
+        units.abort(this);
     }
 
     long deadlineNanos() {

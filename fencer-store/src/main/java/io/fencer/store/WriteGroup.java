@@ -1,6 +1,9 @@
 package io.fencer.store;
 
 import io.fencer.core.FencingToken;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.ScopeMismatchException;
+import io.fencer.core.StaleTokenException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -10,12 +13,16 @@ import org.rocksdb.RocksDBException;
 import org.rocksdb.WriteBatch;
 
 /**
- * The writes of one scope in a commit, under construction: the writes admitted so far, in admission order, their
- * ops and idempotency records added to the commit's {@code WriteBatch} (shared by the groups of every scope in it),
- * and the scope's running accepted token, revision and open unit as the next write of the group must see them.
- * Nothing in the scope's state changes until the engine publishes the group once the batch is durable.
+ * The writes of one scope in a commit, under construction: it admits each write against the scope's running
+ * accepted token, revision and open unit as the writes before it in the group left them (a replay, a refusal, or
+ * admission), reserves the scope's place when the group creates it, and adds the admitted writes' ops and
+ * idempotency records to the commit's {@code WriteBatch} (shared by the groups of every scope in it). Nothing in the
+ * scope's state changes until {@link #publish()}, once the batch is durable.
  *
- * <p>Used by one thread, under the scope's guard, for the life of one commit; the batch belongs to the caller.
+ * <p>Used by one thread, under the scope's guard, for the life of one commit; the batch belongs to the caller. The
+ * running accepted token never falls ({@code max} in {@link #admit}); it reaches the scope's state only through
+ * {@link #publish()} after {@link #durable()}: this is where "no token is acknowledged above an accepted token not
+ * on disk" is established.
  */
 final class WriteGroup {
     /**
@@ -31,6 +38,9 @@ final class WriteGroup {
     private final ColumnFamilyHandle fenceFamily;
     private final ColumnFamilyHandle idempotencyFamily;
     private final IdempotencyIndex idempotency;
+    private final ScopeTable scopes;
+    private final Units units;
+    private final StoreObservers observers;
     private final WriteBatch batch;
     private final List<Applied> applied = new ArrayList<>();
     private final Map<IdempotencyIndex.Key, Applied> appliedByKey = new HashMap<>();
@@ -43,15 +53,18 @@ final class WriteGroup {
     private boolean scopeReserved;
     private boolean durable;
 
-    WriteGroup(ScopeState state, WriteBatch batch, ColumnFamilyHandle dataFamily, ColumnFamilyHandle fenceFamily,
-            ColumnFamilyHandle idempotencyFamily, IdempotencyIndex idempotency) {
+    WriteGroup(ScopeState state, WriteBatch batch, StoreDatabase database, IdempotencyIndex idempotency,
+            ScopeTable scopes, Units units, StoreObservers observers) {
         assert state.guard.isHeldByCurrentThread() : "group of scope " + state.scope + " built without its guard";
         this.state = state;
         this.batch = batch;
-        this.dataFamily = dataFamily;
-        this.fenceFamily = fenceFamily;
-        this.idempotencyFamily = idempotencyFamily;
+        this.dataFamily = database.dataFamily();
+        this.fenceFamily = database.fenceFamily();
+        this.idempotencyFamily = database.idempotencyFamily();
         this.idempotency = idempotency;
+        this.scopes = scopes;
+        this.units = units;
+        this.observers = observers;
         this.accepted = state.accepted;
         this.revision = state.revision;
     }
@@ -66,48 +79,80 @@ final class WriteGroup {
         return revision;
     }
 
-    /** Returns the unit holding the scope as the next write of the group sees it: none once one was preempted. */
-    Unit openUnit() {
-        return preempted == null ? state.openUnit : null;
-    }
-
-    /** Records that the write of {@code token} preempts {@code unit}; the unit ends when the group is published. */
-    void preempt(Unit unit, long token) {
-        assert unit == state.openUnit : "unit " + unit + " preempted but the open unit is " + state.openUnit;
-        assert preempted == null : "unit " + unit + " preempted after " + preempted + " in one group";
-        preempted = unit;
-        preemptingToken = token;
-    }
-
-    Unit preempted() {
-        return preempted;
-    }
-
-    long preemptingToken() {
-        return preemptingToken;
-    }
-
+    /** Returns true when the group reserved a place for its scope; the caller releases it when not persisted. */
     boolean isScopeReserved() {
         return scopeReserved;
     }
 
-    /** Records whether the group reserved a place for its scope; asked only until it has one. */
-    void scopeReserved(boolean reserved) {
-        assert !scopeReserved : "scope " + state.scope + " reserved twice by one group";
-        scopeReserved = reserved;
-    }
-
-    /** Returns the write of this group admitted with idempotency key {@code key}, the latest one; or null. */
-    Applied appliedWithKey(IdempotencyIndex.Key key) {
-        return appliedByKey.get(key);
-    }
-
-    List<Applied> applied() {
-        return applied;
+    /** Returns true when no write was admitted into the group (refusals and replays only, or none yet). */
+    boolean isEmpty() {
+        return applied.isEmpty();
     }
 
     boolean isDurable() {
         return durable;
+    }
+
+    /**
+     * Decides the outcome of {@code write} against the group's running state: a replay of an earlier result, a
+     * refusal, or admission into the group's batch. Refusals concern this write alone.
+     */
+    void admit(PendingWrite write, long now) throws RocksDBException {
+        FencingToken token = write.token;
+        try {
+            state.checkBound(token);
+            IdempotencyIndex.Key key = write.idempotencyKey == null ? null
+                    : new IdempotencyIndex.Key(state.scope, write.idempotencyKey);
+            WriteResult replay = key == null ? null : replayOf(key, token, now);
+            if (replay != null) {
+                write.decide(replay);
+                return;
+            }
+            state.checkAdmits(token, accepted);
+            Unit preemptedNow = units.checkOpenUnit(state, token, openUnit(), now);
+            if (!scopeReserved) {
+                scopeReserved = scopes.reserve(state, token);
+            }
+            if (preemptedNow != null) {
+                preempt(preemptedNow, token.value());
+            }
+            long acceptedAfter = Math.max(accepted, token.value());
+            assert acceptedAfter >= accepted && acceptedAfter >= state.accepted
+                    : "accepted " + acceptedAfter + " below " + accepted + " for scope " + state.scope;
+            write.decide(add(token, write.ops, key, acceptedAfter, now));
+        } catch (StaleTokenException | ScopeMismatchException | LimitExceededException e) {
+            write.decide(e);
+        }
+    }
+
+    /**
+     * Returns the first result of a retry of a write with the same idempotency key and token, earlier in this
+     * group or on record, when that token is not superseded; or null when {@code token} must be admitted anew.
+     */
+    private WriteResult replayOf(IdempotencyIndex.Key key, FencingToken token, long now) {
+        if (token.value() < accepted) {
+            return null;
+        }
+        Applied earlier = appliedByKey.get(key); // newer than any record on disk
+        if (earlier != null) {
+            return earlier.token() == token.value() ? earlier.result().asReplay() : null;
+        }
+        IdempotencyIndex.Entry prior = idempotency.find(key, now);
+        return prior != null && prior.record().token() == token.value()
+                ? resultOf(state.scope, prior.record()).asReplay() : null;
+    }
+
+    /** Returns the unit holding the scope as the next write of the group sees it: none once one was preempted. */
+    private Unit openUnit() {
+        return preempted == null ? state.openUnit : null;
+    }
+
+    /** Records that the write of {@code token} preempts {@code unit}; the unit ends when the group is published. */
+    private void preempt(Unit unit, long token) {
+        assert unit == state.openUnit : "unit " + unit + " preempted but the open unit is " + state.openUnit;
+        assert preempted == null : "unit " + unit + " preempted after " + preempted + " in one group";
+        preempted = unit;
+        preemptingToken = token;
     }
 
     /**
@@ -157,10 +202,33 @@ final class WriteGroup {
                 StoreCodec.fenceValue(state.lock, state.policy, accepted, revision));
     }
 
-    /** Records that the batch holding this group was written synced; the engine may publish the group. */
+    /** Records that the batch holding this group was written synced; the group may be published. */
     void durable() {
         assert !applied.isEmpty() : "empty group of scope " + state.scope + " written";
         assert !durable : "group of scope " + state.scope + " written twice";
         durable = true;
+    }
+
+    /**
+     * Updates the scope's state after the group's batch is durable: accepted token and revision, idempotency
+     * records and apply listener in admission order, and the unit the group preempted. Call under the guard.
+     */
+    void publish() {
+        assert durable : "group of scope " + state.scope + " published before its batch was durable";
+        state.applied(accepted, revision);
+        for (Applied admitted : applied) {
+            if (admitted.idempotencyEntry() != null) {
+                idempotency.put(admitted.idempotencyEntry());
+            }
+            observers.applyListener().applied(state.scope, admitted.token(), admitted.acceptedBefore());
+        }
+        if (preempted != null) {
+            units.end(state, preempted, Unit.State.PREEMPTED, preemptingToken, null);
+        }
+    }
+
+    private static WriteResult resultOf(String scope, StoreCodec.IdempotencyRecord record) {
+        return new WriteResult(scope, record.token(), record.accepted(), record.revision(), record.opsApplied(),
+                false);
     }
 }

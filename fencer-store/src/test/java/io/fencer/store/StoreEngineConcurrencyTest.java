@@ -89,7 +89,7 @@ class StoreEngineConcurrencyTest {
         List<Applied> violations = List.of();
         for (int attempt = 0; attempt < CONTROL_ROUNDS_MAX && violations.isEmpty(); attempt++) {
             String scope = "control-" + attempt;
-            violations = run(scope, (s, token, value) -> store.writeCheckThenActForControl(s, sequencer(s, token),
+            violations = run(scope, (s, token, value) -> CheckThenActControl.write(store, s, sequencer(s, token),
                     List.of(Op.put(bytes("k"), value)))).violations();
         }
         assertThat(violations).as("the unchecked write path must be caught landing a token below the accepted one")

@@ -54,13 +54,15 @@ class StoreEngineGroupCommitTest {
     private final List<Integer> groups = Collections.synchronizedList(new ArrayList<>());
     private final CountDownLatch firstGroupHeld = new CountDownLatch(1);
     private final CountDownLatch releaseFirstGroup = new CountDownLatch(1);
+    /** The first store's synced writes, which a test may make RocksDB refuse. */
+    private final RefusingSyncedWrites syncedWrites = new RefusingSyncedWrites();
 
     /** One acknowledged write with when it was issued and answered (System.nanoTime). */
     private record Acknowledged(long token, WriteResult result, long startNanos, long endNanos) {}
 
     @BeforeEach
     void open() {
-        store = StoreEngine.open(dir, StoreOptions.defaults());
+        store = StoreEngine.open(dir, StoreOptions.defaults(), syncedWrites);
     }
 
     @AfterEach
@@ -200,7 +202,7 @@ class StoreEngineGroupCommitTest {
         store.write("orders", sequencer("orders", 5), put("k", "from 5"), null);
         List<Long> applied = Collections.synchronizedList(new ArrayList<>());
         store.applyListener((scope, token, acceptedBefore) -> applied.add(token));
-        holdFirstGroup(group -> store.refuseSyncedWritesForTest(group == 2));
+        holdFirstGroup(group -> syncedWrites.refuse(group == 2));
         Future<WriteResult> holder = writeAsync("orders", 6, "k", "from 6", null);
         awaitHeld();
 
@@ -232,7 +234,7 @@ class StoreEngineGroupCommitTest {
 
     @Test
     void write_whenPlaceholderDiscardedUnderQueuedWrites_theyQueueOnTheNewScopeAndApply() throws Exception {
-        holdFirstGroup(group -> store.refuseSyncedWritesForTest(group == 1));
+        holdFirstGroup(group -> syncedWrites.refuse(group == 1));
         Future<WriteResult> creator = writeAsync("fresh", 1, "k", "from 1", null);
         awaitHeld();
         // one token: the two queue again on the new scope in whichever order their threads wake
@@ -284,7 +286,7 @@ class StoreEngineGroupCommitTest {
     void writeAsync_whenBatchFails_failsTheScopesItHeldAndKeepsRefusalsOfTheOthers() throws Exception {
         store.write("b", sequencer("b", 5), put("k", "from 5"), null);
         store.write("c", sequencer("c", 5), put("k", "from 5"), null);
-        holdFirstGroup(group -> store.refuseSyncedWritesForTest(group == 2 || group == 3));
+        holdFirstGroup(group -> syncedWrites.refuse(group == 2 || group == 3));
         Future<WriteResult> holder = writeAsync("a", 1, "k", "from a1", null);
         awaitHeld();
 
@@ -302,7 +304,7 @@ class StoreEngineGroupCommitTest {
         assertThatThrownBy(() -> staleInC.get(WAIT_SECONDS, TimeUnit.SECONDS))
                 .as("scope c had nothing in the failed write: its refusal stands")
                 .hasCauseInstanceOf(StaleTokenException.class);
-        store.refuseSyncedWritesForTest(false);
+        syncedWrites.refuse(false);
         assertThat(store.accepted("b")).isEqualTo(5);
         assertThat(store.scope("b").revision()).isEqualTo(1);
         assertThat(store.write("b", sequencer("b", 6), put("k", "6 again"), null).revision()).isEqualTo(2);

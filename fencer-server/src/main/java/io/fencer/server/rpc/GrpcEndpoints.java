@@ -1,6 +1,7 @@
 package io.fencer.server.rpc;
 
 import io.grpc.Server;
+import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
@@ -32,7 +33,8 @@ public final class GrpcEndpoints {
             List<ServerServiceDefinition> services) throws IOException {
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(host, port));
         for (ServerServiceDefinition service : services) {
-            builder.addService(service);
+            // Every call learns who is calling from its transport, before any handler runs.
+            builder.addService(ServerInterceptors.intercept(service, Identities.interceptor()));
         }
         return builder
                 // Handlers never block (Locks answers come from completions; Store hands off to its workers), so

@@ -1,0 +1,92 @@
+package io.fencer.server.rpc;
+
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
+import java.util.Optional;
+import javax.naming.InvalidNameException;
+import javax.naming.ldap.LdapName;
+import javax.naming.ldap.Rdn;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import javax.net.ssl.SSLSession;
+
+/**
+ * Who is calling: the identity of a call's client, which ACLs and the holder shown by {@code Describe} name.
+ *
+ * <p>Under TLS with client certificates the identity is the common name (CN) of the client's certificate, which
+ * the handshake has verified against the configured CA. Without a client certificate (plaintext, or TLS without a
+ * client CA) every caller is {@link #ANONYMOUS}: nothing on the wire can prove who it is, so nothing claims to.
+ * The identity is derived here only, from the transport, and never from anything the client sends in a message
+ * or header.
+ */
+public final class Identities {
+    /** The identity of a caller that presented no verified certificate. */
+    public static final String ANONYMOUS = "anonymous";
+
+    private static final Context.Key<String> IDENTITY = Context.key("fencer-identity");
+
+    private Identities() {}
+
+    /** Returns the identity of the call being served on this thread, or {@link #ANONYMOUS} outside any call. */
+    public static String current() {
+        String identity = IDENTITY.get();
+        return identity == null ? ANONYMOUS : identity;
+    }
+
+    /** Returns the interceptor that puts each call's identity in its context; every gRPC endpoint installs it. */
+    public static ServerInterceptor interceptor() {
+        return Interceptor.INSTANCE;
+    }
+
+    /** Returns the CN of the verified client certificate of {@code session}, if there is one. */
+    static Optional<String> commonName(SSLSession session) {
+        if (session == null) {
+            return Optional.empty();
+        }
+        Certificate[] chain;
+        try {
+            chain = session.getPeerCertificates();
+        } catch (SSLPeerUnverifiedException e) {
+            return Optional.empty(); // TLS without a client certificate
+        }
+        if (chain.length == 0 || !(chain[0] instanceof X509Certificate leaf)) {
+            return Optional.empty();
+        }
+        return commonName(leaf);
+    }
+
+    static Optional<String> commonName(X509Certificate certificate) {
+        try {
+            for (Rdn rdn : new LdapName(certificate.getSubjectX500Principal().getName()).getRdns()) {
+                if (rdn.getType().equalsIgnoreCase("CN")) {
+                    String name = String.valueOf(rdn.getValue());
+                    return name.isEmpty() ? Optional.empty() : Optional.of(name);
+                }
+            }
+        } catch (InvalidNameException e) {
+            return Optional.empty(); // a subject the JDK itself produced but cannot parse back: no identity
+        }
+        return Optional.empty();
+    }
+
+    private enum Interceptor implements ServerInterceptor {
+        INSTANCE;
+
+        @Override
+        public <RequestT, ResponseT> ServerCall.Listener<RequestT> interceptCall(ServerCall<RequestT, ResponseT> call,
+                Metadata headers, ServerCallHandler<RequestT, ResponseT> next) {
+            SSLSession session = call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION);
+            Optional<String> name = commonName(session);
+            if (name.isEmpty()) {
+                return next.startCall(call, headers);
+            }
+            return Contexts.interceptCall(Context.current().withValue(IDENTITY, name.get()), call, headers, next);
+        }
+    }
+}

@@ -131,16 +131,9 @@ public final class ChaosRun {
             int incarnation) {
         // each worker, and each restart of it, thinks to its own sequence, fixed by the run's seed
         long seed = options.seed() * 31 + number * 1_000_003L + incarnation;
-        List<String> arguments = new ArrayList<>(List.of("chaos", "worker", "--id", id,
-                "--lock-servers", String.join(",", cluster.lockEndpoints()), "--store", cluster.storeEndpoint(),
-                "--lock", LOCK, "--workload", options.workload().name().toLowerCase(Locale.ROOT),
-                "--think-max", options.thinkMax().toMillis() + "ms", "--ttl", options.ttl().toMillis() + "ms",
-                "--history", historyFile.toString(), "--origin-nanos", Long.toString(originNanos),
-                "--seed", Long.toString(seed)));
-        if (!options.fencing()) {
-            arguments.add("--no-fencing");
-        }
-        return arguments;
+        return WorkerArguments.workerCommand(new WorkerOptions(id, cluster.lockEndpoints(), cluster.storeEndpoint(),
+                LOCK, options.workload(), options.thinkMax(), options.ttl(), options.fencing(), historyFile,
+                originNanos, seed));
     }
 
     private void inject(Fault fault, Cluster cluster, HistoryLog nemesis) throws IOException, InterruptedException {

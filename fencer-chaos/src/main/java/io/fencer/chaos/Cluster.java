@@ -22,6 +22,8 @@ final class Cluster implements AutoCloseable {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     /** The store's name in the history and the report. */
     static final String STORE = "store";
+    /** Every server binds the loopback address: the run is one machine's processes. */
+    private static final String HOST = "127.0.0.1";
 
     private final Launcher launcher;
     private final Path directory;
@@ -51,26 +53,20 @@ final class Cluster implements AutoCloseable {
         this.launcher = launcher;
         this.directory = directory;
         int[][] ports = new int[peers][];
-        StringBuilder group = new StringBuilder();
+        List<ServerArguments.Peer> group = new ArrayList<>();
         for (int i = 0; i < peers; i++) {
             ports[i] = freePorts(3);
-            group.append(i == 0 ? "" : ",").append("n").append(i + 1).append("=127.0.0.1:").append(ports[i][0])
-                    .append(':').append(ports[i][2]);
+            group.add(new ServerArguments.Peer("n" + (i + 1), HOST, ports[i][0], ports[i][2]));
         }
         for (int i = 0; i < peers; i++) {
             String id = "n" + (i + 1);
-            List<String> arguments = new ArrayList<>(List.of("server", "--data", directory.resolve(id).toString(),
-                    "--port", Integer.toString(ports[i][0]), "--admin-port", Integer.toString(ports[i][1]),
-                    "--raft-port", Integer.toString(ports[i][2])));
-            if (peers > 1) {
-                arguments.addAll(List.of("--id", id, "--peers", group.toString()));
-            }
-            lockServers.add(new Server("lock-" + id, ports[i][0], ports[i][1], arguments));
+            ServerArguments arguments = new ServerArguments(directory.resolve(id), ports[i][0], ports[i][1],
+                    ports[i][2], id, peers > 1 ? group : List.of());
+            lockServers.add(new Server("lock-" + id, ports[i][0], ports[i][1], arguments.toArguments()));
         }
         int[] storePorts = freePorts(2);
-        store = new Server(STORE, storePorts[0], storePorts[1], List.of("store-server", "--data",
-                directory.resolve(STORE).toString(), "--port", Integer.toString(storePorts[0]), "--admin-port",
-                Integer.toString(storePorts[1])));
+        store = new Server(STORE, storePorts[0], storePorts[1],
+                new StoreServerArguments(directory.resolve(STORE), storePorts[0], storePorts[1]).toArguments());
     }
 
     /** Starts every server and waits until each is healthy (the lock service has a leader). */
@@ -86,11 +82,11 @@ final class Cluster implements AutoCloseable {
     }
 
     List<String> lockEndpoints() {
-        return lockServers.stream().map(server -> "127.0.0.1:" + server.clientPort).toList();
+        return lockServers.stream().map(server -> HOST + ":" + server.clientPort).toList();
     }
 
     String storeEndpoint() {
-        return "127.0.0.1:" + store.clientPort;
+        return HOST + ":" + store.clientPort;
     }
 
     /** Returns the lock servers' names, {@code lock-n1} ... */
@@ -186,7 +182,7 @@ final class Cluster implements AutoCloseable {
     }
 
     private static HttpRequest request(int adminPort) {
-        return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/healthz"))
+        return HttpRequest.newBuilder(URI.create("http://" + HOST + ":" + adminPort + "/healthz"))
                 .timeout(Duration.ofSeconds(2)).build();
     }
 

@@ -1,6 +1,7 @@
 package io.fencer.cli;
 
 import io.fencer.client.FencerClient;
+import io.fencer.load.LockBench;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Locale;

@@ -3,6 +3,7 @@ package io.fencer.cli;
 import io.fencer.client.FencedStore;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
+import io.fencer.load.StoreBench;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Locale;

@@ -10,6 +10,7 @@ import io.fencer.client.LockStatus;
 import io.fencer.client.Session;
 import io.fencer.core.FencingToken;
 import io.fencer.core.Ticker;
+import io.fencer.load.LockBench;
 import io.fencer.server.FencerServer;
 import io.fencer.server.ServerConfig;
 import io.fencer.core.Sequencer;

@@ -1,4 +1,4 @@
-package io.fencer.cli;
+package io.fencer.load;
 
 import io.fencer.client.FencedLock;
 import io.fencer.client.FencerClient;
@@ -20,16 +20,17 @@ import org.HdrHistogram.Recorder;
 /**
  * The load generator behind {@code fencer bench lock}: {@code clients} threads, each with its own session, loop
  * acquire → release on lock {@code bench-<i % locks>} against a running group, and check the fencing order.
+ * {@link #run} takes the {@link Settings} and returns the {@link Result}; printing it is the caller's business.
  *
  * <p>The fencing check: while holding its lock, each client appends the grant's token value to the lock's log.
  * The lock serializes holders and each append happens before that holder's release, so every log must be strictly
  * increasing; a duplicate or a step back means two clients held the lock at once, or a token was issued twice.
  */
-final class LockBench {
+public final class LockBench {
     /** The most client threads (each with a session) one bench runs. */
-    static final int CLIENTS_MAX = 4_096;
+    public static final int CLIENTS_MAX = 4_096;
     /** The most distinct locks one bench uses. */
-    static final int LOCKS_MAX = 100_000;
+    public static final int LOCKS_MAX = 100_000;
     /** How long one acquire may wait in line before it counts as an error. */
     static final Duration ACQUIRE_WAIT = Duration.ofSeconds(30);
     /** How long a client may take to finish its last cycle after the measurement ends. */
@@ -46,8 +47,8 @@ final class LockBench {
      * @param warmup how long to run before measuring
      * @param ttl each session's lease
      */
-    record Settings(int clients, int locks, Duration duration, Duration warmup, Duration ttl) {
-        Settings {
+    public record Settings(int clients, int locks, Duration duration, Duration warmup, Duration ttl) {
+        public Settings {
             Objects.requireNonNull(duration, "duration");
             Objects.requireNonNull(warmup, "warmup");
             Objects.requireNonNull(ttl, "ttl");
@@ -75,18 +76,21 @@ final class LockBench {
      * @param tokensChecked token values appended to the per-lock logs over the whole run, warmup included
      * @param firstViolation the first token that was not above its predecessor on its lock, or null
      */
-    record Result(Settings settings, long cycles, long grants, long errors, String firstError,
+    public record Result(Settings settings, long cycles, long grants, long errors, String firstError,
             double cycleMillisP50, double cycleMillisP99, double cycleMillisP999, double cycleMillisMax,
             long tokensChecked, String firstViolation) {
-        double cyclesPerSecond() {
+        /** Returns the cycles per second of the measured window. */
+        public double cyclesPerSecond() {
             return cycles / seconds(settings.duration());
         }
 
-        double grantsPerSecond() {
+        /** Returns the grants per second of the measured window. */
+        public double grantsPerSecond() {
             return grants / seconds(settings.duration());
         }
 
-        boolean tokensIncreasing() {
+        /** Returns true when every lock's tokens strictly increased, warmup included. */
+        public boolean tokensIncreasing() {
             return firstViolation == null;
         }
 
@@ -127,7 +131,7 @@ final class LockBench {
      *
      * @throws io.fencer.core.FencerException when the sessions cannot be opened
      */
-    static Result run(FencerClient fencer, Settings settings) throws InterruptedException {
+    public static Result run(FencerClient fencer, Settings settings) throws InterruptedException {
         return new LockBench(fencer, settings).run();
     }
 

@@ -1,4 +1,4 @@
-package io.fencer.cli;
+package io.fencer.load;
 
 import io.fencer.client.FencedStore;
 import io.fencer.client.FencerClient;
@@ -27,14 +27,16 @@ import org.HdrHistogram.Recorder;
  * <p>Every write presents its scope's current token, so the store must admit every one: a stale refusal means the
  * store has accepted a token newer than the lock service's latest grant (for example a store kept while the lock
  * service's data was wiped), and the bench reports it.
+ *
+ * <p>{@link #run} takes the {@link Settings} and returns the {@link Result}; printing it is the caller's business.
  */
-final class StoreBench {
+public final class StoreBench {
     /** The most writer threads one bench runs. */
-    static final int WRITERS_MAX = 4_096;
+    public static final int WRITERS_MAX = 4_096;
     /** The most scopes (each with a held lock) one bench uses. */
-    static final int SCOPES_MAX = 10_000;
+    public static final int SCOPES_MAX = 10_000;
     /** The largest value; the store's own default limit is 1 MiB. */
-    static final int VALUE_BYTES_MAX = 1024 * 1024;
+    public static final int VALUE_BYTES_MAX = 1024 * 1024;
     /** Distinct keys per scope that writers pick from at random. */
     static final int KEYS_PER_SCOPE = 10_000;
     /** The lease of the session that holds the scopes' locks; kept alive in the background. */
@@ -53,8 +55,8 @@ final class StoreBench {
      * @param duration how long to measure
      * @param warmup how long to run before measuring
      */
-    record Settings(int writers, int scopes, int valueBytes, Duration duration, Duration warmup) {
-        Settings {
+    public record Settings(int writers, int scopes, int valueBytes, Duration duration, Duration warmup) {
+        public Settings {
             Objects.requireNonNull(duration, "duration");
             Objects.requireNonNull(warmup, "warmup");
             if (writers < 1 || writers > WRITERS_MAX) {
@@ -84,10 +86,11 @@ final class StoreBench {
      * @param firstError the first other error's message, or null
      * @param writeMillisP50 median write latency (NaN without writes)
      */
-    record Result(Settings settings, long writes, long staleRefusals, String firstStale, long errors,
+    public record Result(Settings settings, long writes, long staleRefusals, String firstStale, long errors,
             String firstError, double writeMillisP50, double writeMillisP99, double writeMillisP999,
             double writeMillisMax) {
-        double writesPerSecond() {
+        /** Returns the acknowledged writes per second of the measured window. */
+        public double writesPerSecond() {
             return writes / (settings.duration().toNanos() / 1e9);
         }
     }
@@ -123,7 +126,8 @@ final class StoreBench {
      * @throws io.fencer.core.FencerException when the session cannot be opened or a lock cannot be acquired
      * @throws io.fencer.client.LockTimeoutException when a scope's lock stays held by someone else
      */
-    static Result run(FencerClient lockService, FencedStore store, Settings settings) throws InterruptedException {
+    public static Result run(FencerClient lockService, FencedStore store, Settings settings)
+            throws InterruptedException {
         return new StoreBench(lockService, store, settings).run();
     }
 

@@ -1,13 +1,13 @@
 package io.fencer.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fencer.load.StoreBench;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** The store bench's settings and reports, without a server. */
-class StoreBenchTest {
+/** The store bench's reports (text and JSON), without a server. */
+class BenchStoreCommandTest {
     private static final StoreBench.Settings SETTINGS = new StoreBench.Settings(64, 8, 256, Duration.ofSeconds(2),
             Duration.ofSeconds(1));
 
@@ -32,17 +32,5 @@ class StoreBenchTest {
                 "\"valueBytes\":256", "\"writes\":0", "\"writesPerSecond\":0.000",
                 "\"writeLatencyMillis\":{\"p50\":null,\"p99\":null,\"p999\":null,\"max\":null}", "\"staleRefusals\":3",
                 "\"firstStale\":\"stale token bench-store-0#4 refused\"", "\"errors\":1");
-    }
-
-    @Test
-    void settings_outOfRange_failNamingTheValue() {
-        assertThatThrownBy(() -> new StoreBench.Settings(0, 1, 256, Duration.ofSeconds(1), Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("writers 0 is outside [1, 4096]");
-        assertThatThrownBy(() -> new StoreBench.Settings(1, 10_001, 256, Duration.ofSeconds(1), Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("scopes 10001 is outside [1, 10000]");
-        assertThatThrownBy(() -> new StoreBench.Settings(1, 1, 2_000_000, Duration.ofSeconds(1), Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("value bytes 2000000");
-        assertThatThrownBy(() -> new StoreBench.Settings(1, 1, 256, Duration.ZERO, Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("duration must be positive");
     }
 }

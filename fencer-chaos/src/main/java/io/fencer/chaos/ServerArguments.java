@@ -1,0 +1,71 @@
+package io.fencer.chaos;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.stream.Collectors;
+
+/**
+ * The command line of a lock server process the harness starts, {@code fencer server}: the options the harness
+ * uses, written in one place. The CLI's tests read {@link #toArguments()} with the real {@code server} command and
+ * check that every option arrives, so the two sides cannot drift apart.
+ *
+ * <p>Each option is one token, {@code --name=value}, so a value is never taken for an option or an {@code @file}.
+ *
+ * @param dataDirectory the server's data directory (Raft log, snapshots, the hosted store)
+ * @param port the gRPC client port
+ * @param adminPort the admin HTTP port ({@code /healthz}, {@code /metrics})
+ * @param raftPort the Raft port
+ * @param id this peer's id, which names its entry in {@code peers}
+ * @param peers every peer of the group, this one included; empty for a group of one
+ */
+public record ServerArguments(Path dataDirectory, int port, int adminPort, int raftPort, String id,
+        List<Peer> peers) {
+    /** The subcommand that runs a lock server. */
+    static final String SUBCOMMAND = "server";
+
+    public ServerArguments {
+        Objects.requireNonNull(dataDirectory, "dataDirectory");
+        Objects.requireNonNull(id, "id");
+        peers = List.copyOf(peers);
+        if (!peers.isEmpty() && peers.stream().noneMatch(peer -> peer.id().equals(id))) {
+            throw new IllegalArgumentException("server " + id + " is not among its peers " + peers);
+        }
+    }
+
+    /**
+     * One peer of a group, as {@code --peers} spells it: {@code id=host:port:raftPort}.
+     *
+     * @param id the peer's id; no {@code =} or {@code ,} in it
+     * @param host the peer's host; no {@code :} or {@code ,} in it
+     * @param port the peer's gRPC client port
+     * @param raftPort the peer's Raft port
+     */
+    public record Peer(String id, String host, int port, int raftPort) {
+        public Peer {
+            Objects.requireNonNull(id, "id");
+            Objects.requireNonNull(host, "host");
+            if (id.isEmpty() || id.contains("=") || id.contains(",")) {
+                throw new IllegalArgumentException("peer id '" + id + "' is empty or has '=' or ','");
+            }
+            if (host.isEmpty() || host.contains(":") || host.contains(",")) {
+                throw new IllegalArgumentException("peer host '" + host + "' is empty or has ':' or ','");
+            }
+        }
+
+        String toArgument() {
+            return id + "=" + host + ":" + port + ":" + raftPort;
+        }
+    }
+
+    /** Returns the subcommand and its options, {@code server --data=DIR --port=PORT ...}. */
+    public List<String> toArguments() {
+        List<String> arguments = new ArrayList<>(List.of(SUBCOMMAND, "--data=" + dataDirectory, "--port=" + port,
+                "--admin-port=" + adminPort, "--raft-port=" + raftPort, "--id=" + id));
+        if (!peers.isEmpty()) {
+            arguments.add("--peers=" + peers.stream().map(Peer::toArgument).collect(Collectors.joining(",")));
+        }
+        return List.copyOf(arguments);
+    }
+}

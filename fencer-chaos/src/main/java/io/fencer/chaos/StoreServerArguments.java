@@ -1,0 +1,30 @@
+package io.fencer.chaos;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The command line of the store server process the harness starts, {@code fencer store-server}: the options the
+ * harness uses, written in one place. The CLI's tests read {@link #toArguments()} with the real
+ * {@code store-server} command and check that every option arrives.
+ *
+ * <p>Each option is one token, {@code --name=value}, so a value is never taken for an option or an {@code @file}.
+ *
+ * @param dataDirectory the store's data directory (RocksDB)
+ * @param port the gRPC port
+ * @param adminPort the admin HTTP port ({@code /healthz}, {@code /metrics})
+ */
+public record StoreServerArguments(Path dataDirectory, int port, int adminPort) {
+    /** The subcommand that runs a store server. */
+    static final String SUBCOMMAND = "store-server";
+
+    public StoreServerArguments {
+        Objects.requireNonNull(dataDirectory, "dataDirectory");
+    }
+
+    /** Returns the subcommand and its options, {@code store-server --data=DIR --port=PORT --admin-port=PORT}. */
+    public List<String> toArguments() {
+        return List.of(SUBCOMMAND, "--data=" + dataDirectory, "--port=" + port, "--admin-port=" + adminPort);
+    }
+}

@@ -45,12 +45,12 @@ public final class HistoryJson {
             if (event.token() != 0) {
                 json.name("token").value(event.token());
             }
-            optional(json, "value", event.value());
+            writeUnlessEmpty(json, "value", event.value());
             if (event.revision() != 0) {
                 json.name("revision").value(event.revision());
             }
-            optional(json, "target", event.target());
-            optional(json, "error", event.error());
+            writeUnlessEmpty(json, "target", event.target());
+            writeUnlessEmpty(json, "error", event.error());
             json.endObject();
         } catch (IOException e) {
             throw new UncheckedIOException("a StringWriter does not fail", e);
@@ -58,7 +58,7 @@ public final class HistoryJson {
         return line.toString();
     }
 
-    private static void optional(JsonWriter json, String name, String value) throws IOException {
+    private static void writeUnlessEmpty(JsonWriter json, String name, String value) throws IOException {
         if (!value.isEmpty()) {
             json.name(name).value(value);
         }

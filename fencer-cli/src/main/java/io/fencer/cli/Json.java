@@ -74,8 +74,9 @@ final class Json {
         return this;
     }
 
+    /** Adds a copy of {@code value}, so that adding to {@code value} later leaves this object as it is. */
     Json add(String name, Json value) {
-        members.add(name, value.members);
+        members.add(name, value.members.deepCopy());
         return this;
     }
 
@@ -94,7 +95,7 @@ final class Json {
     /** Returns the JSON array of {@code values}, on one line. */
     static String array(List<Json> values) {
         JsonArray array = new JsonArray(values.size());
-        values.forEach(value -> array.add(value.members));
+        values.forEach(value -> array.add(value.members.deepCopy()));
         return GSON.toJson(array);
     }
 

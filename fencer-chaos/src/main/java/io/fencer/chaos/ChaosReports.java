@@ -1,7 +1,11 @@
 package io.fencer.chaos;
 
+import com.google.gson.FormattingStyle;
+import com.google.gson.stream.JsonWriter;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,6 +19,8 @@ import java.util.Map;
 final class ChaosReports {
     /** How many violations the printed verdict lists; the report and the history hold them all. */
     private static final int VIOLATIONS_PRINTED = 10;
+    /** The summary's layout inside a line: {@code {"a": 1, "b": 2}}. */
+    private static final FormattingStyle ONE_LINE = FormattingStyle.COMPACT.withSpaceAfterSeparators(true);
 
     private ChaosReports() {
     }
@@ -51,43 +57,63 @@ final class ChaosReports {
         return facts;
     }
 
-    /** Returns the summary: settings, verdict, violations per check, counts and the fault schedule. */
+    /**
+     * Returns the summary: settings, verdict, violations per check, counts and the fault schedule. One member per
+     * line, the checks, the counts and each fault on a line of their own (as {@code docs/chaos-summary.json} shows).
+     */
     static String summaryJson(ChaosOptions options, List<Fault> schedule, CheckResult result, Path historyFile) {
-        StringBuilder json = new StringBuilder(1024);
-        json.append("{\n  \"seed\": ").append(options.seed());
-        json.append(",\n  \"fencing\": ").append(options.fencing());
-        json.append(",\n  \"workload\": ").append(HistoryJson.quote(
-                options.workload().name().toLowerCase(Locale.ROOT)));
-        json.append(",\n  \"workers\": ").append(options.workers());
-        json.append(",\n  \"peers\": ").append(options.peers());
-        json.append(",\n  \"duration_ms\": ").append(options.duration().toMillis());
-        json.append(",\n  \"ttl_ms\": ").append(options.ttl().toMillis());
-        json.append(",\n  \"valid\": ").append(result.valid());
-        json.append(",\n  \"violations\": ").append(result.violationCount());
-        json.append(",\n  \"checks\": {");
-        appendEntries(json, result.violationsByCheck());
-        json.append("},\n  \"counts\": {");
-        appendEntries(json, result.counts());
-        json.append("},\n  \"faults\": [");
-        for (int i = 0; i < schedule.size(); i++) {
-            Fault fault = schedule.get(i);
-            json.append(i == 0 ? "\n    " : ",\n    ").append("{\"at_ms\": ").append(fault.atMillis())
-                    .append(", \"kind\": ").append(HistoryJson.quote(fault.kind().flag()))
-                    .append(", \"worker\": ").append(fault.worker())
-                    .append(", \"duration_ms\": ").append(fault.durationMillis()).append('}');
+        StringWriter text = new StringWriter(1024);
+        try (JsonWriter json = new JsonWriter(text)) {
+            json.setFormattingStyle(FormattingStyle.PRETTY);
+            json.beginObject();
+            json.name("seed").value(options.seed());
+            json.name("fencing").value(options.fencing());
+            json.name("workload").value(options.workload().name().toLowerCase(Locale.ROOT));
+            json.name("workers").value(options.workers());
+            json.name("peers").value(options.peers());
+            json.name("duration_ms").value(options.duration().toMillis());
+            json.name("ttl_ms").value(options.ttl().toMillis());
+            json.name("valid").value(result.valid());
+            json.name("violations").value(result.violationCount());
+            json.name("checks");
+            oneLineObject(json, result.violationsByCheck());
+            json.name("counts");
+            oneLineObject(json, result.counts());
+            json.name("faults").beginArray();
+            for (Fault fault : schedule) {
+                beginOneLineObject(json);
+                json.name("at_ms").value(fault.atMillis());
+                json.name("kind").value(fault.kind().flag());
+                json.name("worker").value(fault.worker());
+                json.name("duration_ms").value(fault.durationMillis());
+                endOneLineObject(json);
+            }
+            json.endArray();
+            json.name("history").value(historyFile.toAbsolutePath().toString());
+            json.endObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException("a StringWriter does not fail", e);
         }
-        json.append(schedule.isEmpty() ? "]" : "\n  ]");
-        json.append(",\n  \"history\": ").append(HistoryJson.quote(historyFile.toAbsolutePath().toString()));
-        return json.append("\n}\n").toString();
+        return text.append('\n').toString();
     }
 
-    private static void appendEntries(StringBuilder json, Map<String, ? extends Number> entries) {
-        boolean first = true;
+    private static void oneLineObject(JsonWriter json, Map<String, ? extends Number> entries) throws IOException {
+        beginOneLineObject(json);
         for (Map.Entry<String, ? extends Number> entry : entries.entrySet()) {
-            json.append(first ? "" : ", ").append(HistoryJson.quote(entry.getKey())).append(": ")
-                    .append(entry.getValue());
-            first = false;
+            json.name(entry.getKey()).value(entry.getValue());
         }
+        endOneLineObject(json);
+    }
+
+    /** Opens an object where the pretty layout puts the next value, then keeps its members on that line. */
+    private static void beginOneLineObject(JsonWriter json) throws IOException {
+        json.beginObject();
+        json.setFormattingStyle(ONE_LINE);
+    }
+
+    private static void endOneLineObject(JsonWriter json) throws IOException {
+        json.endObject();
+        json.setFormattingStyle(FormattingStyle.PRETTY);
     }
 
     /** Prints the verdict: per-check results, counts, the first violations and where the files are. */

@@ -1,20 +1,30 @@
 package io.fencer.chaos;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParseException;
+import com.google.gson.JsonParser;
+import com.google.gson.Strictness;
+import com.google.gson.stream.JsonReader;
+import com.google.gson.stream.JsonToken;
+import com.google.gson.stream.JsonWriter;
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.StringReader;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * The JSON-lines form of a history: one flat object per {@link HistoryEvent}, for example
  * <pre>{"time_us":1520344,"process":"w2","type":"ok","op":"write","token":17,"value":"41","revision":40}</pre>
  * Fields that are zero or empty are left out. Lines longer than {@link #LINE_CHARS_MAX} are refused when read.
+ * Gson writes and reads the lines; numbers go from and to {@code long}s without passing through a {@code double}.
  */
 public final class HistoryJson {
     /** The longest line {@link #parse} accepts. */
@@ -25,27 +35,33 @@ public final class HistoryJson {
 
     /** Returns {@code event} as one JSON line (without the line break). */
     public static String format(HistoryEvent event) {
-        StringBuilder out = new StringBuilder(128);
-        out.append("{\"time_us\":").append(event.timeMicros());
-        out.append(",\"process\":").append(quote(event.process()));
-        out.append(",\"type\":").append(quote(event.type().name().toLowerCase(Locale.ROOT)));
-        out.append(",\"op\":").append(quote(event.op().name().toLowerCase(Locale.ROOT)));
-        if (event.token() != 0) {
-            out.append(",\"token\":").append(event.token());
+        StringWriter line = new StringWriter(128);
+        try (JsonWriter json = new JsonWriter(line)) { // compact, and no HTML escaping: a plain JsonWriter's defaults
+            json.beginObject();
+            json.name("time_us").value(event.timeMicros());
+            json.name("process").value(event.process());
+            json.name("type").value(event.type().name().toLowerCase(Locale.ROOT));
+            json.name("op").value(event.op().name().toLowerCase(Locale.ROOT));
+            if (event.token() != 0) {
+                json.name("token").value(event.token());
+            }
+            writeUnlessEmpty(json, "value", event.value());
+            if (event.revision() != 0) {
+                json.name("revision").value(event.revision());
+            }
+            writeUnlessEmpty(json, "target", event.target());
+            writeUnlessEmpty(json, "error", event.error());
+            json.endObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException("a StringWriter does not fail", e);
         }
-        if (!event.value().isEmpty()) {
-            out.append(",\"value\":").append(quote(event.value()));
+        return line.toString();
+    }
+
+    private static void writeUnlessEmpty(JsonWriter json, String name, String value) throws IOException {
+        if (!value.isEmpty()) {
+            json.name(name).value(value);
         }
-        if (event.revision() != 0) {
-            out.append(",\"revision\":").append(event.revision());
-        }
-        if (!event.target().isEmpty()) {
-            out.append(",\"target\":").append(quote(event.target()));
-        }
-        if (!event.error().isEmpty()) {
-            out.append(",\"error\":").append(quote(event.error()));
-        }
-        return out.append('}').toString();
     }
 
     /**
@@ -58,13 +74,13 @@ public final class HistoryJson {
             throw new IllegalArgumentException("history line of " + line.length() + " chars exceeds "
                     + LINE_CHARS_MAX);
         }
-        Map<String, String> fields = new FlatObjectParser(line).parse();
         try {
-            return new HistoryEvent(number(fields, "time_us"), required(fields, "process"),
-                    HistoryEvent.Type.valueOf(required(fields, "type").toUpperCase(Locale.ROOT)),
-                    HistoryEvent.Op.valueOf(required(fields, "op").toUpperCase(Locale.ROOT)),
-                    number(fields, "token"), fields.get("value"), number(fields, "revision"), fields.get("target"),
-                    fields.get("error"));
+            JsonObject fields = object(line);
+            return new HistoryEvent(number(fields, "time_us"), string(fields, "process", true),
+                    HistoryEvent.Type.valueOf(string(fields, "type", true).toUpperCase(Locale.ROOT)),
+                    HistoryEvent.Op.valueOf(string(fields, "op", true).toUpperCase(Locale.ROOT)),
+                    number(fields, "token"), string(fields, "value", false), number(fields, "revision"),
+                    string(fields, "target", false), string(fields, "error", false));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("bad history line: " + e.getMessage() + ": " + line, e);
         }
@@ -93,168 +109,55 @@ public final class HistoryJson {
         Files.writeString(file, text, StandardCharsets.UTF_8);
     }
 
-    /** Returns {@code text} as a JSON string literal. */
-    static String quote(String text) {
-        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
+    /** Returns the one JSON object {@code line} holds, read strictly (no comments, no unquoted names). */
+    private static JsonObject object(String line) {
+        JsonReader reader = new JsonReader(new StringReader(line));
+        reader.setStrictness(Strictness.STRICT);
+        try {
+            JsonElement element = JsonParser.parseReader(reader);
+            if (!element.isJsonObject()) {
+                throw new IllegalArgumentException("not a JSON object");
             }
+            if (reader.peek() != JsonToken.END_DOCUMENT) {
+                throw new IllegalArgumentException("text after the object");
+            }
+            return element.getAsJsonObject();
+        } catch (JsonParseException | IOException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
         }
-        return out.append('"').toString();
     }
 
-    private static String required(Map<String, String> fields, String name) {
-        String value = fields.get(name);
+    /** Returns the string field {@code name}; null when it is absent and not {@code required}. */
+    private static String string(JsonObject fields, String name, boolean required) {
+        JsonElement value = fields.get(name);
         if (value == null) {
-            throw new IllegalArgumentException("missing field '" + name + "'");
+            if (required) {
+                throw new IllegalArgumentException("missing field '" + name + "'");
+            }
+            return null;
         }
-        return value;
+        if (!value.isJsonPrimitive() || !value.getAsJsonPrimitive().isString()) {
+            throw new IllegalArgumentException("field '" + name + "' is not a string: " + value);
+        }
+        return value.getAsString();
     }
 
-    private static long number(Map<String, String> fields, String name) {
-        String value = fields.get(name);
+    /**
+     * Returns the integer field {@code name}, 0 when absent. Its digits are parsed as a long: Gson's
+     * {@code getAsLong()} would take 1.5 as 1 and wrap numbers beyond 2^63 - 1, and a double would round tokens.
+     */
+    private static long number(JsonObject fields, String name) {
+        JsonElement value = fields.get(name);
         if (value == null) {
             return 0;
         }
+        if (!value.isJsonPrimitive() || !value.getAsJsonPrimitive().isNumber()) {
+            throw new IllegalArgumentException("field '" + name + "' is not an integer: " + value);
+        }
         try {
-            return Long.parseLong(value);
+            return Long.parseLong(value.getAsString());
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("field '" + name + "' is not an integer: " + value, e);
-        }
-    }
-
-    /** A parser for one flat JSON object whose values are strings or integers. */
-    private static final class FlatObjectParser {
-        private final String text;
-        private int position;
-
-        FlatObjectParser(String text) {
-            this.text = text.strip();
-        }
-
-        Map<String, String> parse() {
-            Map<String, String> fields = new LinkedHashMap<>();
-            expect('{');
-            skipSpaces();
-            if (peek() == '}') {
-                position++;
-                return fields;
-            }
-            while (true) {
-                skipSpaces();
-                String name = string();
-                skipSpaces();
-                expect(':');
-                skipSpaces();
-                fields.put(name, peek() == '"' ? string() : integer());
-                skipSpaces();
-                char next = next();
-                if (next == '}') {
-                    break;
-                }
-                if (next != ',') {
-                    throw error("expected ',' or '}'");
-                }
-            }
-            if (position != text.length()) {
-                throw error("text after the object");
-            }
-            return fields;
-        }
-
-        private String string() {
-            expect('"');
-            StringBuilder out = new StringBuilder();
-            while (true) {
-                char c = next();
-                if (c == '"') {
-                    return out.toString();
-                }
-                if (c != '\\') {
-                    out.append(c);
-                    continue;
-                }
-                char escaped = next();
-                switch (escaped) {
-                    case '"', '\\', '/' -> out.append(escaped);
-                    case 'n' -> out.append('\n');
-                    case 'r' -> out.append('\r');
-                    case 't' -> out.append('\t');
-                    case 'b' -> out.append('\b');
-                    case 'f' -> out.append('\f');
-                    case 'u' -> out.append(unicodeEscape());
-                    default -> throw error("bad escape \\" + escaped);
-                }
-            }
-        }
-
-        private char unicodeEscape() {
-            if (position + 4 > text.length()) {
-                throw error("short \\u escape");
-            }
-            try {
-                char c = (char) Integer.parseInt(text.substring(position, position + 4), 16);
-                position += 4;
-                return c;
-            } catch (NumberFormatException e) {
-                throw error("bad \\u escape");
-            }
-        }
-
-        private String integer() {
-            int start = position;
-            if (peek() == '-') {
-                position++;
-            }
-            while (position < text.length() && Character.isDigit(text.charAt(position))) {
-                position++;
-            }
-            if (position == start) {
-                throw error("expected a string or an integer");
-            }
-            return text.substring(start, position);
-        }
-
-        private void skipSpaces() {
-            while (position < text.length() && Character.isWhitespace(text.charAt(position))) {
-                position++;
-            }
-        }
-
-        private char peek() {
-            if (position >= text.length()) {
-                throw error("unexpected end");
-            }
-            return text.charAt(position);
-        }
-
-        private char next() {
-            char c = peek();
-            position++;
-            return c;
-        }
-
-        private void expect(char wanted) {
-            if (next() != wanted) {
-                throw error("expected '" + wanted + "'");
-            }
-        }
-
-        private IllegalArgumentException error(String why) {
-            return new IllegalArgumentException(why + " at column " + position);
         }
     }
 }

@@ -1,87 +1,106 @@
 package io.fencer.cli;
 
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonArray;
+import com.google.gson.JsonNull;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonPrimitive;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.List;
 import java.util.Locale;
 
-/** A minimal JSON writer for the command's {@code --json} output; values are written in the order they are added. */
+/**
+ * A JSON object of the command's {@code --json} output, on one line, its members in the order they are added.
+ * Gson writes it: strings escaped by JSON's rules only (no HTML escaping, the output is read in a terminal),
+ * members whose value is absent written as {@code null}, and longs written from their digits, never through a
+ * {@code double}.
+ */
 final class Json {
-    private final StringBuilder text = new StringBuilder("{");
-    private boolean empty = true;
+    /** Writes compact JSON; nulls are kept because the output's shape does not depend on the values. */
+    private static final Gson GSON = new GsonBuilder().disableHtmlEscaping().serializeNulls().create();
+
+    private final JsonObject members = new JsonObject();
+
+    private Json() {
+    }
 
     /** Returns a new, empty JSON object. */
     static Json object() {
         return new Json();
     }
 
+    /** Adds a string, or {@code null} when {@code value} is null. */
     Json add(String name, String value) {
-        return raw(name, value == null ? "null" : quote(value));
+        members.addProperty(name, value);
+        return this;
     }
 
     Json add(String name, long value) {
-        return raw(name, Long.toString(value));
+        members.addProperty(name, value);
+        return this;
+    }
+
+    /** Adds a long, or {@code null} when {@code value} is null. */
+    Json add(String name, Long value) {
+        members.add(name, value == null ? JsonNull.INSTANCE : new JsonPrimitive(value));
+        return this;
+    }
+
+    /**
+     * Adds {@code value} read as an unsigned 64-bit number (up to 2^64 - 1, as session ids are), or {@code null}
+     * when {@code value} is null.
+     */
+    Json addUnsigned(String name, Long value) {
+        members.add(name, value == null ? JsonNull.INSTANCE
+                : new JsonPrimitive(new BigInteger(Long.toUnsignedString(value))));
+        return this;
     }
 
     Json add(String name, boolean value) {
-        return raw(name, Boolean.toString(value));
+        members.addProperty(name, value);
+        return this;
     }
 
     /** Adds a number rounded to three decimals; NaN and infinities, which JSON lacks, become null. */
     Json add(String name, double value) {
         if (Double.isNaN(value) || Double.isInfinite(value)) {
-            return raw(name, "null");
+            members.add(name, JsonNull.INSTANCE);
+        } else {
+            // a BigDecimal keeps the three decimals ("1.000"), which a double would write as "1.0"
+            members.add(name, new JsonPrimitive(new BigDecimal(String.format(Locale.ROOT, "%.3f", value))));
         }
-        return raw(name, String.format(Locale.ROOT, "%.3f", value));
+        return this;
     }
 
+    /** Adds a copy of {@code value}, so that adding to {@code value} later leaves this object as it is. */
     Json add(String name, Json value) {
-        return raw(name, value.toString());
+        members.add(name, value.members.deepCopy());
+        return this;
     }
 
     Json addLongs(String name, List<Long> values) {
-        return raw(name, array(values));
-    }
-
-    /** Adds {@code json}, already encoded, as the value of {@code name}. */
-    Json raw(String name, String json) {
-        text.append(empty ? "" : ",").append(quote(name)).append(':').append(json);
-        empty = false;
+        JsonArray array = new JsonArray(values.size());
+        values.forEach(array::add);
+        members.add(name, array);
         return this;
     }
 
     @Override
     public String toString() {
-        return text + "}";
+        return GSON.toJson(members);
     }
 
-    /** Returns the JSON array of already encoded {@code values}. */
-    static String array(List<?> values) {
-        StringBuilder array = new StringBuilder("[");
-        for (int i = 0; i < values.size(); i++) {
-            array.append(i == 0 ? "" : ",").append(values.get(i));
-        }
-        return array.append(']').toString();
+    /** Returns the JSON array of {@code values}, on one line. */
+    static String array(List<Json> values) {
+        JsonArray array = new JsonArray(values.size());
+        values.forEach(value -> array.add(value.members.deepCopy()));
+        return GSON.toJson(array);
     }
 
-    /** Returns {@code value} as a JSON string literal, escaping quotes, backslashes and control characters. */
+    /** Returns {@code value} as a JSON string literal, escaped as the output's strings are. */
     static String quote(String value) {
-        StringBuilder out = new StringBuilder(value.length() + 2).append('"');
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (c < 0x20 || c == 0x2028 || c == 0x2029) {
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        return out.append('"').toString();
+        return GSON.toJson(new JsonPrimitive(value));
     }
 }

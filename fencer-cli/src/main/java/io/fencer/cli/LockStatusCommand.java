@@ -62,9 +62,8 @@ final class LockStatusCommand implements Callable<Integer> {
                 .add("lock", status.lock())
                 .add("holder", status.holder() == null ? null : status.holder().toString())
                 .add("holderSequencer", status.holder() == null ? null : status.holder().sequencer())
-                .raw("holderToken", status.holder() == null ? "null" : Long.toString(status.holder().value()))
-                .raw("holderSessionId", status.holderSessionId() == 0 ? "null"
-                        : Long.toUnsignedString(status.holderSessionId()))
+                .add("holderToken", status.holder() == null ? null : Long.valueOf(status.holder().value()))
+                .addUnsigned("holderSessionId", status.holderSessionId() == 0 ? null : status.holderSessionId())
                 .addLongs("waiterSessionIds", status.waiterSessionIds())
                 .add("lastToken", status.lastToken())
                 .add("delayed", status.delayed())

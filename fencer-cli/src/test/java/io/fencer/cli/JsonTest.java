@@ -2,6 +2,8 @@ package io.fencer.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -32,5 +34,31 @@ class JsonTest {
     void array_values_joinsThem() {
         assertThat(Json.array(List.of())).isEqualTo("[]");
         assertThat(Json.array(List.of(Json.object().add("a", 1L), Json.object()))).isEqualTo("[{\"a\":1},{}]");
+    }
+
+    @Test
+    void add_hardStrings_areEscapedByJsonRulesAndReadBackUnchanged() {
+        String hard = "q\"b\\s/c\u0000\u001f\t\n\u2028 <&> \u00e9\u4e2d\ud83d\ude00";
+
+        String json = Json.object().add("s", hard).toString();
+
+        assertThat(json).isEqualTo("{\"s\":\"q\\\"b\\\\s/c\\u0000\\u001f\\t\\n\\u2028 <&> \u00e9\u4e2d\ud83d\ude00\"}");
+        assertThat(JsonParser.parseString(json).getAsJsonObject().get("s").getAsString()).isEqualTo(hard);
+    }
+
+    @Test
+    void add_longExtremes_areWrittenExactly() {
+        String json = Json.object().add("max", Long.MAX_VALUE).add("min", Long.MIN_VALUE)
+                .add("boxed", Long.valueOf(Long.MAX_VALUE)).add("absent", (Long) null)
+                .addUnsigned("unsigned", -1L).addUnsigned("none", null)
+                .addLongs("list", List.of(Long.MAX_VALUE)).toString();
+
+        assertThat(json).isEqualTo("{\"max\":9223372036854775807,\"min\":-9223372036854775808,"
+                + "\"boxed\":9223372036854775807,\"absent\":null,\"unsigned\":18446744073709551615,\"none\":null,"
+                + "\"list\":[9223372036854775807]}");
+        JsonObject read = JsonParser.parseString(json).getAsJsonObject();
+        assertThat(read.get("max").getAsLong()).isEqualTo(Long.MAX_VALUE);
+        assertThat(read.get("min").getAsLong()).isEqualTo(Long.MIN_VALUE);
+        assertThat(read.get("unsigned").getAsBigInteger()).hasToString("18446744073709551615");
     }
 }

@@ -71,10 +71,7 @@ public final class FencerStoreServer implements AutoCloseable {
     }
 
     private AdminHttpServer.Health health() {
-        boolean serving = !closed.get();
-        String body = "{\"status\":\"" + (serving ? "ok" : "closing") + "\",\"role\":\"store\""
-                + ",\"unitsOpen\":" + store.engine().unitsOpen() + "}\n";
-        return new AdminHttpServer.Health(serving ? 200 : 503, body);
+        return AdminHttpServer.storeHealth(!closed.get(), store.engine().unitsOpen());
     }
 
     /** Returns the bound gRPC port. */

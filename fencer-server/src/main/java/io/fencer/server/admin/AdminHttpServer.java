@@ -1,5 +1,8 @@
 package io.fencer.server.admin;
 
+import com.google.gson.Gson;
+import com.google.gson.GsonBuilder;
+import com.google.gson.JsonObject;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.fencer.server.raft.RaftNode;
@@ -20,6 +23,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class AdminHttpServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AdminHttpServer.class);
+    /** Writes the health bodies on one line, escaping by JSON's rules only (they are read by people too). */
+    private static final Gson JSON = new GsonBuilder().disableHtmlEscaping().create();
 
     private final HttpServer server;
     private final ExecutorService executor;
@@ -78,14 +83,28 @@ public final class AdminHttpServer implements AutoCloseable {
     }
 
     private static Health raftHealth(String peerId, RaftNode raft) {
-        String leader = raft.leaderClientAddress();
+        return lockHealth(peerId, raft.role(), raft.leaderClientAddress(), raft.appliedIndex());
+    }
+
+    /** Returns a lock peer's answer to /healthz: 200 while a leader is known ({@code leader} not empty), else 503. */
+    static Health lockHealth(String peerId, String role, String leader, long appliedIndex) {
         boolean leaderKnown = !leader.isEmpty();
-        String body = "{\"status\":\"" + (leaderKnown ? "ok" : "no-leader") + "\""
-                + ",\"id\":\"" + json(peerId) + "\""
-                + ",\"role\":\"" + json(raft.role()) + "\""
-                + ",\"leader\":\"" + json(leader) + "\""
-                + ",\"appliedIndex\":" + raft.appliedIndex() + "}\n";
-        return new Health(leaderKnown ? 200 : 503, body);
+        JsonObject body = new JsonObject();
+        body.addProperty("status", leaderKnown ? "ok" : "no-leader");
+        body.addProperty("id", peerId);
+        body.addProperty("role", role);
+        body.addProperty("leader", leader);
+        body.addProperty("appliedIndex", appliedIndex);
+        return new Health(leaderKnown ? 200 : 503, JSON.toJson(body) + "\n");
+    }
+
+    /** Returns a store server's answer to /healthz: 200 while {@code serving}, 503 once it is closing. */
+    static Health storeHealth(boolean serving, int unitsOpen) {
+        JsonObject body = new JsonObject();
+        body.addProperty("status", serving ? "ok" : "closing");
+        body.addProperty("role", "store");
+        body.addProperty("unitsOpen", unitsOpen);
+        return new Health(serving ? 200 : 503, JSON.toJson(body) + "\n");
     }
 
     private static void send(HttpExchange exchange, int status, String contentType, String body) throws IOException {
@@ -98,24 +117,6 @@ public final class AdminHttpServer implements AutoCloseable {
                 out.write(bytes);
             }
         }
-    }
-
-    static String json(String text) {
-        StringBuilder out = new StringBuilder(text.length());
-        for (char c : text.toCharArray()) {
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                default -> {
-                    if (c < 0x20) {
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        return out.toString();
     }
 
     @Override

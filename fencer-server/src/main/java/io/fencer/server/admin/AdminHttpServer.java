@@ -99,7 +99,7 @@ public final class AdminHttpServer implements AutoCloseable {
     }
 
     /** Returns a store server's answer to /healthz: 200 while {@code serving}, 503 once it is closing. */
-    static Health storeHealth(boolean serving, int unitsOpen) {
+    public static Health storeHealth(boolean serving, int unitsOpen) {
         JsonObject body = new JsonObject();
         body.addProperty("status", serving ? "ok" : "closing");
         body.addProperty("role", "store");

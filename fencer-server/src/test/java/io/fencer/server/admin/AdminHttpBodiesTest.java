@@ -1,4 +1,4 @@
-package io.fencer.server;
+package io.fencer.server.admin;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -2,7 +2,7 @@ package io.fencer.core;
 
 /**
  * The reasons in Fencer's error catalogue, one per exception type; they mirror {@code fencer.v1.Reason} on the
- * wire, where each is paired with one gRPC status.
+ * wire, where each is paired with one gRPC status. {@link ErrorFields} knows each reason's type and fields.
  */
 public enum ErrorReason {
     INVALID_ARGUMENT,

@@ -10,6 +10,7 @@ public class StaleTokenException extends FencerException {
     private final String scope;
     private final long presented;
     private final long accepted;
+    private final FencePolicy policy;
 
     public StaleTokenException(String scope, long presented, long accepted, FencePolicy policy) {
         super("stale token " + scope + "#" + presented + " refused by scope '" + scope + "': accepted token is "
@@ -17,6 +18,7 @@ public class StaleTokenException extends FencerException {
         this.scope = scope;
         this.presented = presented;
         this.accepted = accepted;
+        this.policy = policy;
     }
 
     protected StaleTokenException(StaleTokenException cause) {
@@ -24,6 +26,7 @@ public class StaleTokenException extends FencerException {
         this.scope = cause.scope;
         this.presented = cause.presented;
         this.accepted = cause.accepted;
+        this.policy = cause.policy;
     }
 
     public String scope() {
@@ -37,6 +40,11 @@ public class StaleTokenException extends FencerException {
     /** Returns the resource's accepted token value at the moment of refusal. */
     public long accepted() {
         return accepted;
+    }
+
+    /** Returns the policy by which the resource compared the tokens. */
+    public FencePolicy policy() {
+        return policy;
     }
 
     @Override

@@ -1,12 +1,11 @@
 package io.fencer.lock;
 
+import io.fencer.core.ErrorFields;
+import io.fencer.core.ErrorReason;
+import io.fencer.core.FencePolicy;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
-import io.fencer.core.LimitExceededException;
-import io.fencer.core.NotHolderException;
-import io.fencer.core.SessionExpiredException;
-import io.fencer.core.TokenExhaustedException;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -17,8 +16,11 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * The binary form of commands in the replicated log, and of results in replies. A log entry holds a batch
@@ -30,9 +32,17 @@ import java.util.Objects;
  * bytes with an {@link IllegalArgumentException} naming the offset, and reads every length and count against
  * the bytes left before allocating.
  *
- * <p>A rejected result keeps its exception type and fields. A {@link TokenExhaustedException} keeps its lock;
- * its message is rebuilt with last token {@link FencingToken#VALUE_MAX}, which is the only value the state
- * machine reports it with.
+ * <p>A rejected result is its error's {@link ErrorFields}, every component in the record's order: the reason's
+ * name, then message, field, value and limit as strings, limitValue and sessionId as i64, lock as a string,
+ * presentedToken and currentToken as i64, then leaderAddress, policy (a {@link FencePolicy} name, or null) and why
+ * as strings. It decodes through {@link ErrorFields#toException()} to the same exception type with equal fields.
+ * Only the reasons the state machine rejects with are written or read; any other is refused as a bug (encoding)
+ * or as garbage (decoding).
+ *
+ * <p>Results are never persisted: the leader's state machine encodes them as the reply to a log entry, and the
+ * proposer in the same process decodes them (Ratis keeps replies in memory only; snapshots hold the state, not
+ * results). Their layout may therefore change without a new version; the version byte is there for the commands,
+ * which the Raft log keeps.
  */
 public final class CommandCodec {
     static final int VERSION = 1;
@@ -55,11 +65,10 @@ public final class CommandCodec {
     private static final int DELAY_ENDED = 8;
     private static final int REJECTED = 9;
 
-    private static final int INVALID_ARGUMENT = 1;
-    private static final int LIMIT_EXCEEDED = 2;
-    private static final int SESSION_EXPIRED = 3;
-    private static final int NOT_HOLDER = 4;
-    private static final int TOKEN_EXHAUSTED = 5;
+    /** The reasons the lock state machine rejects commands with; the codec refuses every other as a bug. */
+    private static final Set<ErrorReason> REJECTION_REASONS = Collections.unmodifiableSet(EnumSet.of(
+            ErrorReason.INVALID_ARGUMENT, ErrorReason.LIMIT_EXCEEDED, ErrorReason.SESSION_EXPIRED,
+            ErrorReason.NOT_HOLDER, ErrorReason.TOKEN_EXHAUSTED));
 
     /** The fewest bytes one encoded command or result takes: its tag. */
     private static final int ITEM_BYTES_MIN = 1;
@@ -219,33 +228,25 @@ public final class CommandCodec {
     }
 
     private static void writeError(DataOutputStream out, FencerException error) throws IOException {
-        if (error instanceof InvalidArgumentException invalid) {
-            out.writeByte(INVALID_ARGUMENT);
-            writeString(out, invalid.field());
-            writeString(out, invalid.value());
-            writeString(out, invalid.getMessage());
-        } else if (error instanceof LimitExceededException limit) {
-            out.writeByte(LIMIT_EXCEEDED);
-            writeString(out, limit.limit());
-            out.writeLong(limit.limitValue());
-            writeString(out, limit.getMessage());
-        } else if (error instanceof SessionExpiredException expired) {
-            out.writeByte(SESSION_EXPIRED);
-            out.writeLong(expired.sessionId());
-            writeString(out, expired.getMessage());
-        } else if (error instanceof NotHolderException notHolder) {
-            out.writeByte(NOT_HOLDER);
-            writeString(out, notHolder.lock());
-            out.writeLong(notHolder.presented());
-            out.writeLong(notHolder.current());
-        } else if (error instanceof TokenExhaustedException exhausted) {
-            out.writeByte(TOKEN_EXHAUSTED);
-            writeString(out, exhausted.lock());
-        } else {
-            // The state machine rejects only with the types above; anything else is a programming error.
+        if (!REJECTION_REASONS.contains(error.reason())) {
+            // The state machine rejects only with these reasons; anything else is a programming error.
             throw new IllegalArgumentException("the lock state machine never rejects with "
                     + error.getClass().getName() + ": " + error.getMessage());
         }
+        ErrorFields fields = ErrorFields.of(error);
+        writeString(out, fields.reason().name());
+        writeString(out, fields.message());
+        writeString(out, fields.field());
+        writeString(out, fields.value());
+        writeString(out, fields.limit());
+        out.writeLong(fields.limitValue());
+        out.writeLong(fields.sessionId());
+        writeString(out, fields.lock());
+        out.writeLong(fields.presentedToken());
+        out.writeLong(fields.currentToken());
+        writeString(out, fields.leaderAddress());
+        writeString(out, fields.policy() == null ? null : fields.policy().name());
+        writeString(out, fields.why());
     }
 
     public static List<Result> decodeResults(byte[] bytes) {
@@ -299,24 +300,37 @@ public final class CommandCodec {
     }
 
     private static FencerException readError(ByteReader in) {
-        int tag = in.readByte("error tag");
-        switch (tag) {
-            case INVALID_ARGUMENT:
-                return new InvalidArgumentException(in.readString("field"), in.readString("value"),
-                        in.readString("message"));
-            case LIMIT_EXCEEDED:
-                return new LimitExceededException(in.readString("limit"), in.readLong("limit value"),
-                        in.readString("message"));
-            case SESSION_EXPIRED:
-                return new SessionExpiredException(in.readLong("session id"), in.readString("message"));
-            case NOT_HOLDER:
-                return new NotHolderException(in.readString("lock"), in.readLong("presented"),
-                        in.readLong("current"));
-            case TOKEN_EXHAUSTED:
-                return new TokenExhaustedException(in.readString("lock"), FencingToken.VALUE_MAX);
-            default:
-                throw in.malformed("unknown error tag " + tag);
+        ErrorReason reason = readReason(in);
+        // Arguments are read in order: the same order writeError wrote them in.
+        ErrorFields fields = new ErrorFields(reason, in.readString("message"), in.readString("field"),
+                in.readString("value"), in.readString("limit"), in.readLong("limit value"), in.readLong("session id"),
+                in.readString("lock"), in.readLong("presented token"), in.readLong("current token"),
+                in.readString("leader address"), readPolicy(in), in.readString("why"));
+        return fields.toException();
+    }
+
+    private static ErrorReason readReason(ByteReader in) {
+        String name = in.readRequiredString("error reason");
+        for (ErrorReason reason : REJECTION_REASONS) {
+            if (reason.name().equals(name)) {
+                return reason;
+            }
         }
+        throw in.malformed("error reason '" + InvalidArgumentException.printable(name)
+                + "' is not one the lock state machine rejects with");
+    }
+
+    private static FencePolicy readPolicy(ByteReader in) {
+        String name = in.readString("policy");
+        if (name == null) {
+            return null;
+        }
+        for (FencePolicy policy : FencePolicy.values()) {
+            if (policy.name().equals(name)) {
+                return policy;
+            }
+        }
+        throw in.malformed("unknown policy '" + InvalidArgumentException.printable(name) + "'");
     }
 
     private static ByteReader open(byte[] bytes, String what) {

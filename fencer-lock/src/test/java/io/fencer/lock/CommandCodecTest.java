@@ -3,6 +3,8 @@ package io.fencer.lock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fencer.core.ErrorFields;
+import io.fencer.core.ErrorReason;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
@@ -18,6 +20,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 class CommandCodecTest {
     private static final FencingToken TOKEN = new FencingToken("orders/é", 42);
@@ -113,6 +117,63 @@ class CommandCodecTest {
 
         assertThatThrownBy(() -> CommandCodec.encodeResults(results))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("StaleTokenException");
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = ErrorReason.class, names = {"INVALID_ARGUMENT", "LIMIT_EXCEEDED", "SESSION_EXPIRED",
+            "NOT_HOLDER", "TOKEN_EXHAUSTED"})
+    void decodeResults_ofEveryReasonTheMachineRejectsWith_keepsTypeAndEveryField(ErrorReason reason) {
+        FencerException original = switch (reason) {
+            case INVALID_ARGUMENT -> new InvalidArgumentException("field-1", "value-2", "message 3");
+            case LIMIT_EXCEEDED -> new LimitExceededException("limit-4", 5, "message 6");
+            case SESSION_EXPIRED -> new SessionExpiredException(7, "message 8");
+            case NOT_HOLDER -> new NotHolderException("lock-9", 10, 11);
+            case TOKEN_EXHAUSTED -> new TokenExhaustedException("lock-12", 13);
+            default -> throw new AssertionError("the lock state machine never rejects with " + reason);
+        };
+
+        List<Result> decoded = CommandCodec.decodeResults(CommandCodec.encodeResults(
+                List.of(new Result.Rejected(original))));
+
+        FencerException copy = ((Result.Rejected) decoded.get(0)).error();
+        assertThat(copy).isExactlyInstanceOf(original.getClass()).hasMessage(original.getMessage());
+        assertThat(ErrorFields.of(copy)).isEqualTo(ErrorFields.of(original));
+        assertThat(copy).usingRecursiveComparison()
+                .ignoringFields("stackTrace", "suppressedExceptions", "cause", "depth")
+                .isEqualTo(original);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = ErrorReason.class, mode = EnumSource.Mode.EXCLUDE, names = {"INVALID_ARGUMENT",
+            "LIMIT_EXCEEDED", "SESSION_EXPIRED", "NOT_HOLDER", "TOKEN_EXHAUSTED"})
+    void encodeResults_ofEveryReasonTheMachineNeverRejectsWith_failsFast(ErrorReason reason) {
+        FencerException error = ErrorFields.builder(reason).message("m").value("orders").lock("payments")
+                .presentedToken(3).currentToken(4).policy(FencePolicy.STRICT).why("w").build().toException();
+        List<Result> results = List.of(new Result.Rejected(error));
+
+        assertThatThrownBy(() -> CommandCodec.encodeResults(results))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(error.getClass().getName());
+    }
+
+    @Test
+    void decodeResults_ofAReasonTheMachineNeverRejectsWith_isRejectedAsMalformed() {
+        byte[] bytes = CommandCodec.encodeResults(List.of(new Result.Rejected(new NotHolderException("a", 1, 2))));
+        byte[] name = "NOT_HOLDER".getBytes(StandardCharsets.US_ASCII);
+        int at = indexOf(bytes, name);
+        System.arraycopy("NOT_LEADER".getBytes(StandardCharsets.US_ASCII), 0, bytes, at, name.length);
+
+        assertThatThrownBy(() -> CommandCodec.decodeResults(bytes))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("malformed result batch")
+                .hasMessageContaining("NOT_LEADER");
+    }
+
+    private static int indexOf(byte[] bytes, byte[] part) {
+        for (int i = 0; i + part.length <= bytes.length; i++) {
+            if (Arrays.equals(bytes, i, i + part.length, part, 0, part.length)) {
+                return i;
+            }
+        }
+        throw new AssertionError("not found");
     }
 
     @Test

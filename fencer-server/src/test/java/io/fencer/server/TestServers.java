@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.DescribeRequest;
@@ -38,8 +39,6 @@ import java.util.concurrent.atomic.AtomicLong;
 /** Helpers of the server tests: configs on free ports, channels, stubs, and small call wrappers. */
 final class TestServers {
     static final Duration STARTUP_MAX = Duration.ofSeconds(30);
-    static final Metadata.Key<byte[]> ERROR_DETAIL_KEY =
-            Metadata.Key.of("fencer-error-bin", Metadata.BINARY_BYTE_MARSHALLER);
 
     private TestServers() {}
 
@@ -167,8 +166,8 @@ final class TestServers {
     static ErrorDetail detail(StatusRuntimeException error) {
         Metadata trailers = error.getTrailers();
         assertThat(trailers).as("trailers of %s", error).isNotNull();
-        byte[] bytes = trailers.get(ERROR_DETAIL_KEY);
-        assertThat(bytes).as("fencer-error-bin of %s", error).isNotNull();
+        byte[] bytes = trailers.get(WireErrors.DETAIL_KEY);
+        assertThat(bytes).as("%s of %s", WireErrors.DETAIL_KEY.name(), error).isNotNull();
         try {
             return ErrorDetail.parseFrom(bytes);
         } catch (InvalidProtocolBufferException e) {

@@ -2,6 +2,7 @@ package io.fencer.client.internal;
 
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.CancelCall;
@@ -132,11 +133,7 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
         if (!error.getDescription().isEmpty()) {
             status = status.withDescription(error.getDescription());
         }
-        Metadata trailers = new Metadata();
-        if (error.hasDetail()) {
-            trailers.put(ErrorCatalogue.DETAIL_KEY, error.getDetail().toByteArray());
-        }
-        return status.asRuntimeException(trailers);
+        return status.asRuntimeException(error.hasDetail() ? WireErrors.trailers(error.getDetail()) : new Metadata());
     }
 
     private synchronized Stream<RequestT, ResponseT> open() {

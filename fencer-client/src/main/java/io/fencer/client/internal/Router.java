@@ -3,6 +3,7 @@ package io.fencer.client.internal;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.Reason;
@@ -210,7 +211,7 @@ final class Router implements AutoCloseable {
                         Math.min(budget.remainingNanos(), attemptTimeoutNanos)));
             } catch (StatusRuntimeException failure) {
                 if (!isRetryable(failure) || closed || Thread.currentThread().isInterrupted()) {
-                    throw ErrorCatalogue.toException(failure);
+                    throw WireErrors.toException(failure);
                 }
                 budget.failed(failure);
                 tried = tried == null ? new LinkedHashSet<>() : tried;
@@ -304,7 +305,7 @@ final class Router implements AutoCloseable {
     }
 
     private static Optional<String> leaderAddress(Throwable failure) {
-        Optional<ErrorDetail> detail = ErrorCatalogue.detail(failure);
+        Optional<ErrorDetail> detail = WireErrors.detail(failure);
         if (detail.isEmpty() || detail.get().getReason() != Reason.REASON_NOT_LEADER
                 || detail.get().getLeaderAddress().isEmpty()) {
             return Optional.empty();
@@ -364,7 +365,7 @@ final class Router implements AutoCloseable {
     static String describe(Throwable failure) {
         Status status = Status.fromThrowable(failure);
         StringBuilder out = new StringBuilder(status.getCode().toString());
-        ErrorCatalogue.detail(failure).ifPresentOrElse(
+        WireErrors.detail(failure).ifPresentOrElse(
                 detail -> out.append(" ").append(detail.getReason()).append(": ").append(detail.getMessage()),
                 () -> {
                     if (status.getDescription() != null) {

@@ -3,6 +3,7 @@ package io.fencer.client.internal;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.GetRequest;
 import io.fencer.api.v1.GetResponse;
 import io.fencer.api.v1.StoreGrpc;
@@ -124,7 +125,7 @@ final class StoreConnection implements AutoCloseable {
                 return attempt.run(new StoreCalls(stub, pipeline, attemptNanos));
             } catch (StatusRuntimeException failure) {
                 if (!Router.isRetryable(failure) || Thread.currentThread().isInterrupted()) {
-                    throw ErrorCatalogue.toException(failure);
+                    throw WireErrors.toException(failure);
                 }
                 budget.failed(failure);
                 boolean mayRetry = retry == Retry.IDEMPOTENT && !channel.isShutdown();

@@ -1,5 +1,6 @@
 package io.fencer.client.internal;
 
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CloseSessionRequest;
@@ -21,7 +22,6 @@ import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.grpc.Context;
-import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -105,9 +105,8 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     }
 
     static StatusRuntimeException error(Status.Code code, ErrorDetail detail) {
-        Metadata trailers = new Metadata();
-        trailers.put(ErrorCatalogue.DETAIL_KEY, detail.toByteArray());
-        return Status.fromCode(code).withDescription(detail.getMessage()).asRuntimeException(trailers);
+        return Status.fromCode(code).withDescription(detail.getMessage())
+                .asRuntimeException(WireErrors.trailers(detail));
     }
 
     static StatusRuntimeException notLeader(String leaderAddress) {

@@ -1,31 +1,26 @@
 package io.fencer.client.internal;
 
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.AbortUnitRequest;
 import io.fencer.api.v1.AbortUnitResponse;
 import io.fencer.api.v1.BeginUnitRequest;
 import io.fencer.api.v1.BeginUnitResponse;
 import io.fencer.api.v1.CommitUnitRequest;
 import io.fencer.api.v1.CreateScopeRequest;
-import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.FenceRequest;
 import io.fencer.api.v1.GetRequest;
 import io.fencer.api.v1.GetResponse;
 import io.fencer.api.v1.Op;
 import io.fencer.api.v1.Policy;
-import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ScopeInfo;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.UnitWriteRequest;
 import io.fencer.api.v1.UnitWriteResponse;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.api.v1.WriteResponse;
-import io.fencer.core.BadTokenSignatureException;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencerException;
 import io.fencer.core.InvalidArgumentException;
-import io.fencer.core.LimitExceededException;
-import io.fencer.core.ScopeMismatchException;
-import io.fencer.core.StaleTokenException;
 import io.fencer.store.ReadResult;
 import io.fencer.store.StoreEngine;
 import io.fencer.store.StoreOptions;
@@ -145,30 +140,9 @@ final class FakeStore extends StoreGrpc.StoreImplBase implements AutoCloseable {
         return queue == null ? null : queue.poll();
     }
 
-    /** Maps an engine error as the server's catalogue does: the status of its reason and the detail. */
+    /** Maps an engine error as the server does: by the wire catalogue. */
     static StatusRuntimeException toStatus(FencerException error) {
-        ErrorDetail.Builder detail = ErrorDetail.newBuilder().setReason(Reason.valueOf("REASON_" + error.reason()))
-                .setMessage(error.getMessage());
-        Status status;
-        if (error instanceof StaleTokenException stale) {
-            detail.setLock(stale.scope()).setPresentedToken(stale.presented()).setCurrentToken(stale.accepted());
-            status = Status.FAILED_PRECONDITION;
-        } else if (error instanceof ScopeMismatchException mismatch) {
-            detail.setLock(mismatch.scope()).setValue(mismatch.tokenLock());
-            status = Status.FAILED_PRECONDITION;
-        } else if (error instanceof InvalidArgumentException invalid) {
-            detail.setField(invalid.field()).setValue(invalid.value());
-            status = Status.INVALID_ARGUMENT;
-        } else if (error instanceof LimitExceededException limit) {
-            detail.setLimit(limit.limit()).setLimitValue(limit.limitValue());
-            status = Status.RESOURCE_EXHAUSTED;
-        } else if (error instanceof BadTokenSignatureException bad) {
-            detail.setLock(bad.lock()).setPresentedToken(bad.value());
-            status = Status.UNAUTHENTICATED;
-        } else {
-            status = Status.UNAVAILABLE;
-        }
-        return FakeLocks.error(status.getCode(), detail.build());
+        return WireErrors.toStatusException(error);
     }
 
     private static List<io.fencer.store.Op> ops(List<Op> protos) {

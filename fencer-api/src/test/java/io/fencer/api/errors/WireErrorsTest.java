@@ -1,4 +1,4 @@
-package io.fencer.client.internal;
+package io.fencer.api.errors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,11 +25,19 @@ import io.grpc.StatusRuntimeException;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
-class ErrorCatalogueTest {
+class WireErrorsTest {
 
     /** Builds a failed call as the server sends it: status, description, and the detail in the trailer. */
     private static StatusRuntimeException failure(Status.Code code, ErrorDetail detail) {
-        return FakeLocks.error(code, detail);
+        return Status.fromCode(code).withDescription(detail.getMessage())
+                .asRuntimeException(WireErrors.trailers(detail));
+    }
+
+    /** Builds a NOT_LEADER answer naming the leader, as a follower sends it. */
+    private static StatusRuntimeException notLeader(String leaderAddress) {
+        return failure(Status.Code.UNAVAILABLE, ErrorDetail.newBuilder().setReason(Reason.REASON_NOT_LEADER)
+                .setLeaderAddress(leaderAddress).setMessage("not the leader; leader is '" + leaderAddress + "'")
+                .build());
     }
 
     private static ErrorDetail.Builder detail(Reason reason, String message) {
@@ -38,7 +46,7 @@ class ErrorCatalogueTest {
 
     @Test
     void toException_invalidArgument_carriesFieldValueAndMessage() {
-        FencerException mapped = ErrorCatalogue.toException(failure(Status.Code.INVALID_ARGUMENT,
+        FencerException mapped = WireErrors.toException(failure(Status.Code.INVALID_ARGUMENT,
                 detail(Reason.REASON_INVALID_ARGUMENT, "ttl 5 ms is below 1000 ms").setField("ttl_millis")
                         .setValue("5").build()));
 
@@ -51,7 +59,7 @@ class ErrorCatalogueTest {
 
     @Test
     void toException_limitExceeded_carriesLimitAndValue() {
-        FencerException mapped = ErrorCatalogue.toException(failure(Status.Code.RESOURCE_EXHAUSTED,
+        FencerException mapped = WireErrors.toException(failure(Status.Code.RESOURCE_EXHAUSTED,
                 detail(Reason.REASON_LIMIT_EXCEEDED, "1000 waiters on lock 'a', the maximum")
                         .setLimit("waitersPerLockMax").setLimitValue(1000).build()));
 
@@ -63,7 +71,7 @@ class ErrorCatalogueTest {
 
     @Test
     void toException_sessionExpired_carriesSessionId() {
-        FencerException mapped = ErrorCatalogue.toException(failure(Status.Code.FAILED_PRECONDITION,
+        FencerException mapped = WireErrors.toException(failure(Status.Code.FAILED_PRECONDITION,
                 detail(Reason.REASON_SESSION_EXPIRED, "session 42 has ended").setSessionId(42).build()));
 
         assertThat(mapped).isInstanceOf(SessionExpiredException.class).hasMessage("session 42 has ended");
@@ -72,7 +80,7 @@ class ErrorCatalogueTest {
 
     @Test
     void toException_notHolder_carriesLockPresentedAndCurrent() {
-        FencerException mapped = ErrorCatalogue.toException(failure(Status.Code.FAILED_PRECONDITION,
+        FencerException mapped = WireErrors.toException(failure(Status.Code.FAILED_PRECONDITION,
                 detail(Reason.REASON_NOT_HOLDER, "x").setLock("orders").setPresentedToken(31).setCurrentToken(32)
                         .build()));
 
@@ -86,7 +94,7 @@ class ErrorCatalogueTest {
     @Test
     void toException_staleToken_carriesScopeTokensAndPolicyFromTheServersSentence() {
         String serverSentence = new StaleTokenException("orders", 31, 32, FencePolicy.STRICT).getMessage();
-        FencerException mapped = ErrorCatalogue.toException(failure(Status.Code.FAILED_PRECONDITION,
+        FencerException mapped = WireErrors.toException(failure(Status.Code.FAILED_PRECONDITION,
                 detail(Reason.REASON_STALE_TOKEN, serverSentence).setLock("orders").setPresentedToken(31)
                         .setCurrentToken(32).build()));
 
@@ -101,7 +109,7 @@ class ErrorCatalogueTest {
     void toException_scopeMismatch_carriesScopeAndTheTokenNamedByTheServersSentence() {
         String serverSentence = new ScopeMismatchException("payments", new FencingToken("orders", 7)).getMessage();
         // The server's detail names only the scope; the token is in the sentence core formatted.
-        FencerException mapped = ErrorCatalogue.toException(failure(Status.Code.FAILED_PRECONDITION,
+        FencerException mapped = WireErrors.toException(failure(Status.Code.FAILED_PRECONDITION,
                 detail(Reason.REASON_SCOPE_MISMATCH, serverSentence).setLock("payments").build()));
 
         ScopeMismatchException mismatch = (ScopeMismatchException) mapped;
@@ -113,7 +121,7 @@ class ErrorCatalogueTest {
     @Test
     void toException_tokenExhausted_carriesLockAndTheMaximum() {
         String serverSentence = new TokenExhaustedException("orders", FencingToken.VALUE_MAX).getMessage();
-        FencerException mapped = ErrorCatalogue.toException(failure(Status.Code.FAILED_PRECONDITION,
+        FencerException mapped = WireErrors.toException(failure(Status.Code.FAILED_PRECONDITION,
                 detail(Reason.REASON_TOKEN_EXHAUSTED, serverSentence).setLock("orders").build()));
 
         assertThat(mapped).isInstanceOf(TokenExhaustedException.class).hasMessage(serverSentence);
@@ -123,7 +131,7 @@ class ErrorCatalogueTest {
     @Test
     void toException_badTokenSignature_carriesTokenAndWhy() {
         String serverSentence = new BadTokenSignatureException("orders", 9, "it is unsigned").getMessage();
-        FencerException mapped = ErrorCatalogue.toException(failure(Status.Code.UNAUTHENTICATED,
+        FencerException mapped = WireErrors.toException(failure(Status.Code.UNAUTHENTICATED,
                 detail(Reason.REASON_BAD_TOKEN_SIGNATURE, serverSentence).build()));
 
         BadTokenSignatureException bad = (BadTokenSignatureException) mapped;
@@ -135,7 +143,7 @@ class ErrorCatalogueTest {
 
     @Test
     void toException_notLeader_carriesLeaderAddress() {
-        FencerException mapped = ErrorCatalogue.toException(FakeLocks.notLeader("10.0.0.2:7070"));
+        FencerException mapped = WireErrors.toException(notLeader("10.0.0.2:7070"));
 
         assertThat(mapped).isInstanceOf(NotLeaderException.class);
         assertThat(((NotLeaderException) mapped).leaderAddress()).isEqualTo("10.0.0.2:7070");
@@ -143,10 +151,10 @@ class ErrorCatalogueTest {
 
     @Test
     void toException_unavailableAndInternalReasons_carryTheServersSentence() {
-        assertThat(ErrorCatalogue.toException(failure(Status.Code.UNAVAILABLE,
+        assertThat(WireErrors.toException(failure(Status.Code.UNAVAILABLE,
                 detail(Reason.REASON_UNAVAILABLE, "no leader elected yet").build())))
                 .isInstanceOf(UnavailableException.class).hasMessage("no leader elected yet");
-        assertThat(ErrorCatalogue.toException(failure(Status.Code.INTERNAL,
+        assertThat(WireErrors.toException(failure(Status.Code.INTERNAL,
                 detail(Reason.REASON_INTERNAL, "bug: negative waiters").build())))
                 .isInstanceOf(InternalException.class).hasMessage("bug: negative waiters");
     }
@@ -157,7 +165,7 @@ class ErrorCatalogueTest {
                 .filter(reason -> reason != Reason.UNRECOGNIZED && reason != Reason.REASON_UNSPECIFIED)
                 .forEach(reason -> {
                     ErrorDetail detail = detail(reason, "m").setLock("orders").setPresentedToken(3).build();
-                    FencerException mapped = ErrorCatalogue.toException(failure(Status.Code.FAILED_PRECONDITION,
+                    FencerException mapped = WireErrors.toException(failure(Status.Code.FAILED_PRECONDITION,
                             detail));
                     String expected = reason == Reason.REASON_SCOPE_MISMATCH ? "INTERNAL" // "m" names no token
                             : reason.name().substring("REASON_".length());
@@ -167,25 +175,25 @@ class ErrorCatalogueTest {
 
     @Test
     void toException_withoutDetail_mapsByStatus() {
-        assertThat(ErrorCatalogue.toException(Status.UNAVAILABLE.withDescription("io exception")
+        assertThat(WireErrors.toException(Status.UNAVAILABLE.withDescription("io exception")
                 .asRuntimeException())).isInstanceOf(UnavailableException.class).hasMessageContaining("io exception");
-        assertThat(ErrorCatalogue.toException(Status.DEADLINE_EXCEEDED.asRuntimeException()))
+        assertThat(WireErrors.toException(Status.DEADLINE_EXCEEDED.asRuntimeException()))
                 .isInstanceOf(UnavailableException.class);
-        assertThat(ErrorCatalogue.toException(Status.INTERNAL.withDescription("RST_STREAM").asRuntimeException()))
+        assertThat(WireErrors.toException(Status.INTERNAL.withDescription("RST_STREAM").asRuntimeException()))
                 .isInstanceOf(InternalException.class).hasMessageContaining("RST_STREAM");
-        assertThat(ErrorCatalogue.toException(Status.UNIMPLEMENTED.asRuntimeException()))
+        assertThat(WireErrors.toException(Status.UNIMPLEMENTED.asRuntimeException()))
                 .isInstanceOf(InternalException.class).hasMessageContaining("UNIMPLEMENTED");
     }
 
     @Test
     void toException_unparsableDetailOrUnknownReason_mapsByStatus() {
         Metadata garbage = new Metadata();
-        garbage.put(ErrorCatalogue.DETAIL_KEY, new byte[] {(byte) 0xff, 0x01, 0x02});
-        assertThat(ErrorCatalogue.toException(Status.UNAVAILABLE.asRuntimeException(garbage)))
+        garbage.put(WireErrors.DETAIL_KEY, new byte[] {(byte) 0xff, 0x01, 0x02});
+        assertThat(WireErrors.toException(Status.UNAVAILABLE.asRuntimeException(garbage)))
                 .isInstanceOf(UnavailableException.class);
 
         ErrorDetail unknown = ErrorDetail.newBuilder().setReasonValue(999).setMessage("from the future").build();
-        assertThat(ErrorCatalogue.toException(failure(Status.Code.FAILED_PRECONDITION, unknown)))
+        assertThat(WireErrors.toException(failure(Status.Code.FAILED_PRECONDITION, unknown)))
                 .isInstanceOf(InternalException.class).hasMessageContaining("FAILED_PRECONDITION");
     }
 }

@@ -1,0 +1,96 @@
+package io.fencer.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+class ErrorFieldsTest {
+
+    /** Returns the error of {@code reason} with every field set, each to a value no other field has. */
+    private static FencerException sample(ErrorReason reason) {
+        return switch (reason) {
+            case INVALID_ARGUMENT -> new InvalidArgumentException("field-1", "value-2", "message 3");
+            case LIMIT_EXCEEDED -> new LimitExceededException("limit-4", 5, "message 6");
+            case SESSION_EXPIRED -> new SessionExpiredException(7, "message 8");
+            case NOT_HOLDER -> new NotHolderException("lock-9", 10, 11);
+            case STALE_TOKEN -> new StaleTokenException("scope-12", 13, 14, FencePolicy.STRICT);
+            case SCOPE_MISMATCH -> new ScopeMismatchException("scope-15", new FencingToken("lock-16", 17));
+            case TOKEN_EXHAUSTED -> new TokenExhaustedException("lock-18", 19);
+            case BAD_TOKEN_SIGNATURE -> new BadTokenSignatureException("lock-20", 21, "why 22");
+            case NOT_LEADER -> new NotLeaderException("host-23:24");
+            case UNAVAILABLE -> new UnavailableException("message 25");
+            case INTERNAL -> new InternalException("message 26");
+        };
+    }
+
+    @ParameterizedTest
+    @EnumSource(ErrorReason.class)
+    void toException_ofEveryReasonsFields_returnsSameTypeWithEqualFields(ErrorReason reason) {
+        FencerException original = sample(reason);
+
+        ErrorFields fields = ErrorFields.of(original);
+        FencerException rebuilt = fields.toException();
+
+        assertThat(fields.reason()).isEqualTo(reason);
+        assertThat(fields.message()).isEqualTo(original.getMessage());
+        assertThat(rebuilt).isExactlyInstanceOf(original.getClass()).hasMessage(original.getMessage());
+        assertThat(rebuilt).usingRecursiveComparison()
+                .ignoringFields("stackTrace", "suppressedExceptions", "cause", "depth")
+                .isEqualTo(original);
+        assertThat(ErrorFields.of(rebuilt)).isEqualTo(fields);
+    }
+
+    @Test
+    void of_staleTokenAndScopeMismatch_carriesWhatOnlyTheirSentencesNamedBefore() {
+        ErrorFields stale = ErrorFields.of(new StaleTokenException("orders", 31, 32, FencePolicy.STRICT));
+        ErrorFields mismatch = ErrorFields.of(new ScopeMismatchException("payments", new FencingToken("orders", 7)));
+        ErrorFields bad = ErrorFields.of(new BadTokenSignatureException("orders", 9, "it is unsigned"));
+
+        assertThat(stale.policy()).isEqualTo(FencePolicy.STRICT);
+        assertThat(mismatch.lock()).isEqualTo("payments");
+        assertThat(mismatch.value()).isEqualTo("orders");
+        assertThat(mismatch.presentedToken()).isEqualTo(7);
+        assertThat(bad.why()).isEqualTo("it is unsigned");
+        assertThat(bad.presentedToken()).isEqualTo(9);
+    }
+
+    @Test
+    void of_subclassOfACatalogueType_givesTheFieldsOfThatType() {
+        StaleTokenException refusal = new StaleTokenException("orders", 31, 32, FencePolicy.AT_LEAST);
+        FencerException subclass = new StaleTokenException(refusal) {
+            private static final long serialVersionUID = 1L;
+        };
+
+        FencerException rebuilt = ErrorFields.of(subclass).toException();
+
+        assertThat(rebuilt).isExactlyInstanceOf(StaleTokenException.class).hasMessage(refusal.getMessage());
+    }
+
+    @Test
+    void of_errorThatIsNotTheTypeOfItsReason_failsFast() {
+        FencerException impostor = new FencerException("not a NotHolderException") {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            public ErrorReason reason() {
+                return ErrorReason.NOT_HOLDER;
+            }
+        };
+
+        assertThatThrownBy(() -> ErrorFields.of(impostor)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("NOT_HOLDER").hasMessageContaining("NotHolderException");
+    }
+
+    @Test
+    void toBuilder_ofFields_buildsEqualFields() {
+        ErrorFields fields = new ErrorFields(ErrorReason.INTERNAL, "m", "f", "v", "l", 1, 2, "k", 3, 4, "h:5",
+                FencePolicy.STRICT, "w");
+
+        assertThat(fields.toBuilder().build()).isEqualTo(fields);
+        assertThat(ErrorFields.builder(ErrorReason.INTERNAL).build())
+                .isEqualTo(new ErrorFields(ErrorReason.INTERNAL, "", "", "", "", 0, 0, "", 0, 0, "", null, ""));
+    }
+}

@@ -24,21 +24,64 @@ import java.util.Objects;
  * <p>The resource keeps the highest token it has accepted, durably, and compares every presented token
  * against it in the same atomic step as the write ({@link Fence} does exactly that in process).
  *
- * @param lock the lock name, 1 to {@link LockNames#BYTES_MAX} bytes of UTF-8
- * @param value the token value, at least 1
+ * <p>An immutable value: two tokens are equal when their lock and value are. (A final class rather than a record
+ * so that {@link #of(LockName, long)} can skip checking a name that is already checked: a record's every
+ * constructor runs its canonical one.)
  */
-public record FencingToken(String lock, long value) implements Comparable<FencingToken> {
+public final class FencingToken implements Comparable<FencingToken> {
     /** The token value meaning "no token": never issued. */
     public static final long NONE = 0;
     /** The highest value the service issues; a lock whose counter reaches it refuses further grants. */
     public static final long VALUE_MAX = Long.MAX_VALUE - 1;
 
-    public FencingToken {
+    private final String lock;
+    private final long value;
+
+    /**
+     * Makes the token {@code value} of {@code lock}, checking both.
+     *
+     * @param lock the lock name, 1 to {@link LockNames#BYTES_MAX} bytes of UTF-8, no control characters
+     * @param value the token value, in [1, {@link #VALUE_MAX}]
+     * @throws InvalidArgumentException naming the offending lock name or value
+     */
+    public FencingToken(String lock, long value) {
         LockNames.check(lock);
+        checkValue(lock, value);
+        this.lock = lock;
+        this.value = value;
+    }
+
+    private FencingToken(LockName lock, long value) {
+        this.lock = lock.value();
+        checkValue(this.lock, value);
+        this.value = value;
+    }
+
+    /**
+     * Returns the token {@code value} of a lock whose name is already checked: only the value is checked. The
+     * lock server makes every grant's token this way.
+     *
+     * @throws InvalidArgumentException naming the value when it is outside [1, {@link #VALUE_MAX}]
+     */
+    public static FencingToken of(LockName lock, long value) {
+        return new FencingToken(Objects.requireNonNull(lock, "lock"), value);
+    }
+
+    private static void checkValue(String lock, long value) {
         if (value < 1 || value > VALUE_MAX) {
             throw new InvalidArgumentException("token", Long.toString(value),
                     "token value must be in [1, " + VALUE_MAX + "], got " + value + " for lock '" + lock + "'");
         }
+    }
+
+    /** Returns the lock name, 1 to {@link LockNames#BYTES_MAX} bytes of UTF-8. */
+    public String lock() {
+        return lock;
+    }
+
+    /** Returns the token value, at least 1. */
+    public long value() {
+        return value;
     }
 
     /** Returns the opaque wire form, {@code fencer1.<base64url(lock)>.<value>}, to hand to resources. */
@@ -77,6 +120,17 @@ public record FencingToken(String lock, long value) implements Comparable<Fencin
             throw new ScopeMismatchException(lock, other);
         }
         return Long.compare(value, other.value);
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof FencingToken token && value == token.value && lock.equals(token.lock);
+    }
+
+    /** Returns the hash a record of {@code (lock, value)} would have. */
+    @Override
+    public int hashCode() {
+        return 31 * lock.hashCode() + Long.hashCode(value);
     }
 
     /** Returns the display form, {@code orders#32}. */

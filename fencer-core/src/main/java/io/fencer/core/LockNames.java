@@ -23,7 +23,8 @@ public final class LockNames {
 
     /**
      * As {@link #check(String)}, naming {@code field} (e.g. "scope") in the error. One pass over the chars, with
-     * no allocation: it runs several times for every acquire and release, on the client and on the server.
+     * no allocation: it runs for every acquire and release, on the client and on the server (where a checked lock
+     * name is carried inward as a {@link LockName}, so that it is not checked again).
      */
     public static String check(String field, String name) {
         if (name == null || name.isEmpty()) {
@@ -67,15 +68,20 @@ public final class LockNames {
 
     /** Decodes {@code bytes} as a name, refusing invalid UTF-8 with an error naming the bytes. */
     public static String decode(String field, byte[] bytes) {
+        return decode(field, bytes, 0, bytes.length);
+    }
+
+    /** As {@link #decode(String, byte[])}, for {@code length} bytes at {@code offset}. */
+    static String decode(String field, byte[] bytes, int offset, int length) {
         try {
             String name = StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes)).toString();
+                    .decode(ByteBuffer.wrap(bytes, offset, length)).toString();
             return check(field, name);
         } catch (CharacterCodingException e) {
-            throw new InvalidArgumentException(field, hex(bytes),
-                    field + " name is not valid UTF-8: bytes " + hex(bytes));
+            String hex = hex(bytes, offset, length);
+            throw new InvalidArgumentException(field, hex, field + " name is not valid UTF-8: bytes " + hex);
         }
     }
 
@@ -84,11 +90,11 @@ public final class LockNames {
                 + BYTES_MAX + " allowed: '" + InvalidArgumentException.printable(name) + "'");
     }
 
-    private static String hex(byte[] bytes) {
+    private static String hex(byte[] bytes, int offset, int length) {
         StringBuilder out = new StringBuilder();
-        for (int i = 0; i < Math.min(bytes.length, 64); i++) {
-            out.append(String.format("%02x", bytes[i] & 0xff));
+        for (int i = 0; i < Math.min(length, 64); i++) {
+            out.append(String.format("%02x", bytes[offset + i] & 0xff));
         }
-        return bytes.length > 64 ? out + "..." : out.toString();
+        return length > 64 ? out + "..." : out.toString();
     }
 }

@@ -2,6 +2,7 @@ package io.fencer.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import org.junit.jupiter.api.Test;
 
@@ -38,5 +39,27 @@ class FencingTokenTest {
         assertThat(a.isNewerThan(b)).isFalse();
         assertThat(new FencingToken("a", 2).isNewerThan(a)).isTrue();
         assertThat(a.compareTo(new FencingToken("a", 2))).isNegative();
+    }
+
+    @Test
+    void of_checkedName_equalsTheTokenMadeFromTheString() {
+        FencingToken token = FencingToken.of(LockName.of("orders/é"), 32);
+        FencingToken fromString = new FencingToken("orders/é", 32);
+
+        assertThat(token).isEqualTo(fromString).hasSameHashCodeAs(fromString).hasToString("orders/é#32");
+        assertThat(token.lock()).isEqualTo("orders/é");
+        assertThat(token.value()).isEqualTo(32);
+        assertThat(token).isNotEqualTo(new FencingToken("orders/é", 33)).isNotEqualTo(new FencingToken("orders", 32));
+    }
+
+    @Test
+    void of_valueOutOfRange_isRefusedAsByTheConstructor() {
+        LockName orders = LockName.of("orders");
+        for (long bad : new long[] {0, -5, Long.MAX_VALUE}) {
+            Throwable expected = catchThrowable(() -> new FencingToken("orders", bad));
+            assertThatThrownBy(() -> FencingToken.of(orders, bad)).isInstanceOf(InvalidArgumentException.class)
+                    .hasMessage(expected.getMessage());
+        }
+        assertThatThrownBy(() -> FencingToken.of(null, 1)).isInstanceOf(NullPointerException.class);
     }
 }

@@ -1,5 +1,6 @@
 package io.fencer.lock;
 
+import io.fencer.core.LockName;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -84,14 +85,10 @@ final class ByteReader {
 
     /** Reads a length-prefixed UTF-8 string; a length of -1 stands for null. */
     String readString(String field) {
-        int length = readInt(field + " length");
+        int length = readStringLength(field);
         if (length == -1) {
             return null;
         }
-        if (length < 0 || length > STRING_BYTES_MAX) {
-            throw malformed(field + " length " + length + " is outside [0, " + STRING_BYTES_MAX + "]");
-        }
-        need(length, field);
         if (isAscii(offset, length)) {
             // ASCII is valid UTF-8 and decodes to itself: skip the strict decoder and its allocations per string
             String text = new String(bytes, offset, length, StandardCharsets.ISO_8859_1);
@@ -117,6 +114,34 @@ final class ByteReader {
             }
         }
         return true;
+    }
+
+    /** Reads a string's length, -1 for null, and checks that its bytes are there. */
+    private int readStringLength(String field) {
+        int length = readInt(field + " length");
+        if (length == -1) {
+            return -1;
+        }
+        if (length < 0 || length > STRING_BYTES_MAX) {
+            throw malformed(field + " length " + length + " is outside [0, " + STRING_BYTES_MAX + "]");
+        }
+        need(length, field);
+        return length;
+    }
+
+    /**
+     * Reads a length-prefixed lock name, decoded and checked in one pass over its bytes.
+     *
+     * @throws io.fencer.core.InvalidArgumentException naming the field "lock" when it is not a valid name
+     */
+    LockName readLockName(String field) {
+        int length = readStringLength(field);
+        if (length == -1) {
+            throw malformed(field + " is null");
+        }
+        LockName name = LockName.fromUtf8("lock", bytes, offset, length);
+        offset += length;
+        return name;
     }
 
     String readRequiredString(String field) {

@@ -1,12 +1,17 @@
 package io.fencer.lock;
 
-import io.fencer.core.LockNames;
+import io.fencer.core.LockName;
+import java.util.Objects;
 
 /**
  * A command to the lock state machine: the only way its state changes. Commands are replicated in the
  * Raft log and applied in log order on every replica; applying the same commands to the same state gives
  * the same results and events everywhere. Commands carry no time: the leader decides when a session
  * expires or a lock-delay ends and proposes the command then.
+ *
+ * <p>A command that names a lock holds a {@link LockName}, checked where the command was made (the server's
+ * request checks, or the codec decoding a log entry): the state machine and the tokens it issues never check the
+ * name again.
  */
 public sealed interface Command {
 
@@ -31,14 +36,24 @@ public sealed interface Command {
     record ExpireSession(long sessionId, boolean lockDelay) implements Command {}
 
     /**
-     * Acquires {@code lock} for a session: granted at once when free; otherwise queued when {@code waitQueued},
+     * Acquires {@code lockName} for a session: granted at once when free; otherwise queued when {@code waitQueued},
      * or refused as busy when not. The holder acquiring again gets its grant back; a retry while waiting keeps
      * its place.
      */
-    record Acquire(long sessionId, String lock, String requestId, boolean waitQueued) implements Command {
+    record Acquire(long sessionId, LockName lockName, String requestId, boolean waitQueued) implements Command {
         public Acquire {
-            LockNames.check(lock);
+            Objects.requireNonNull(lockName, "lockName");
             Limits.checkRequestId(requestId, false);
+        }
+
+        /** As the canonical constructor, checking {@code lock} first; for callers that hold a plain string. */
+        public Acquire(long sessionId, String lock, String requestId, boolean waitQueued) {
+            this(sessionId, LockName.of(lock), requestId, waitQueued);
+        }
+
+        /** Returns the lock's name as a string: the key of the state machine's maps. */
+        public String lock() {
+            return lockName.value();
         }
     }
 
@@ -46,23 +61,53 @@ public sealed interface Command {
      * Removes a session's queued wait for a lock (its wait deadline passed). A no-op when not waiting. The wait is
      * found by session and lock; {@code requestId} (which may be null) is carried for the record only.
      */
-    record CancelWait(long sessionId, String lock, String requestId) implements Command {
+    record CancelWait(long sessionId, LockName lockName, String requestId) implements Command {
         public CancelWait {
-            LockNames.check(lock);
+            Objects.requireNonNull(lockName, "lockName");
+        }
+
+        /** As the canonical constructor, checking {@code lock}; for callers that hold a plain string. */
+        public CancelWait(long sessionId, String lock, String requestId) {
+            this(sessionId, LockName.of(lock), requestId);
+        }
+
+        /** Returns the lock's name as a string: the key of the state machine's maps. */
+        public String lock() {
+            return lockName.value();
         }
     }
 
     /** Releases a lock by its token; only the holder's current token releases. */
-    record Release(String lock, long token) implements Command {
+    record Release(LockName lockName, long token) implements Command {
         public Release {
-            LockNames.check(lock);
+            Objects.requireNonNull(lockName, "lockName");
+        }
+
+        /** As the canonical constructor, checking {@code lock}; for callers that hold a plain string. */
+        public Release(String lock, long token) {
+            this(LockName.of(lock), token);
+        }
+
+        /** Returns the lock's name as a string: the key of the state machine's maps. */
+        public String lock() {
+            return lockName.value();
         }
     }
 
     /** Ends the lock-delay of a lock freed by expiry, granting its next waiter. A no-op when not delayed. */
-    record EndLockDelay(String lock) implements Command {
+    record EndLockDelay(LockName lockName) implements Command {
         public EndLockDelay {
-            LockNames.check(lock);
+            Objects.requireNonNull(lockName, "lockName");
+        }
+
+        /** As the canonical constructor, checking {@code lock}; for callers that hold a plain string. */
+        public EndLockDelay(String lock) {
+            this(LockName.of(lock));
+        }
+
+        /** Returns the lock's name as a string: the key of the state machine's maps. */
+        public String lock() {
+            return lockName.value();
         }
     }
 }

@@ -6,6 +6,7 @@ import io.fencer.core.FencePolicy;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockName;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -43,6 +44,15 @@ import java.util.Set;
  * proposer in the same process decodes them (Ratis keeps replies in memory only; snapshots hold the state, not
  * results). Their layout may therefore change without a new version; the version byte is there for the commands,
  * which the Raft log keeps.
+ *
+ * <p>Lock names: a lock name decoded from a log entry or a reply is checked once, as it is decoded
+ * ({@link LockName#fromUtf8}), and carried on as a {@link LockName}: the commands, the state machine and the
+ * tokens it issues do not check it again. The check stays although our own leader wrote the entry from names it
+ * had checked, because the entry is bytes from disk or from another peer: Ratis's checksum of each log entry
+ * catches corruption, not an entry written by an older or buggy encoder, and a name that breaks the rules would
+ * reach resources in tokens. It costs little: an ASCII name is checked in the very loop that decodes it (the one
+ * pass the decoder made before); another name is decoded strictly, then checked. A name is written from a
+ * {@link LockName} or a token, so it has no unpaired surrogate and takes the plain encoder at once.
  */
 public final class CommandCodec {
     static final int VERSION = 1;
@@ -107,21 +117,21 @@ public final class CommandCodec {
         } else if (command instanceof Command.Acquire acquire) {
             out.writeByte(ACQUIRE);
             out.writeLong(acquire.sessionId());
-            writeString(out, acquire.lock());
+            writeName(out, acquire.lockName());
             writeString(out, acquire.requestId());
             out.writeBoolean(acquire.waitQueued());
         } else if (command instanceof Command.CancelWait cancel) {
             out.writeByte(CANCEL_WAIT);
             out.writeLong(cancel.sessionId());
-            writeString(out, cancel.lock());
+            writeName(out, cancel.lockName());
             writeString(out, cancel.requestId());
         } else if (command instanceof Command.Release release) {
             out.writeByte(RELEASE);
-            writeString(out, release.lock());
+            writeName(out, release.lockName());
             out.writeLong(release.token());
         } else if (command instanceof Command.EndLockDelay end) {
             out.writeByte(END_LOCK_DELAY);
-            writeString(out, end.lock());
+            writeName(out, end.lockName());
         } else {
             throw new IllegalArgumentException("unknown command type " + command.getClass().getName());
         }
@@ -155,15 +165,15 @@ public final class CommandCodec {
             case EXPIRE_SESSION:
                 return new Command.ExpireSession(in.readLong("session id"), in.readBoolean("lock delay"));
             case ACQUIRE:
-                return new Command.Acquire(in.readLong("session id"), in.readRequiredString("lock"),
+                return new Command.Acquire(in.readLong("session id"), in.readLockName("lock"),
                         in.readRequiredString("request id"), in.readBoolean("wait queued"));
             case CANCEL_WAIT:
-                return new Command.CancelWait(in.readLong("session id"), in.readRequiredString("lock"),
+                return new Command.CancelWait(in.readLong("session id"), in.readLockName("lock"),
                         in.readString("request id"));
             case RELEASE:
-                return new Command.Release(in.readRequiredString("lock"), in.readLong("token"));
+                return new Command.Release(in.readLockName("lock"), in.readLong("token"));
             case END_LOCK_DELAY:
-                return new Command.EndLockDelay(in.readRequiredString("lock"));
+                return new Command.EndLockDelay(in.readLockName("lock"));
             default:
                 throw in.malformed("unknown command tag " + tag);
         }
@@ -344,7 +354,7 @@ public final class CommandCodec {
     }
 
     private static void writeToken(DataOutputStream out, FencingToken token) throws IOException {
-        writeString(out, token.lock());
+        writeCheckedName(out, token.lock());
         out.writeLong(token.value());
     }
 
@@ -356,11 +366,21 @@ public final class CommandCodec {
     }
 
     private static FencingToken readToken(ByteReader in) {
-        return new FencingToken(in.readRequiredString("token lock"), in.readLong("token value"));
+        return FencingToken.of(in.readLockName("token lock"), in.readLong("token value"));
     }
 
     private static FencingToken readOptionalToken(ByteReader in) {
         return in.readBoolean("token present") ? readToken(in) : null;
+    }
+
+    private static void writeName(DataOutputStream out, LockName name) throws IOException {
+        writeCheckedName(out, name.value());
+    }
+
+    /** Writes a name known to be valid (it has no unpaired surrogate), as {@link #writeString} would. */
+    private static void writeCheckedName(DataOutputStream out, String name) throws IOException {
+        byte[] plain = name.getBytes(StandardCharsets.UTF_8);
+        writeStringBytes(out, plain, 0, plain.length);
     }
 
     /** Writes a length-prefixed strict UTF-8 string, -1 for null; refuses what the reader would refuse. */

@@ -1,6 +1,7 @@
 package io.fencer.lock;
 
 import io.fencer.core.FencingToken;
+import io.fencer.core.LockName;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,6 +13,9 @@ import java.util.Map;
  * idle record at once and folds its counter into the global floor.
  */
 final class LockRecord {
+    /** The checked name, for the tokens of this lock: they are made without checking it again. */
+    final LockName lockName;
+    /** {@code lockName.value()}: the key of the state machine's maps, which are keyed by string. */
     final String name;
     /** The latest token issued for this lock, at least the floor at the time the record was created. */
     long lastToken;
@@ -29,8 +33,9 @@ final class LockRecord {
      */
     final LinkedHashMap<Long, String> waiters = new LinkedHashMap<>();
 
-    LockRecord(String name, long lastToken) {
-        this.name = name;
+    LockRecord(LockName lockName, long lastToken) {
+        this.lockName = lockName;
+        this.name = lockName.value();
         this.lastToken = lastToken;
     }
 
@@ -45,7 +50,7 @@ final class LockRecord {
 
     /** Returns the holder's token, or null when the lock has no holder. */
     FencingToken holderToken() {
-        return held() ? new FencingToken(name, holderTokenValue) : null;
+        return held() ? FencingToken.of(lockName, holderTokenValue) : null;
     }
 
     /**

@@ -4,6 +4,7 @@ import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.LockName;
 import io.fencer.core.LockNames;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
@@ -163,7 +164,7 @@ public final class LockStateMachine {
         }
         LockRecord record = existing;
         if (record == null) {
-            record = new LockRecord(acquire.lock(), floor);
+            record = new LockRecord(acquire.lockName(), floor);
             locks.put(record.name, record);
         }
         return new Result.Granted(issue(record, session, acquire.requestId(), events));
@@ -208,7 +209,7 @@ public final class LockStateMachine {
         record.holderSessionId = session.id;
         record.holderTokenValue = value;
         session.held.add(record.name);
-        FencingToken token = new FencingToken(record.name, value);
+        FencingToken token = FencingToken.of(record.lockName, value);
         events.add(new Event.Granted(session.id, requestId, token));
         return token;
     }
@@ -630,7 +631,7 @@ public final class LockStateMachine {
     private void readLocks(DataInput in) throws IOException {
         int count = readCount(in, "locks");
         for (int i = 0; i < count; i++) {
-            LockRecord record = new LockRecord(LockNames.check(in.readUTF()), in.readLong());
+            LockRecord record = new LockRecord(LockName.of(in.readUTF()), in.readLong());
             record.holderSessionId = in.readLong();
             record.holderTokenValue = in.readLong();
             record.delayed = in.readBoolean();

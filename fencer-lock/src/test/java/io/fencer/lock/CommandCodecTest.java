@@ -10,6 +10,7 @@ import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.LockName;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.StaleTokenException;
@@ -259,6 +260,51 @@ class CommandCodecTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-8");
         assertThatThrownBy(() -> CommandCodec.decodeCommands(badBoolean))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("boolean");
+    }
+
+    @Test
+    void decodeCommands_ofLockNamesBreakingTheRules_isRejectedWithTheNameCheckMessage() {
+        // The decode's one check of a name: the same rules, and messages, as LockName.of at the server's edge.
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(endLockDelay("a\nb".getBytes(StandardCharsets.UTF_8))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("command 0 at byte 5")
+                .hasMessageContaining("lock name must not contain control characters: 'a\\u000ab'");
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(endLockDelay("é\u0085".getBytes(StandardCharsets.UTF_8))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("control characters");
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(endLockDelay("x".repeat(257).getBytes(
+                StandardCharsets.UTF_8)))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lock name is 257 bytes of UTF-8, more than the 256 allowed");
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(endLockDelay(new byte[] {'a', (byte) 0xc3})))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not valid UTF-8");
+    }
+
+    @Test
+    void decodeCommands_ofNamedCommands_carriesCheckedNamesEqualToTheEncodedOnes() {
+        List<Command> commands = List.of(new Command.Acquire(1, LockName.of("zámek"), "r", true),
+                new Command.CancelWait(1, LockName.of("zámek"), null), new Command.Release(LockName.of("b"), 2),
+                new Command.EndLockDelay(LockName.of("lock-😀")));
+
+        List<Command> decoded = CommandCodec.decodeCommands(CommandCodec.encodeCommands(commands));
+
+        assertThat(decoded).isEqualTo(commands);
+        assertThat(((Command.Acquire) decoded.get(0)).lockName()).isEqualTo(LockName.of("zámek"));
+        assertThat(((Command.Acquire) decoded.get(0)).lock()).isEqualTo("zámek");
+        assertThat(commands.get(0)).isEqualTo(new Command.Acquire(1, "zámek", "r", true));
+    }
+
+    @Test
+    void decodeResults_ofTokenWithInvalidLockName_isRejectedWithTheNameCheckMessage() {
+        byte[] name = "a\u007f".getBytes(StandardCharsets.UTF_8);
+        byte[] granted = ByteBuffer.allocate(1 + 4 + 1 + 4 + name.length + 8).put((byte) CommandCodec.VERSION)
+                .putInt(1).put((byte) 3).putInt(name.length).put(name).putLong(1).array();
+
+        assertThatThrownBy(() -> CommandCodec.decodeResults(granted)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("malformed result batch").hasMessageContaining("control characters");
+    }
+
+    /** Returns a batch of one EndLockDelay whose lock name is {@code name}, as bytes. */
+    private static byte[] endLockDelay(byte[] name) {
+        return ByteBuffer.allocate(1 + 4 + 1 + 4 + name.length).put((byte) CommandCodec.VERSION).putInt(1)
+                .put((byte) 7).putInt(name.length).put(name).array();
     }
 
     @Test

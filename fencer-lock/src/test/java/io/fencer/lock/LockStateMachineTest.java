@@ -7,6 +7,7 @@ import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.LockName;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.TokenExhaustedException;
@@ -157,6 +158,20 @@ class LockStateMachineTest {
         assertThat(applied.result()).isEqualTo(new Result.Granted(token));
         assertThat(applied.events()).containsExactly(new Event.Granted(session, "r1", token));
         assertThat(machine.session(session).orElseThrow().held()).containsExactly("orders");
+    }
+
+    @Test
+    void acquire_ofCheckedName_issuesTokensOfThatNameWithoutCopyingIt() {
+        long session = open();
+        LockName orders = LockName.of("orders/é");
+
+        Applied granted = apply(new Command.Acquire(session, orders, "r1", false));
+        Applied again = apply(new Command.Acquire(session, LockName.of("orders/é"), "r2", false));
+
+        // The very string of the command's name: the machine made the tokens from it, not from a checked copy.
+        assertThat(((Result.Granted) granted.result()).token().lock()).isSameAs(orders.value());
+        assertThat(((Result.Granted) again.result()).token().lock()).isSameAs(orders.value());
+        assertThat(again.result()).isEqualTo(new Result.Granted(new FencingToken("orders/é", 1)));
     }
 
     @Test

@@ -129,7 +129,7 @@ final class AcquireCall {
             answerWithHolder(); // a retry of this acquire still waits: leave it the place in the queue
             return;
         }
-        proposer.propose(new Command.CancelWait(acquire.sessionId(), acquire.lock(), acquire.requestId()))
+        proposer.propose(new Command.CancelWait(acquire.sessionId(), acquire.lockName(), acquire.requestId()))
                 .whenComplete((result, error) -> {
                     if (error != null) {
                         answer(null, error);

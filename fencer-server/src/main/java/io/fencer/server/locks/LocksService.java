@@ -21,6 +21,7 @@ import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
+import io.fencer.core.LockName;
 import io.fencer.core.NotLeaderException;
 import io.fencer.core.TokenKeys;
 import io.fencer.core.UnavailableException;
@@ -117,7 +118,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         try {
             checkLeader();
             long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
-            String lock = RequestChecks.lock("lock", request.getLock());
+            LockName lock = RequestChecks.lock("lock", request.getLock());
             String requestId = RequestChecks.requestId(request.getRequestId(), true);
             long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
             Command.Acquire acquire = new Command.Acquire(sessionId, lock, requestId, waitMillis > 0);
@@ -178,7 +179,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     @Override
     public void describe(DescribeRequest request, StreamObserver<LockInfo> out) {
         serve(out, () -> {
-            String lock = RequestChecks.lock("lock", request.getLock());
+            String lock = RequestChecks.lock("lock", request.getLock()).value();
             return proposer.read(machine -> machine.describe(lock).map(Protos::lockInfo)
                     .orElseGet(() -> Protos.freeLock(lock, machine.floor())));
         });

@@ -2,6 +2,7 @@ package io.fencer.server.locks;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockName;
 import io.fencer.core.LockNames;
 import io.fencer.core.Sequencer;
 import io.fencer.lock.Limits;
@@ -10,7 +11,8 @@ import java.nio.charset.StandardCharsets;
 /**
  * Validation of request fields before anything is proposed: every refusal is an
  * {@link InvalidArgumentException} naming the field and the offending value. Unsigned wire integers that do not
- * fit a positive Java {@code long} are shown unsigned.
+ * fit a positive Java {@code long} are shown unsigned. A lock name is checked here, once, and carried inward as a
+ * {@link LockName}: the commands, the state machine and the tokens do not check it again.
  */
 final class RequestChecks {
     /** The longest wait of an Acquire. */
@@ -29,8 +31,8 @@ final class RequestChecks {
         return sessionId;
     }
 
-    static String lock(String field, String lock) {
-        return LockNames.check(field, lock);
+    static LockName lock(String field, String lock) {
+        return LockName.of(field, lock);
     }
 
     static String requestId(String requestId, boolean required) {
@@ -91,14 +93,14 @@ final class RequestChecks {
         if (token.getLock().isEmpty() && token.getValue() == 0 && !sequencer.isEmpty()) {
             return Sequencer.parse(sequencer);
         }
-        String lock = LockNames.check(field + ".lock", token.getLock());
+        LockName lock = LockName.of(field + ".lock", token.getLock());
         long value = token.getValue();
         if (value < 1 || value > FencingToken.VALUE_MAX) {
             throw new InvalidArgumentException(field + ".value", Long.toUnsignedString(value), field
                     + ".value must be in [1, " + FencingToken.VALUE_MAX + "], got " + Long.toUnsignedString(value)
-                    + " for lock '" + InvalidArgumentException.printable(lock) + "'");
+                    + " for lock '" + InvalidArgumentException.printable(lock.value()) + "'");
         }
-        FencingToken checked = new FencingToken(lock, value);
+        FencingToken checked = FencingToken.of(lock, value);
         if (!sequencer.isEmpty()) {
             FencingToken named = Sequencer.parse(sequencer);
             if (!named.equals(checked)) {

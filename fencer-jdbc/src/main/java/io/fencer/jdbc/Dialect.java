@@ -1,5 +1,7 @@
 package io.fencer.jdbc;
 
+import java.sql.Connection;
+
 /**
  * A SQL dialect the fence speaks: it decides how a scope's existing row is locked for the rest of the transaction,
  * and how the row is inserted when absent, without races and without ever overwriting an existing (possibly
@@ -40,10 +42,11 @@ public enum Dialect {
         }
     },
     /**
-     * MySQL and MariaDB: the row locked by {@code SELECT ... FOR UPDATE}, a missing one inserted by
-     * {@code INSERT IGNORE}. Under InnoDB's default REPEATABLE READ, the lock of a scope whose
-     * row does not exist yet is a gap lock, so two transactions fencing a brand-new scope at the same moment may
-     * deadlock once; InnoDB rolls one back and its caller retries. READ COMMITTED takes no gap locks.
+     * MySQL and MariaDB (InnoDB), at READ COMMITTED only: the row locked by {@code SELECT ... FOR UPDATE}, a missing
+     * one inserted by an {@code INSERT ... ON DUPLICATE KEY UPDATE} that changes nothing, the scope stored as bytes.
+     * Under InnoDB's default REPEATABLE READ (and SERIALIZABLE), the lock of a scope whose row does not exist yet is
+     * a gap lock, which two transactions fencing a new scope both take and both need released to insert the row: a
+     * deadlock. READ COMMITTED takes no gap locks, so the fence refuses a connection at any other level.
      */
     MYSQL {
         @Override
@@ -53,7 +56,23 @@ public enum Dialect {
 
         @Override
         String insertIfAbsentSql(String table) {
-            return "INSERT IGNORE INTO " + table + " (scope, token, updated_at) VALUES (?, 0, CURRENT_TIMESTAMP)";
+            // Not INSERT IGNORE: on a duplicate key it takes a shared lock on the row, so two transactions that both
+            // found the scope missing and then waited for its first inserter to commit each hold a shared lock the
+            // other's token update must wait for, a deadlock. ON DUPLICATE KEY UPDATE takes the exclusive lock.
+            return "INSERT INTO " + table + " (scope, token, updated_at) VALUES (?, 0, CURRENT_TIMESTAMP)"
+                    + " ON DUPLICATE KEY UPDATE scope = scope";
+        }
+
+        @Override
+        String scopeType(int bytesMax) {
+            // The default collations ignore case, accents and trailing spaces, and a latin1 server cannot store every
+            // name: distinct locks would share a row. Bytes compare exactly, and VARBINARY counts bytes, as LockNames.
+            return "VARBINARY(" + bytesMax + ")";
+        }
+
+        @Override
+        int isolationRequired() {
+            return Connection.TRANSACTION_READ_COMMITTED;
         }
     },
     /** SQLite: {@code INSERT OR IGNORE}. */
@@ -107,7 +126,10 @@ public enum Dialect {
         return null;
     }
 
-    /** Returns the statement inserting the row of scope {@code ?} with token 0 when it is absent. */
+    /**
+     * Returns the statement inserting the row of scope {@code ?} with token 0 when it is absent; when present, it
+     * changes nothing.
+     */
     abstract String insertIfAbsentSql(String table);
 
     /**
@@ -119,6 +141,22 @@ public enum Dialect {
      */
     String admitUpsertSql(String table, String comparison) {
         return null;
+    }
+
+    /**
+     * Returns the column type of the fence table's scope, a lock name of at most {@code bytesMax} UTF-8 bytes:
+     * one that compares names exactly, as Java compares strings.
+     */
+    String scopeType(int bytesMax) {
+        return "VARCHAR(" + bytesMax + ")";
+    }
+
+    /**
+     * Returns the transaction isolation level ({@link Connection#TRANSACTION_READ_COMMITTED} and its kin) that a
+     * connection must be at for the fence to check a token, or {@link Connection#TRANSACTION_NONE} when any will do.
+     */
+    int isolationRequired() {
+        return Connection.TRANSACTION_NONE;
     }
 
     /**

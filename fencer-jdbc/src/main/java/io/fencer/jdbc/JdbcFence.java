@@ -43,10 +43,16 @@ import javax.sql.DataSource;
  * <p>A scope is a lock name: {@link #check(Connection, FencingToken)} uses the token's lock as the scope.
  * Thread-safe and stateless beyond its configuration.
  *
- * <p>Isolation: designed for READ COMMITTED (the default of PostgreSQL, and of MySQL's InnoDB for this row lock
- * pattern). Under REPEATABLE READ or SERIALIZABLE a contended scope may fail with the database's serialization
- * error instead of a clean {@link StaleTokenException}; the fence still holds (nothing stale commits), and the
- * caller retries as for any serialization failure.
+ * <p>Isolation: designed for READ COMMITTED, the default of PostgreSQL. Under REPEATABLE READ or SERIALIZABLE a
+ * contended scope may fail with the database's serialization error instead of a clean {@link StaleTokenException};
+ * the fence still holds (nothing stale commits), and the caller retries as for any serialization failure. MySQL and
+ * MariaDB are the exception: their default is REPEATABLE READ, where two transactions fencing a new scope deadlock
+ * on InnoDB's gap locks, so with {@link Dialect#MYSQL} the check requires READ COMMITTED and throws
+ * {@link IllegalStateException} at any other level. Set it for every connection in the JDBC URL
+ * ({@code transactionIsolation=READ_COMMITTED} with MariaDB Connector/J), in the connection pool's settings, or
+ * with {@link Connection#setTransactionIsolation(int)} before the transaction begins: then the driver knows the
+ * level, where with only the server's {@code transaction-isolation = READ-COMMITTED} it may ask the server on
+ * every check, one more round trip.
  */
 public final class JdbcFence {
     /** The default fence table name. */
@@ -103,13 +109,16 @@ public final class JdbcFence {
     /**
      * Creates the fence table when absent: {@code scope VARCHAR(256) PRIMARY KEY, token BIGINT NOT NULL,
      * updated_at TIMESTAMP}, where {@code updated_at} is when the scope's accepted token last changed (a check
-     * that admits the already accepted token leaves the row as it is). Leaves the connection's commit mode alone:
-     * with autoCommit off, the caller commits.
+     * that admits the already accepted token leaves the row as it is). On MySQL and MariaDB the scope is
+     * {@code VARBINARY(256)}, so that names differing only in case, accents or trailing spaces stay distinct
+     * scopes; a table created as {@code VARCHAR} by an earlier version is left as it is. Leaves the connection's
+     * commit mode alone: with autoCommit off, the caller commits.
      */
     public void createTable(Connection connection) throws SQLException {
         try (Statement statement = connection.createStatement()) {
-            statement.execute("CREATE TABLE IF NOT EXISTS " + table + " (scope VARCHAR(" + LockNames.BYTES_MAX
-                    + ") PRIMARY KEY, token BIGINT NOT NULL, updated_at TIMESTAMP)");
+            String scopeType = dialect.scopeType(LockNames.BYTES_MAX);
+            statement.execute("CREATE TABLE IF NOT EXISTS " + table + " (scope " + scopeType
+                    + " PRIMARY KEY, token BIGINT NOT NULL, updated_at TIMESTAMP)");
         }
     }
 
@@ -118,7 +127,8 @@ public final class JdbcFence {
      * Call it BEFORE the transaction's writes; on success the scope row stays locked until commit or rollback.
      *
      * @throws IllegalStateException when the connection is in autoCommit mode: the check would be its own
-     *     transaction and guard nothing
+     *     transaction and guard nothing; or, with {@link Dialect#MYSQL}, when its isolation level is not READ
+     *     COMMITTED (see the class comment)
      * @throws StaleTokenException when the scope has accepted a newer token (for AT_LEAST) or the same or newer
      *     (for STRICT); the transaction has been rolled back, so nothing written in it earlier can be committed
      */
@@ -218,7 +228,8 @@ public final class JdbcFence {
      * @param sql one statement that returns no rows ({@code INSERT}, {@code UPDATE}, {@code DELETE}); it may not
      *     contain {@code ;}, so it cannot smuggle a second statement past the count
      * @throws IllegalArgumentException when {@code sql} contains {@code ;}
-     * @throws IllegalStateException when the connection is in autoCommit mode
+     * @throws IllegalStateException when the connection is in autoCommit mode, or at an isolation level the dialect
+     *     refuses (as for {@code check})
      * @throws StaleTokenException when the scope has accepted a newer token; the transaction has been rolled back
      * @throws SQLException when the write fails or returns rows; the caller rolls back
      */
@@ -269,6 +280,7 @@ public final class JdbcFence {
 
     private void admit(Connection connection, String scope, long presented) throws SQLException {
         requireTransaction(connection, scope);
+        requireIsolation(connection, scope);
         decide(connection, scope, presented, lockSql != null ? lockRow(connection, scope) : OptionalLong.empty());
     }
 
@@ -277,6 +289,31 @@ public final class JdbcFence {
             throw new IllegalStateException("fence check of scope '" + scope + "' needs a transaction: the"
                     + " connection is in autoCommit mode, so the check could not guard the writes");
         }
+    }
+
+    private void requireIsolation(Connection connection, String scope) throws SQLException {
+        int required = dialect.isolationRequired();
+        if (required == Connection.TRANSACTION_NONE) {
+            return;
+        }
+        int isolation = connection.getTransactionIsolation();
+        if (isolation != required) {
+            throw new IllegalStateException("fence check of scope '" + scope + "' with dialect " + dialect
+                    + " needs isolation " + isolationName(required) + ", the connection is at "
+                    + isolationName(isolation) + " (where transactions fencing a new scope deadlock on gap locks):"
+                    + " set transactionIsolation=READ_COMMITTED in the JDBC URL (MariaDB Connector/J) or the pool, or"
+                    + " call setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED) before the transaction");
+        }
+    }
+
+    private static String isolationName(int isolation) {
+        return switch (isolation) {
+            case Connection.TRANSACTION_READ_UNCOMMITTED -> "READ UNCOMMITTED";
+            case Connection.TRANSACTION_READ_COMMITTED -> "READ COMMITTED";
+            case Connection.TRANSACTION_REPEATABLE_READ -> "REPEATABLE READ";
+            case Connection.TRANSACTION_SERIALIZABLE -> "SERIALIZABLE";
+            default -> "isolation level " + isolation;
+        };
     }
 
     /**

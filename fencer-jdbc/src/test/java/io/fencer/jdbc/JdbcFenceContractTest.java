@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 abstract class JdbcFenceContractTest {
     private static final int TRANSACTIONS_PER_THREAD = 8;
     private static final int CONTROL_ROUNDS_MAX = 30;
-    private static final long LOCK_WAIT_SECONDS_MAX = 60;
+    static final long LOCK_WAIT_SECONDS_MAX = 60;
     private static final Timestamp LONG_AGO = Timestamp.valueOf("2000-01-01 00:00:00");
 
     /** Returns the database under test; tables created by one test method are named after it. */
@@ -55,6 +55,11 @@ abstract class JdbcFenceContractTest {
     /** Returns the query counting the sessions with id {@code ?} that wait for a lock another session holds. */
     String waitingForLockSql() {
         throw new UnsupportedOperationException(dialect() + " has no row locks");
+    }
+
+    /** Returns how long {@link #awaitWaitingForLock} sleeps between two looks at the database's lock waits. */
+    long lockPollMillis() {
+        return 5;
     }
 
     boolean rowLocks() {
@@ -372,6 +377,23 @@ abstract class JdbcFenceContractTest {
     }
 
     @Test
+    void check_scopesDifferingOnlyInCaseAccentSpaceOrScript_areFencedApart() throws Exception {
+        JdbcFence fence = fence("apart_fence");
+        // Lock names compare exactly, as Java strings; a case- or accent-insensitive collation, one that pads
+        // trailing spaces, or a character set without these characters would make distinct locks share a token.
+        List<String> scopes = List.of("orders", "Orders", "orders ", "ordérs", "注文", "注意", "🔒a", "🔓a");
+        for (int i = 0; i < scopes.size(); i++) {
+            fence.run(dataSource(), new FencingToken(scopes.get(i), scopes.size() - i), connection -> null);
+        }
+        try (Connection connection = dataSource().getConnection()) {
+            for (int i = 0; i < scopes.size(); i++) {
+                assertThat(fence.accepted(connection, scopes.get(i))).as("scope '%s'", scopes.get(i))
+                        .isEqualTo(scopes.size() - i);
+            }
+        }
+    }
+
+    @Test
     void check_acceptedTokenAgain_keepsTokenAndUpdatedAt() throws Exception {
         JdbcFence fence = fence("again_fence");
         FencingToken token = new FencingToken("again", 5);
@@ -512,6 +534,39 @@ abstract class JdbcFenceContractTest {
         assertThat(count("SELECT token FROM first_fence WHERE scope = 'first'")).isEqualTo(3);
     }
 
+    @Test
+    void check_rowMissingWhileFirstInsertUncommitted_twoWaitersFinishWithoutDeadlock() throws Exception {
+        assumeTrue(rowLocks(), "the row-lock path only");
+        JdbcFence fence = fence("waiters_fence");
+        ExecutorService others = Executors.newFixedThreadPool(2);
+        try (Connection first = transaction(); Connection second = transaction(); Connection third = transaction()) {
+            fence.check(first, new FencingToken("waiters", 3)); // inserts the row, uncommitted
+            long secondSession = sessionId(second);
+            long thirdSession = sessionId(third);
+            Future<?> lower = others.submit(() -> checkAndCommitUnlessStale(fence, second, 4));
+            Future<?> higher = others.submit(() -> checkAndCommitUnlessStale(fence, third, 5));
+            awaitWaitingForLock(secondSession);
+            awaitWaitingForLock(thirdSession);
+            first.commit(); // both waiters now find the row: neither may fail but with a refusal
+            lower.get(LOCK_WAIT_SECONDS_MAX, TimeUnit.SECONDS);
+            higher.get(LOCK_WAIT_SECONDS_MAX, TimeUnit.SECONDS);
+        } finally {
+            others.shutdownNow();
+        }
+        assertThat(count("SELECT token FROM waiters_fence WHERE scope = 'waiters'")).isEqualTo(5);
+    }
+
+    private static Void checkAndCommitUnlessStale(JdbcFence fence, Connection connection, long token)
+            throws SQLException {
+        try {
+            fence.check(connection, new FencingToken("waiters", token));
+            connection.commit();
+        } catch (StaleTokenException e) {
+            assertThat(e.accepted()).isGreaterThan(token); // only the other waiter's higher token may refuse it
+        }
+        return null;
+    }
+
     /**
      * Asserts that every transaction of {@link #runConcurrently} committed its log row unless refused, in token
      * order, and that scope "race" ends at the last committed token.
@@ -627,7 +682,7 @@ abstract class JdbcFenceContractTest {
                     throw new AssertionError("session " + session + " never waited for a lock in "
                             + LOCK_WAIT_SECONDS_MAX + " s");
                 }
-                Thread.sleep(5);
+                Thread.sleep(lockPollMillis());
             }
         }
     }

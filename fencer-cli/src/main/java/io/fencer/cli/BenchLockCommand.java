@@ -26,7 +26,7 @@ final class BenchLockCommand implements Callable<Integer> {
     int clients;
 
     @Option(names = "--locks", paramLabel = "N",
-            description = "Distinct locks; client i uses bench-<i % N> (default: one per client).")
+            description = "Distinct locks; client i uses bench-<i %% N> (default: one per client).")
     Integer locks;
 
     @Option(names = "--duration", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.Converter.class,

@@ -29,7 +29,7 @@ final class BenchStoreCommand implements Callable<Integer> {
     int writers;
 
     @Option(names = "--scopes", paramLabel = "N",
-            description = "Distinct scopes; writer i writes to bench-store-<i % N> (default: one per writer).")
+            description = "Distinct scopes; writer i writes to bench-store-<i %% N> (default: one per writer).")
     Integer scopes;
 
     @Option(names = "--value-bytes", paramLabel = "N", defaultValue = "256",

@@ -6,10 +6,15 @@ import io.fencer.core.TokenKeys;
 import io.fencer.server.FencerStoreServer;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.StoreServerConfig;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,6 +32,33 @@ class MainUsageTest {
         assertThat(run.out()).contains("server", "store-server", "keygen", "lock", "bench", "Exit codes:",
                 "lease lost");
         assertThat(run.err()).isEmpty();
+    }
+
+    @Test
+    void help_everySubcommand_rendersWithoutPicocliWarnings() {
+        // Regression: a bare '%' in a description ("bench-<i % N>") made picocli warn on stderr at every --help.
+        PrintStream stderr = System.err;
+        ByteArrayOutputStream warnings = new ByteArrayOutputStream();
+        List<String> rendered = new ArrayList<>();
+        try {
+            System.setErr(new PrintStream(warnings, true, StandardCharsets.UTF_8));
+            renderUsage(Main.newCommandLine(new Main()), rendered);
+        } finally {
+            System.setErr(stderr);
+        }
+
+        assertThat(rendered).contains("fencer bench lock", "fencer bench store", "fencer lock exec");
+        assertThat(warnings.toString(StandardCharsets.UTF_8)).isEmpty();
+    }
+
+    private static void renderUsage(CommandLine command, List<String> rendered) {
+        String usage = command.getUsageMessage();
+        assertThat(usage).as("usage of %s", command.getCommandSpec().qualifiedName())
+                .doesNotContain("%n");
+        rendered.add(command.getCommandSpec().qualifiedName());
+        for (CommandLine subcommand : command.getSubcommands().values()) {
+            renderUsage(subcommand, rendered);
+        }
     }
 
     @Test

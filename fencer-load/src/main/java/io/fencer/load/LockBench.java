@@ -49,19 +49,10 @@ public final class LockBench {
      */
     public record Settings(int clients, int locks, Duration duration, Duration warmup, Duration ttl) {
         public Settings {
-            Objects.requireNonNull(duration, "duration");
-            Objects.requireNonNull(warmup, "warmup");
+            SettingsChecks.window(duration, warmup);
             Objects.requireNonNull(ttl, "ttl");
-            if (clients < 1 || clients > CLIENTS_MAX) {
-                throw new IllegalArgumentException("clients " + clients + " is outside [1, " + CLIENTS_MAX + "]");
-            }
-            if (locks < 1 || locks > LOCKS_MAX) {
-                throw new IllegalArgumentException("locks " + locks + " is outside [1, " + LOCKS_MAX + "]");
-            }
-            if (duration.isZero() || duration.isNegative() || warmup.isNegative()) {
-                throw new IllegalArgumentException("duration must be positive and warmup not negative: "
-                        + duration + ", " + warmup);
-            }
+            SettingsChecks.range("clients", clients, 1, CLIENTS_MAX);
+            SettingsChecks.range("locks", locks, 1, LOCKS_MAX);
         }
     }
 

@@ -57,22 +57,10 @@ public final class StoreBench {
      */
     public record Settings(int writers, int scopes, int valueBytes, Duration duration, Duration warmup) {
         public Settings {
-            Objects.requireNonNull(duration, "duration");
-            Objects.requireNonNull(warmup, "warmup");
-            if (writers < 1 || writers > WRITERS_MAX) {
-                throw new IllegalArgumentException("writers " + writers + " is outside [1, " + WRITERS_MAX + "]");
-            }
-            if (scopes < 1 || scopes > SCOPES_MAX) {
-                throw new IllegalArgumentException("scopes " + scopes + " is outside [1, " + SCOPES_MAX + "]");
-            }
-            if (valueBytes < 0 || valueBytes > VALUE_BYTES_MAX) {
-                throw new IllegalArgumentException("value bytes " + valueBytes + " is outside [0, " + VALUE_BYTES_MAX
-                        + "]");
-            }
-            if (duration.isZero() || duration.isNegative() || warmup.isNegative()) {
-                throw new IllegalArgumentException("duration must be positive and warmup not negative: "
-                        + duration + ", " + warmup);
-            }
+            SettingsChecks.window(duration, warmup);
+            SettingsChecks.range("writers", writers, 1, WRITERS_MAX);
+            SettingsChecks.range("scopes", scopes, 1, SCOPES_MAX);
+            SettingsChecks.range("value bytes", valueBytes, 0, VALUE_BYTES_MAX);
         }
     }
 

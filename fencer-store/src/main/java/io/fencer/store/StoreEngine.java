@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
+import org.rocksdb.Statistics;
 
 /**
  * The fenced key-value engine: Fencer's reference resource, which orders effects by the tokens the lock service
@@ -102,10 +103,18 @@ public final class StoreEngine implements AutoCloseable {
 
     /** Opens the store as {@link #open(Path, StoreOptions)} does; {@code syncedWrites} makes its synced writes. */
     static StoreEngine open(Path directory, StoreOptions options, SyncedWrites syncedWrites) {
+        return open(directory, options, syncedWrites, null);
+    }
+
+    /**
+     * Opens the store as {@link #open(Path, StoreOptions, SyncedWrites)} does, with RocksDB counting into
+     * {@code statistics} (null for none), which the caller closes after the store; for tests.
+     */
+    static StoreEngine open(Path directory, StoreOptions options, SyncedWrites syncedWrites, Statistics statistics) {
         Objects.requireNonNull(directory, "directory");
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(syncedWrites, "syncedWrites");
-        StoreEngine engine = new StoreEngine(options, StoreDatabase.open(directory, syncedWrites));
+        StoreEngine engine = new StoreEngine(options, StoreDatabase.open(directory, syncedWrites, statistics));
         try {
             engine.load();
         } catch (RuntimeException e) {

@@ -35,6 +35,7 @@ import java.util.List;
  * <p>Errors are the typed exceptions of {@code io.fencer.core}: {@link StaleWriteException} for a refused token,
  * {@link io.fencer.core.ScopeMismatchException} for a token of another lock,
  * {@link io.fencer.core.BadTokenSignatureException} when the store requires signed tokens,
+ * {@link io.fencer.core.IdempotencyMismatchException} when an idempotency key and token are reused with other ops,
  * {@link io.fencer.core.InvalidArgumentException} and {@link io.fencer.core.LimitExceededException} for requests
  * beyond the store's limits, and {@link io.fencer.core.UnavailableException} when the store cannot be reached.
  *
@@ -80,10 +81,12 @@ public interface FencedStore extends AutoCloseable {
      * @param sequencer the grant's wire form ({@link Grant#sequencer()})
      * @param ops 1 or more ops (the store's limit is 1,000 by default)
      * @param idempotencyKey null for none; otherwise a name for this write within the scope: the write is retried
-     *     when its answer is lost, and the store answers a retry with the same key and a still-admitted token with
-     *     the first result ({@link WriteReceipt#replayed()}) without applying it twice
+     *     when its answer is lost, and the store answers a retry with the same key, a still-admitted token and the
+     *     same ops with the first result ({@link WriteReceipt#replayed()}) without applying it twice
      * @throws StaleWriteException when the scope has accepted a newer token; nothing was applied (unless
      *     {@link StaleWriteException#retried()}: then an earlier attempt may have been)
+     * @throws io.fencer.core.IdempotencyMismatchException when the key was first used with this token for other
+     *     ops: that first write stands and nothing of this one was applied; a new write needs a new key
      * @throws io.fencer.core.UnavailableException when the store did not answer within the call timeout; the
      *     write may or may not have been applied
      * @throws io.fencer.core.InvalidArgumentException when the sequencer is malformed (checked before sending)

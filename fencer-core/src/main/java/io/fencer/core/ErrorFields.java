@@ -24,6 +24,7 @@ import java.util.function.Function;
  *   STALE_TOKEN          scope  presented       accepted      policy
  *   SCOPE_MISMATCH       scope  presented                     value = the presented token's lock
  *   TOKEN_EXHAUSTED      lock                   last token
+ *   IDEMPOTENCY_MISMATCH scope  presented                     value = the idempotency key
  *   BAD_TOKEN_SIGNATURE  lock   presented                     why
  *   NOT_LEADER                                                leaderAddress
  *   UNAVAILABLE, INTERNAL                                     message
@@ -36,7 +37,8 @@ import java.util.function.Function;
  * @param reason the catalogue reason, never null
  * @param message the error's sentence, {@link Throwable#getMessage()}
  * @param field INVALID_ARGUMENT: the offending field's name
- * @param value INVALID_ARGUMENT: the offending value; SCOPE_MISMATCH: the lock of the presented token
+ * @param value INVALID_ARGUMENT: the offending value; SCOPE_MISMATCH: the lock of the presented token;
+ *     IDEMPOTENCY_MISMATCH: the idempotency key
  * @param limit LIMIT_EXCEEDED: the limit's configuration name, e.g. {@code waitersPerLockMax}
  * @param limitValue LIMIT_EXCEEDED: the limit's value
  * @param sessionId SESSION_EXPIRED: the session
@@ -123,6 +125,10 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
             case TOKEN_EXHAUSTED -> new Mapping<>(TokenExhaustedException.class,
                     (error, fields) -> fields.lock(error.lock()).currentToken(error.lastToken()),
                     fields -> new TokenExhaustedException(fields.lock(), fields.currentToken()));
+            case IDEMPOTENCY_MISMATCH -> new Mapping<>(IdempotencyMismatchException.class,
+                    (error, fields) -> fields.lock(error.scope()).value(error.idempotencyKey())
+                            .presentedToken(error.token()),
+                    fields -> new IdempotencyMismatchException(fields.lock(), fields.value(), fields.presentedToken()));
             case BAD_TOKEN_SIGNATURE -> new Mapping<>(BadTokenSignatureException.class,
                     (error, fields) -> fields.lock(error.lock()).presentedToken(error.value()).why(error.why()),
                     fields -> new BadTokenSignatureException(fields.lock(), fields.presentedToken(), fields.why()));

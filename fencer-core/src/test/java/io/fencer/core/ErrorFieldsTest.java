@@ -19,6 +19,7 @@ class ErrorFieldsTest {
             case STALE_TOKEN -> new StaleTokenException("scope-12", 13, 14, FencePolicy.STRICT);
             case SCOPE_MISMATCH -> new ScopeMismatchException("scope-15", new FencingToken("lock-16", 17));
             case TOKEN_EXHAUSTED -> new TokenExhaustedException("lock-18", 19);
+            case IDEMPOTENCY_MISMATCH -> new IdempotencyMismatchException("scope-27", "key-28", 29);
             case BAD_TOKEN_SIGNATURE -> new BadTokenSignatureException("lock-20", 21, "why 22");
             case NOT_LEADER -> new NotLeaderException("host-23:24");
             case UNAVAILABLE -> new UnavailableException("message 25");

@@ -14,6 +14,7 @@ import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.StorePipelineRequest;
 import io.fencer.api.v1.StorePipelineResponse;
+import io.fencer.api.v1.WriteRequest;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -77,6 +78,28 @@ class StorePipelineTest {
         assertThat(error.getDetail().getCurrentToken()).isEqualTo(second.getValue());
         assertThat(read.getGet().getValue().toString(StandardCharsets.UTF_8)).isEqualTo("B");
         assertThat(read.getGet().getWrittenBy()).isEqualTo(second.getValue());
+    }
+
+    @Test
+    void storePipeline_sameIdempotencyKeyAndTokenWithOtherOps_refusedAsItsUnaryFormAndRetryReplayed()
+            throws Exception {
+        String sequencer = io.fencer.core.Sequencer.format(new io.fencer.core.FencingToken("orders", 4));
+        WriteRequest first = StoreServiceTest.StoreTesting.put("orders", sequencer, "k", "A").toBuilder()
+                .setIdempotencyKey("req-1").build();
+
+        StorePipelineResponse applied = call(StorePipelineRequest.newBuilder().setCallId(1).setWrite(first).build());
+        StorePipelineResponse otherOps = call(StorePipelineRequest.newBuilder().setCallId(2)
+                .setWrite(first.toBuilder().setOps(0, StoreServiceTest.StoreTesting.putOp("k",
+                        "B".getBytes(StandardCharsets.UTF_8)))).build());
+        StorePipelineResponse retry = call(StorePipelineRequest.newBuilder().setCallId(3).setWrite(first).build());
+
+        CallError error = otherOps.getError();
+        assertThat(error.getStatusCode()).isEqualTo(Status.Code.FAILED_PRECONDITION.value());
+        assertThat(error.getDetail().getReason()).isEqualTo(Reason.REASON_IDEMPOTENCY_MISMATCH);
+        assertThat(error.getDetail().getLock()).isEqualTo("orders");
+        assertThat(error.getDetail().getValue()).isEqualTo("req-1");
+        assertThat(retry.getWrite().getReplayed()).isTrue();
+        assertThat(retry.getWrite().getRevision()).isEqualTo(applied.getWrite().getRevision());
     }
 
     @Test

@@ -178,6 +178,27 @@ class StoreServiceTest {
     }
 
     @Test
+    void write_sameIdempotencyKeyAndTokenWithOtherOps_isFailedPreconditionNamingScopeAndKeyAndAppliesNothing() {
+        String token = Sequencer.format(new io.fencer.core.FencingToken("idem", 3));
+        WriteResponse first = store.write(StoreTesting.put("idem", token, "k", "first value").toBuilder()
+                .setIdempotencyKey("req-1").build());
+
+        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class, () -> store.write(
+                StoreTesting.put("idem", token, "k", "other value").toBuilder().setIdempotencyKey("req-1").build()));
+
+        assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+        ErrorDetail detail = TestServers.detail(refused);
+        assertThat(detail.getReason()).isEqualTo(Reason.REASON_IDEMPOTENCY_MISMATCH);
+        assertThat(detail.getLock()).isEqualTo("idem");
+        assertThat(detail.getValue()).isEqualTo("req-1");
+        assertThat(detail.getPresentedToken()).isEqualTo(3);
+        assertThat(detail.getMessage()).doesNotContain("first value", "other value");
+        assertThat(store.fence(FenceRequest.newBuilder().setScope("idem").build()).getRevision())
+                .as("nothing applied").isEqualTo(first.getRevision());
+        assertValue("idem", "k", "first value", 3);
+    }
+
+    @Test
     void createScope_strict_refusesASecondWriteOfTheSameToken() {
         ScopeInfo created = store.createScope(CreateScopeRequest.newBuilder().setScope("jobs").setLock("scheduler")
                 .setPolicy(Policy.POLICY_STRICT).build());

@@ -17,17 +17,23 @@ final class PendingWrite {
     final List<Op> ops;
     /** Null for a write without an idempotency key. */
     final String idempotencyKey;
+    /** The {@link OpsDigest} of the request when it has an idempotency key, else null. */
+    final byte[] opsDigest;
     /** The bytes of keys and values of {@link #ops}, counted against the batch's and the queue's byte bounds. */
     final long bytes;
     private final CompletableFuture<WriteResult> outcome = new CompletableFuture<>();
     private WriteResult result;
     private RuntimeException failure;
 
-    PendingWrite(String scope, FencingToken token, List<Op> ops, String idempotencyKey, long bytes) {
+    PendingWrite(String scope, FencingToken token, List<Op> ops, String idempotencyKey, byte[] opsDigest,
+            long bytes) {
+        assert (idempotencyKey == null) == (opsDigest == null) : "idempotency key " + idempotencyKey
+                + " with ops digest " + opsDigest;
         this.scope = scope;
         this.token = token;
         this.ops = ops;
         this.idempotencyKey = idempotencyKey;
+        this.opsDigest = opsDigest;
         this.bytes = bytes;
     }
 

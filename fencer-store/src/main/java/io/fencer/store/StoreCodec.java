@@ -19,8 +19,14 @@ import java.util.Arrays;
  * fence  key: scope UTF-8                                     value: u8 version, u8 policy, i64 accepted,
  *                                                                    i64 revision, u16 lockLength, lock UTF-8
  * idem   key: u16 scopeLength, scope UTF-8, idempotency key   value: u8 version, i64 token, i64 accepted,
- *                                                                    i64 revision, i32 opsApplied, i64 sequence
+ *                                                                    i64 revision, i32 opsApplied, i64 sequence,
+ *                                                                    [32 bytes opsDigest]
  * </pre>
+ *
+ * <p>The {@code opsDigest} of an idem record ({@link OpsDigest}) was added without a new version: a record
+ * written before it simply ends after {@code sequence} and reads with no digest, which the engine treats as
+ * matching any retry; and a build from before it reads a record with one, ignoring the trailing bytes, so a
+ * store stays readable both after an upgrade and after a rollback.
  */
 final class StoreCodec {
     static final byte VERSION = 1;
@@ -34,8 +40,12 @@ final class StoreCodec {
     /** A decoded data record. */
     record DataRecord(long token, byte[] value) {}
 
-    /** A decoded idempotency record: the first result of a write and its place in eviction order. */
-    record IdempotencyRecord(long token, long accepted, long revision, int opsApplied, long sequence) {}
+    /**
+     * A decoded idempotency record: the first result of a write, its place in eviction order, and the digest of
+     * its request ({@link OpsDigest}); {@code opsDigest} is null for a record written before digests were kept.
+     */
+    record IdempotencyRecord(long token, long accepted, long revision, int opsApplied, long sequence,
+            byte[] opsDigest) {}
 
     static byte[] dataKey(String scope, byte[] key) {
         return prefixed(scope, key);
@@ -95,15 +105,30 @@ final class StoreCodec {
     }
 
     static byte[] idempotencyValue(IdempotencyRecord record) {
-        return ByteBuffer.allocate(1 + Long.BYTES * 4 + Integer.BYTES).put(VERSION).putLong(record.token())
-                .putLong(record.accepted()).putLong(record.revision()).putInt(record.opsApplied())
-                .putLong(record.sequence()).array();
+        byte[] digest = record.opsDigest() == null ? new byte[0] : record.opsDigest();
+        assert digest.length == 0 || digest.length == OpsDigest.BYTES : "ops digest of " + digest.length + " bytes";
+        return ByteBuffer.allocate(1 + Long.BYTES * 4 + Integer.BYTES + digest.length).put(VERSION)
+                .putLong(record.token()).putLong(record.accepted()).putLong(record.revision())
+                .putInt(record.opsApplied()).putLong(record.sequence()).put(digest).array();
     }
 
+    /** Decodes an idem record, with its ops digest or, written before digests were kept, without (null). */
     static IdempotencyRecord decodeIdempotency(byte[] bytes) {
         ByteBuffer buffer = versioned(bytes, "idem");
-        return new IdempotencyRecord(buffer.getLong(), buffer.getLong(), buffer.getLong(), buffer.getInt(),
-                buffer.getLong());
+        long token = buffer.getLong();
+        long accepted = buffer.getLong();
+        long revision = buffer.getLong();
+        int opsApplied = buffer.getInt();
+        long sequence = buffer.getLong();
+        byte[] digest = null;
+        if (buffer.remaining() == OpsDigest.BYTES) {
+            digest = new byte[OpsDigest.BYTES];
+            buffer.get(digest);
+        } else if (buffer.hasRemaining()) {
+            throw new InternalException("idem record has " + buffer.remaining() + " bytes after its sequence, neither"
+                    + " none nor an ops digest of " + OpsDigest.BYTES);
+        }
+        return new IdempotencyRecord(token, accepted, revision, opsApplied, sequence, digest);
     }
 
     /** Returns a key for messages: quoted text when it is printable UTF-8, else hex; both truncated. */

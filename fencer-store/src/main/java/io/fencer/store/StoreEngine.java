@@ -2,6 +2,7 @@ package io.fencer.store;
 
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencingToken;
+import io.fencer.core.IdempotencyMismatchException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockNames;
@@ -19,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
+import org.rocksdb.Statistics;
 
 /**
  * The fenced key-value engine: Fencer's reference resource, which orders effects by the tokens the lock service
@@ -101,10 +103,18 @@ public final class StoreEngine implements AutoCloseable {
 
     /** Opens the store as {@link #open(Path, StoreOptions)} does; {@code syncedWrites} makes its synced writes. */
     static StoreEngine open(Path directory, StoreOptions options, SyncedWrites syncedWrites) {
+        return open(directory, options, syncedWrites, null);
+    }
+
+    /**
+     * Opens the store as {@link #open(Path, StoreOptions, SyncedWrites)} does, with RocksDB counting into
+     * {@code statistics} (null for none), which the caller closes after the store; for tests.
+     */
+    static StoreEngine open(Path directory, StoreOptions options, SyncedWrites syncedWrites, Statistics statistics) {
         Objects.requireNonNull(directory, "directory");
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(syncedWrites, "syncedWrites");
-        StoreEngine engine = new StoreEngine(options, StoreDatabase.open(directory, syncedWrites));
+        StoreEngine engine = new StoreEngine(options, StoreDatabase.open(directory, syncedWrites, statistics));
         try {
             engine.load();
         } catch (RuntimeException e) {
@@ -144,7 +154,10 @@ public final class StoreEngine implements AutoCloseable {
      *
      * <p>With an idempotency key, a retry of a write already applied with the same token, which is not superseded,
      * returns the first result with {@code replayed=true} and applies nothing; a retry whose token is now
-     * superseded is refused as stale. A token higher than an open unit's preempts that unit.
+     * superseded is refused as stale. A retry is the same request again: one with the same key and token but other
+     * ops (by the {@code OpsDigest} kept with the first result) is refused with
+     * {@link IdempotencyMismatchException} and applies nothing. A record written before digests were kept has
+     * none and matches any retry. A token higher than an open unit's preempts that unit.
      *
      * @param idempotencyKey null, or 1 to 256 bytes naming this write within the scope
      * @throws InvalidArgumentException for a malformed scope, sequencer, idempotency key, or op, and for ops
@@ -152,6 +165,7 @@ public final class StoreEngine implements AutoCloseable {
      * @throws io.fencer.core.BadTokenSignatureException when keys are configured and the signature is not valid
      * @throws ScopeMismatchException when the token's lock is not the scope's
      * @throws StaleTokenException when the scope's policy refuses the token
+     * @throws IdempotencyMismatchException when the idempotency key and token were first used with other ops
      * @throws LimitExceededException when a unit of the same token holds the scope ({@code unitsPerScopeMax}),
      *     the write would create a scope beyond {@code scopesMax}, or too many writes wait for the committer
      * @throws UnavailableException when the store is closed or the disk write failed (then it may have applied)
@@ -197,7 +211,9 @@ public final class StoreEngine implements AutoCloseable {
         if (!scopes.contains(scope) && !scope.equals(token.lock())) { // refused before it makes a placeholder
             throw new ScopeMismatchException(scope, token);
         }
-        PendingWrite write = new PendingWrite(scope, token, opsCopy, idempotencyKey, bytes);
+        // hashed on the submitting thread: the committer's one thread serves every scope
+        byte[] opsDigest = idempotencyKey == null ? null : OpsDigest.of(scope, token, opsCopy);
+        PendingWrite write = new PendingWrite(scope, token, opsCopy, idempotencyKey, opsDigest, bytes);
         database.enter();
         try {
             committer.submit(write);

@@ -254,7 +254,7 @@ final class Units {
     WriteResult applyAlone(ScopeState state, FencingToken token, List<Op> ops, long accepted, long now) {
         try (WriteBatch batch = new WriteBatch()) {
             WriteGroup group = new WriteGroup(state, batch, database, idempotency, scopes, this, observers);
-            WriteResult result = group.add(token, ops, null, accepted, now);
+            WriteResult result = group.add(token, ops, null, null, accepted, now);
             group.addFence();
             database.writeSynced(batch);
             group.durable();

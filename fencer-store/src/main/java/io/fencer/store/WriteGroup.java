@@ -1,6 +1,7 @@
 package io.fencer.store;
 
 import io.fencer.core.FencingToken;
+import io.fencer.core.IdempotencyMismatchException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.StaleTokenException;
@@ -103,7 +104,7 @@ final class WriteGroup {
             state.checkBound(token);
             IdempotencyIndex.Key key = write.idempotencyKey == null ? null
                     : new IdempotencyIndex.Key(state.scope, write.idempotencyKey);
-            WriteResult replay = key == null ? null : replayOf(key, token, now);
+            WriteResult replay = key == null ? null : replayOf(key, token, write.opsDigest, now);
             if (replay != null) {
                 write.decide(replay);
                 return;
@@ -119,8 +120,9 @@ final class WriteGroup {
             long acceptedAfter = Math.max(accepted, token.value());
             assert acceptedAfter >= accepted && acceptedAfter >= state.accepted
                     : "accepted " + acceptedAfter + " below " + accepted + " for scope " + state.scope;
-            write.decide(add(token, write.ops, key, acceptedAfter, now));
-        } catch (StaleTokenException | ScopeMismatchException | LimitExceededException e) {
+            write.decide(add(token, write.ops, key, write.opsDigest, acceptedAfter, now));
+        } catch (StaleTokenException | ScopeMismatchException | IdempotencyMismatchException
+                | LimitExceededException e) {
             write.decide(e);
         }
     }
@@ -128,18 +130,27 @@ final class WriteGroup {
     /**
      * Returns the first result of a retry of a write with the same idempotency key and token, earlier in this
      * group or on record, when that token is not superseded; or null when {@code token} must be admitted anew.
+     *
+     * @throws IdempotencyMismatchException when that write had other ops than {@code opsDigest} stands for
      */
-    private WriteResult replayOf(IdempotencyIndex.Key key, FencingToken token, long now) {
+    private WriteResult replayOf(IdempotencyIndex.Key key, FencingToken token, byte[] opsDigest, long now) {
         if (token.value() < accepted) {
-            return null;
+            return null; // superseded: refused as stale, whatever its ops
         }
         Applied earlier = appliedByKey.get(key); // newer than any record on disk
-        if (earlier != null) {
-            return earlier.token() == token.value() ? earlier.result().asReplay() : null;
+        StoreCodec.IdempotencyRecord first = earlier != null ? earlier.idempotencyEntry().record()
+                : recordOf(idempotency.find(key, now));
+        if (first == null || first.token() != token.value()) {
+            return null;
         }
-        IdempotencyIndex.Entry prior = idempotency.find(key, now);
-        return prior != null && prior.record().token() == token.value()
-                ? resultOf(state.scope, prior.record()).asReplay() : null;
+        if (!OpsDigest.matches(first.opsDigest(), opsDigest)) {
+            throw new IdempotencyMismatchException(state.scope, key.idempotencyKey(), token.value());
+        }
+        return earlier != null ? earlier.result().asReplay() : resultOf(state.scope, first).asReplay();
+    }
+
+    private static StoreCodec.IdempotencyRecord recordOf(IdempotencyIndex.Entry entry) {
+        return entry == null ? null : entry.record();
     }
 
     /** Returns the unit holding the scope as the next write of the group sees it: none once one was preempted. */
@@ -159,8 +170,8 @@ final class WriteGroup {
      * Adds an admitted write: its ops and idempotency record go into the batch, the revision advances by one and
      * the accepted token becomes {@code acceptedAfter}. Returns the write's result, valid once the group is durable.
      */
-    WriteResult add(FencingToken token, List<Op> ops, IdempotencyIndex.Key key, long acceptedAfter, long now)
-            throws RocksDBException {
+    WriteResult add(FencingToken token, List<Op> ops, IdempotencyIndex.Key key, byte[] opsDigest, long acceptedAfter,
+            long now) throws RocksDBException {
         assert !durable : "write of token " + token + " added to a written group of scope " + state.scope;
         long revisionAfter = revision + 1;
         for (Op op : ops) {
@@ -173,8 +184,9 @@ final class WriteGroup {
         }
         IdempotencyIndex.Entry entry = null;
         if (key != null) {
+            // the digest goes into the same batch as the data: a record on disk always names the ops it answered
             StoreCodec.IdempotencyRecord record = new StoreCodec.IdempotencyRecord(token.value(), acceptedAfter,
-                    revisionAfter, ops.size(), idempotency.nextSequence());
+                    revisionAfter, ops.size(), idempotency.nextSequence(), opsDigest);
             batch.put(idempotencyFamily, StoreCodec.idempotencyKey(state.scope, key.idempotencyKey()),
                     StoreCodec.idempotencyValue(record));
             entry = new IdempotencyIndex.Entry(key, record, now);

@@ -9,8 +9,8 @@ package io.fencer.store;
  * @param revision the scope's revision after the write: the count of writes and commits applied to it, so
  *     a replayed result shows the same revision as the first
  * @param opsApplied the number of ops the write applied
- * @param replayed true when an idempotency key matched an earlier write with the same token: this is that
- *     write's result and nothing was applied again
+ * @param replayed true when an idempotency key matched an earlier write with the same token and ops: this is
+ *     that write's result and nothing was applied again
  */
 public record WriteResult(String scope, long token, long accepted, long revision, int opsApplied,
         boolean replayed) {

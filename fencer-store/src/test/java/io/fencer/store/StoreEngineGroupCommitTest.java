@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fencer.core.FencePolicy;
+import io.fencer.core.IdempotencyMismatchException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.StaleTokenException;
 import io.fencer.core.UnavailableException;
@@ -158,7 +159,7 @@ class StoreEngineGroupCommitTest {
         awaitHeld();
 
         Future<WriteResult> attempt = queue("orders", 6, "k", "first attempt", "req-1");
-        Future<WriteResult> retry = queue("orders", 6, "k", "retry", "req-1");
+        Future<WriteResult> retry = queue("orders", 6, "k", "first attempt", "req-1");
         releaseFirstGroup.countDown();
 
         holder.get(WAIT_SECONDS, TimeUnit.SECONDS);
@@ -170,8 +171,33 @@ class StoreEngineGroupCommitTest {
         assertThat(text(store.get("orders", bytes("k"), null).value())).isEqualTo("first attempt");
         store.close();
         store = StoreEngine.open(dir, StoreOptions.defaults());
-        assertThat(store.write("orders", sequencer("orders", 6), put("k", "late"), "req-1"))
+        assertThat(store.write("orders", sequencer("orders", 6), put("k", "first attempt"), "req-1"))
                 .isEqualTo(first.asReplay());
+    }
+
+    @Test
+    void write_whenOtherOpsUnderTheSameKeyInSameGroup_refusesOnlyThemAndReplaysTheTrueRetry() throws Exception {
+        holdFirstGroup();
+        Future<WriteResult> holder = writeAsync("orders", 5, "k", "from 5", null);
+        awaitHeld();
+
+        Future<WriteResult> attempt = queue("orders", 6, "k", "first attempt", "req-1");
+        Future<WriteResult> otherOps = queue("orders", 6, "k", "other ops", "req-1");
+        Future<WriteResult> retry = queue("orders", 6, "k", "first attempt", "req-1");
+        releaseFirstGroup.countDown();
+
+        holder.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        WriteResult first = attempt.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> otherOps.get(WAIT_SECONDS, TimeUnit.SECONDS))
+                .cause().isInstanceOfSatisfying(IdempotencyMismatchException.class, e -> {
+                    assertThat(e.scope()).isEqualTo("orders");
+                    assertThat(e.idempotencyKey()).isEqualTo("req-1");
+                    assertThat(e.token()).isEqualTo(6);
+                });
+        assertThat(retry.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(first.asReplay());
+        assertThat(groups).containsExactly(1, 3);
+        assertThat(store.scope("orders").revision()).as("only the first attempt applied").isEqualTo(2);
+        assertThat(text(store.get("orders", bytes("k"), null).value())).isEqualTo("first attempt");
     }
 
     @Test

@@ -7,15 +7,23 @@ import static io.fencer.store.StoreTesting.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fencer.core.ErrorReason;
 import io.fencer.core.FencePolicy;
+import io.fencer.core.IdempotencyMismatchException;
 import io.fencer.core.StaleTokenException;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.RocksDBException;
 
-/** Invariant 8: a retry with the same idempotency key and token returns the first result, applied once. */
+/**
+ * Invariant 8: a retry with the same idempotency key, token and ops returns the first result, applied once; the
+ * same key and token with other ops is refused and applies nothing.
+ */
 class StoreEngineIdempotencyTest {
     @TempDir
     Path dir;
@@ -36,7 +44,7 @@ class StoreEngineIdempotencyTest {
         open(StoreOptions.defaults());
         WriteResult first = store.write("orders", sequencer("orders", 4), put("k", "first"), "req-1");
 
-        WriteResult retry = store.write("orders", sequencer("orders", 4), put("k", "retry payload"), "req-1");
+        WriteResult retry = store.write("orders", sequencer("orders", 4), put("k", "first"), "req-1");
 
         assertThat(first.replayed()).isFalse();
         assertThat(retry.replayed()).isTrue();
@@ -71,7 +79,7 @@ class StoreEngineIdempotencyTest {
 
         assertThat(higher.replayed()).isFalse();
         assertThat(text(store.get("orders", bytes("k"), null).value())).isEqualTo("from 5");
-        assertThat(store.write("orders", sequencer("orders", 5), put("k", "x"), "req-1").replayed()).isTrue();
+        assertThat(store.write("orders", sequencer("orders", 5), put("k", "from 5"), "req-1").replayed()).isTrue();
     }
 
     @Test
@@ -92,9 +100,114 @@ class StoreEngineIdempotencyTest {
         store.close();
         open(StoreOptions.defaults());
 
-        assertThat(store.write("orders", sequencer("orders", 4), put("k", "again"), "req-1"))
+        assertThat(store.write("orders", sequencer("orders", 4), put("k", "first"), "req-1"))
                 .isEqualTo(first.asReplay());
         assertThat(store.idempotencyEntries()).isEqualTo(1);
+    }
+
+    @Test
+    void write_sameKeyAndTokenWithOtherValue_isRefusedNamingScopeAndKeyAndAppliesNothing() {
+        open(StoreOptions.defaults());
+        WriteResult first = store.write("orders", sequencer("orders", 4), put("k", "secret-first"), "req-1");
+
+        assertThatThrownBy(() -> store.write("orders", sequencer("orders", 4), put("k", "secret-other"), "req-1"))
+                .isInstanceOfSatisfying(IdempotencyMismatchException.class, e -> {
+                    assertThat(e.scope()).isEqualTo("orders");
+                    assertThat(e.idempotencyKey()).isEqualTo("req-1");
+                    assertThat(e.token()).isEqualTo(4);
+                    assertThat(e.reason()).isEqualTo(ErrorReason.IDEMPOTENCY_MISMATCH);
+                })
+                .hasMessageContaining("'orders'").hasMessageContaining("'req-1'")
+                .hasMessageNotContaining("secret-other").hasMessageNotContaining("secret-first");
+        assertThat(store.scope("orders").revision()).as("nothing applied").isEqualTo(1);
+        assertThat(text(store.get("orders", bytes("k"), null).value())).isEqualTo("secret-first");
+        assertThat(store.write("orders", sequencer("orders", 4), put("k", "secret-first"), "req-1"))
+                .as("the first result still answers the true retry").isEqualTo(first.asReplay());
+    }
+
+    @Test
+    void write_sameKeyAndTokenWithOpsReorderedOrOfAnotherKind_isRefused() {
+        open(StoreOptions.defaults());
+        Op putA = Op.put(bytes("a"), bytes("1"));
+        Op putB = Op.put(bytes("b"), bytes("2"));
+        store.write("orders", sequencer("orders", 4), List.of(putA, putB), "req-1");
+        store.write("orders", sequencer("orders", 4), List.of(Op.delete(bytes("c"))), "req-2");
+
+        assertThatThrownBy(() -> store.write("orders", sequencer("orders", 4), List.of(putB, putA), "req-1"))
+                .as("same ops in another order").isInstanceOf(IdempotencyMismatchException.class);
+        assertThatThrownBy(() -> store.write("orders", sequencer("orders", 4), List.of(putA), "req-1"))
+                .as("fewer ops").isInstanceOf(IdempotencyMismatchException.class);
+        assertThatThrownBy(() -> store.write("orders", sequencer("orders", 4), put("c", ""), "req-2"))
+                .as("a put where a delete was").isInstanceOf(IdempotencyMismatchException.class);
+        assertThat(store.write("orders", sequencer("orders", 4), List.of(putA, putB), "req-1").replayed()).isTrue();
+        assertThat(store.scope("orders").revision()).isEqualTo(2);
+    }
+
+    @Test
+    void write_otherOpsAfterReopen_isRefusedByTheDigestOnDisk() {
+        open(StoreOptions.defaults());
+        WriteResult first = store.write("orders", sequencer("orders", 4), put("k", "first"), "req-1");
+        store.close();
+        open(StoreOptions.defaults());
+
+        assertThatThrownBy(() -> store.write("orders", sequencer("orders", 4), put("k", "other"), "req-1"))
+                .isInstanceOf(IdempotencyMismatchException.class);
+        assertThat(store.write("orders", sequencer("orders", 4), put("k", "first"), "req-1"))
+                .isEqualTo(first.asReplay());
+        assertThat(text(store.get("orders", bytes("k"), null).value())).isEqualTo("first");
+    }
+
+    @Test
+    void write_otherOpsWithSupersededToken_isRefusedAsStale() {
+        open(StoreOptions.defaults());
+        store.write("orders", sequencer("orders", 4), put("k", "from 4"), "req-1");
+        store.write("orders", sequencer("orders", 5), put("k", "from 5"), null);
+
+        assertThatThrownBy(() -> store.write("orders", sequencer("orders", 4), put("k", "other"), "req-1"))
+                .isInstanceOf(StaleTokenException.class);
+    }
+
+    @Test
+    void write_recordWrittenBeforeDigestsWereKept_readsAfterUpgradeAndMatchesAnyRetry() {
+        open(StoreOptions.defaults());
+        store.write("orders", sequencer("orders", 4), put("k", "first"), null);
+        putRecordOfTheLayoutBeforeDigests("orders", "req-1", 4, 4, 1, 1, 1);
+        store.close();
+        open(StoreOptions.defaults());
+
+        WriteResult replay = store.write("orders", sequencer("orders", 4), put("k", "other ops"), "req-1");
+        WriteResult upgraded = store.write("orders", sequencer("orders", 4), put("k", "second"), "req-2");
+
+        assertThat(replay).as("no digest: treated as matching")
+                .isEqualTo(new WriteResult("orders", 4, 4, 1, 1, true));
+        assertThat(text(store.get("orders", bytes("k"), null).value())).isEqualTo("second");
+        assertThatThrownBy(() -> store.write("orders", sequencer("orders", 4), put("k", "third"), "req-2"))
+                .as("records written since carry a digest").isInstanceOf(IdempotencyMismatchException.class);
+        store.close();
+        open(StoreOptions.defaults());
+        assertThat(store.idempotencyEntries()).isEqualTo(2);
+        assertThat(store.write("orders", sequencer("orders", 4), put("k", "any"), "req-1")).isEqualTo(replay);
+        assertThat(store.write("orders", sequencer("orders", 4), put("k", "second"), "req-2"))
+                .isEqualTo(upgraded.asReplay());
+    }
+
+    /**
+     * Puts an idem record as builds before the ops digest wrote it (version 1, no digest), synced, into the open
+     * store's column family: what an upgraded store finds on disk.
+     */
+    private void putRecordOfTheLayoutBeforeDigests(String scope, String idempotencyKey, long token, long accepted,
+            long revision, int opsApplied, long sequence) {
+        byte[] value = ByteBuffer.allocate(1 + Long.BYTES * 4 + Integer.BYTES).put((byte) 1).putLong(token)
+                .putLong(accepted).putLong(revision).putInt(opsApplied).putLong(sequence).array();
+        StoreDatabase database = store.database();
+        database.enter();
+        try {
+            database.putSynced(database.idempotencyFamily(), StoreCodec.idempotencyKey(scope, idempotencyKey), value);
+        } catch (RocksDBException e) {
+            throw new AssertionError(e);
+        } finally {
+            database.exit();
+        }
     }
 
     @Test
@@ -133,7 +246,7 @@ class StoreEngineIdempotencyTest {
         assertThat(store.write("orders", sequencer("orders", 1), put("k", "retry"), "req-1").replayed()).isFalse();
         assertThat(store.sweepIdempotency()).isEqualTo(1); // req-2; req-1 was rewritten just now
         assertThat(store.idempotencyEntries()).isEqualTo(2);
-        assertThat(store.write("orders", sequencer("orders", 1), put("k", "x"), "req-3").replayed()).isTrue();
+        assertThat(store.write("orders", sequencer("orders", 1), put("k", "third"), "req-3").replayed()).isTrue();
         store.close();
         open(StoreOptions.defaults());
         assertThat(store.idempotencyEntries()).isEqualTo(2);

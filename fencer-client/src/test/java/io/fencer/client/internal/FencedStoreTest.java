@@ -14,6 +14,7 @@ import io.fencer.client.StoreValue;
 import io.fencer.client.WriteReceipt;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencingToken;
+import io.fencer.core.IdempotencyMismatchException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.ScopeMismatchException;
@@ -137,6 +138,22 @@ class FencedStoreTest {
         assertThat(receipt.replayed()).isTrue();
         assertThat(receipt.revision()).isEqualTo(1);
         assertThat(store.fence("orders").revision()).isEqualTo(1);
+    }
+
+    @Test
+    void write_sameIdempotencyKeyAndTokenWithOtherOps_throwsIdempotencyMismatchAndAppliesNothing() {
+        WriteReceipt first = store.write("orders", T32, List.of(StoreOp.put("k", "paid")), "order-17");
+
+        assertThatThrownBy(() -> store.write("orders", T32, List.of(StoreOp.put("k", "refunded")), "order-17"))
+                .isInstanceOfSatisfying(IdempotencyMismatchException.class, e -> {
+                    assertThat(e.scope()).isEqualTo("orders");
+                    assertThat(e.idempotencyKey()).isEqualTo("order-17");
+                    assertThat(e.token()).isEqualTo(32);
+                }).hasMessageNotContaining("refunded");
+        assertThat(server.count("Write")).as("a refusal is not retried").isEqualTo(2);
+        assertThat(store.get("orders", "k").valueUtf8()).isEqualTo("paid");
+        assertThat(store.write("orders", T32, List.of(StoreOp.put("k", "paid")), "order-17"))
+                .isEqualTo(new WriteReceipt("orders", 32, 32, first.revision(), 1, true));
     }
 
     @Test

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code Locks.Pipeline} on one real server: calls on one stream behave as their unary forms, by call id. */
+@SuppressWarnings("deprecation") // reads CallError's deprecated fields, which clients of the previous release read
 class PipelineTest {
     private static final long TTL_MILLIS = 60_000;
     private static final Duration WAIT_MAX = Duration.ofSeconds(30);

@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** {@code Store.Pipeline} on a real server: writes and reads on one stream behave as their unary forms. */
+@SuppressWarnings("deprecation") // reads CallError's deprecated fields, which clients of the previous release read
 class StorePipelineTest {
     private static final long TTL_MILLIS = 60_000;
 

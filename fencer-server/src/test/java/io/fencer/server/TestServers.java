@@ -20,8 +20,8 @@ import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.core.Ticker;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
@@ -163,13 +163,27 @@ final class TestServers {
         return detail(error);
     }
 
+    /**
+     * Returns the error's detail as any gRPC library reads it: packed in the {@code google.rpc.Status} of the
+     * standard {@code grpc-status-details-bin} trailer, decoded by grpc-java's own {@link StatusProto}, with that
+     * Status's message (the sentence, sent once) as its message. Checks that the status matches the Status and
+     * that the deprecated {@code fencer-error-bin} trailer carries the same detail.
+     */
+    @SuppressWarnings("deprecation") // the deprecated trailer is checked on purpose: older clients read it
     static ErrorDetail detail(StatusRuntimeException error) {
-        Metadata trailers = error.getTrailers();
-        assertThat(trailers).as("trailers of %s", error).isNotNull();
-        byte[] bytes = trailers.get(WireErrors.DETAIL_KEY);
-        assertThat(bytes).as("%s of %s", WireErrors.DETAIL_KEY.name(), error).isNotNull();
+        com.google.rpc.Status standard = StatusProto.fromThrowable(error);
+        assertThat(standard).as("grpc-status-details-bin of %s", error).isNotNull();
+        assertThat(standard.getCode()).isEqualTo(error.getStatus().getCode().value());
+        assertThat(standard.getMessage()).isEqualTo(error.getStatus().getDescription());
+        assertThat(standard.getDetailsList()).as("details of %s", error).hasSize(1);
+        assertThat(standard.getDetails(0).getTypeUrl()).isEqualTo("type.googleapis.com/fencer.v1.ErrorDetail");
+        byte[] legacy = error.getTrailers().get(WireErrors.DETAIL_KEY);
+        assertThat(legacy).as("%s of %s", WireErrors.DETAIL_KEY.name(), error).isNotNull();
         try {
-            return ErrorDetail.parseFrom(bytes);
+            ErrorDetail packed = standard.getDetails(0).unpack(ErrorDetail.class);
+            assertThat(packed.getMessage()).as("the sentence travels as the Status's message only").isEmpty();
+            assertThat(ErrorDetail.parseFrom(legacy)).as("the deprecated trailer's detail").isEqualTo(packed);
+            return packed.toBuilder().setMessage(standard.getMessage()).build();
         } catch (InvalidProtocolBufferException e) {
             throw new AssertionError(e);
         }

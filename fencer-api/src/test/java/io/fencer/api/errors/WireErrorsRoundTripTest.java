@@ -46,7 +46,7 @@ class WireErrorsRoundTripTest {
     private static final Map<ErrorReason, Status.Code> PROTO_TABLE = protoTable();
 
     /** Returns the error of {@code reason} with every field set, each to a value no other field has. */
-    private static FencerException sample(ErrorReason reason) {
+    static FencerException sample(ErrorReason reason) {
         return switch (reason) {
             case INVALID_ARGUMENT -> new InvalidArgumentException("field-1", "value-2", "message 3");
             case LIMIT_EXCEEDED -> new LimitExceededException("limit-4", 5, "message 6");
@@ -113,6 +113,7 @@ class WireErrorsRoundTripTest {
     }
 
     @Test
+    @SuppressWarnings("deprecation") // acts as a server of the previous release, which sent fencer-error-bin alone
     void toException_scopeMismatchNamingNoValidToken_mapsToInternalKeepingTheSentence() {
         ErrorDetail detail = ErrorDetail.newBuilder().setReason(Reason.REASON_SCOPE_MISMATCH).setMessage("odd")
                 .setLock("payments").setValue("orders").setPresentedToken(-1).build();

@@ -25,6 +25,7 @@ import io.grpc.StatusRuntimeException;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
+@SuppressWarnings("deprecation") // acts as a server of the previous release, which sent fencer-error-bin alone
 class WireErrorsTest {
 
     /** Builds a failed call as the server sends it: status, description, and the detail in the trailer. */

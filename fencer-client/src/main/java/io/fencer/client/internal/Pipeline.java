@@ -127,13 +127,12 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
         return (T) answer;
     }
 
-    /** Returns the failure the unary call would have thrown: status, description and the detail trailer. */
+    /**
+     * Returns the failure the unary call would have thrown: the CallError's google.rpc.Status, or its deprecated
+     * fields from a server of the previous release.
+     */
     static StatusRuntimeException statusException(CallError error) {
-        Status status = Status.fromCodeValue(error.getStatusCode());
-        if (!error.getDescription().isEmpty()) {
-            status = status.withDescription(error.getDescription());
-        }
-        return status.asRuntimeException(error.hasDetail() ? WireErrors.trailers(error.getDetail()) : new Metadata());
+        return WireErrors.toStatusException(error);
     }
 
     private synchronized Stream<RequestT, ResponseT> open() {

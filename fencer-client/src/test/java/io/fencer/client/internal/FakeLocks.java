@@ -105,8 +105,7 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     }
 
     static StatusRuntimeException error(Status.Code code, ErrorDetail detail) {
-        return Status.fromCode(code).withDescription(detail.getMessage())
-                .asRuntimeException(WireErrors.trailers(detail));
+        return WireErrors.toStatusException(Status.fromCode(code).withDescription(detail.getMessage()), detail);
     }
 
     static StatusRuntimeException notLeader(String leaderAddress) {

@@ -4,7 +4,6 @@ import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.core.FencerException;
 import io.fencer.core.InternalException;
-import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -13,14 +12,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The server's half of Fencer's error catalogue: each {@link FencerException} becomes one gRPC status and one
- * {@link ErrorDetail} in the trailer {@code fencer-error-bin}, by {@link WireErrors}, the catalogue the client
- * reads back with. What is the server's own: unwrapping a future's failure, and reporting any other throwable
- * (a bug) as INTERNAL.
+ * {@link ErrorDetail}, packed in the standard {@code grpc-status-details-bin} trailer (and, for one release, bare in
+ * {@code fencer-error-bin}), by {@link WireErrors}, the catalogue the client reads back with. What is the server's
+ * own: unwrapping a future's failure, and reporting any other throwable (a bug) as INTERNAL.
  */
 public final class ErrorCatalogue {
     private static final Logger LOG = LoggerFactory.getLogger(ErrorCatalogue.class);
-    /** The trailer that carries the serialized {@link ErrorDetail}. */
-    static final Metadata.Key<byte[]> ERROR_DETAIL_KEY = WireErrors.DETAIL_KEY;
 
     private ErrorCatalogue() {}
 

@@ -1,14 +1,11 @@
 package io.fencer.server.rpc;
 
-import com.google.protobuf.InvalidProtocolBufferException;
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.CallError;
-import io.fencer.api.v1.ErrorDetail;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.UnavailableException;
-import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
-import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
@@ -136,24 +133,9 @@ public final class PipelineStream<RequestT, ResponseT> implements StreamObserver
         send(errorResponse(callId, callError(error)));
     }
 
-    /** Returns the error as the unary call would have ended with it: status, description, detail. */
+    /** Returns the error as the unary call would have ended with it: its google.rpc.Status, with the detail. */
     static CallError callError(Throwable error) {
-        StatusRuntimeException status = ErrorCatalogue.toStatusException(error);
-        CallError.Builder callError = CallError.newBuilder()
-                .setStatusCode(status.getStatus().getCode().value());
-        if (status.getStatus().getDescription() != null) {
-            callError.setDescription(status.getStatus().getDescription());
-        }
-        Metadata trailers = status.getTrailers();
-        byte[] detail = trailers == null ? null : trailers.get(ErrorCatalogue.ERROR_DETAIL_KEY);
-        if (detail != null) {
-            try {
-                callError.setDetail(ErrorDetail.parseFrom(detail));
-            } catch (InvalidProtocolBufferException e) {
-                throw new IllegalStateException("the server's own error detail does not parse", e);
-            }
-        }
-        return callError.build();
+        return WireErrors.toCallError(ErrorCatalogue.toStatusException(error));
     }
 
     /** Sends one answer, unless the stream has ended. */

@@ -109,7 +109,7 @@ class StandardErrorDetailsTest {
         return switch (reason) {
             case INVALID_ARGUMENT -> Status.Code.INVALID_ARGUMENT;
             case LIMIT_EXCEEDED -> Status.Code.RESOURCE_EXHAUSTED;
-            case SESSION_EXPIRED, NOT_HOLDER, STALE_TOKEN, SCOPE_MISMATCH, TOKEN_EXHAUSTED ->
+            case SESSION_EXPIRED, NOT_HOLDER, STALE_TOKEN, SCOPE_MISMATCH, TOKEN_EXHAUSTED, IDEMPOTENCY_MISMATCH ->
                     Status.Code.FAILED_PRECONDITION;
             case BAD_TOKEN_SIGNATURE -> Status.Code.UNAUTHENTICATED;
             case NOT_LEADER, UNAVAILABLE -> Status.Code.UNAVAILABLE;
@@ -127,6 +127,7 @@ class StandardErrorDetailsTest {
             case NOT_HOLDER -> notHolder();
             case STALE_TOKEN -> failing(() -> store.write(staleWrite()));
             case SCOPE_MISMATCH -> scopeMismatch();
+            case IDEMPOTENCY_MISMATCH -> idempotencyMismatch();
             case BAD_TOKEN_SIGNATURE -> failing(() -> store.write(StoreTesting.put("signed",
                     Sequencer.format(new io.fencer.core.FencingToken("signed", 5)), "k", "unsigned")));
             case NOT_LEADER -> notLeader();
@@ -146,6 +147,7 @@ class StandardErrorDetailsTest {
                 assertThat(detail.getPresentedToken()).isPositive().isLessThan(detail.getCurrentToken());
             }
             case SCOPE_MISMATCH -> assertThat(detail.getValue()).isEqualTo("payments");
+            case IDEMPOTENCY_MISMATCH -> assertThat(detail.getValue()).isEqualTo("key-1");
             case BAD_TOKEN_SIGNATURE -> assertThat(detail.getWhy()).isNotEmpty();
             case NOT_LEADER -> assertThat(detail.getLeaderAddress()).as("no quorum, no leader").isEmpty();
             case UNAVAILABLE -> assertThat(message).isNotEmpty();
@@ -175,6 +177,15 @@ class StandardErrorDetailsTest {
     private StatusRuntimeException scopeMismatch() {
         FencingToken payments = acquire(locks, openSession(locks, TTL_MILLIS), "payments", 0).getToken();
         return failing(() -> store.write(StoreTesting.put("invoices", payments.getSequencer(), "k", "x")));
+    }
+
+    /** A retry with the same idempotency key and token but another value. */
+    private StatusRuntimeException idempotencyMismatch() {
+        FencingToken token = acquire(locks, openSession(locks, TTL_MILLIS), "retried", 0).getToken();
+        store.write(StoreTesting.put("retried", token.getSequencer(), "k", "first").toBuilder()
+                .setIdempotencyKey("key-1").build());
+        return failing(() -> store.write(StoreTesting.put("retried", token.getSequencer(), "k", "other").toBuilder()
+                .setIdempotencyKey("key-1").build()));
     }
 
     /** A peer of three started alone: it has no quorum, so no leader, and answers NOT_LEADER. */

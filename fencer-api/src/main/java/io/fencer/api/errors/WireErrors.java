@@ -50,6 +50,7 @@ public final class WireErrors {
             case SESSION_EXPIRED, NOT_HOLDER, STALE_TOKEN, SCOPE_MISMATCH, TOKEN_EXHAUSTED ->
                     Status.FAILED_PRECONDITION;
             case BAD_TOKEN_SIGNATURE -> Status.UNAUTHENTICATED;
+            case PERMISSION_DENIED -> Status.PERMISSION_DENIED;
             case NOT_LEADER, UNAVAILABLE -> Status.UNAVAILABLE;
             case INTERNAL -> Status.INTERNAL;
         };
@@ -94,6 +95,8 @@ public final class WireErrors {
                 .setLeaderAddress(text(fields.leaderAddress()))
                 .setPolicy(wirePolicy(fields.policy()))
                 .setWhy(text(fields.why()))
+                .setIdentity(text(fields.identity()))
+                .setPermission(text(fields.permission()))
                 .build();
     }
 
@@ -150,7 +153,8 @@ public final class WireErrors {
     static ErrorFields fields(ErrorReason reason, String message, ErrorDetail detail) {
         return new ErrorFields(reason, message, detail.getField(), detail.getValue(), detail.getLimit(),
                 detail.getLimitValue(), detail.getSessionId(), detail.getLock(), detail.getPresentedToken(),
-                detail.getCurrentToken(), detail.getLeaderAddress(), policy(detail.getPolicy()), detail.getWhy());
+                detail.getCurrentToken(), detail.getLeaderAddress(), policy(detail.getPolicy()), detail.getWhy(),
+                detail.getIdentity(), detail.getPermission());
     }
 
     private static FencerException byStatus(Status status) {

@@ -2,6 +2,7 @@ package io.fencer.cli;
 
 import io.fencer.client.LockTimeoutException;
 import io.fencer.core.FencerException;
+import io.fencer.core.PermissionDeniedException;
 import io.fencer.core.StaleTokenException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,7 +32,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * The {@code fencer} command: runs a server, takes locks from the shell, shows lock state and measures a group.
  *
  * <p>Exit codes: 0 ok; 1 error; 2 usage error; 3 lease lost while holding; 4 lock not acquired in time; 5 stale token
- * (a resource refused the token: it has accepted a newer one); 7 the chaos checker found violations. Errors print
+ * (a resource refused the token: it has accepted a newer one); 6 permission denied (the server's ACL grants this
+ * identity no such permission on that name); 7 the chaos checker found violations. Errors print
  * one line {@code fencer: <message>} on stderr, with a stack trace only under {@code --verbose}.
  */
 @Command(name = "fencer", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
@@ -41,7 +43,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:ok", "1:error", "2:usage error", "3:lease lost while holding the lock",
             "4:lock not acquired within --wait", "5:stale token: the resource has accepted a newer token",
-            "7:chaos: the checker found violations"})
+            "6:permission denied: the server's ACL refuses this identity", "7:chaos: the checker found violations"})
 public final class Main implements Runnable {
     static final int EXIT_OK = 0;
     static final int EXIT_ERROR = 1;
@@ -49,6 +51,7 @@ public final class Main implements Runnable {
     static final int EXIT_LEASE_LOST = 3;
     static final int EXIT_NOT_ACQUIRED = 4;
     static final int EXIT_STALE = 5;
+    static final int EXIT_PERMISSION_DENIED = 6;
     static final int EXIT_VIOLATIONS = 7;
 
     /** The defaults {@link #configureNetty} sets; the prefix is that of the Netty shaded into grpc-netty-shaded. */
@@ -164,6 +167,9 @@ public final class Main implements Runnable {
         }
         if (exception instanceof StaleTokenException) {
             return EXIT_STALE;
+        }
+        if (exception instanceof PermissionDeniedException) {
+            return EXIT_PERMISSION_DENIED;
         }
         return EXIT_ERROR;
     }

@@ -20,7 +20,8 @@ import picocli.CommandLine.Spec;
  *
  * <p>The server hosts the fenced store on the same port unless {@code --no-store}; {@code --token-key} signs every
  * token it grants. Without {@code --peers} the server is a group of one. With {@code --peers}, this peer's host and
- * ports come from its own entry (its {@code --id}), so every peer can be started from the same list.
+ * ports come from its own entry (its {@code --id}), so every peer can be started from the same list. With
+ * {@code --acl} every call is checked against the ACL file, which SIGHUP makes the server read again.
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
         description = "Runs a Fencer server (one peer of a group) until SIGINT or SIGTERM.")
@@ -65,6 +66,11 @@ final class ServerCommand implements Callable<Integer> {
                     + "data in DIR/store).")
     boolean noStore;
 
+    @Option(names = "--acl", paramLabel = "FILE",
+            description = "ACL file of 'IDENTITY PERMISSION PREFIX' lines (lock, read, write, admin) every call is "
+                    + "checked against; SIGHUP reloads it (default: every caller may do everything).")
+    Path aclFile;
+
     @Option(names = "--lock-delay", paramLabel = "DURATION", defaultValue = "0s", converter = Durations.Converter.class,
             description = "How long a lock freed by session expiry stays unavailable (default: ${DEFAULT-VALUE}).")
     Duration lockDelay;
@@ -78,6 +84,9 @@ final class ServerCommand implements Callable<Integer> {
         FencerServer server = FencerServer.start(config);
         Thread shutdown = new Thread(server::close, "fencer-server-shutdown");
         Runtime.getRuntime().addShutdownHook(shutdown);
+        if (config.acl() != null) {
+            installAclReload(server::reloadAcl);
+        }
         PrintWriter out = spec.commandLine().getOut();
         out.println("fencer server " + config.id() + " serving on " + config.host() + ":" + server.port() + " ("
                 + adminDescription(config.host(), server.adminPort()) + ", store " + (config.store() == null ? "off"
@@ -113,7 +122,22 @@ final class ServerCommand implements Callable<Integer> {
         Path data = dataDir.toAbsolutePath().normalize();
         ServerConfig defaults = ServerConfig.defaults(data);
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
-                defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store());
+                defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
+                aclFile == null ? null : aclFile.toAbsolutePath().normalize());
+    }
+
+    /**
+     * Makes SIGHUP run {@code reload}; a file that does not parse was logged, naming the line, and changed nothing.
+     * Returns false where signals cannot be handled (see {@link HangupSignals#install}).
+     */
+    static boolean installAclReload(Runnable reload) {
+        return HangupSignals.install(() -> {
+            try {
+                reload.run();
+            } catch (RuntimeException keptTheOldRules) {
+                // logged by the server with the file's line; the rules read before stay in force
+            }
+        });
     }
 
     /** Returns the explicit option value, else this peer's entry's, else the default; explicit must agree. */

@@ -13,7 +13,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code fencer store-server}: runs the fenced key-value store alone (the resource that refuses stale tokens) until
- * SIGINT or SIGTERM. It needs no lock server: clients bring the tokens.
+ * SIGINT or SIGTERM. It needs no lock server: clients bring the tokens. With {@code --acl} every call is checked
+ * against the ACL file, which SIGHUP makes the server read again.
  */
 @Command(name = "store-server", mixinStandardHelpOptions = true,
         description = "Runs the fenced store alone (no lock service) until SIGINT or SIGTERM.")
@@ -39,6 +40,11 @@ final class StoreServerCommand implements Callable<Integer> {
                     + "(default: accept unsigned tokens).")
     Path tokenKeyFile;
 
+    @Option(names = "--acl", paramLabel = "FILE",
+            description = "ACL file of 'IDENTITY PERMISSION PREFIX' lines (read, write, admin) every call is checked "
+                    + "against; SIGHUP reloads it (default: every caller may do everything).")
+    Path aclFile;
+
     @Spec
     CommandSpec spec;
 
@@ -47,6 +53,9 @@ final class StoreServerCommand implements Callable<Integer> {
         StoreServerConfig config = config();
         FencerStoreServer server = FencerStoreServer.start(config);
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "fencer-store-server-shutdown"));
+        if (config.acl() != null) {
+            ServerCommand.installAclReload(server::reloadAcl);
+        }
         PrintWriter out = spec.commandLine().getOut();
         out.println("fencer store-server serving on " + config.host() + ":" + server.port() + " ("
                 + (server.adminPort() < 0 ? "admin off" : "admin http://" + config.host() + ":" + server.adminPort())
@@ -61,7 +70,8 @@ final class StoreServerCommand implements Callable<Integer> {
         checkPort("--port", port, 0);
         checkPort("--admin-port", adminPort, -1);
         return StoreServerConfig.defaults(dataDir.toAbsolutePath().normalize()).withHost(host)
-                .withPorts(port, adminPort).withTokenKeys(KeygenCommand.load(spec, tokenKeyFile));
+                .withPorts(port, adminPort).withTokenKeys(KeygenCommand.load(spec, tokenKeyFile))
+                .withAcl(aclFile == null ? null : aclFile.toAbsolutePath().normalize());
     }
 
     private void checkPort(String option, int value, int lowest) {

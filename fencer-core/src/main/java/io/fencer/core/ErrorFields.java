@@ -26,6 +26,7 @@ import java.util.function.Function;
  *   TOKEN_EXHAUSTED      lock                   last token
  *   IDEMPOTENCY_MISMATCH scope  presented                     value = the idempotency key
  *   BAD_TOKEN_SIGNATURE  lock   presented                     why
+ *   PERMISSION_DENIED    lock                                 identity, permission (lock = the name, may be empty)
  *   NOT_LEADER                                                leaderAddress
  *   UNAVAILABLE, INTERNAL                                     message
  * </pre>
@@ -48,10 +49,12 @@ import java.util.function.Function;
  * @param leaderAddress NOT_LEADER: the leader's client address ({@code host:port}), empty when unknown
  * @param policy STALE_TOKEN: the resource's policy; null for every other reason
  * @param why BAD_TOKEN_SIGNATURE: why the signature was refused, as a clause
+ * @param identity PERMISSION_DENIED: the refused caller's identity
+ * @param permission PERMISSION_DENIED: the permission the call needed ({@code lock}, {@code read} ...)
  */
 public record ErrorFields(ErrorReason reason, String message, String field, String value, String limit,
         long limitValue, long sessionId, String lock, long presentedToken, long currentToken, String leaderAddress,
-        FencePolicy policy, String why) {
+        FencePolicy policy, String why, String identity, String permission) {
 
     private static final Map<ErrorReason, Mapping<?>> MAPPINGS = mappings();
 
@@ -90,7 +93,7 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
     public Builder toBuilder() {
         return new Builder(reason).message(message).field(field).value(value).limit(limit).limitValue(limitValue)
                 .sessionId(sessionId).lock(lock).presentedToken(presentedToken).currentToken(currentToken)
-                .leaderAddress(leaderAddress).policy(policy).why(why);
+                .leaderAddress(leaderAddress).policy(policy).why(why).identity(identity).permission(permission);
     }
 
     /**
@@ -132,6 +135,10 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
             case BAD_TOKEN_SIGNATURE -> new Mapping<>(BadTokenSignatureException.class,
                     (error, fields) -> fields.lock(error.lock()).presentedToken(error.value()).why(error.why()),
                     fields -> new BadTokenSignatureException(fields.lock(), fields.presentedToken(), fields.why()));
+            case PERMISSION_DENIED -> new Mapping<>(PermissionDeniedException.class,
+                    (error, fields) -> fields.lock(error.name()).identity(error.identity())
+                            .permission(error.permission()),
+                    fields -> new PermissionDeniedException(fields.identity(), fields.permission(), fields.lock()));
             case NOT_LEADER -> new Mapping<>(NotLeaderException.class,
                     (error, fields) -> fields.leaderAddress(error.leaderAddress()),
                     fields -> new NotLeaderException(fields.leaderAddress()));
@@ -180,6 +187,8 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
         private String leaderAddress = "";
         private FencePolicy policy;
         private String why = "";
+        private String identity = "";
+        private String permission = "";
 
         private Builder(ErrorReason reason) {
             this.reason = Objects.requireNonNull(reason, "reason");
@@ -245,9 +254,19 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
             return this;
         }
 
+        public Builder identity(String identity) {
+            this.identity = identity;
+            return this;
+        }
+
+        public Builder permission(String permission) {
+            this.permission = permission;
+            return this;
+        }
+
         public ErrorFields build() {
             return new ErrorFields(reason, message, field, value, limit, limitValue, sessionId, lock, presentedToken,
-                    currentToken, leaderAddress, policy, why);
+                    currentToken, leaderAddress, policy, why, identity, permission);
         }
     }
 }

@@ -21,6 +21,7 @@ class ErrorFieldsTest {
             case TOKEN_EXHAUSTED -> new TokenExhaustedException("lock-18", 19);
             case IDEMPOTENCY_MISMATCH -> new IdempotencyMismatchException("scope-27", "key-28", 29);
             case BAD_TOKEN_SIGNATURE -> new BadTokenSignatureException("lock-20", 21, "why 22");
+            case PERMISSION_DENIED -> new PermissionDeniedException("identity-27", "permission-28", "lock-29");
             case NOT_LEADER -> new NotLeaderException("host-23:24");
             case UNAVAILABLE -> new UnavailableException("message 25");
             case INTERNAL -> new InternalException("message 26");
@@ -59,6 +60,22 @@ class ErrorFieldsTest {
     }
 
     @Test
+    void of_permissionDenied_carriesIdentityPermissionAndNameAndRebuildsTheSentence() {
+        PermissionDeniedException denied = new PermissionDeniedException("alice", "lock", "jobs/a");
+
+        ErrorFields fields = ErrorFields.of(denied);
+        FencerException rebuilt = fields.toBuilder().message("ignored").build().toException();
+
+        assertThat(fields.identity()).isEqualTo("alice");
+        assertThat(fields.permission()).isEqualTo("lock");
+        assertThat(fields.lock()).isEqualTo("jobs/a");
+        assertThat(denied).hasMessage("permission denied: identity 'alice' has no 'lock' permission on 'jobs/a'");
+        assertThat(rebuilt).isInstanceOf(PermissionDeniedException.class).hasMessage(denied.getMessage());
+        assertThat(new PermissionDeniedException("bob", "lock", ""))
+                .hasMessage("permission denied: identity 'bob' has no 'lock' permission on any name");
+    }
+
+    @Test
     void of_subclassOfACatalogueType_givesTheFieldsOfThatType() {
         StaleTokenException refusal = new StaleTokenException("orders", 31, 32, FencePolicy.AT_LEAST);
         FencerException subclass = new StaleTokenException(refusal) {
@@ -88,10 +105,10 @@ class ErrorFieldsTest {
     @Test
     void toBuilder_ofFields_buildsEqualFields() {
         ErrorFields fields = new ErrorFields(ErrorReason.INTERNAL, "m", "f", "v", "l", 1, 2, "k", 3, 4, "h:5",
-                FencePolicy.STRICT, "w");
+                FencePolicy.STRICT, "w", "i", "p");
 
         assertThat(fields.toBuilder().build()).isEqualTo(fields);
         assertThat(ErrorFields.builder(ErrorReason.INTERNAL).build())
-                .isEqualTo(new ErrorFields(ErrorReason.INTERNAL, "", "", "", "", 0, 0, "", 0, 0, "", null, ""));
+                .isEqualTo(new ErrorFields(ErrorReason.INTERNAL, "", "", "", "", 0, 0, "", 0, 0, "", null, "", "", ""));
     }
 }

@@ -35,10 +35,10 @@ import java.util.Set;
  *
  * <p>A rejected result is its error's {@link ErrorFields}, every component in the record's order: the reason's
  * name, then message, field, value and limit as strings, limitValue and sessionId as i64, lock as a string,
- * presentedToken and currentToken as i64, then leaderAddress, policy (a {@link FencePolicy} name, or null) and why
- * as strings. It decodes through {@link ErrorFields#toException()} to the same exception type with equal fields.
- * Only the reasons the state machine rejects with are written or read; any other is refused as a bug (encoding)
- * or as garbage (decoding).
+ * presentedToken and currentToken as i64, then leaderAddress, policy (a {@link FencePolicy} name, or null), why,
+ * identity and permission as strings. It decodes through {@link ErrorFields#toException()} to the same exception
+ * type with equal fields. Only the reasons the state machine rejects with are written or read; any other is
+ * refused as a bug (encoding) or as garbage (decoding).
  *
  * <p>Results are never persisted: the leader's state machine encodes them as the reply to a log entry, and the
  * proposer in the same process decodes them (Ratis keeps replies in memory only; snapshots hold the state, not
@@ -257,6 +257,8 @@ public final class CommandCodec {
         writeString(out, fields.leaderAddress());
         writeString(out, fields.policy() == null ? null : fields.policy().name());
         writeString(out, fields.why());
+        writeString(out, fields.identity());
+        writeString(out, fields.permission());
     }
 
     public static List<Result> decodeResults(byte[] bytes) {
@@ -315,7 +317,8 @@ public final class CommandCodec {
         ErrorFields fields = new ErrorFields(reason, in.readString("message"), in.readString("field"),
                 in.readString("value"), in.readString("limit"), in.readLong("limit value"), in.readLong("session id"),
                 in.readString("lock"), in.readLong("presented token"), in.readLong("current token"),
-                in.readString("leader address"), readPolicy(in), in.readString("why"));
+                in.readString("leader address"), readPolicy(in), in.readString("why"), in.readString("identity"),
+                in.readString("permission"));
         return fields.toException();
     }
 

@@ -3,6 +3,9 @@ package io.fencer.server;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Event;
 import io.fencer.server.admin.AdminHttpServer;
+import io.fencer.server.auth.AclFileException;
+import io.fencer.server.auth.Authorizer;
+import io.fencer.server.auth.RefusedCalls;
 import io.fencer.server.locks.LocksService;
 import io.fencer.server.locks.PendingAcquires;
 import io.fencer.server.locks.ServerMetrics;
@@ -15,6 +18,7 @@ import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.rpc.MalformedRequests;
 import io.fencer.server.store.StoreRole;
 import io.grpc.Server;
+import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import java.io.IOException;
@@ -52,6 +56,9 @@ public final class FencerServer implements AutoCloseable {
     private final ScheduledExecutorService timers;
     private final RaftLockStateMachine stateMachine;
     private final PendingAcquires pending = new PendingAcquires();
+    /** Names the callers of tests without TLS; null in production, where only client certificates do. */
+    private final ServerInterceptor testIdentities;
+    private volatile Authorizer authorizer;
     private volatile RaftNode raft;
     private volatile Proposer proposer;
     private volatile SessionKeeper keeper;
@@ -61,8 +68,9 @@ public final class FencerServer implements AutoCloseable {
     private volatile Server grpc;
     private volatile AdminHttpServer admin;
 
-    private FencerServer(ServerConfig config) {
+    private FencerServer(ServerConfig config, ServerInterceptor testIdentities) {
         this.config = config;
+        this.testIdentities = testIdentities;
         this.stateMachine = new RaftLockStateMachine(config.limits());
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "fencer-timers-" + config.id());
@@ -75,8 +83,16 @@ public final class FencerServer implements AutoCloseable {
 
     /** Starts a server and returns once it serves (its group may not have a leader yet). */
     public static FencerServer start(ServerConfig config) throws IOException {
+        return start(config, null);
+    }
+
+    /**
+     * Starts a server whose callers {@code testIdentities} names, outside the transport's own identities: for
+     * tests without TLS only, hence package-private.
+     */
+    static FencerServer start(ServerConfig config, ServerInterceptor testIdentities) throws IOException {
         check(Objects.requireNonNull(config, "config"));
-        FencerServer server = new FencerServer(config);
+        FencerServer server = new FencerServer(config, testIdentities);
         try {
             server.startAll();
         } catch (IOException | RuntimeException e) {
@@ -114,6 +130,8 @@ public final class FencerServer implements AutoCloseable {
     }
 
     private void startAll() throws IOException {
+        // First: a malformed ACL file must stop the start before any peer joins the group.
+        authorizer = config.acl() == null ? Authorizer.allowingEveryone() : Authorizer.fromFile(config.acl());
         Files.createDirectories(config.dataDir());
         stateMachine.addListener(pending);
         // Listeners that need the raft node are added before it starts: replaying the log already emits events.
@@ -133,14 +151,15 @@ public final class FencerServer implements AutoCloseable {
 
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
-                config.tokenKeys(), metrics::recordRequest);
+                config.tokenKeys(), metrics::recordRequest, authorizer);
+        RefusedCalls refusals = new RefusedCalls(metrics.registry(), config.ticker());
         List<ServerServiceDefinition> services = new ArrayList<>();
-        services.add(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService(),
-                INBOUND_MESSAGE_BYTES_MAX), metrics));
+        services.add(intercepted(MalformedRequests.guard(service.bindService(), INBOUND_MESSAGE_BYTES_MAX),
+                refusals));
         if (config.store() != null) {
             store = StoreRole.open(config.dataDir().resolve("store"), config.store().withKeys(config.tokenKeys()),
-                    metrics.registry());
-            services.add(ServerInterceptors.intercept(store.service(), metrics));
+                    metrics.registry(), authorizer);
+            services.add(intercepted(store.service(), refusals));
         }
         // The transport enforces the largest limit; each service's guard enforces its own.
         int inboundMessageBytesMax = store == null ? INBOUND_MESSAGE_BYTES_MAX : StoreRole.INBOUND_MESSAGE_BYTES_MAX;
@@ -151,6 +170,27 @@ public final class FencerServer implements AutoCloseable {
         LOG.info("fencer server {} serving on {}:{} (admin {}, store {}, tokens {}, data {})", config.id(),
                 config.host(), port(), admin == null ? "off" : config.host() + ":" + admin.port(),
                 store == null ? "off" : "on", config.tokenKeys() == null ? "unsigned" : "signed", config.dataDir());
+    }
+
+    /** Returns {@code service} with the metrics and the count of refused calls (and a test's identities). */
+    private ServerServiceDefinition intercepted(ServerServiceDefinition service, RefusedCalls refusals) {
+        ServerServiceDefinition counted = ServerInterceptors.intercept(service, metrics, refusals);
+        return testIdentities == null ? counted : ServerInterceptors.intercept(counted, testIdentities);
+    }
+
+    /**
+     * Reads the ACL file again; calls that start from now on are checked against its rules. A file that does not
+     * parse leaves the rules in force (and is logged, naming the line).
+     *
+     * @throws AclFileException when the file cannot be read or does not parse
+     * @throws IllegalStateException when the server was started without an ACL file
+     */
+    public void reloadAcl() {
+        Authorizer current = authorizer;
+        if (current == null) {
+            throw new IllegalStateException("the server is not started");
+        }
+        current.reload();
     }
 
     private ServerConfig.Peer selfPeer() {

@@ -1,9 +1,15 @@
 package io.fencer.server;
 
 import io.fencer.server.admin.AdminHttpServer;
+import io.fencer.server.auth.AclFileException;
+import io.fencer.server.auth.Authorizer;
+import io.fencer.server.auth.RefusedCalls;
 import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.store.StoreRole;
 import io.grpc.Server;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -32,12 +38,16 @@ public final class FencerStoreServer implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    /** Names the callers of tests without TLS; null in production, where only client certificates do. */
+    private final ServerInterceptor testIdentities;
+    private volatile Authorizer authorizer;
     private volatile StoreRole store;
     private volatile Server grpc;
     private volatile AdminHttpServer admin;
 
-    private FencerStoreServer(StoreServerConfig config) {
+    private FencerStoreServer(StoreServerConfig config, ServerInterceptor testIdentities) {
         this.config = config;
+        this.testIdentities = testIdentities;
     }
 
     /**
@@ -48,7 +58,12 @@ public final class FencerStoreServer implements AutoCloseable {
      * @throws IOException when a port cannot be bound
      */
     public static FencerStoreServer start(StoreServerConfig config) throws IOException {
-        FencerStoreServer server = new FencerStoreServer(Objects.requireNonNull(config, "config"));
+        return start(config, null);
+    }
+
+    /** Starts a store server whose callers {@code testIdentities} names: for tests without TLS only. */
+    static FencerStoreServer start(StoreServerConfig config, ServerInterceptor testIdentities) throws IOException {
+        FencerStoreServer server = new FencerStoreServer(Objects.requireNonNull(config, "config"), testIdentities);
         try {
             server.startAll();
         } catch (IOException | RuntimeException e) {
@@ -59,9 +74,15 @@ public final class FencerStoreServer implements AutoCloseable {
     }
 
     private void startAll() throws IOException {
-        store = StoreRole.open(config.dataDir(), config.store().withKeys(config.tokenKeys()), registry);
+        authorizer = config.acl() == null ? Authorizer.allowingEveryone() : Authorizer.fromFile(config.acl());
+        store = StoreRole.open(config.dataDir(), config.store().withKeys(config.tokenKeys()), registry, authorizer);
+        ServerServiceDefinition service = ServerInterceptors.intercept(store.service(),
+                new RefusedCalls(registry, config.store().ticker()));
+        if (testIdentities != null) {
+            service = ServerInterceptors.intercept(service, testIdentities);
+        }
         grpc = GrpcEndpoints.start(config.host(), config.port(), StoreRole.INBOUND_MESSAGE_BYTES_MAX,
-                List.of(store.service()));
+                List.of(service));
         if (config.adminPort() >= 0) {
             admin = AdminHttpServer.start(config.host(), config.adminPort(), this::health, registry::scrape);
         }
@@ -72,6 +93,21 @@ public final class FencerStoreServer implements AutoCloseable {
 
     private AdminHttpServer.Health health() {
         return AdminHttpServer.storeHealth(!closed.get(), store.engine().unitsOpen());
+    }
+
+    /**
+     * Reads the ACL file again; calls that start from now on are checked against its rules. A file that does not
+     * parse leaves the rules in force (and is logged, naming the line).
+     *
+     * @throws AclFileException when the file cannot be read or does not parse
+     * @throws IllegalStateException when the server was started without an ACL file
+     */
+    public void reloadAcl() {
+        Authorizer current = authorizer;
+        if (current == null) {
+            throw new IllegalStateException("the store server is not started");
+        }
+        current.reload();
     }
 
     /** Returns the bound gRPC port. */

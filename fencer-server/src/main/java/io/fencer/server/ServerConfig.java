@@ -28,10 +28,12 @@ import java.util.Objects;
  *     null = plain (unsigned) sequencers, and the store accepts them
  * @param store the limits of the fenced store hosted beside the lock service on the same gRPC port, with its data
  *     in {@code dataDir/store} (its keys are replaced by {@code tokenKeys}); null = no store (default: on)
+ * @param acl the ACL file every call of the lock service and the hosted store is checked against (see
+ *     {@link io.fencer.server.auth.AclFile}); null = every caller may make every call (the default)
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
         List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
-        StoreOptions store) {
+        StoreOptions store, Path acl) {
 
     public ServerConfig {
         Objects.requireNonNull(dataDir, "dataDir");
@@ -41,6 +43,13 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
         Objects.requireNonNull(lockDelay, "lockDelay");
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(ticker, "ticker");
+    }
+
+    /** Returns settings without an ACL file. */
+    public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
+            List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
+            StoreOptions store) {
+        this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, tokenKeys, store, null);
     }
 
     /** Returns settings without token keys and with the default store. */
@@ -58,39 +67,45 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, acl);
     }
 
     public ServerConfig withPeers(String id, List<Peer> peers) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, acl);
     }
 
     public ServerConfig withLockDelay(Duration lockDelay) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, acl);
     }
 
     public ServerConfig withLimits(Limits limits) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, acl);
     }
 
     public ServerConfig withTicker(Ticker ticker) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, acl);
     }
 
     /** Returns these settings signing sequencers with {@code tokenKeys} (null = unsigned). */
     public ServerConfig withTokenKeys(TokenKeys tokenKeys) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, acl);
     }
 
     /** Returns these settings hosting the store with {@code store} limits, or no store when null. */
     public ServerConfig withStore(StoreOptions store) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, acl);
+    }
+
+    /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
+    public ServerConfig withAcl(Path acl) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store, acl);
     }
 
     /**

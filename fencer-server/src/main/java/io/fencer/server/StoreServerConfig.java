@@ -14,9 +14,11 @@ import java.util.Objects;
  * @param adminPort the admin HTTP port for /healthz and /metrics (default 7081; 0 = any free; -1 = off)
  * @param tokenKeys the keys sequencers must be signed with; null = plain (unsigned) sequencers are accepted
  * @param store the store's limits and ticker (its keys are replaced by {@code tokenKeys})
+ * @param acl the ACL file every call is checked against (see {@link io.fencer.server.auth.AclFile}); null = every
+ *     caller may make every call (the default)
  */
 public record StoreServerConfig(Path dataDir, String host, int port, int adminPort, TokenKeys tokenKeys,
-        StoreOptions store) {
+        StoreOptions store, Path acl) {
     public static final int DEFAULT_PORT = 7080;
     public static final int DEFAULT_ADMIN_PORT = 7081;
 
@@ -28,6 +30,12 @@ public record StoreServerConfig(Path dataDir, String host, int port, int adminPo
         checkPort("adminPort", adminPort, -1);
     }
 
+    /** Returns settings without an ACL file. */
+    public StoreServerConfig(Path dataDir, String host, int port, int adminPort, TokenKeys tokenKeys,
+            StoreOptions store) {
+        this(dataDir, host, port, adminPort, tokenKeys, store, null);
+    }
+
     /** Returns the default settings with {@code dataDir}: 127.0.0.1:7080, admin 7081, unsigned tokens. */
     public static StoreServerConfig defaults(Path dataDir) {
         return new StoreServerConfig(dataDir, "127.0.0.1", DEFAULT_PORT, DEFAULT_ADMIN_PORT, null,
@@ -35,19 +43,24 @@ public record StoreServerConfig(Path dataDir, String host, int port, int adminPo
     }
 
     public StoreServerConfig withHost(String host) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl);
     }
 
     public StoreServerConfig withPorts(int port, int adminPort) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl);
     }
 
     public StoreServerConfig withTokenKeys(TokenKeys tokenKeys) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl);
     }
 
     public StoreServerConfig withStore(StoreOptions store) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl);
+    }
+
+    /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
+    public StoreServerConfig withAcl(Path acl) {
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl);
     }
 
     private static void checkPort(String name, int port, int lowest) {

@@ -29,6 +29,7 @@ import io.fencer.core.TokenExhaustedException;
 import io.fencer.core.TokenKeys;
 import io.fencer.server.StoreServiceTest.StoreTesting;
 import io.fencer.server.rpc.ErrorCatalogue;
+import io.fencer.server.rpc.TestIdentities;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
@@ -36,6 +37,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.StreamObserver;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -112,6 +114,7 @@ class StandardErrorDetailsTest {
             case SESSION_EXPIRED, NOT_HOLDER, STALE_TOKEN, SCOPE_MISMATCH, TOKEN_EXHAUSTED, IDEMPOTENCY_MISMATCH ->
                     Status.Code.FAILED_PRECONDITION;
             case BAD_TOKEN_SIGNATURE -> Status.Code.UNAUTHENTICATED;
+            case PERMISSION_DENIED -> Status.Code.PERMISSION_DENIED;
             case NOT_LEADER, UNAVAILABLE -> Status.Code.UNAVAILABLE;
             case INTERNAL -> Status.Code.INTERNAL;
         };
@@ -131,6 +134,7 @@ class StandardErrorDetailsTest {
             case BAD_TOKEN_SIGNATURE -> failing(() -> store.write(StoreTesting.put("signed",
                     Sequencer.format(new io.fencer.core.FencingToken("signed", 5)), "k", "unsigned")));
             case NOT_LEADER -> notLeader();
+            case PERMISSION_DENIED -> permissionDenied();
             case UNAVAILABLE -> unavailable();
             case TOKEN_EXHAUSTED, INTERNAL -> fromTheCatalogueOverRealGrpc(reason);
         };
@@ -148,6 +152,11 @@ class StandardErrorDetailsTest {
             }
             case SCOPE_MISMATCH -> assertThat(detail.getValue()).isEqualTo("payments");
             case IDEMPOTENCY_MISMATCH -> assertThat(detail.getValue()).isEqualTo("key-1");
+            case PERMISSION_DENIED -> {
+                assertThat(detail.getIdentity()).isEqualTo("mallory");
+                assertThat(detail.getPermission()).isEqualTo("lock");
+                assertThat(detail.getLock()).isEqualTo("jobs/nightly");
+            }
             case BAD_TOKEN_SIGNATURE -> assertThat(detail.getWhy()).isNotEmpty();
             case NOT_LEADER -> assertThat(detail.getLeaderAddress()).as("no quorum, no leader").isEmpty();
             case UNAVAILABLE -> assertThat(message).isNotEmpty();
@@ -186,6 +195,26 @@ class StandardErrorDetailsTest {
                 .setIdempotencyKey("key-1").build());
         return failing(() -> store.write(StoreTesting.put("retried", token.getSequencer(), "k", "other").toBuilder()
                 .setIdempotencyKey("key-1").build()));
+    }
+
+    /** An identity the server's ACL grants nothing acquires a lock: refused PERMISSION_DENIED. */
+    private StatusRuntimeException permissionDenied() throws Exception {
+        Path acl = Files.writeString(dataRoot.resolve("acl.txt"), "alice lock jobs/\n* read *\n* lock warm-up\n");
+        try (FencerServer guarded = FencerServer.start(TestServers.singlePeer(dataRoot.resolve("guarded"),
+                new TestServers.ManualTicker()).withAcl(acl), TestIdentities.fromHeader())) {
+            ManagedChannel guardedChannel = TestServers.channel(guarded);
+            try {
+                TestServers.awaitServing(guarded, guardedChannel);
+                LocksGrpc.LocksBlockingStub alice = TestServers.stub(guardedChannel)
+                        .withInterceptors(TestIdentities.as("alice"));
+                long session = openSession(alice, TTL_MILLIS);
+                LocksGrpc.LocksBlockingStub mallory = TestServers.stub(guardedChannel)
+                        .withInterceptors(TestIdentities.as("mallory"));
+                return failing(() -> acquire(mallory, session, "jobs/nightly", 0));
+            } finally {
+                TestServers.close(guardedChannel);
+            }
+        }
     }
 
     /** A peer of three started alone: it has no quorum, so no leader, and answers NOT_LEADER. */

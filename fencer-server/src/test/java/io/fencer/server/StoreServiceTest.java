@@ -321,7 +321,7 @@ class StoreServiceTest {
         private StoreTesting() {}
 
         static StoreGrpc.StoreBlockingStub stub(ManagedChannel channel) {
-            return StoreGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+            return StoreGrpc.newBlockingStub(channel).withInterceptors(TestServers.CALL_DEADLINE);
         }
 
         static Op putOp(String key, byte[] value) {

@@ -19,6 +19,11 @@ import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.core.Ticker;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptor;
+import io.grpc.MethodDescriptor;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
@@ -76,9 +81,24 @@ final class TestServers {
         return NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
     }
 
+    /**
+     * Returns a blocking stub whose every call has 20 s to finish. The deadline is set per call (a stub's own
+     * {@code withDeadlineAfter} fixes one instant for all its calls, so a stub kept in a field for a whole test class
+     * expired part-way through on a loaded machine); a stub given a deadline of its own keeps it.
+     */
     static LocksGrpc.LocksBlockingStub stub(ManagedChannel channel) {
-        return LocksGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS);
+        return LocksGrpc.newBlockingStub(channel).withInterceptors(CALL_DEADLINE);
     }
+
+    /** Gives each call without a deadline of its own 20 s. */
+    static final ClientInterceptor CALL_DEADLINE = new ClientInterceptor() {
+        @Override
+        public <RequestT, ResponseT> ClientCall<RequestT, ResponseT> interceptCall(
+                MethodDescriptor<RequestT, ResponseT> method, CallOptions options, Channel next) {
+            return next.newCall(method, options.getDeadline() != null ? options
+                    : options.withDeadlineAfter(20, TimeUnit.SECONDS));
+        }
+    };
 
     /** Waits until the server leads and serves writes, reads and keepalives. */
     static void awaitServing(FencerServer server, ManagedChannel channel) {

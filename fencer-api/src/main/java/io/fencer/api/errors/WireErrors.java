@@ -69,6 +69,7 @@ public final class WireErrors {
                     Status.FAILED_PRECONDITION;
             case IDEMPOTENCY_MISMATCH -> Status.FAILED_PRECONDITION;
             case BAD_TOKEN_SIGNATURE -> Status.UNAUTHENTICATED;
+            case PERMISSION_DENIED -> Status.PERMISSION_DENIED;
             case NOT_LEADER, UNAVAILABLE -> Status.UNAVAILABLE;
             case INTERNAL -> Status.INTERNAL;
         };
@@ -156,6 +157,8 @@ public final class WireErrors {
                 .setLeaderAddress(text(fields.leaderAddress()))
                 .setPolicy(wirePolicy(fields.policy()))
                 .setWhy(text(fields.why()))
+                .setIdentity(text(fields.identity()))
+                .setPermission(text(fields.permission()))
                 .build();
     }
 
@@ -301,7 +304,8 @@ public final class WireErrors {
     static ErrorFields fields(ErrorReason reason, String message, ErrorDetail detail) {
         return new ErrorFields(reason, message, detail.getField(), detail.getValue(), detail.getLimit(),
                 detail.getLimitValue(), detail.getSessionId(), detail.getLock(), detail.getPresentedToken(),
-                detail.getCurrentToken(), detail.getLeaderAddress(), policy(detail.getPolicy()), detail.getWhy());
+                detail.getCurrentToken(), detail.getLeaderAddress(), policy(detail.getPolicy()), detail.getWhy(),
+                detail.getIdentity(), detail.getPermission());
     }
 
     private static FencerException byStatus(Status status) {

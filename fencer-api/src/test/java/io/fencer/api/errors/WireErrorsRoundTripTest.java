@@ -16,6 +16,7 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.NotLeaderException;
+import io.fencer.core.PermissionDeniedException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.StaleTokenException;
@@ -57,6 +58,7 @@ class WireErrorsRoundTripTest {
             case TOKEN_EXHAUSTED -> new TokenExhaustedException("lock-18", 19);
             case IDEMPOTENCY_MISMATCH -> new IdempotencyMismatchException("scope-27", "key-28", 29);
             case BAD_TOKEN_SIGNATURE -> new BadTokenSignatureException("lock-20", 21, "why 22");
+            case PERMISSION_DENIED -> new PermissionDeniedException("identity-27", "permission-28", "lock-29");
             case NOT_LEADER -> new NotLeaderException("host-23:24");
             case UNAVAILABLE -> new UnavailableException("message 25");
             case INTERNAL -> new InternalException("message 26");

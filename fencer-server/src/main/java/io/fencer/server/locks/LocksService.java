@@ -30,6 +30,8 @@ import io.fencer.lock.Limits;
 import io.fencer.lock.LockView;
 import io.fencer.lock.Result;
 import io.fencer.lock.Validation;
+import io.fencer.server.auth.Authorizer;
+import io.fencer.server.auth.Permission;
 import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
@@ -71,10 +73,12 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
     /** Records a pipelined call's latency under its unary method, as the metrics interceptor does for unary calls. */
     private final BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos;
+    /** Checks each call's permission, after its fields are validated and before anything is proposed or read. */
+    private final Authorizer authorizer;
 
     public LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
             RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers, TokenKeys keys,
-            BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos) {
+            BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos, Authorizer authorizer) {
         this.raft = raft;
         this.proposer = proposer;
         this.keeper = keeper;
@@ -84,6 +88,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         this.timers = timers;
         this.keys = keys;
         this.latencyNanos = latencyNanos;
+        this.authorizer = authorizer;
     }
 
     @Override
@@ -91,6 +96,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         serve(out, () -> {
             long ttlMillis = RequestChecks.ttlMillis(request.getTtlMillis(), limits);
             String requestId = RequestChecks.requestId(request.getRequestId(), false);
+            authorizer.checkSomewhere(Permission.LOCK);
             return proposer.propose(new Command.OpenSession(requestId, ttlMillis)).thenApply(result -> {
                 Result.SessionOpened opened = expect(result, Result.SessionOpened.class);
                 return OpenSessionResponse.newBuilder().setSessionId(opened.sessionId())
@@ -103,6 +109,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     public void closeSession(CloseSessionRequest request, StreamObserver<CloseSessionResponse> out) {
         serve(out, () -> {
             long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
+            authorizer.checkSomewhere(Permission.LOCK);
             return proposer.propose(new Command.CloseSession(sessionId)).thenApply(result -> {
                 Result.SessionEnded ended = expect(result, Result.SessionEnded.class);
                 CloseSessionResponse.Builder response = CloseSessionResponse.newBuilder();
@@ -121,6 +128,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             LockName lock = RequestChecks.lock("lock", request.getLock());
             String requestId = RequestChecks.requestId(request.getRequestId(), true);
             long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
+            authorizer.check(Permission.LOCK, lock.value());
             Command.Acquire acquire = new Command.Acquire(sessionId, lock, requestId, waitMillis > 0);
             if (waitMillis > 0) {
                 new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
@@ -151,6 +159,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> out) {
         serve(out, () -> {
             FencingToken token = RequestChecks.token("token", request.getToken());
+            authorizer.check(Permission.LOCK, token.lock());
             return proposer.propose(new Command.Release(token.lock(), token.value())).thenApply(result -> {
                 Result.Released released = expect(result, Result.Released.class);
                 ReleaseResponse.Builder response = ReleaseResponse.newBuilder()
@@ -168,6 +177,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     public void validate(ValidateRequest request, StreamObserver<ValidateResponse> out) {
         serve(out, () -> {
             FencingToken token = RequestChecks.token("token", request.getToken());
+            authorizer.check(Permission.READ, token.lock());
             return proposer.read(machine -> machine.validate(token)).thenApply(validation -> {
                 long remainingMillis = validation.status() == Validation.Status.CURRENT
                         ? keeper.remainingMillis(validation.holderSessionId()) : 0;
@@ -180,6 +190,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     public void describe(DescribeRequest request, StreamObserver<LockInfo> out) {
         serve(out, () -> {
             String lock = RequestChecks.lock("lock", request.getLock()).value();
+            authorizer.check(Permission.READ, lock);
             return proposer.read(machine -> machine.describe(lock).map(Protos::lockInfo)
                     .orElseGet(() -> Protos.freeLock(lock, machine.floor())));
         });
@@ -190,6 +201,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         serve(out, () -> {
             String prefix = RequestChecks.prefix(request.getPrefix());
             int limit = RequestChecks.listLimit(request.getLimit());
+            authorizer.checkPrefix(Permission.READ, prefix); // the whole prefix, or nothing: never a filtered list
             return proposer.read(machine -> {
                 ListResponse.Builder response = ListResponse.newBuilder();
                 for (LockView view : machine.list(prefix, limit)) {
@@ -254,6 +266,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                 if (!keeper.isServing()) {
                     throw new UnavailableException("this peer was just elected leader and is not serving yet");
                 }
+                authorizer.checkSomewhere(Permission.LOCK); // each message: a reloaded ACL applies to open streams
                 long sessionId = request.getSessionId();
                 OptionalLong ttlMillis = sessionId > 0 ? keeper.keepAlive(sessionId) : OptionalLong.empty();
                 KeepAliveResponse.Builder response = KeepAliveResponse.newBuilder().setSessionId(sessionId);

@@ -44,6 +44,14 @@ public final class Identities {
         return Interceptor.INSTANCE;
     }
 
+    /**
+     * Returns {@code context} with {@code identity} as its caller's. Package-private and called by no production
+     * class: it lets this package's tests stand in for a client certificate (see their {@code TestIdentities}).
+     */
+    static Context withIdentity(Context context, String identity) {
+        return context.withValue(IDENTITY, identity);
+    }
+
     /** Returns the CN of the verified client certificate of {@code session}, if there is one. */
     static Optional<String> commonName(SSLSession session) {
         if (session == null) {

@@ -1,5 +1,6 @@
 package io.fencer.server.store;
 
+import io.fencer.server.auth.Authorizer;
 import io.fencer.server.rpc.MalformedRequests;
 import io.fencer.store.StoreEngine;
 import io.fencer.store.StoreOptions;
@@ -41,18 +42,19 @@ public final class StoreRole implements AutoCloseable {
     private final ScheduledExecutorService sweeper;
     private final StoreService service;
 
-    private StoreRole(StoreEngine engine, MeterRegistry registry) {
+    private StoreRole(StoreEngine engine, MeterRegistry registry, Authorizer authorizer) {
         this.engine = engine;
         this.workers = new ThreadPoolExecutor(WORKERS, WORKERS, 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(WORK_QUEUE_MAX), daemonThreads("fencer-store-worker-"));
         this.sweeper = new ScheduledThreadPoolExecutor(1, daemonThreads("fencer-store-sweeper-"));
-        this.service = new StoreService(engine, workers, WORK_QUEUE_MAX, new StoreMetrics(registry));
+        this.service = new StoreService(engine, workers, WORK_QUEUE_MAX, new StoreMetrics(registry),
+                authorizer);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
 
-    /** Opens the engine in {@code directory} and starts the role's threads. */
-    public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry) {
-        return new StoreRole(StoreEngine.open(directory, options), registry);
+    /** Opens the engine in {@code directory} and starts the role's threads; {@code authorizer} checks each call. */
+    public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer) {
+        return new StoreRole(StoreEngine.open(directory, options), registry, authorizer);
     }
 
     /** Returns the service, guarded against undecodable requests and requests over 5 MiB. */

@@ -21,8 +21,11 @@ import io.fencer.api.v1.WriteResponse;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.LockNames;
 import io.fencer.core.Ticker;
 import io.fencer.core.UnavailableException;
+import io.fencer.server.auth.Authorizer;
+import io.fencer.server.auth.Permission;
 import io.fencer.server.rpc.ErrorCatalogue;
 import io.fencer.server.rpc.PipelineStream;
 import io.fencer.server.rpc.Replies;
@@ -32,6 +35,7 @@ import io.fencer.store.ScopeInfo;
 import io.fencer.store.StoreEngine;
 import io.fencer.store.Unit;
 import io.fencer.store.WriteResult;
+import io.grpc.Context;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.nio.charset.StandardCharsets;
@@ -74,6 +78,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final int workQueueMax;
     private final StoreMetrics metrics;
     private final Ticker ticker;
+    private final Authorizer authorizer;
     private final Map<String, TrackedUnit> units = new ConcurrentHashMap<>();
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
 
@@ -82,8 +87,10 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         static final long OPEN = Long.MIN_VALUE;
     }
 
-    StoreService(StoreEngine engine, Executor workers, int workQueueMax, StoreMetrics metrics) {
+    StoreService(StoreEngine engine, Executor workers, int workQueueMax, StoreMetrics metrics,
+            Authorizer authorizer) {
         this.engine = engine;
+        this.authorizer = authorizer;
         this.workers = workers;
         this.workQueueMax = workQueueMax;
         this.metrics = metrics;
@@ -102,6 +109,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         try {
             List<Op> ops = ops(request.getOpsList());
             String idempotencyKey = idempotencyKey(request.getIdempotencyKey());
+            authorize(Permission.WRITE, request.getScope());
             outcome = engine.writeAsync(request.getScope(), request.getSequencer(), ops, idempotencyKey);
         } catch (RuntimeException e) {
             metrics.recordWrite(startNanos, e);
@@ -140,6 +148,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     public void get(GetRequest request, StreamObserver<GetResponse> out) {
         serve(out, () -> {
             String sequencer = request.getSequencer().isEmpty() ? null : request.getSequencer();
+            authorize(Permission.READ, request.getScope());
             ReadResult read = engine.get(request.getScope(), request.getKey().toByteArray(), sequencer);
             GetResponse.Builder response = GetResponse.newBuilder().setFound(read.present())
                     .setWrittenBy(read.writtenBy()).setAccepted(read.accepted());
@@ -152,13 +161,17 @@ final class StoreService extends StoreGrpc.StoreImplBase {
 
     @Override
     public void fence(FenceRequest request, StreamObserver<io.fencer.api.v1.ScopeInfo> out) {
-        serve(out, () -> scopeInfo(engine.scope(request.getScope())));
+        serve(out, () -> {
+            authorize(Permission.READ, request.getScope());
+            return scopeInfo(engine.scope(request.getScope()));
+        });
     }
 
     @Override
     public void createScope(CreateScopeRequest request, StreamObserver<io.fencer.api.v1.ScopeInfo> out) {
         serve(out, () -> {
             String lock = request.getLock().isEmpty() ? request.getScope() : request.getLock();
+            authorize(Permission.ADMIN, request.getScope());
             return scopeInfo(engine.createScope(request.getScope(), lock, policy(request.getPolicy())));
         });
     }
@@ -172,6 +185,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
                         "timeout_millis " + Long.toUnsignedString(timeoutMillis) + " is outside [1, "
                                 + UNIT_TIMEOUT_MILLIS_MAX + "]");
             }
+            authorize(Permission.WRITE, request.getScope());
             Unit unit = engine.begin(request.getScope(), request.getSequencer(), Duration.ofMillis(timeoutMillis));
             units.put(unit.id(), new TrackedUnit(unit, new AtomicInteger(), new AtomicLong(TrackedUnit.OPEN)));
             return BeginUnitResponse.newBuilder().setUnitId(unit.id()).setAccepted(unit.token().value()).build();
@@ -184,6 +198,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         serve(out, () -> {
             TrackedUnit tracked = tracked(request.getUnitId());
             List<Op> ops = ops(request.getOpsList());
+            authorizer.check(Permission.WRITE, tracked.unit().scope());
             try {
                 for (Op op : ops) {
                     tracked.unit().add(op);
@@ -201,6 +216,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     public void commitUnit(CommitUnitRequest request, StreamObserver<WriteResponse> out) {
         serve(out, () -> {
             TrackedUnit tracked = tracked(request.getUnitId());
+            authorizer.check(Permission.WRITE, tracked.unit().scope());
             return response(metrics.timeWrite(() -> tracked.unit().commit()));
         });
     }
@@ -210,6 +226,9 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         serve(out, () -> {
             TrackedUnit tracked = units.get(request.getUnitId());
             boolean aborted = false;
+            if (tracked != null) {
+                authorizer.check(Permission.WRITE, tracked.unit().scope());
+            }
             if (tracked != null && tracked.unit().state() == Unit.State.OPEN) {
                 try {
                     tracked.unit().abort();
@@ -260,11 +279,19 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         return tracked;
     }
 
-    /** Runs {@code call} on a worker and answers with its outcome; a full work queue is RESOURCE_EXHAUSTED. */
+    /** Checks that the caller holds {@code needed} on {@code scope}, once the scope's name is known valid. */
+    private void authorize(Permission needed, String scope) {
+        authorizer.check(needed, LockNames.check("scope", scope));
+    }
+
+    /**
+     * Runs {@code call} on a worker, in the call's gRPC context (which names the caller), and answers with its
+     * outcome; a full work queue is RESOURCE_EXHAUSTED.
+     */
     private <T> void serve(StreamObserver<T> out, Supplier<T> call) {
         ServerCallStreamObserver<T> observer = (ServerCallStreamObserver<T>) out;
         try {
-            workers.execute(() -> {
+            workers.execute(Context.current().wrap(() -> {
                 if (observer.isCancelled()) {
                     return; // the client gave up before the call ran: do not apply it
                 }
@@ -276,7 +303,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
                     return;
                 }
                 Replies.send(observer, response, null);
-            });
+            }));
         } catch (RejectedExecutionException e) {
             Replies.send(observer, null, new LimitExceededException("storeQueueMax", workQueueMax,
                     "the store has " + workQueueMax + " calls waiting for a worker, the most allowed; retry later"));

@@ -1,0 +1,118 @@
+package io.fencer.server;
+
+import static io.fencer.server.TestServers.failure;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import io.fencer.api.v1.BeginUnitRequest;
+import io.fencer.api.v1.CommitUnitRequest;
+import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.GetRequest;
+import io.fencer.api.v1.Reason;
+import io.fencer.api.v1.StoreGrpc;
+import io.fencer.api.v1.UnitWriteRequest;
+import io.fencer.core.FencingToken;
+import io.fencer.core.Sequencer;
+import io.fencer.server.StoreServiceTest.StoreTesting;
+import io.fencer.server.rpc.TestIdentities;
+import io.grpc.ManagedChannel;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The store server alone with {@code --acl}: writes, units and reads by scope prefix, reload, metrics. */
+class StoreServerAccessControlTest {
+    @TempDir
+    Path dataDir;
+    private Path aclFile;
+    private FencerStoreServer server;
+    private ManagedChannel channel;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+    @BeforeEach
+    void start() throws Exception {
+        aclFile = dataDir.resolve("store.acl");
+        Files.writeString(aclFile, "writer write jobs/\nreader read *\n");
+        server = FencerStoreServer.start(StoreServerConfig.defaults(dataDir.resolve("data")).withPorts(0, 0)
+                .withAcl(aclFile), TestIdentities.fromHeader());
+        channel = TestServers.channel(server.port());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        TestServers.close(channel);
+        server.close();
+    }
+
+    @Test
+    void writeAndUnits_writeOnJobsPrefix_allowedOnJobsScopeAndDeniedElsewhereAndForReaders() throws Exception {
+        String jobs = Sequencer.format(new FencingToken("jobs/x", 3));
+        String db = Sequencer.format(new FencingToken("db/x", 3));
+
+        long accepted = store("writer").write(StoreTesting.put("jobs/x", jobs, "k", "v")).getAccepted();
+        String unit = store("writer").beginUnit(BeginUnitRequest.newBuilder().setScope("jobs/x").setSequencer(jobs)
+                .setTimeoutMillis(10_000).build()).getUnitId();
+        ErrorDetail readerUnitWrite = failure(() -> store("reader").unitWrite(UnitWriteRequest.newBuilder()
+                .setUnitId(unit).addOps(StoreTesting.putOp("u", new byte[] {1})).build()));
+        ErrorDetail readerCommit = failure(() -> store("reader").commitUnit(CommitUnitRequest.newBuilder()
+                .setUnitId(unit).build()));
+        ErrorDetail dbWrite = failure(() -> store("writer").write(StoreTesting.put("db/x", db, "k", "v")));
+        ErrorDetail dbUnit = failure(() -> store("writer").beginUnit(BeginUnitRequest.newBuilder().setScope("db/x")
+                .setSequencer(db).setTimeoutMillis(10_000).build()));
+        ErrorDetail readerWrite = failure(() -> store("reader").write(StoreTesting.put("jobs/x", jobs, "k", "w")));
+
+        assertThat(accepted).isEqualTo(3);
+        assertDenied(readerUnitWrite, "reader", "write", "jobs/x");
+        assertDenied(readerCommit, "reader", "write", "jobs/x");
+        assertDenied(dbWrite, "writer", "write", "db/x");
+        assertDenied(dbUnit, "writer", "write", "db/x");
+        assertDenied(readerWrite, "reader", "write", "jobs/x");
+        assertThat(store("reader").get(get("jobs/x", "k")).getValue().toStringUtf8()).isEqualTo("v");
+        assertThat(store("reader").get(get("db/x", "k")).getFound()).isFalse();
+        assertDenied(failure(() -> store("anonymous").get(get("jobs/x", "k"))), "anonymous", "read", "jobs/x");
+        assertThat(metrics()).contains("fencer_calls_refused_total{reason=\"permission_denied\"} 6.0");
+    }
+
+    @Test
+    void reloadAcl_grantAdded_allowsTheWriteDeniedBefore() throws Exception {
+        String db = Sequencer.format(new FencingToken("db/y", 1));
+        assertDenied(failure(() -> store("writer").write(StoreTesting.put("db/y", db, "k", "v"))), "writer", "write",
+                "db/y");
+
+        Files.writeString(aclFile, "writer write jobs/\nwriter write db/\n");
+        server.reloadAcl();
+
+        assertThat(store("writer").write(StoreTesting.put("db/y", db, "k", "v")).getAccepted()).isEqualTo(1);
+        assertDenied(failure(() -> store("reader").get(get("db/y", "k"))), "reader", "read", "db/y");
+    }
+
+    private static void assertDenied(ErrorDetail detail, String identity, String permission, String scope) {
+        assertThat(detail.getReason()).isEqualTo(Reason.REASON_PERMISSION_DENIED);
+        assertThat(detail.getIdentity()).isEqualTo(identity);
+        assertThat(detail.getPermission()).isEqualTo(permission);
+        assertThat(detail.getLock()).isEqualTo(scope);
+    }
+
+    private StoreGrpc.StoreBlockingStub store(String identity) {
+        StoreGrpc.StoreBlockingStub stub = StoreTesting.stub(channel);
+        return identity.equals("anonymous") ? stub : stub.withInterceptors(TestIdentities.as(identity));
+    }
+
+    private static GetRequest get(String scope, String key) {
+        return GetRequest.newBuilder().setScope(scope).setKey(ByteString.copyFromUtf8(key)).build();
+    }
+
+    private String metrics() throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.adminPort()
+                + "/metrics")).timeout(Duration.ofSeconds(10)).build();
+        return http.send(request, HttpResponse.BodyHandlers.ofString()).body();
+    }
+}

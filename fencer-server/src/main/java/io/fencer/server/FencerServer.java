@@ -13,6 +13,7 @@ import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
 import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.rpc.MalformedRequests;
+import io.fencer.server.rpc.StreamFlow;
 import io.fencer.server.store.StoreRole;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
@@ -134,6 +135,7 @@ public final class FencerServer implements AutoCloseable {
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
                 config.tokenKeys(), metrics::recordRequest);
+        service.registerStreamMetrics(metrics.registry());
         List<ServerServiceDefinition> services = new ArrayList<>();
         services.add(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService(),
                 INBOUND_MESSAGE_BYTES_MAX), metrics));
@@ -233,6 +235,16 @@ public final class FencerServer implements AutoCloseable {
     /** Returns the hosted store role, or null when the store is off (for tests). */
     StoreRole store() {
         return store;
+    }
+
+    /** Returns the lock service's flow-control counters of {@code Locks.KeepAlive} streams (for tests). */
+    StreamFlow keepAliveFlow() {
+        return service.keepAliveFlow();
+    }
+
+    /** Returns the lock service's flow-control counters of {@code Locks.Pipeline} streams (for tests). */
+    StreamFlow pipelineFlow() {
+        return service.pipelineFlow();
     }
 
     /** Returns how many Acquire calls wait on this peer (for tests). */

@@ -1,6 +1,7 @@
 package io.fencer.server.store;
 
 import io.fencer.server.rpc.MalformedRequests;
+import io.fencer.server.rpc.StreamFlow;
 import io.fencer.store.StoreEngine;
 import io.fencer.store.StoreOptions;
 import io.grpc.ServerServiceDefinition;
@@ -47,6 +48,7 @@ public final class StoreRole implements AutoCloseable {
                 new ArrayBlockingQueue<>(WORK_QUEUE_MAX), daemonThreads("fencer-store-worker-"));
         this.sweeper = new ScheduledThreadPoolExecutor(1, daemonThreads("fencer-store-sweeper-"));
         this.service = new StoreService(engine, workers, WORK_QUEUE_MAX, new StoreMetrics(registry));
+        service.pipelineFlow().register(registry);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
 
@@ -67,6 +69,11 @@ public final class StoreRole implements AutoCloseable {
 
     StoreService storeService() {
         return service;
+    }
+
+    /** Returns the flow-control counters of the {@code Store.Pipeline} streams. */
+    public StreamFlow pipelineFlow() {
+        return service.pipelineFlow();
     }
 
     /** Ends the open pipeline streams; call right after gRPC stopped accepting calls. */

@@ -25,6 +25,7 @@ import io.fencer.core.Ticker;
 import io.fencer.core.UnavailableException;
 import io.fencer.server.rpc.ErrorCatalogue;
 import io.fencer.server.rpc.PipelineStream;
+import io.fencer.server.rpc.StreamFlow;
 import io.fencer.server.rpc.Replies;
 import io.fencer.store.Op;
 import io.fencer.store.ReadResult;
@@ -76,6 +77,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final Ticker ticker;
     private final Map<String, TrackedUnit> units = new ConcurrentHashMap<>();
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
+    private final StreamFlow pipelineFlow = new StreamFlow("store.pipeline");
 
     /** A unit addressed by id, with the count of ops buffered in it and when this service saw it ended. */
     private record TrackedUnit(Unit unit, AtomicInteger opsBuffered, AtomicLong endedAtNanos) {
@@ -123,9 +125,14 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     public StreamObserver<StorePipelineRequest> pipeline(StreamObserver<StorePipelineResponse> out) {
         PipelineStream<StorePipelineRequest, StorePipelineResponse> stream = new PipelineStream<>(
                 (ServerCallStreamObserver<StorePipelineResponse>) out, new StorePipeline(this), (method, nanos) -> { },
-                pipelineStreams::remove);
+                pipelineStreams::remove, pipelineFlow);
         pipelineStreams.add(stream);
         return stream;
+    }
+
+    /** Returns the flow-control counters of the Pipeline streams. */
+    StreamFlow pipelineFlow() {
+        return pipelineFlow;
     }
 
     /** Ends every open pipeline stream with UNAVAILABLE, so clients move on while the server shuts down. */

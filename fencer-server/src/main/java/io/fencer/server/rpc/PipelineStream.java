@@ -269,7 +269,7 @@ public final class PipelineStream<RequestT, ResponseT extends MessageLite> imple
 
     /**
      * Sends one answer, unless the stream has ended: to the transport when it is ready and nothing is queued before
-     * it, else to the queue; an answer that would pass the queue's limits ends the stream instead.
+     * it, else to the queue; an answer that would pass the queue's byte limit ends the stream instead.
      */
     void send(ResponseT response) {
         LimitExceededException exceeded;
@@ -308,7 +308,7 @@ public final class PipelineStream<RequestT, ResponseT extends MessageLite> imple
                     "the client of this " + flow.stream() + " stream does not read its answers: " + queued.size()
                             + " answers of " + queuedBytes + " bytes wait for it and the next has " + bytes
                             + ", more than the " + ANSWER_BYTES_QUEUED_MAX + " bytes allowed; the stream is ended"
-                            + " and its " + inFlight.size() + " calls in flight are cancelled");
+                            + " and its calls in flight are cancelled");
         }
         queued.addLast(response);
         queuedBytes += bytes;
@@ -383,7 +383,7 @@ public final class PipelineStream<RequestT, ResponseT extends MessageLite> imple
         synchronized (this) {
             if (!closed) {
                 closed = true;
-                // The client half-closed: it still reads, so it gets the answers that wait (at most the limits).
+                // The client half-closed: it still reads, so it gets the answers that wait (within the byte limit).
                 int answers = queued.size();
                 while (!queued.isEmpty()) {
                     write(queued.pollFirst());

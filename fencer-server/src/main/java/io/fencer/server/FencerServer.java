@@ -16,6 +16,7 @@ import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
 import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.rpc.MalformedRequests;
+import io.fencer.server.rpc.StreamFlow;
 import io.fencer.server.store.StoreRole;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
@@ -153,6 +154,7 @@ public final class FencerServer implements AutoCloseable {
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
                 config.tokenKeys(), metrics::recordRequest, authorizer);
         RefusedCalls refusals = new RefusedCalls(metrics.registry(), config.ticker());
+        service.registerStreamMetrics(metrics.registry());
         List<ServerServiceDefinition> services = new ArrayList<>();
         services.add(intercepted(MalformedRequests.guard(service.bindService(), INBOUND_MESSAGE_BYTES_MAX),
                 refusals));
@@ -273,6 +275,16 @@ public final class FencerServer implements AutoCloseable {
     /** Returns the hosted store role, or null when the store is off (for tests). */
     StoreRole store() {
         return store;
+    }
+
+    /** Returns the lock service's flow-control counters of {@code Locks.KeepAlive} streams (for tests). */
+    StreamFlow keepAliveFlow() {
+        return service.keepAliveFlow();
+    }
+
+    /** Returns the lock service's flow-control counters of {@code Locks.Pipeline} streams (for tests). */
+    StreamFlow pipelineFlow() {
+        return service.pipelineFlow();
     }
 
     /** Returns how many Acquire calls wait on this peer (for tests). */

@@ -36,12 +36,15 @@ import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
 import io.fencer.server.rpc.ErrorCatalogue;
+import io.fencer.server.rpc.PacedRequests;
 import io.fencer.server.rpc.PipelineStream;
 import io.fencer.server.rpc.Replies;
+import io.fencer.server.rpc.StreamFlow;
 import io.grpc.Context;
 import io.grpc.MethodDescriptor;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -71,6 +74,8 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     private final TokenKeys keys;
     private final Set<KeepAliveStream> keepAliveStreams = ConcurrentHashMap.newKeySet();
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
+    private final StreamFlow keepAliveFlow = new StreamFlow("locks.keepAlive");
+    private final StreamFlow pipelineFlow = new StreamFlow("locks.pipeline");
     /** Records a pipelined call's latency under its unary method, as the metrics interceptor does for unary calls. */
     private final BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos;
     /** Checks each call's permission, after its fields are validated and before anything is proposed or read. */
@@ -218,16 +223,33 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         KeepAliveStream stream = new KeepAliveStream(call);
         keepAliveStreams.add(stream);
         call.setOnCancelHandler(() -> keepAliveStreams.remove(stream));
-        return stream;
+        // Each request is answered at once: read the next only when its answer can flow.
+        return PacedRequests.pace(call, stream, keepAliveFlow);
     }
 
     @Override
     public StreamObserver<PipelineRequest> pipeline(StreamObserver<PipelineResponse> out) {
         ServerCallStreamObserver<PipelineResponse> call = (ServerCallStreamObserver<PipelineResponse>) out;
-        PipelineStream<PipelineRequest, PipelineResponse> stream =
-                new PipelineStream<>(call, new LocksPipeline(this), latencyNanos, pipelineStreams::remove);
+        PipelineStream<PipelineRequest, PipelineResponse> stream = new PipelineStream<>(call,
+                new LocksPipeline(this), latencyNanos, pipelineStreams::remove, pipelineFlow);
         pipelineStreams.add(stream);
         return stream;
+    }
+
+    /** Exports the flow-control counters of the KeepAlive and Pipeline streams to {@code registry}. */
+    public void registerStreamMetrics(MeterRegistry registry) {
+        keepAliveFlow.register(registry);
+        pipelineFlow.register(registry);
+    }
+
+    /** Returns the flow-control counters of the KeepAlive streams. */
+    public StreamFlow keepAliveFlow() {
+        return keepAliveFlow;
+    }
+
+    /** Returns the flow-control counters of the Pipeline streams. */
+    public StreamFlow pipelineFlow() {
+        return pipelineFlow;
     }
 
     /**

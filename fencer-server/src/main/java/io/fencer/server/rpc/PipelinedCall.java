@@ -1,5 +1,6 @@
 package io.fencer.server.rpc;
 
+import com.google.protobuf.MessageLite;
 import io.grpc.MethodDescriptor;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.util.function.Function;
@@ -12,7 +13,7 @@ import java.util.function.Function;
  * @param <T> the unary call's response
  * @param <ResponseT> the stream's response message
  */
-final class PipelinedCall<T, ResponseT> extends ServerCallStreamObserver<T> {
+final class PipelinedCall<T, ResponseT extends MessageLite> extends ServerCallStreamObserver<T> {
     private final PipelineStream<?, ResponseT> stream;
     private final long callId;
     private final MethodDescriptor<?, T> method;

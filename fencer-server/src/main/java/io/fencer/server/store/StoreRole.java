@@ -2,6 +2,7 @@ package io.fencer.server.store;
 
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.rpc.MalformedRequests;
+import io.fencer.server.rpc.StreamFlow;
 import io.fencer.store.StoreEngine;
 import io.fencer.store.StoreOptions;
 import io.grpc.ServerServiceDefinition;
@@ -49,6 +50,7 @@ public final class StoreRole implements AutoCloseable {
         this.sweeper = new ScheduledThreadPoolExecutor(1, daemonThreads("fencer-store-sweeper-"));
         this.service = new StoreService(engine, workers, WORK_QUEUE_MAX, new StoreMetrics(registry),
                 authorizer);
+        service.pipelineFlow().register(registry);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
 
@@ -69,6 +71,11 @@ public final class StoreRole implements AutoCloseable {
 
     StoreService storeService() {
         return service;
+    }
+
+    /** Returns the flow-control counters of the {@code Store.Pipeline} streams. */
+    public StreamFlow pipelineFlow() {
+        return service.pipelineFlow();
     }
 
     /** Ends the open pipeline streams; call right after gRPC stopped accepting calls. */

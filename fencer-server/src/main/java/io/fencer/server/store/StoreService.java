@@ -28,6 +28,7 @@ import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.Permission;
 import io.fencer.server.rpc.ErrorCatalogue;
 import io.fencer.server.rpc.PipelineStream;
+import io.fencer.server.rpc.StreamFlow;
 import io.fencer.server.rpc.Replies;
 import io.fencer.store.Op;
 import io.fencer.store.ReadResult;
@@ -81,6 +82,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final Authorizer authorizer;
     private final Map<String, TrackedUnit> units = new ConcurrentHashMap<>();
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
+    private final StreamFlow pipelineFlow = new StreamFlow("store.pipeline");
 
     /** A unit addressed by id, with the count of ops buffered in it and when this service saw it ended. */
     private record TrackedUnit(Unit unit, AtomicInteger opsBuffered, AtomicLong endedAtNanos) {
@@ -131,9 +133,14 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     public StreamObserver<StorePipelineRequest> pipeline(StreamObserver<StorePipelineResponse> out) {
         PipelineStream<StorePipelineRequest, StorePipelineResponse> stream = new PipelineStream<>(
                 (ServerCallStreamObserver<StorePipelineResponse>) out, new StorePipeline(this), (method, nanos) -> { },
-                pipelineStreams::remove);
+                pipelineStreams::remove, pipelineFlow);
         pipelineStreams.add(stream);
         return stream;
+    }
+
+    /** Returns the flow-control counters of the Pipeline streams. */
+    StreamFlow pipelineFlow() {
+        return pipelineFlow;
     }
 
     /** Ends every open pipeline stream with UNAVAILABLE, so clients move on while the server shuts down. */

@@ -3,6 +3,7 @@ package io.fencer.server;
 import io.fencer.server.admin.AdminHttpServer;
 import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.store.StoreRole;
+import io.fencer.server.tls.TlsMaterial;
 import io.grpc.Server;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -59,15 +60,17 @@ public final class FencerStoreServer implements AutoCloseable {
     }
 
     private void startAll() throws IOException {
+        // Read first: a bad certificate must stop the start before the store opens or a port binds.
+        TlsMaterial tls = config.tls() == null ? null : config.tls().load();
         store = StoreRole.open(config.dataDir(), config.store().withKeys(config.tokenKeys()), registry);
         grpc = GrpcEndpoints.start(config.host(), config.port(), StoreRole.INBOUND_MESSAGE_BYTES_MAX,
-                List.of(store.service()));
+                List.of(store.service()), tls);
         if (config.adminPort() >= 0) {
-            admin = AdminHttpServer.start(config.host(), config.adminPort(), this::health, registry::scrape);
+            admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, this::health, registry::scrape);
         }
-        LOG.info("fencer store server serving on {}:{} (admin {}, tokens {}, data {})", config.host(), port(),
+        LOG.info("fencer store server serving on {}:{} (admin {}, tokens {}, {}, data {})", config.host(), port(),
                 admin == null ? "off" : config.host() + ":" + admin.port(),
-                config.tokenKeys() == null ? "unsigned" : "signed", config.dataDir());
+                config.tokenKeys() == null ? "unsigned" : "signed", FencerServer.describe(tls), config.dataDir());
     }
 
     private AdminHttpServer.Health health() {

@@ -3,6 +3,7 @@ package io.fencer.server;
 import io.fencer.core.Ticker;
 import io.fencer.core.TokenKeys;
 import io.fencer.lock.Limits;
+import io.fencer.server.tls.TlsFiles;
 import io.fencer.store.StoreOptions;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,10 +29,12 @@ import java.util.Objects;
  *     null = plain (unsigned) sequencers, and the store accepts them
  * @param store the limits of the fenced store hosted beside the lock service on the same gRPC port, with its data
  *     in {@code dataDir/store} (its keys are replaced by {@code tokenKeys}); null = no store (default: on)
+ * @param tls the TLS files of every port: the client port serves TLS only, the admin port HTTPS, and peers talk
+ *     mutual TLS on the Raft port; with a client CA, clients must present its certificates; null = plaintext
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
         List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
-        StoreOptions store) {
+        StoreOptions store, TlsFiles tls) {
 
     public ServerConfig {
         Objects.requireNonNull(dataDir, "dataDir");
@@ -47,7 +50,7 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
     public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
             List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker) {
         this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, null,
-                StoreOptions.defaults());
+                StoreOptions.defaults(), null);
     }
 
     /** Returns the default settings with {@code dataDir}: one peer "n1" on 127.0.0.1:7070. */
@@ -58,39 +61,45 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, tls);
     }
 
     public ServerConfig withPeers(String id, List<Peer> peers) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, tls);
     }
 
     public ServerConfig withLockDelay(Duration lockDelay) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, tls);
     }
 
     public ServerConfig withLimits(Limits limits) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, tls);
     }
 
     public ServerConfig withTicker(Ticker ticker) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, tls);
     }
 
     /** Returns these settings signing sequencers with {@code tokenKeys} (null = unsigned). */
     public ServerConfig withTokenKeys(TokenKeys tokenKeys) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, tls);
     }
 
     /** Returns these settings hosting the store with {@code store} limits, or no store when null. */
     public ServerConfig withStore(StoreOptions store) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store);
+                tokenKeys, store, tls);
+    }
+
+    /** Returns these settings serving TLS with {@code tls} on every port, or plaintext when null. */
+    public ServerConfig withTls(TlsFiles tls) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store, tls);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.fencer.server;
 
 import io.fencer.core.TokenKeys;
+import io.fencer.server.tls.TlsFiles;
 import io.fencer.store.StoreOptions;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -14,9 +15,11 @@ import java.util.Objects;
  * @param adminPort the admin HTTP port for /healthz and /metrics (default 7081; 0 = any free; -1 = off)
  * @param tokenKeys the keys sequencers must be signed with; null = plain (unsigned) sequencers are accepted
  * @param store the store's limits and ticker (its keys are replaced by {@code tokenKeys})
+ * @param tls the TLS files: the gRPC port serves TLS only and the admin port HTTPS; with a client CA, clients must
+ *     present its certificates; null = plaintext
  */
 public record StoreServerConfig(Path dataDir, String host, int port, int adminPort, TokenKeys tokenKeys,
-        StoreOptions store) {
+        StoreOptions store, TlsFiles tls) {
     public static final int DEFAULT_PORT = 7080;
     public static final int DEFAULT_ADMIN_PORT = 7081;
 
@@ -31,23 +34,28 @@ public record StoreServerConfig(Path dataDir, String host, int port, int adminPo
     /** Returns the default settings with {@code dataDir}: 127.0.0.1:7080, admin 7081, unsigned tokens. */
     public static StoreServerConfig defaults(Path dataDir) {
         return new StoreServerConfig(dataDir, "127.0.0.1", DEFAULT_PORT, DEFAULT_ADMIN_PORT, null,
-                StoreOptions.defaults());
+                StoreOptions.defaults(), null);
     }
 
     public StoreServerConfig withHost(String host) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, tls);
     }
 
     public StoreServerConfig withPorts(int port, int adminPort) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, tls);
     }
 
     public StoreServerConfig withTokenKeys(TokenKeys tokenKeys) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, tls);
     }
 
     public StoreServerConfig withStore(StoreOptions store) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, tls);
+    }
+
+    /** Returns these settings serving TLS with {@code tls}, or plaintext when null. */
+    public StoreServerConfig withTls(TlsFiles tls) {
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, tls);
     }
 
     private static void checkPort(String name, int port, int lowest) {

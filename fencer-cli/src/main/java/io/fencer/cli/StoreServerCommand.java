@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -39,6 +40,9 @@ final class StoreServerCommand implements Callable<Integer> {
                     + "(default: accept unsigned tokens).")
     Path tokenKeyFile;
 
+    @Mixin
+    ServerTlsOptions tls;
+
     @Spec
     CommandSpec spec;
 
@@ -49,8 +53,8 @@ final class StoreServerCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "fencer-store-server-shutdown"));
         PrintWriter out = spec.commandLine().getOut();
         out.println("fencer store-server serving on " + config.host() + ":" + server.port() + " ("
-                + (server.adminPort() < 0 ? "admin off" : "admin http://" + config.host() + ":" + server.adminPort())
-                + ", data " + config.dataDir() + ")");
+                + ServerCommand.adminDescription(config.host(), server.adminPort(), config.tls() != null) + ", "
+                + ServerCommand.tlsDescription(config.tls()) + ", data " + config.dataDir() + ")");
         out.flush();
         server.awaitTermination();
         return Main.EXIT_OK;
@@ -61,7 +65,8 @@ final class StoreServerCommand implements Callable<Integer> {
         checkPort("--port", port, 0);
         checkPort("--admin-port", adminPort, -1);
         return StoreServerConfig.defaults(dataDir.toAbsolutePath().normalize()).withHost(host)
-                .withPorts(port, adminPort).withTokenKeys(KeygenCommand.load(spec, tokenKeyFile));
+                .withPorts(port, adminPort).withTokenKeys(KeygenCommand.load(spec, tokenKeyFile))
+                .withTls(tls.files(host));
     }
 
     private void checkPort(String option, int value, int lowest) {

@@ -14,12 +14,15 @@ import io.fencer.server.FencerServer;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.tls.TlsFiles;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -117,9 +120,10 @@ class TlsEndToEndTest {
 
     @Test
     void clientCommand_tlsFromEnvironmentVariables_reachesTheTlsServer() throws Exception {
+        Path log = directory.resolve("status.log");
         ProcessBuilder builder = new ProcessBuilder(arguments(Launcher.ofCurrentJvm(Main.class.getName())
                 .commandPrefix(), List.of("lock", "status", "--json", "--server", endpoint)))
-                .redirectErrorStream(true);
+                .redirectError(log.toFile());
         builder.environment().put("FENCER_TLS_CA", certs.resolve("ca.pem").toString());
         builder.environment().put("FENCER_TLS_CERT", certs.resolve("alice.pem").toString());
         builder.environment().put("FENCER_TLS_KEY", certs.resolve("alice-key.pem").toString());
@@ -127,7 +131,7 @@ class TlsEndToEndTest {
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as(output).isZero();
+        assertThat(process.exitValue()).as("%s; stderr in %s", output, log).isZero();
         assertThat(output.strip()).startsWith("[").endsWith("]");
     }
 
@@ -162,18 +166,23 @@ class TlsEndToEndTest {
         String[] command = arguments(Launcher.ofCurrentJvm(Main.class.getName()).commandPrefix(),
                 List.of("server", "--host", "0.0.0.0", "--insecure", "--port", "0", "--admin-port", "-1",
                         "--raft-port", "0", "--data", directory.resolve("insecure").toString()));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        try (BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                StandardCharsets.UTF_8))) {
-            String serving = null;
-            List<String> seen = new ArrayList<>();
-            for (String line = lines.readLine(); line != null && serving == null && seen.size() < 1_000;
-                    line = lines.readLine()) {
-                seen.add(line);
-                serving = line.startsWith("fencer server n1 serving on 0.0.0.0:") ? line : null;
-            }
+        Path log = directory.resolve("insecure.log");
+        // Standard output alone: its one line is the start-up line, which log lines on stderr cannot cut into.
+        Process process = new ProcessBuilder(command).redirectError(log.toFile()).start();
+        try {
+            CompletableFuture<String> firstLine = CompletableFuture.supplyAsync(() -> {
+                try (BufferedReader lines = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                        StandardCharsets.UTF_8))) {
+                    return lines.readLine();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
 
-            assertThat(serving).as("the server's output: %s", seen).isNotNull().contains("plaintext");
+            String serving = firstLine.get(GENEROUS.toSeconds(), TimeUnit.SECONDS);
+
+            assertThat(serving).as("the server's log: %s", log).startsWith("fencer server n1 serving on 0.0.0.0:")
+                    .contains("plaintext");
         } finally {
             process.destroyForcibly(); // it only had to start; how it stops is not what this test is about
             process.waitFor(30, TimeUnit.SECONDS);

@@ -1,7 +1,6 @@
 package io.fencer.cli;
 
 import io.fencer.client.FencedStore;
-import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.load.StoreBench;
 import java.io.PrintWriter;
@@ -66,7 +65,7 @@ final class BenchStoreCommand implements Callable<Integer> {
         StoreBench.Settings settings = settings();
         StoreBench.Result result;
         try (FencerClient lockService = client.connect();
-             FencedStore fencedStore = Fencer.store(store, lockService)) {
+             FencedStore fencedStore = client.storeBuilder(store).lockService(lockService).build()) {
             result = StoreBench.run(lockService, fencedStore, settings);
         }
         PrintWriter out = spec.commandLine().getOut();

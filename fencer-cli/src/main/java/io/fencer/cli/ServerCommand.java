@@ -2,6 +2,7 @@ package io.fencer.cli;
 
 import io.fencer.server.FencerServer;
 import io.fencer.server.ServerConfig;
+import io.fencer.server.tls.TlsFiles;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -10,6 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -22,6 +24,8 @@ import picocli.CommandLine.Spec;
  * token it grants. Without {@code --peers} the server is a group of one. With {@code --peers}, this peer's host and
  * ports come from its own entry (its {@code --id}), so every peer can be started from the same list. With
  * {@code --acl} every call is checked against the ACL file, which SIGHUP makes the server read again.
+ * With {@code --tls-cert} and {@code --tls-key} every port is TLS; a plaintext server binds only a loopback address
+ * unless {@code --insecure}.
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
         description = "Runs a Fencer server (one peer of a group) until SIGINT or SIGTERM.")
@@ -75,6 +79,9 @@ final class ServerCommand implements Callable<Integer> {
             description = "How long a lock freed by session expiry stays unavailable (default: ${DEFAULT-VALUE}).")
     Duration lockDelay;
 
+    @Mixin
+    ServerTlsOptions tls;
+
     @Spec
     CommandSpec spec;
 
@@ -89,8 +96,9 @@ final class ServerCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         out.println("fencer server " + config.id() + " serving on " + config.host() + ":" + server.port() + " ("
-                + adminDescription(config.host(), server.adminPort()) + ", store " + (config.store() == null ? "off"
-                : "on") + ", data " + config.dataDir() + ")");
+                + adminDescription(config.host(), server.adminPort(), config.tls() != null) + ", store "
+                + (config.store() == null ? "off" : "on") + ", " + tlsDescription(config.tls()) + ", data "
+                + config.dataDir() + ")");
         out.flush();
         server.awaitTermination();
         return Main.EXIT_OK;
@@ -123,7 +131,7 @@ final class ServerCommand implements Callable<Integer> {
         ServerConfig defaults = ServerConfig.defaults(data);
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
                 defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
-                aclFile == null ? null : aclFile.toAbsolutePath().normalize());
+                aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tls.files(boundHost));
     }
 
     /**
@@ -159,7 +167,15 @@ final class ServerCommand implements Callable<Integer> {
         return new ParameterException(spec.commandLine(), message);
     }
 
-    private static String adminDescription(String host, int adminPort) {
-        return adminPort < 0 ? "admin off" : "admin http://" + host + ":" + adminPort;
+    static String adminDescription(String host, int adminPort, boolean tls) {
+        return adminPort < 0 ? "admin off" : "admin " + (tls ? "https" : "http") + "://" + host + ":" + adminPort;
+    }
+
+    static String tlsDescription(TlsFiles tls) {
+        if (tls == null) {
+            return "plaintext";
+        }
+        return "TLS" + (tls.clientCertificatesRequired() ? ", client certificates of " + tls.clientCa() + " required"
+                : "");
     }
 }

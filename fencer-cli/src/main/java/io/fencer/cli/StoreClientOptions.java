@@ -4,6 +4,7 @@ import io.fencer.client.FencedStore;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import java.util.List;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -11,7 +12,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * The options the {@code kv} commands share: where the store is, and optionally where the lock service is, which
- * a stale refusal is then diagnosed with.
+ * a stale refusal is then diagnosed with; and the TLS both are reached with.
  */
 final class StoreClientOptions {
     @Option(names = "--store", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
@@ -24,6 +25,9 @@ final class StoreClientOptions {
             description = "The lock service's peers, comma-separated: when given, a stale refusal is diagnosed "
                     + "(superseded by which token, or an inconsistency).")
     List<String> lockService;
+
+    @Mixin
+    ClientTlsOptions tls;
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;
@@ -42,12 +46,12 @@ final class StoreClientOptions {
             throw new ParameterException(command.commandLine(), "--server names " + lockService.size()
                     + " endpoints, more than the " + ClientOptions.ENDPOINTS_MAX + " allowed");
         }
-        return Fencer.connect(lockService.toArray(String[]::new));
+        return tls.apply(Fencer.newBuilder().endpoints(lockService.toArray(String[]::new))).build();
     }
 
     /** Connects to the store, diagnosing with {@code lockService} when not null; the caller closes it. */
     FencedStore connectStore(FencerClient lockService) {
-        FencedStore.Builder builder = Fencer.newStoreBuilder().endpoint(store);
+        FencedStore.Builder builder = tls.apply(Fencer.newStoreBuilder().endpoint(store));
         if (lockService != null) {
             builder.lockService(lockService);
         }

@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -45,6 +46,9 @@ final class StoreServerCommand implements Callable<Integer> {
                     + "against; SIGHUP reloads it (default: every caller may do everything).")
     Path aclFile;
 
+    @Mixin
+    ServerTlsOptions tls;
+
     @Spec
     CommandSpec spec;
 
@@ -58,8 +62,8 @@ final class StoreServerCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         out.println("fencer store-server serving on " + config.host() + ":" + server.port() + " ("
-                + (server.adminPort() < 0 ? "admin off" : "admin http://" + config.host() + ":" + server.adminPort())
-                + ", data " + config.dataDir() + ")");
+                + ServerCommand.adminDescription(config.host(), server.adminPort(), config.tls() != null) + ", "
+                + ServerCommand.tlsDescription(config.tls()) + ", data " + config.dataDir() + ")");
         out.flush();
         server.awaitTermination();
         return Main.EXIT_OK;
@@ -71,7 +75,8 @@ final class StoreServerCommand implements Callable<Integer> {
         checkPort("--admin-port", adminPort, -1);
         return StoreServerConfig.defaults(dataDir.toAbsolutePath().normalize()).withHost(host)
                 .withPorts(port, adminPort).withTokenKeys(KeygenCommand.load(spec, tokenKeyFile))
-                .withAcl(aclFile == null ? null : aclFile.toAbsolutePath().normalize());
+                .withAcl(aclFile == null ? null : aclFile.toAbsolutePath().normalize())
+                .withTls(tls.files(host));
     }
 
     private void checkPort(String option, int value, int lowest) {

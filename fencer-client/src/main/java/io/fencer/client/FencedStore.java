@@ -2,6 +2,7 @@ package io.fencer.client;
 
 import io.fencer.core.FencePolicy;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -181,6 +182,17 @@ public interface FencedStore extends AutoCloseable {
          * a third of it (at least 1 s).
          */
         Builder callTimeout(Duration timeout);
+
+        /**
+         * Connects with TLS (default: plaintext), as {@link FencerClient.Builder#tls(Path, Path, Path)} describes:
+         * trusting {@code caFile}, presenting {@code certificateFile} and {@code keyFile} when not null.
+         */
+        Builder tls(Path caFile, Path certificateFile, Path keyFile);
+
+        /** Connects with TLS trusting {@code caFile}, without a client certificate. */
+        default Builder tls(Path caFile) {
+            return tls(caFile, null, null);
+        }
 
         FencedStore build();
     }

@@ -11,6 +11,17 @@ package io.fencer.client;
  *     store.put("orders", "order-17", "paid", grant);   // refused once a newer grant of "orders" has written
  * }
  * }</pre>
+ *
+ * <p>Against servers with TLS ({@code fencer server --tls-cert ... [--tls-ca ...]}), connect through the builders
+ * with the CA that issued the servers' certificates and, when they require one, this client's certificate
+ * ({@code fencer certs} makes all of them):
+ *
+ * <pre>{@code
+ * FencerClient fencer = Fencer.newBuilder().endpoints("10.0.0.5:7070")
+ *         .tls(Path.of("ca.pem"), Path.of("billing.pem"), Path.of("billing-key.pem")).build();
+ * FencedStore store = Fencer.newStoreBuilder().endpoint("10.0.0.5:7070").lockService(fencer)
+ *         .tls(Path.of("ca.pem"), Path.of("billing.pem"), Path.of("billing-key.pem")).build();
+ * }</pre>
  */
 public final class Fencer {
     private Fencer() {}

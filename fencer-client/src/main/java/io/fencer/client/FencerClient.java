@@ -2,6 +2,7 @@ package io.fencer.client;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.Ticker;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -53,6 +54,26 @@ public interface FencerClient extends AutoCloseable {
 
         /** The time source for keepalives and lease accounting (default {@link Ticker#system()}). */
         Builder ticker(Ticker ticker);
+
+        /**
+         * Connects with TLS (default: plaintext), trusting the servers whose certificates {@code caFile} issued;
+         * each server's certificate must name the host of its endpoint (a DNS name or IP address among its subject
+         * alternative names). Give a client certificate and its key when the servers require one ({@code fencer
+         * server --tls-ca}): its CN is the identity the servers know this client by, in ACLs and in what
+         * {@code Describe} shows.
+         *
+         * @param caFile PEM: the CA certificate(s) the servers' certificates chain to
+         * @param certificateFile PEM: this client's certificate (then its chain), or null for none
+         * @param keyFile PEM, unencrypted PKCS#8 ({@code BEGIN PRIVATE KEY}): the certificate's key, or null for none
+         * @throws IllegalArgumentException naming the file when one is missing or unreadable, or when only one of
+         *     certificate and key is given; {@link #build()} throws it when a file does not hold what it should
+         */
+        Builder tls(Path caFile, Path certificateFile, Path keyFile);
+
+        /** Connects with TLS trusting {@code caFile}, without a client certificate (see the three-file form). */
+        default Builder tls(Path caFile) {
+            return tls(caFile, null, null);
+        }
 
         FencerClient build();
     }

@@ -18,6 +18,7 @@ import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.rpc.MalformedRequests;
 import io.fencer.server.rpc.StreamFlow;
 import io.fencer.server.store.StoreRole;
+import io.fencer.server.tls.TlsMaterial;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
@@ -40,7 +41,8 @@ import org.slf4j.LoggerFactory;
  * A running Fencer server: one peer of a Raft group hosting the lock state machine, its gRPC service
  * {@code fencer.v1.Locks} and the admin HTTP endpoint; and, unless {@link ServerConfig#store()} is null, the fenced
  * store ({@code fencer.v1.Store}) on the same gRPC port, with its data in {@code dataDir/store}. The store is not
- * replicated: each peer serves its own.
+ * replicated: each peer serves its own. With {@link ServerConfig#tls()} every port is TLS: the client port, the
+ * admin port (HTTPS) and the Raft port, where peers authenticate each other.
  *
  * <p>Only the leader serves calls; other peers answer UNAVAILABLE with reason NOT_LEADER and the leader's
  * address. The data directory holds the Raft log and snapshots ({@code dataDir/raft}); a server restarted on the
@@ -122,6 +124,10 @@ public final class FencerServer implements AutoCloseable {
             throw new IllegalArgumentException("peer id '" + config.id() + "' is not among the peers "
                     + config.peers());
         }
+        if (config.tls() != null && !config.tls().clientCertificatesRequired() && config.peers().size() > 1) {
+            throw new IllegalArgumentException("TLS in a group of " + config.peers().size() + " peers needs a CA "
+                    + "(the client CA): peers present certificates of it to each other on the Raft port");
+        }
     }
 
     private static void checkPort(String name, int port, int lowest) {
@@ -133,6 +139,8 @@ public final class FencerServer implements AutoCloseable {
     private void startAll() throws IOException {
         // First: a malformed ACL file must stop the start before any peer joins the group.
         authorizer = config.acl() == null ? Authorizer.allowingEveryone() : Authorizer.fromFile(config.acl());
+        // Read first: a bad certificate must stop the start before anything binds or joins the group.
+        TlsMaterial tls = config.tls() == null ? null : config.tls().load();
         Files.createDirectories(config.dataDir());
         stateMachine.addListener(pending);
         // Listeners that need the raft node are added before it starts: replaying the log already emits events.
@@ -142,7 +150,7 @@ public final class FencerServer implements AutoCloseable {
         stateMachine.addListener(metricsHolder);
         stateMachine.addLeadershipHook(keeperHolder::wakeUp);
 
-        raft = RaftNode.start(config, stateMachine, this::port);
+        raft = RaftNode.start(config, tls, stateMachine, this::port);
         proposer = new Proposer(raft, stateMachine);
         keeper = new SessionKeeper(config.ticker(), config.lockDelay(), raft, stateMachine, proposer);
         metrics = new ServerMetrics(stateMachine::counts, pending::size, raft::isLeader);
@@ -165,13 +173,23 @@ public final class FencerServer implements AutoCloseable {
         }
         // The transport enforces the largest limit; each service's guard enforces its own.
         int inboundMessageBytesMax = store == null ? INBOUND_MESSAGE_BYTES_MAX : StoreRole.INBOUND_MESSAGE_BYTES_MAX;
-        grpc = GrpcEndpoints.start(config.host(), port, inboundMessageBytesMax, services);
+        grpc = GrpcEndpoints.start(config.host(), port, inboundMessageBytesMax, services, tls);
         if (config.adminPort() >= 0) {
-            admin = AdminHttpServer.start(config.host(), config.adminPort(), config.id(), raft, metrics::scrape);
+            admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, config.id(), raft, metrics::scrape);
         }
-        LOG.info("fencer server {} serving on {}:{} (admin {}, store {}, tokens {}, data {})", config.id(),
+        LOG.info("fencer server {} serving on {}:{} (admin {}, store {}, tokens {}, {}, data {})", config.id(),
                 config.host(), port(), admin == null ? "off" : config.host() + ":" + admin.port(),
-                store == null ? "off" : "on", config.tokenKeys() == null ? "unsigned" : "signed", config.dataDir());
+                store == null ? "off" : "on", config.tokenKeys() == null ? "unsigned" : "signed", describe(tls),
+                config.dataDir());
+    }
+
+    /** Returns how a server's ports are secured, for its start-up line. */
+    static String describe(TlsMaterial tls) {
+        if (tls == null) {
+            return "plaintext";
+        }
+        return "TLS " + tls.files().certificate() + (tls.clientCertificatesRequired()
+                ? ", client certificates of " + tls.files().clientCa() + " required" : ", no client certificates");
     }
 
     /** Returns {@code service} with the metrics and the count of refused calls (and a test's identities). */

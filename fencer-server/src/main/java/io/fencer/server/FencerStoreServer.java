@@ -6,6 +6,7 @@ import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.RefusedCalls;
 import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.store.StoreRole;
+import io.fencer.server.tls.TlsMaterial;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
@@ -74,6 +75,8 @@ public final class FencerStoreServer implements AutoCloseable {
     }
 
     private void startAll() throws IOException {
+        // Read first: a bad certificate or ACL file must stop the start before the store opens or a port binds.
+        TlsMaterial tls = config.tls() == null ? null : config.tls().load();
         authorizer = config.acl() == null ? Authorizer.allowingEveryone() : Authorizer.fromFile(config.acl());
         store = StoreRole.open(config.dataDir(), config.store().withKeys(config.tokenKeys()), registry, authorizer);
         ServerServiceDefinition service = ServerInterceptors.intercept(store.service(),
@@ -82,13 +85,13 @@ public final class FencerStoreServer implements AutoCloseable {
             service = ServerInterceptors.intercept(service, testIdentities);
         }
         grpc = GrpcEndpoints.start(config.host(), config.port(), StoreRole.INBOUND_MESSAGE_BYTES_MAX,
-                List.of(service));
+                List.of(service), tls);
         if (config.adminPort() >= 0) {
-            admin = AdminHttpServer.start(config.host(), config.adminPort(), this::health, registry::scrape);
+            admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, this::health, registry::scrape);
         }
-        LOG.info("fencer store server serving on {}:{} (admin {}, tokens {}, data {})", config.host(), port(),
+        LOG.info("fencer store server serving on {}:{} (admin {}, tokens {}, {}, data {})", config.host(), port(),
                 admin == null ? "off" : config.host() + ":" + admin.port(),
-                config.tokenKeys() == null ? "unsigned" : "signed", config.dataDir());
+                config.tokenKeys() == null ? "unsigned" : "signed", FencerServer.describe(tls), config.dataDir());
     }
 
     private AdminHttpServer.Health health() {

@@ -3,6 +3,7 @@ package io.fencer.server;
 import io.fencer.core.Ticker;
 import io.fencer.core.TokenKeys;
 import io.fencer.lock.Limits;
+import io.fencer.server.tls.TlsFiles;
 import io.fencer.store.StoreOptions;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,10 +31,12 @@ import java.util.Objects;
  *     in {@code dataDir/store} (its keys are replaced by {@code tokenKeys}); null = no store (default: on)
  * @param acl the ACL file every call of the lock service and the hosted store is checked against (see
  *     {@link io.fencer.server.auth.AclFile}); null = every caller may make every call (the default)
+ * @param tls the TLS files of every port: the client port serves TLS only, the admin port HTTPS, and peers talk
+ *     mutual TLS on the Raft port; with a client CA, clients must present its certificates; null = plaintext
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
         List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
-        StoreOptions store, Path acl) {
+        StoreOptions store, Path acl, TlsFiles tls) {
 
     public ServerConfig {
         Objects.requireNonNull(dataDir, "dataDir");
@@ -45,18 +48,19 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
         Objects.requireNonNull(ticker, "ticker");
     }
 
-    /** Returns settings without an ACL file. */
+    /** Returns settings without an ACL file, in plaintext. */
     public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
             List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
             StoreOptions store) {
-        this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, tokenKeys, store, null);
+        this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, tokenKeys, store, null,
+                null);
     }
 
     /** Returns settings without token keys and with the default store. */
     public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
             List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker) {
         this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, null,
-                StoreOptions.defaults());
+                StoreOptions.defaults(), null, null);
     }
 
     /** Returns the default settings with {@code dataDir}: one peer "n1" on 127.0.0.1:7070. */
@@ -67,45 +71,51 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl);
+                tokenKeys, store, acl, tls);
     }
 
     public ServerConfig withPeers(String id, List<Peer> peers) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl);
+                tokenKeys, store, acl, tls);
     }
 
     public ServerConfig withLockDelay(Duration lockDelay) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl);
+                tokenKeys, store, acl, tls);
     }
 
     public ServerConfig withLimits(Limits limits) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl);
+                tokenKeys, store, acl, tls);
     }
 
     public ServerConfig withTicker(Ticker ticker) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl);
+                tokenKeys, store, acl, tls);
     }
 
     /** Returns these settings signing sequencers with {@code tokenKeys} (null = unsigned). */
     public ServerConfig withTokenKeys(TokenKeys tokenKeys) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl);
+                tokenKeys, store, acl, tls);
     }
 
     /** Returns these settings hosting the store with {@code store} limits, or no store when null. */
     public ServerConfig withStore(StoreOptions store) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl);
+                tokenKeys, store, acl, tls);
     }
 
     /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
     public ServerConfig withAcl(Path acl) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl);
+                tokenKeys, store, acl, tls);
+    }
+
+    /** Returns these settings serving TLS with {@code tls} on every port, or plaintext when null. */
+    public ServerConfig withTls(TlsFiles tls) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store, acl, tls);
     }
 
     /**

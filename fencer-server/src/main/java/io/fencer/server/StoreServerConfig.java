@@ -1,6 +1,7 @@
 package io.fencer.server;
 
 import io.fencer.core.TokenKeys;
+import io.fencer.server.tls.TlsFiles;
 import io.fencer.store.StoreOptions;
 import java.nio.file.Path;
 import java.util.Objects;
@@ -16,9 +17,11 @@ import java.util.Objects;
  * @param store the store's limits and ticker (its keys are replaced by {@code tokenKeys})
  * @param acl the ACL file every call is checked against (see {@link io.fencer.server.auth.AclFile}); null = every
  *     caller may make every call (the default)
+ * @param tls the TLS files: the gRPC port serves TLS only and the admin port HTTPS; with a client CA, clients must
+ *     present its certificates; null = plaintext
  */
 public record StoreServerConfig(Path dataDir, String host, int port, int adminPort, TokenKeys tokenKeys,
-        StoreOptions store, Path acl) {
+        StoreOptions store, Path acl, TlsFiles tls) {
     public static final int DEFAULT_PORT = 7080;
     public static final int DEFAULT_ADMIN_PORT = 7081;
 
@@ -30,37 +33,42 @@ public record StoreServerConfig(Path dataDir, String host, int port, int adminPo
         checkPort("adminPort", adminPort, -1);
     }
 
-    /** Returns settings without an ACL file. */
+    /** Returns settings without an ACL file, in plaintext. */
     public StoreServerConfig(Path dataDir, String host, int port, int adminPort, TokenKeys tokenKeys,
             StoreOptions store) {
-        this(dataDir, host, port, adminPort, tokenKeys, store, null);
+        this(dataDir, host, port, adminPort, tokenKeys, store, null, null);
     }
 
     /** Returns the default settings with {@code dataDir}: 127.0.0.1:7080, admin 7081, unsigned tokens. */
     public static StoreServerConfig defaults(Path dataDir) {
         return new StoreServerConfig(dataDir, "127.0.0.1", DEFAULT_PORT, DEFAULT_ADMIN_PORT, null,
-                StoreOptions.defaults());
+                StoreOptions.defaults(), null, null);
     }
 
     public StoreServerConfig withHost(String host) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
     }
 
     public StoreServerConfig withPorts(int port, int adminPort) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
     }
 
     public StoreServerConfig withTokenKeys(TokenKeys tokenKeys) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
     }
 
     public StoreServerConfig withStore(StoreOptions store) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
     }
 
     /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
     public StoreServerConfig withAcl(Path acl) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
+    }
+
+    /** Returns these settings serving TLS with {@code tls}, or plaintext when null. */
+    public StoreServerConfig withTls(TlsFiles tls) {
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
     }
 
     private static void checkPort(String name, int port, int lowest) {

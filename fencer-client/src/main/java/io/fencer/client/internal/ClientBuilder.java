@@ -2,6 +2,7 @@ package io.fencer.client.internal;
 
 import io.fencer.client.FencerClient;
 import io.fencer.core.Ticker;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,6 +16,7 @@ final class ClientBuilder implements FencerClient.Builder {
     private final List<String> endpoints = new ArrayList<>();
     private Duration callTimeout = CALL_TIMEOUT_DEFAULT;
     private Ticker ticker = Ticker.system();
+    private ClientTransport.TlsFiles tls;
 
     @Override
     public FencerClient.Builder endpoints(String... endpoints) {
@@ -46,10 +48,16 @@ final class ClientBuilder implements FencerClient.Builder {
     }
 
     @Override
+    public FencerClient.Builder tls(Path caFile, Path certificateFile, Path keyFile) {
+        this.tls = new ClientTransport.TlsFiles(caFile, certificateFile, keyFile);
+        return this;
+    }
+
+    @Override
     public FencerClient build() {
         if (endpoints.isEmpty()) {
             throw new IllegalArgumentException("at least one endpoint (host:port) is required");
         }
-        return new DefaultFencerClient(endpoints, callTimeout, ticker);
+        return new DefaultFencerClient(endpoints, callTimeout, ticker, ClientTransport.of(tls));
     }
 }

@@ -43,8 +43,8 @@ public final class DefaultFencedStore implements FencedStore {
     private final FencerClient lockService;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    DefaultFencedStore(String endpoint, Duration callTimeout, FencerClient lockService) {
-        this.connection = new StoreConnection(endpoint, callTimeout.toNanos());
+    DefaultFencedStore(String endpoint, Duration callTimeout, FencerClient lockService, ClientTransport transport) {
+        this.connection = new StoreConnection(endpoint, callTimeout.toNanos(), transport);
         this.lockService = lockService;
     }
 

@@ -53,8 +53,8 @@ public final class DefaultFencerClient implements FencerClient {
     private final Map<Long, DefaultSession> sessions = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    DefaultFencerClient(List<String> endpoints, Duration callTimeout, Ticker ticker) {
-        this.router = new Router(endpoints, callTimeout.toNanos());
+    DefaultFencerClient(List<String> endpoints, Duration callTimeout, Ticker ticker, ClientTransport transport) {
+        this.router = new Router(endpoints, callTimeout.toNanos(), transport);
         this.ticker = ticker;
         this.keepAliver = new KeepAliver(router, ticker);
         AtomicInteger threadNumber = new AtomicInteger();

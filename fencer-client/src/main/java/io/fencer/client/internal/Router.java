@@ -14,7 +14,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -25,7 +24,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The client's way to the leader: one lazily created plaintext channel per endpoint, a current endpoint that
+ * The client's way to the leader: one lazily created channel per endpoint (plaintext or TLS, as its
+ * {@link ClientTransport} says), a current endpoint that
  * follows the leader, and the retry loop every call goes through.
  *
  * <p>A call that fails UNAVAILABLE with reason NOT_LEADER moves to the leader it names (learning its address if
@@ -88,15 +88,21 @@ final class Router implements AutoCloseable {
     private final long callTimeoutNanos;
     private final long attemptTimeoutNanos;
     private final RetryBudget.Sleeper sleeper;
+    private final ClientTransport transport;
     private volatile String current;
     private volatile boolean closed;
 
-    Router(List<String> endpoints, long callTimeoutNanos) {
-        this(endpoints, callTimeoutNanos, RetryBudget.SYSTEM);
+    Router(List<String> endpoints, long callTimeoutNanos, ClientTransport transport) {
+        this(endpoints, callTimeoutNanos, RetryBudget.SYSTEM, transport);
     }
 
-    /** Makes a router whose retries wait with {@code sleeper}: tests make it oversleep. */
+    /** Makes a plaintext router whose retries wait with {@code sleeper}: tests make it oversleep. */
     Router(List<String> endpoints, long callTimeoutNanos, RetryBudget.Sleeper sleeper) {
+        this(endpoints, callTimeoutNanos, sleeper, ClientTransport.plaintext());
+    }
+
+    private Router(List<String> endpoints, long callTimeoutNanos, RetryBudget.Sleeper sleeper,
+            ClientTransport transport) {
         if (endpoints.isEmpty()) {
             throw new IllegalArgumentException("at least one endpoint (host:port) is required");
         }
@@ -115,6 +121,7 @@ final class Router implements AutoCloseable {
         // An attempt gets a third of the budget, so a hung peer (paused, partitioned) leaves time for the others.
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
         this.sleeper = sleeper;
+        this.transport = transport;
         this.current = checked.get(0);
     }
 
@@ -328,18 +335,12 @@ final class Router implements AutoCloseable {
             if (closed) {
                 throw new IllegalStateException("the FencerClient is closed");
             }
-            return peers.computeIfAbsent(endpoint, Router::connect);
+            return peers.computeIfAbsent(endpoint, this::connect);
         }
     }
 
-    private static Peer connect(String endpoint) {
-        int colon = endpoint.lastIndexOf(':');
-        String host = endpoint.substring(0, colon);
-        if (host.startsWith("[")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        ManagedChannel channel = NettyChannelBuilder.forAddress(host, Integer.parseInt(endpoint.substring(colon + 1)))
-                .usePlaintext()
+    private Peer connect(String endpoint) {
+        ManagedChannel channel = transport.channelBuilder(endpoint)
                 // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
                 .disableRetry()
                 .build();

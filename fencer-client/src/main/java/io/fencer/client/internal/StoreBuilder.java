@@ -2,6 +2,7 @@ package io.fencer.client.internal;
 
 import io.fencer.client.FencedStore;
 import io.fencer.client.FencerClient;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -10,6 +11,7 @@ final class StoreBuilder implements FencedStore.Builder {
     private String endpoint;
     private Duration callTimeout = ClientBuilder.CALL_TIMEOUT_DEFAULT;
     private FencerClient lockService;
+    private ClientTransport.TlsFiles tls;
 
     @Override
     public FencedStore.Builder endpoint(String endpoint) {
@@ -35,10 +37,16 @@ final class StoreBuilder implements FencedStore.Builder {
     }
 
     @Override
+    public FencedStore.Builder tls(Path caFile, Path certificateFile, Path keyFile) {
+        this.tls = new ClientTransport.TlsFiles(caFile, certificateFile, keyFile);
+        return this;
+    }
+
+    @Override
     public FencedStore build() {
         if (endpoint == null) {
             throw new IllegalArgumentException("the store's endpoint (host:port) is required");
         }
-        return new DefaultFencedStore(endpoint, callTimeout, lockService);
+        return new DefaultFencedStore(endpoint, callTimeout, lockService, ClientTransport.of(tls));
     }
 }

@@ -13,7 +13,6 @@ import io.fencer.core.UnavailableException;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 
 /**
  * The store client's way to its one store endpoint: a plaintext channel and the loop every call goes through.
@@ -70,23 +69,22 @@ final class StoreConnection implements AutoCloseable {
     private final long attemptTimeoutNanos;
     private final RetryBudget.Sleeper sleeper;
 
-    StoreConnection(String endpoint, long callTimeoutNanos) {
-        this(endpoint, callTimeoutNanos, RetryBudget.SYSTEM);
+    StoreConnection(String endpoint, long callTimeoutNanos, ClientTransport transport) {
+        this(endpoint, callTimeoutNanos, RetryBudget.SYSTEM, transport);
     }
 
-    /** Makes a connection whose retries wait with {@code sleeper}: tests make it oversleep. */
+    /** Makes a plaintext connection whose retries wait with {@code sleeper}: tests make it oversleep. */
     StoreConnection(String endpoint, long callTimeoutNanos, RetryBudget.Sleeper sleeper) {
+        this(endpoint, callTimeoutNanos, sleeper, ClientTransport.plaintext());
+    }
+
+    private StoreConnection(String endpoint, long callTimeoutNanos, RetryBudget.Sleeper sleeper,
+            ClientTransport transport) {
         if (callTimeoutNanos <= 0) {
             throw new IllegalArgumentException("call timeout must be positive: " + callTimeoutNanos + " ns");
         }
         this.endpoint = Router.checkEndpoint(endpoint);
-        int colon = endpoint.lastIndexOf(':');
-        String host = endpoint.substring(0, colon);
-        if (host.startsWith("[")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        this.channel = NettyChannelBuilder.forAddress(host, Integer.parseInt(endpoint.substring(colon + 1)))
-                .usePlaintext()
+        this.channel = transport.channelBuilder(this.endpoint)
                 // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
                 .disableRetry()
                 // the store accepts batches up to 4 MiB and reads return values up to 1 MiB

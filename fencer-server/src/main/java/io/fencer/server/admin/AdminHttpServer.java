@@ -5,7 +5,11 @@ import com.google.gson.GsonBuilder;
 import com.google.gson.JsonObject;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsParameters;
+import com.sun.net.httpserver.HttpsServer;
 import io.fencer.server.raft.RaftNode;
+import io.fencer.server.tls.TlsMaterial;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -13,18 +17,23 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The admin HTTP endpoint: {@code GET /healthz} (JSON; for a lock server: status, id, role, leader, appliedIndex,
  * 503 while no leader is known; for a store server: status, role "store", unitsOpen) and {@code GET /metrics}
- * (Prometheus text). Everything else is 404.
+ * (Prometheus text). Everything else is 404. Served over HTTPS when the server has TLS.
  */
 public final class AdminHttpServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AdminHttpServer.class);
     /** Writes the health bodies on one line, escaping by JSON's rules only (they are read by people too). */
     private static final Gson JSON = new GsonBuilder().disableHtmlEscaping().create();
+
+    /** Connections the kernel queues before the endpoint accepts them. */
+    private static final int BACKLOG = 64;
 
     private final HttpServer server;
     private final ExecutorService executor;
@@ -45,19 +54,39 @@ public final class AdminHttpServer implements AutoCloseable {
         });
     }
 
-    public static AdminHttpServer start(String host, int port, String peerId, RaftNode raft, Supplier<String> metrics)
-            throws IOException {
-        return start(host, port, () -> raftHealth(peerId, raft), metrics);
+    public static AdminHttpServer start(String host, int port, TlsMaterial tls, String peerId, RaftNode raft,
+            Supplier<String> metrics) throws IOException {
+        return start(host, port, tls, () -> raftHealth(peerId, raft), metrics);
     }
 
-    public static AdminHttpServer start(String host, int port, Supplier<Health> health, Supplier<String> metrics)
-            throws IOException {
-        HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 64);
+    /**
+     * Starts the endpoint on {@code host:port}.
+     *
+     * @param tls the TLS it serves (HTTPS only); with a client CA, a client without a certificate of it is refused
+     *     at the handshake; null = plain HTTP
+     */
+    public static AdminHttpServer start(String host, int port, TlsMaterial tls, Supplier<Health> health,
+            Supplier<String> metrics) throws IOException {
+        HttpServer server = tls == null ? HttpServer.create(new InetSocketAddress(host, port), BACKLOG)
+                : https(new InetSocketAddress(host, port), tls);
         AdminHttpServer admin = new AdminHttpServer(server, health, metrics);
         server.createContext("/", admin::handle);
         server.setExecutor(admin.executor);
         server.start();
         return admin;
+    }
+
+    private static HttpsServer https(InetSocketAddress address, TlsMaterial tls) throws IOException {
+        HttpsServer server = HttpsServer.create(address, BACKLOG);
+        SSLContext context = tls.sslContext();
+        SSLParameters parameters = tls.serverParameters(context);
+        server.setHttpsConfigurator(new HttpsConfigurator(context) {
+            @Override
+            public void configure(HttpsParameters connection) {
+                connection.setSSLParameters(parameters);
+            }
+        });
+        return server;
     }
 
     public int port() {

@@ -1,6 +1,7 @@
 package io.fencer.server.raft;
 
 import io.fencer.server.ServerConfig;
+import io.fencer.server.tls.TlsMaterial;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -15,8 +16,10 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
@@ -27,6 +30,7 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.security.TlsConf;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
@@ -66,10 +70,12 @@ public final class RaftNode implements AutoCloseable {
     /**
      * Builds and starts the Ratis server of this peer.
      *
+     * @param tls the TLS of the Raft port: mutual, each peer presenting its certificate and checking the other's
+     *     against {@link TlsMaterial#peerTrust()}; null = plaintext
      * @param boundClientPort this peer's gRPC client port once bound (0 before), for the leader's address
      */
-    public static RaftNode start(ServerConfig config, RaftLockStateMachine stateMachine, IntSupplier boundClientPort)
-            throws IOException {
+    public static RaftNode start(ServerConfig config, TlsMaterial tls, RaftLockStateMachine stateMachine,
+            IntSupplier boundClientPort) throws IOException {
         RaftPeerId selfId = RaftPeerId.valueOf(config.id());
         List<RaftPeer> peers = new ArrayList<>();
         Map<RaftPeerId, String> clientAddresses = new LinkedHashMap<>();
@@ -95,6 +101,7 @@ public final class RaftNode implements AutoCloseable {
                 .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
                 .setStateMachine(stateMachine)
                 .setProperties(properties(config, raftDirectory, raftPort))
+                .setParameters(parameters(tls))
                 .setOption(existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
                 .build();
         server.start();
@@ -135,6 +142,26 @@ public final class RaftNode implements AutoCloseable {
         // them: a restarted peer learns the commit index from the leader, or commits its log when it leads.
         RaftServerConfigKeys.Log.setLogMetadataEnabled(properties, false);
         return properties;
+    }
+
+    /**
+     * Returns Ratis's parameters: the TLS of its gRPC transport, when on. The one default config covers its server,
+     * client and admin services (all on the Raft port) and the channels this peer opens to the others.
+     */
+    static Parameters parameters(TlsMaterial tls) {
+        Parameters parameters = new Parameters();
+        if (tls != null) {
+            GrpcTlsConfig config = GrpcTlsConfig.newBuilder()
+                    .setName("fencer-raft")
+                    .setPrivateKey(new TlsConf.PrivateKeyConf(tls.privateKey()))
+                    .setKeyCertificates(new TlsConf.CertificatesConf(tls.certificateChain()))
+                    .setTrustCertificates(new TlsConf.CertificatesConf(tls.peerTrust()))
+                    .setMutualTls(true)
+                    .setProtocols(TlsMaterial.PROTOCOLS)
+                    .build();
+            GrpcConfigKeys.TLS.setConf(parameters, config);
+        }
+        return parameters;
     }
 
     private static int freePort() throws IOException {

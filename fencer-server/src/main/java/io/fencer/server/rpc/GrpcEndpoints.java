@@ -1,17 +1,25 @@
 package io.fencer.server.rpc;
 
+import io.fencer.server.tls.TlsMaterial;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
 
 /**
  * The gRPC endpoint of a Fencer process, set up the same way for the lock server and the store server: the Netty
- * transport, its executor, its limits and keepalive policy, and the grace period of its shutdown.
+ * transport, its TLS, its executor, its limits and keepalive policy, and the grace period of its shutdown. Every
+ * service gets the {@link Identities} interceptor, which reads the caller's certificate from the TLS session.
  */
 public final class GrpcEndpoints {
     static final int INBOUND_METADATA_BYTES_MAX = 16 * 1024;
@@ -27,11 +35,16 @@ public final class GrpcEndpoints {
      *
      * @param inboundMessageBytesMax the largest request the transport accepts: the largest of the services' own
      *     limits, since one transport hosts them all and each service's guard enforces its own
+     * @param tls the TLS the port serves, and only it (a plaintext client fails its handshake); with a client CA, a
+     *     client without a certificate of it is refused at the handshake; null = plaintext
      * @throws IOException when the port cannot be bound
      */
     public static Server start(String host, int port, int inboundMessageBytesMax,
-            List<ServerServiceDefinition> services) throws IOException {
+            List<ServerServiceDefinition> services, TlsMaterial tls) throws IOException {
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(host, port));
+        if (tls != null) {
+            builder.sslContext(sslContext(tls));
+        }
         for (ServerServiceDefinition service : services) {
             // Every call learns who is calling from its transport, before any handler runs.
             builder.addService(ServerInterceptors.intercept(service, Identities.interceptor()));
@@ -48,6 +61,22 @@ public final class GrpcEndpoints {
                 .permitKeepAliveWithoutCalls(true)
                 .build()
                 .start();
+    }
+
+    /** Returns the Netty TLS context of a gRPC port serving {@code tls}; the identity comes from its sessions. */
+    static SslContext sslContext(TlsMaterial tls) {
+        SslContextBuilder builder = GrpcSslContexts.configure(SslContextBuilder.forServer(tls.privateKey(),
+                tls.certificateChain().toArray(X509Certificate[]::new)))
+                .protocols(TlsMaterial.PROTOCOLS);
+        if (tls.clientCertificatesRequired()) {
+            builder.trustManager(tls.clientCa().toArray(X509Certificate[]::new)).clientAuth(ClientAuth.REQUIRE);
+        }
+        try {
+            return builder.build();
+        } catch (SSLException e) {
+            throw new IllegalArgumentException("TLS of the gRPC port cannot be set up with " + tls + ": "
+                    + e.getMessage(), e);
+        }
     }
 
     /** Waits a short grace for in-flight calls of a shut-down gRPC server, then cuts them. Null-safe. */

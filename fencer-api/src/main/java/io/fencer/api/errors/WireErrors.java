@@ -49,7 +49,7 @@ public final class WireErrors {
             case LIMIT_EXCEEDED -> Status.RESOURCE_EXHAUSTED;
             case SESSION_EXPIRED, NOT_HOLDER, STALE_TOKEN, SCOPE_MISMATCH, TOKEN_EXHAUSTED ->
                     Status.FAILED_PRECONDITION;
-            case BAD_TOKEN_SIGNATURE -> Status.UNAUTHENTICATED;
+            case SESSION_UNAUTHENTICATED, BAD_TOKEN_SIGNATURE -> Status.UNAUTHENTICATED;
             case NOT_LEADER, UNAVAILABLE -> Status.UNAVAILABLE;
             case INTERNAL -> Status.INTERNAL;
         };

@@ -4,6 +4,7 @@ import io.fencer.core.UnavailableException;
 import io.fencer.lock.Event;
 import io.fencer.server.admin.AdminHttpServer;
 import io.fencer.server.locks.LocksService;
+import io.fencer.server.locks.SessionSecrets;
 import io.fencer.server.locks.PendingAcquires;
 import io.fencer.server.locks.ServerMetrics;
 import io.fencer.server.locks.SessionKeeper;
@@ -133,7 +134,7 @@ public final class FencerServer implements AutoCloseable {
 
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
-                config.tokenKeys(), metrics::recordRequest);
+                config.tokenKeys(), new SessionSecrets(config.ticker()), metrics::recordRequest);
         List<ServerServiceDefinition> services = new ArrayList<>();
         services.add(ServerInterceptors.intercept(MalformedRequests.guard(service.bindService(),
                 INBOUND_MESSAGE_BYTES_MAX), metrics));

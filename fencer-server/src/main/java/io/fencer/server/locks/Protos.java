@@ -1,8 +1,11 @@
 package io.fencer.server.locks;
 
+import io.fencer.api.errors.WireErrors;
+import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.Waiter;
+import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
@@ -31,14 +34,17 @@ final class Protos {
         };
     }
 
-    /** Returns the wire form of a lock; its holder's sequencer is unsigned, as only the grantee gets a signed one. */
+    /**
+     * Returns the wire form of a lock; its holder's sequencer is unsigned, as only the grantee gets a signed one, and
+     * the holder is shown by the identity that opened its session, not by the session's id.
+     */
     static LockInfo lockInfo(LockView view) {
         LockInfo.Builder info = LockInfo.newBuilder()
                 .setLock(view.lock())
                 .setLastToken(view.lastToken())
                 .setDelayed(view.delayed());
         if (view.holder() != null) {
-            info.setHolder(token(view.holder(), null)).setHolderSessionId(view.holderSessionId());
+            info.setHolder(token(view.holder(), null)).setHolderIdentity(view.holderIdentity());
         }
         for (LockView.WaiterView waiter : view.waiters()) {
             info.addWaiters(Waiter.newBuilder().setSessionId(waiter.sessionId()).setRequestId(waiter.requestId()));
@@ -58,7 +64,7 @@ final class Protos {
         ValidateResponse.Builder response = ValidateResponse.newBuilder().setLastToken(validation.lastToken());
         switch (validation.status()) {
             case CURRENT -> response.setStatus(ValidateResponse.Status.CURRENT)
-                    .setHolderSessionId(validation.holderSessionId())
+                    .setHolderIdentity(validation.holderIdentity())
                     .setLeaseRemainingMillis(leaseRemainingMillis);
             case SUPERSEDED -> response.setStatus(ValidateResponse.Status.SUPERSEDED)
                     .setSupersededBy(validation.lastToken());
@@ -69,5 +75,14 @@ final class Protos {
             response.setEnded(endCause(validation.ended()));
         }
         return response.build();
+    }
+
+    /** Returns {@code error} as a call that failed with it would have ended: its status, sentence and detail. */
+    static CallError callError(FencerException error) {
+        return CallError.newBuilder()
+                .setStatusCode(WireErrors.status(error.reason()).getCode().value())
+                .setDescription(error.getMessage())
+                .setDetail(WireErrors.toDetail(error))
+                .build();
     }
 }

@@ -332,7 +332,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                 response.setExpired(true);
             }
         } catch (SessionUnauthenticatedException e) {
-            response.setError(Protos.callError(e));
+            response.setError(Replies.callError(e));
         }
         return response.build();
     }

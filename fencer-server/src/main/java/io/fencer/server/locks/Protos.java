@@ -1,11 +1,8 @@
 package io.fencer.server.locks;
 
-import io.fencer.api.errors.WireErrors;
-import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.Waiter;
-import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
@@ -75,14 +72,5 @@ final class Protos {
             response.setEnded(endCause(validation.ended()));
         }
         return response.build();
-    }
-
-    /** Returns {@code error} as a call that failed with it would have ended: its status, sentence and detail. */
-    static CallError callError(FencerException error) {
-        return CallError.newBuilder()
-                .setStatusCode(WireErrors.status(error.reason()).getCode().value())
-                .setDescription(error.getMessage())
-                .setDetail(WireErrors.toDetail(error))
-                .build();
     }
 }

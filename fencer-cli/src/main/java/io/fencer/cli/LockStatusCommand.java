@@ -63,7 +63,7 @@ final class LockStatusCommand implements Callable<Integer> {
                 .add("holder", status.holder() == null ? null : status.holder().toString())
                 .add("holderSequencer", status.holder() == null ? null : status.holder().sequencer())
                 .add("holderToken", status.holder() == null ? null : Long.valueOf(status.holder().value()))
-                .addUnsigned("holderSessionId", status.holderSessionId() == 0 ? null : status.holderSessionId())
+                .add("holderIdentity", status.holderIdentity())
                 .addLongs("waiterSessionIds", status.waiterSessionIds())
                 .add("lastToken", status.lastToken())
                 .add("delayed", status.delayed())
@@ -73,12 +73,12 @@ final class LockStatusCommand implements Callable<Integer> {
     /** Returns the locks as an aligned text table with a header row. */
     static String table(List<LockStatus> locks) {
         List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"LOCK", "HOLDER", "SESSION", "WAITERS", "LAST TOKEN", "DELAYED", "LAST END"});
+        rows.add(new String[] {"LOCK", "HOLDER", "IDENTITY", "WAITERS", "LAST TOKEN", "DELAYED", "LAST END"});
         for (LockStatus status : locks) {
             rows.add(new String[] {
                 status.lock(),
                 status.holder() == null ? "-" : status.holder().toString(),
-                status.holderSessionId() == 0 ? "-" : Long.toUnsignedString(status.holderSessionId()),
+                status.holderIdentity() == null ? "-" : status.holderIdentity(),
                 Integer.toString(status.waiterSessionIds().size()),
                 Long.toString(status.lastToken()),
                 status.delayed() ? "yes" : "no",

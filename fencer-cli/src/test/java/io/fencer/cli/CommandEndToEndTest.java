@@ -69,7 +69,7 @@ class CommandEndToEndTest {
     }
 
     @Test
-    void lockStatus_heldLock_showsHolderTokenAndSessionAsJsonAndTable() {
+    void lockStatus_heldLock_showsHolderTokenAndIdentityAsJsonAndTable() {
         try (Session session = fencer.openSession(Duration.ofSeconds(10));
              Grant grant = session.lock("status-orders").acquire(Duration.ofSeconds(30))) {
             FencingToken token = grant.token();
@@ -82,13 +82,13 @@ class CommandEndToEndTest {
             assertThat(one.out().strip()).startsWith("{").endsWith("}").contains(
                     "\"lock\":\"status-orders\"", "\"holder\":\"" + token + "\"",
                     "\"holderSequencer\":\"" + token.sequencer() + "\"", "\"holderToken\":" + token.value(),
-                    "\"holderSessionId\":" + session.id(), "\"waiterSessionIds\":[]",
+                    "\"holderIdentity\":\"anonymous\"", "\"waiterSessionIds\":[]",
                     "\"lastToken\":" + token.value(), "\"delayed\":false");
             assertThat(all.exitCode()).as(all.err()).isZero();
             assertThat(all.out().strip()).startsWith("[").endsWith("]").contains("\"holder\":\"" + token + "\"");
             assertThat(table.exitCode()).as(table.err()).isZero();
             assertThat(table.out()).contains("LOCK", "HOLDER", "LAST TOKEN").containsPattern(
-                    "status-orders\\s+" + Pattern.quote(token.toString()) + "\\s+" + session.id() + "\\s+0\\s+"
+                    "status-orders\\s+" + Pattern.quote(token.toString()) + "\\s+anonymous\\s+0\\s+"
                             + token.value() + "\\s+no");
         }
     }

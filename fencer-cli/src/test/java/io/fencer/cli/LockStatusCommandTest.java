@@ -16,15 +16,15 @@ class LockStatusCommandTest {
     void toJson_heldLockWithHardNameAndLargestToken_pinsTheShape() {
         String lock = "q\"b\\s \u00e9\ud83d\ude00";
         FencingToken holder = new FencingToken(lock, FencingToken.VALUE_MAX);
-        LockStatus status = new LockStatus(lock, holder, -1L, List.of(3L, Long.MAX_VALUE), Long.MAX_VALUE, true,
-                "ended\u0001\n");
+        LockStatus status = new LockStatus(lock, holder, "billing \"eu\"", List.of(3L, Long.MAX_VALUE),
+                Long.MAX_VALUE, true, "ended\u0001\n");
 
         String json = LockStatusCommand.toJson(status).toString();
 
         String quotedLock = "\"q\\\"b\\\\s \u00e9\ud83d\ude00";
         assertThat(json).isEqualTo("{\"lock\":" + quotedLock + "\",\"holder\":" + quotedLock + "#9223372036854775806\","
                 + "\"holderSequencer\":\"" + holder.sequencer() + "\",\"holderToken\":9223372036854775806,"
-                + "\"holderSessionId\":18446744073709551615,\"waiterSessionIds\":[3,9223372036854775807],"
+                + "\"holderIdentity\":\"billing \\\"eu\\\"\",\"waiterSessionIds\":[3,9223372036854775807],"
                 + "\"lastToken\":9223372036854775807,\"delayed\":true,\"lastEnd\":\"ended\\u0001\\n\"}");
         JsonObject read = JsonParser.parseString(json).getAsJsonObject();
         assertThat(read.get("lock").getAsString()).isEqualTo(lock);
@@ -34,12 +34,12 @@ class LockStatusCommandTest {
 
     @Test
     void toJson_freeLocks_writeNullsAndAnArray() {
-        LockStatus free = new LockStatus("free", null, 0, List.of(), 0, false, null);
+        LockStatus free = new LockStatus("free", null, null, List.of(), 0, false, null);
 
         String json = Json.array(List.of(LockStatusCommand.toJson(free), LockStatusCommand.toJson(free)));
 
         String one = "{\"lock\":\"free\",\"holder\":null,\"holderSequencer\":null,\"holderToken\":null,"
-                + "\"holderSessionId\":null,\"waiterSessionIds\":[],\"lastToken\":0,\"delayed\":false,"
+                + "\"holderIdentity\":null,\"waiterSessionIds\":[],\"lastToken\":0,\"delayed\":false,"
                 + "\"lastEnd\":null}";
         assertThat(json).isEqualTo("[" + one + "," + one + "]");
     }

@@ -29,13 +29,6 @@ public interface FencerClient extends AutoCloseable {
     /** Asks whether {@code token} is still its lock's holder, and if not, what superseded or ended it. */
     TokenStatus validate(FencingToken token);
 
-    /**
-     * Releases a lock by its token.
-     *
-     * @throws io.fencer.core.NotHolderException when the token is not the holder's; nothing changed
-     */
-    void release(FencingToken token);
-
     /** Closes the connections; sessions opened through this client are closed first. */
     @Override
     void close();

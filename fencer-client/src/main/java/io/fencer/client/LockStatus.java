@@ -8,13 +8,14 @@ import java.util.List;
  *
  * @param lock the name
  * @param holder the holder's token, or null when free
- * @param holderSessionId the holder's session, or 0
+ * @param holderIdentity the identity that opened the holder's session (its client certificate's common name under
+ *     TLS with client certificates, else "anonymous"), or null when free; the service does not show session ids
  * @param waiterSessionIds waiting sessions, first in line first
  * @param lastToken the latest token ever issued for the lock
  * @param delayed true while in lock-delay after its holder's session expired
  * @param lastEnd how the last grant ended (RELEASED, SESSION_CLOSED, SESSION_EXPIRED), or null
  */
-public record LockStatus(String lock, FencingToken holder, long holderSessionId, List<Long> waiterSessionIds,
+public record LockStatus(String lock, FencingToken holder, String holderIdentity, List<Long> waiterSessionIds,
         long lastToken, boolean delayed, String lastEnd) {
     public LockStatus {
         waiterSessionIds = List.copyOf(waiterSessionIds);

@@ -15,6 +15,11 @@ public record SessionLoss(long sessionId, Cause cause, String detail) {
         /** The service said the session expired. */
         EXPIRED,
         /** No keepalive was acknowledged for a whole ttl: the service has expired the session, or will. */
-        UNREACHABLE
+        UNREACHABLE,
+        /**
+         * The service refused the session's secret (SESSION_UNAUTHENTICATED): nothing this client sends for the
+         * session is accepted any more, so it is lost to this client, although the service may keep it until its ttl.
+         */
+        UNAUTHENTICATED
     }
 }

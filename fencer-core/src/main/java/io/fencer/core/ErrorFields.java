@@ -20,7 +20,8 @@ import java.util.function.Function;
  *   INVALID_ARGUMENT                                          field, value, message
  *   LIMIT_EXCEEDED                                            limit, limitValue, message
  *   SESSION_EXPIRED                                           sessionId, message
- *   NOT_HOLDER           lock   presented       holder's (0 = the lock is free)
+ *   SESSION_UNAUTHENTICATED                                   sessionId, message
+ *   NOT_HOLDER           lock   presented       holder's (0 = the lock is free)  sessionId (0 = none)
  *   STALE_TOKEN          scope  presented       accepted      policy
  *   SCOPE_MISMATCH       scope  presented                     value = the presented token's lock
  *   TOKEN_EXHAUSTED      lock                   last token
@@ -42,7 +43,8 @@ import java.util.function.Function;
  *     IDEMPOTENCY_MISMATCH: the idempotency key
  * @param limit LIMIT_EXCEEDED: the limit's configuration name, e.g. {@code waitersPerLockMax}
  * @param limitValue LIMIT_EXCEEDED: the limit's value
- * @param sessionId SESSION_EXPIRED: the session
+ * @param sessionId SESSION_EXPIRED, SESSION_UNAUTHENTICATED: the session; NOT_HOLDER: the session that presented
+ *     the token, or 0
  * @param lock the lock or the resource's scope the error is about
  * @param presentedToken the value of the token the request presented
  * @param currentToken the token in force: the holder's, the resource's accepted one, or the lock's last one
@@ -111,10 +113,14 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
             case SESSION_EXPIRED -> new Mapping<>(SessionExpiredException.class,
                     (error, fields) -> fields.sessionId(error.sessionId()),
                     fields -> new SessionExpiredException(fields.sessionId(), fields.message()));
+            case SESSION_UNAUTHENTICATED -> new Mapping<>(SessionUnauthenticatedException.class,
+                    (error, fields) -> fields.sessionId(error.sessionId()),
+                    fields -> new SessionUnauthenticatedException(fields.sessionId(), fields.message()));
             case NOT_HOLDER -> new Mapping<>(NotHolderException.class,
                     (error, fields) -> fields.lock(error.lock()).presentedToken(error.presented())
-                            .currentToken(error.current()),
-                    fields -> new NotHolderException(fields.lock(), fields.presentedToken(), fields.currentToken()));
+                            .currentToken(error.current()).sessionId(error.sessionId()),
+                    fields -> new NotHolderException(fields.lock(), fields.presentedToken(), fields.currentToken(),
+                            fields.sessionId()));
             case STALE_TOKEN -> new Mapping<>(StaleTokenException.class,
                     (error, fields) -> fields.lock(error.scope()).presentedToken(error.presented())
                             .currentToken(error.accepted()).policy(error.policy()),

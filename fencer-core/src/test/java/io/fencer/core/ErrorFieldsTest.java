@@ -15,7 +15,8 @@ class ErrorFieldsTest {
             case INVALID_ARGUMENT -> new InvalidArgumentException("field-1", "value-2", "message 3");
             case LIMIT_EXCEEDED -> new LimitExceededException("limit-4", 5, "message 6");
             case SESSION_EXPIRED -> new SessionExpiredException(7, "message 8");
-            case NOT_HOLDER -> new NotHolderException("lock-9", 10, 11);
+            case SESSION_UNAUTHENTICATED -> new SessionUnauthenticatedException(27, "message 28");
+            case NOT_HOLDER -> new NotHolderException("lock-9", 10, 11, 29);
             case STALE_TOKEN -> new StaleTokenException("scope-12", 13, 14, FencePolicy.STRICT);
             case SCOPE_MISMATCH -> new ScopeMismatchException("scope-15", new FencingToken("lock-16", 17));
             case TOKEN_EXHAUSTED -> new TokenExhaustedException("lock-18", 19);
@@ -110,5 +111,17 @@ class ErrorFieldsTest {
         assertThat(fields.toBuilder().build()).isEqualTo(fields);
         assertThat(ErrorFields.builder(ErrorReason.INTERNAL).build())
                 .isEqualTo(new ErrorFields(ErrorReason.INTERNAL, "", "", "", "", 0, 0, "", 0, 0, "", null, "", "", ""));
+    }
+
+    @Test
+    void notHolder_presentedBySession_namesTheSessionAndTheHolderNeverTheOtherWay() {
+        NotHolderException bySession = new NotHolderException("orders", 5, 5, 3);
+        NotHolderException byToken = new NotHolderException("orders", 4, 0);
+
+        assertThat(bySession).hasMessage("token orders#5 is not held by session 3 on lock 'orders'; "
+                + "the holder is orders#5");
+        assertThat(bySession.sessionId()).isEqualTo(3);
+        assertThat(byToken).hasMessage("token orders#4 is not the holder of lock 'orders'; the lock is free");
+        assertThat(byToken.sessionId()).isZero();
     }
 }

@@ -75,9 +75,11 @@ class SeedScenarioProcessTest {
             assertThat(grantedAfterMillis).isLessThanOrEqualTo(TTL.toMillis() + 2_000);
             assertThat(clientA.isAlive()).as("A is frozen, still believing it holds the lock").isTrue();
 
-            assertThatThrownBy(() -> fencer.release(tokenA)).isInstanceOfSatisfying(NotHolderException.class, e -> {
+            // A's token releases nothing, not even through B, the holder: a release names the session's own token.
+            assertThatThrownBy(() -> sessionB.release(tokenA)).isInstanceOfSatisfying(NotHolderException.class, e -> {
                 assertThat(e.presented()).isEqualTo(tokenA.value());
                 assertThat(e.current()).isEqualTo(b.token().value());
+                assertThat(e.sessionId()).isEqualTo(sessionB.id());
             });
             assertThat(fencer.describe("orders").holder()).isEqualTo(b.token());
             TokenStatus status = fencer.validate(tokenA);

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * A bounds-checked reader over an encoded byte array. Every read checks the bytes left first, and every length
@@ -81,6 +82,14 @@ final class ByteReader {
             throw malformed(field + " count " + count + " cannot fit in the " + remaining() + " bytes left");
         }
         return count;
+    }
+
+    /** Reads exactly {@code count} raw bytes. */
+    byte[] readBytes(int count, String field) {
+        need(count, field);
+        byte[] read = Arrays.copyOfRange(bytes, offset, offset + count);
+        offset += count;
+        return read;
     }
 
     /** Reads a length-prefixed UTF-8 string; a length of -1 stands for null. */

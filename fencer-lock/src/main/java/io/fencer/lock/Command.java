@@ -12,21 +12,38 @@ import java.util.Objects;
  * <p>A command that names a lock holds a {@link LockName}, checked where the command was made (the server's
  * request checks, or the codec decoding a log entry): the state machine and the tokens it issues never check the
  * name again.
+ *
+ * <p>A command a client makes for a session carries the {@link SecretHash} of the secret the client presented, never
+ * the secret: the state machine compares it with the session's own hash while it applies the command, so the
+ * check and the action are one atomic step on every replica, whatever the leader checked before proposing.
+ * Commands the leader makes by itself ({@link ExpireSession}, {@link EndLockDelay}) act for no client and carry
+ * none.
  */
 public sealed interface Command {
 
     /**
-     * Opens a session with a lease of {@code ttlMillis}; a retry with the same non-empty request id returns the same
-     * session while it lives.
+     * Opens a session with a lease of {@code ttlMillis} for {@code identity}, whose secret has the hash
+     * {@code secretHash} (the leader drew the secret). A retry with the same non-empty request id returns the same
+     * session while it lives, if it comes from the same identity with the same secret hash; otherwise it is
+     * refused, so that a retry never hands out another secret for a session opened before.
      */
-    record OpenSession(String requestId, long ttlMillis) implements Command {
+    record OpenSession(String requestId, long ttlMillis, String identity, SecretHash secretHash) implements Command {
         public OpenSession {
             Limits.checkRequestId(requestId, true);
+            Limits.checkIdentity(identity);
+            Objects.requireNonNull(secretHash, "secretHash");
         }
     }
 
-    /** Closes a session: releases its locks (granting next waiters) and drops its waits. Unknown ids are a no-op. */
-    record CloseSession(long sessionId) implements Command {}
+    /**
+     * Closes a session: releases its locks (granting next waiters) and drops its waits. Unknown ids are a no-op;
+     * a known session with another secret hash is refused.
+     */
+    record CloseSession(long sessionId, SecretHash secretHash) implements Command {
+        public CloseSession {
+            Objects.requireNonNull(secretHash, "secretHash");
+        }
+    }
 
     /**
      * Ends a session whose lease passed, as decided by the leader. With {@code lockDelay}, every lock the session
@@ -40,15 +57,17 @@ public sealed interface Command {
      * or refused as busy when not. The holder acquiring again gets its grant back; a retry while waiting keeps
      * its place.
      */
-    record Acquire(long sessionId, LockName lockName, String requestId, boolean waitQueued) implements Command {
+    record Acquire(long sessionId, SecretHash secretHash, LockName lockName, String requestId, boolean waitQueued)
+            implements Command {
         public Acquire {
+            Objects.requireNonNull(secretHash, "secretHash");
             Objects.requireNonNull(lockName, "lockName");
             Limits.checkRequestId(requestId, false);
         }
 
         /** As the canonical constructor, checking {@code lock} first; for callers that hold a plain string. */
-        public Acquire(long sessionId, String lock, String requestId, boolean waitQueued) {
-            this(sessionId, LockName.of(lock), requestId, waitQueued);
+        public Acquire(long sessionId, SecretHash secretHash, String lock, String requestId, boolean waitQueued) {
+            this(sessionId, secretHash, LockName.of(lock), requestId, waitQueued);
         }
 
         /** Returns the lock's name as a string: the key of the state machine's maps. */
@@ -61,14 +80,16 @@ public sealed interface Command {
      * Removes a session's queued wait for a lock (its wait deadline passed). A no-op when not waiting. The wait is
      * found by session and lock; {@code requestId} (which may be null) is carried for the record only.
      */
-    record CancelWait(long sessionId, LockName lockName, String requestId) implements Command {
+    record CancelWait(long sessionId, SecretHash secretHash, LockName lockName, String requestId)
+            implements Command {
         public CancelWait {
+            Objects.requireNonNull(secretHash, "secretHash");
             Objects.requireNonNull(lockName, "lockName");
         }
 
         /** As the canonical constructor, checking {@code lock}; for callers that hold a plain string. */
-        public CancelWait(long sessionId, String lock, String requestId) {
-            this(sessionId, LockName.of(lock), requestId);
+        public CancelWait(long sessionId, SecretHash secretHash, String lock, String requestId) {
+            this(sessionId, secretHash, LockName.of(lock), requestId);
         }
 
         /** Returns the lock's name as a string: the key of the state machine's maps. */
@@ -77,15 +98,19 @@ public sealed interface Command {
         }
     }
 
-    /** Releases a lock by its token; only the holder's current token releases. */
-    record Release(LockName lockName, long token) implements Command {
+    /**
+     * Releases a lock that session {@code sessionId} holds under {@code token}; any other token, or a lock held by
+     * another session, is refused.
+     */
+    record Release(long sessionId, SecretHash secretHash, LockName lockName, long token) implements Command {
         public Release {
+            Objects.requireNonNull(secretHash, "secretHash");
             Objects.requireNonNull(lockName, "lockName");
         }
 
         /** As the canonical constructor, checking {@code lock}; for callers that hold a plain string. */
-        public Release(String lock, long token) {
-            this(LockName.of(lock), token);
+        public Release(long sessionId, SecretHash secretHash, String lock, long token) {
+            this(sessionId, secretHash, LockName.of(lock), token);
         }
 
         /** Returns the lock's name as a string: the key of the state machine's maps. */

@@ -27,11 +27,13 @@ import java.util.Set;
  * The binary form of commands in the replicated log, and of results in replies. A log entry holds a batch
  * of commands, applied in order. Versioned by a leading byte so later versions can read older logs.
  *
- * <p>Format (version 1, big-endian): {@code version:u8, count:i32, count × (tag:u8, fields)}. Strings are an
+ * <p>Format (version 2, big-endian): {@code version:u8, count:i32, count × (tag:u8, fields)}. Strings are an
  * {@code i32} byte length (-1 for null) and strict UTF-8; booleans one byte 0 or 1; an optional token is a
- * boolean then {@code lock:string, value:i64}. Decoding refuses garbage, truncation, unknown tags and trailing
- * bytes with an {@link IllegalArgumentException} naming the offset, and reads every length and count against
- * the bytes left before allocating.
+ * boolean then {@code lock:string, value:i64}; a {@link SecretHash} is its 32 bytes. Version 2 added the identity
+ * and secret hash of OpenSession and the secret hash (and Release's session id) of the commands a client makes for
+ * a session; version 1, written before session secrets, is refused, since its sessions have no secret. Decoding
+ * refuses garbage, truncation, unknown tags and trailing bytes with an {@link IllegalArgumentException} naming the
+ * offset, and reads every length and count against the bytes left before allocating.
  *
  * <p>A rejected result is its error's {@link ErrorFields}, every component in the record's order: the reason's
  * name, then message, field, value and limit as strings, limitValue and sessionId as i64, lock as a string,
@@ -55,7 +57,7 @@ import java.util.Set;
  * {@link LockName} or a token, so it has no unpaired surrogate and takes the plain encoder at once.
  */
 public final class CommandCodec {
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     private static final int OPEN_SESSION = 1;
     private static final int CLOSE_SESSION = 2;
@@ -78,7 +80,7 @@ public final class CommandCodec {
     /** The reasons the lock state machine rejects commands with; the codec refuses every other as a bug. */
     private static final Set<ErrorReason> REJECTION_REASONS = Collections.unmodifiableSet(EnumSet.of(
             ErrorReason.INVALID_ARGUMENT, ErrorReason.LIMIT_EXCEEDED, ErrorReason.SESSION_EXPIRED,
-            ErrorReason.NOT_HOLDER, ErrorReason.TOKEN_EXHAUSTED));
+            ErrorReason.SESSION_UNAUTHENTICATED, ErrorReason.NOT_HOLDER, ErrorReason.TOKEN_EXHAUSTED));
 
     /** The fewest bytes one encoded command or result takes: its tag. */
     private static final int ITEM_BYTES_MIN = 1;
@@ -107,9 +109,12 @@ public final class CommandCodec {
             out.writeByte(OPEN_SESSION);
             writeString(out, open.requestId());
             out.writeLong(open.ttlMillis());
+            writeString(out, open.identity());
+            out.write(open.secretHash().bytes());
         } else if (command instanceof Command.CloseSession close) {
             out.writeByte(CLOSE_SESSION);
             out.writeLong(close.sessionId());
+            out.write(close.secretHash().bytes());
         } else if (command instanceof Command.ExpireSession expire) {
             out.writeByte(EXPIRE_SESSION);
             out.writeLong(expire.sessionId());
@@ -117,16 +122,20 @@ public final class CommandCodec {
         } else if (command instanceof Command.Acquire acquire) {
             out.writeByte(ACQUIRE);
             out.writeLong(acquire.sessionId());
+            out.write(acquire.secretHash().bytes());
             writeName(out, acquire.lockName());
             writeString(out, acquire.requestId());
             out.writeBoolean(acquire.waitQueued());
         } else if (command instanceof Command.CancelWait cancel) {
             out.writeByte(CANCEL_WAIT);
             out.writeLong(cancel.sessionId());
+            out.write(cancel.secretHash().bytes());
             writeName(out, cancel.lockName());
             writeString(out, cancel.requestId());
         } else if (command instanceof Command.Release release) {
             out.writeByte(RELEASE);
+            out.writeLong(release.sessionId());
+            out.write(release.secretHash().bytes());
             writeName(out, release.lockName());
             out.writeLong(release.token());
         } else if (command instanceof Command.EndLockDelay end) {
@@ -159,24 +168,30 @@ public final class CommandCodec {
         int tag = in.readByte("command tag");
         switch (tag) {
             case OPEN_SESSION:
-                return new Command.OpenSession(in.readRequiredString("request id"), in.readLong("ttl"));
+                return new Command.OpenSession(in.readRequiredString("request id"), in.readLong("ttl"),
+                        in.readRequiredString("identity"), readSecretHash(in));
             case CLOSE_SESSION:
-                return new Command.CloseSession(in.readLong("session id"));
+                return new Command.CloseSession(in.readLong("session id"), readSecretHash(in));
             case EXPIRE_SESSION:
                 return new Command.ExpireSession(in.readLong("session id"), in.readBoolean("lock delay"));
             case ACQUIRE:
-                return new Command.Acquire(in.readLong("session id"), in.readLockName("lock"),
+                return new Command.Acquire(in.readLong("session id"), readSecretHash(in), in.readLockName("lock"),
                         in.readRequiredString("request id"), in.readBoolean("wait queued"));
             case CANCEL_WAIT:
-                return new Command.CancelWait(in.readLong("session id"), in.readLockName("lock"),
+                return new Command.CancelWait(in.readLong("session id"), readSecretHash(in), in.readLockName("lock"),
                         in.readString("request id"));
             case RELEASE:
-                return new Command.Release(in.readLockName("lock"), in.readLong("token"));
+                return new Command.Release(in.readLong("session id"), readSecretHash(in), in.readLockName("lock"),
+                        in.readLong("token"));
             case END_LOCK_DELAY:
                 return new Command.EndLockDelay(in.readLockName("lock"));
             default:
                 throw in.malformed("unknown command tag " + tag);
         }
+    }
+
+    private static SecretHash readSecretHash(ByteReader in) {
+        return SecretHash.fromBytes(in.readBytes(SecretHash.BYTES, "secret hash"));
     }
 
     public static byte[] encodeResults(List<Result> results) {

@@ -18,6 +18,8 @@ public record Limits(int sessionsMax, int locksMax, int waitersPerLockMax, int l
         long ttlMillisMin, long ttlMillisMax) {
     /** The longest request id, in UTF-8 bytes. */
     public static final int REQUEST_ID_BYTES_MAX = 128;
+    /** The longest identity of a session's opener (a certificate's common name), in UTF-8 bytes. */
+    public static final int IDENTITY_BYTES_MAX = 256;
 
     public static final Limits DEFAULT = new Limits(100_000, 1_000_000, 10_000, 10_000, 1_000, 3_600_000);
 
@@ -36,6 +38,18 @@ public record Limits(int sessionsMax, int locksMax, int waitersPerLockMax, int l
         if (ttlMillis < ttlMillisMin || ttlMillis > ttlMillisMax) {
             throw new InvalidArgumentException("ttl_millis", Long.toString(ttlMillis), "session ttl " + ttlMillis
                     + " ms is outside [" + ttlMillisMin + " ms, " + ttlMillisMax + " ms]");
+        }
+    }
+
+    /** Checks the identity of a session's opener: 1 to {@link #IDENTITY_BYTES_MAX} bytes of UTF-8. */
+    public static void checkIdentity(String identity) {
+        if (identity == null || identity.isEmpty()) {
+            throw new InvalidArgumentException("identity", "", "a session's identity must not be empty");
+        }
+        int bytes = identity.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > IDENTITY_BYTES_MAX) {
+            throw new InvalidArgumentException("identity", identity, "identity is " + bytes
+                    + " bytes of UTF-8, more than identityBytesMax " + IDENTITY_BYTES_MAX);
         }
     }
 

@@ -68,11 +68,13 @@ final class LockRecord {
         return -1;
     }
 
-    LockView view() {
+    /** Returns the picture of this lock; {@code holderIdentity} is its holder session's, or null when free. */
+    LockView view(String holderIdentity) {
         List<LockView.WaiterView> queue = new ArrayList<>(waiters.size());
         for (Map.Entry<Long, String> waiter : waiters.entrySet()) {
             queue.add(new LockView.WaiterView(waiter.getKey(), waiter.getValue()));
         }
-        return new LockView(name, holderToken(), holderSessionId, queue, lastToken, delayed, lastEnd);
+        return new LockView(name, holderToken(), holderSessionId, holderIdentity, queue, lastToken, delayed,
+                lastEnd);
     }
 }

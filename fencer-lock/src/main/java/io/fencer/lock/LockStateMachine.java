@@ -8,6 +8,7 @@ import io.fencer.core.LockName;
 import io.fencer.core.LockNames;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
+import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.TokenExhaustedException;
 import java.io.DataInput;
 import java.io.DataOutput;
@@ -28,6 +29,12 @@ import java.util.TreeSet;
  * with a global floor. No threads, no clock, no randomness; not thread-safe (the server applies commands
  * from one thread and reads under the same exclusion).
  *
+ * <p>Sessions: each keeps the identity that opened it and the {@link SecretHash} of its secret (the leader drew
+ * the secret; it is never here). Every command a client makes for a session carries the hash of the secret the
+ * client presented, and is refused with {@link SessionUnauthenticatedException}, changing nothing, unless it is the
+ * session's: this check, not the leader's before proposing, is the authority, because it is made in the same step
+ * as the action on every replica.
+ *
  * <p>Tokens: a grant of lock L gets {@code max(lastToken(L), floor) + 1}. A lock record with no holder, no
  * waiter and no delay is dropped and its last token folded into {@code floor = max(floor, lastToken)}, so a
  * recreated lock starts above every token it ever had without keeping every name forever.
@@ -37,7 +44,7 @@ import java.util.TreeSet;
  */
 public final class LockStateMachine {
     /** The leading byte of a snapshot; a reader refuses versions it does not know. */
-    private static final int SNAPSHOT_VERSION = 1;
+    private static final int SNAPSHOT_VERSION = 2;
 
     /** Sessions by id; a sorted map so that {@link #sessions()} and snapshots come in id order. */
     private final TreeMap<Long, SessionRecord> sessions = new TreeMap<>();
@@ -77,7 +84,7 @@ public final class LockStateMachine {
         if (command instanceof Command.OpenSession open) {
             result = openSession(open, events);
         } else if (command instanceof Command.CloseSession close) {
-            result = endSession(close.sessionId(), EndCause.SESSION_CLOSED, false, events);
+            result = closeSession(close, events);
         } else if (command instanceof Command.ExpireSession expire) {
             result = endSession(expire.sessionId(), EndCause.SESSION_EXPIRED, expire.lockDelay(), events);
         } else if (command instanceof Command.Acquire acquire) {
@@ -103,8 +110,7 @@ public final class LockStateMachine {
         if (!open.requestId().isEmpty()) {
             Long existing = sessionIdsByRequestId.get(open.requestId());
             if (existing != null) {
-                SessionRecord session = sessions.get(existing);
-                return new Result.SessionOpened(session.id, session.ttlMillis);
+                return reopen(sessions.get(existing), open);
             }
         }
         if (sessions.size() >= limits.sessionsMax()) {
@@ -115,19 +121,68 @@ public final class LockStateMachine {
         if (sessionIdLast == Long.MAX_VALUE) {
             throw new IllegalStateException("session ids exhausted at " + sessionIdLast);
         }
-        SessionRecord session = new SessionRecord(++sessionIdLast, open.ttlMillis(), open.requestId());
+        SessionRecord session = new SessionRecord(++sessionIdLast, open.ttlMillis(), open.requestId(),
+                open.identity(), open.secretHash());
         sessions.put(session.id, session);
         if (!session.requestId.isEmpty()) {
             sessionIdsByRequestId.put(session.requestId, session.id);
         }
-        events.add(new Event.SessionOpened(session.id, session.ttlMillis));
+        events.add(new Event.SessionOpened(session.id, session.ttlMillis, session.secretHash));
         return new Result.SessionOpened(session.id, session.ttlMillis);
+    }
+
+    /**
+     * Answers a retried open: the same session, if the retry comes from the same identity with the same secret
+     * hash. Otherwise the caller could not be handed the session's secret (another identity must not get it, and a
+     * leader that drew another secret does not know it), so the retry is refused and the session left alone.
+     */
+    private Result reopen(SessionRecord session, Command.OpenSession open) {
+        if (!session.identity.equals(open.identity())) {
+            return new Result.Rejected(new SessionUnauthenticatedException(session.id, "session " + session.id
+                    + " was opened with request_id '" + InvalidArgumentException.printable(open.requestId())
+                    + "' by another identity than '" + InvalidArgumentException.printable(open.identity())
+                    + "': only its opener may retry the open"));
+        }
+        if (!session.secretHash.matches(open.secretHash())) {
+            return new Result.Rejected(new SessionUnauthenticatedException(session.id, "session " + session.id
+                    + " was opened by an earlier attempt with request_id '"
+                    + InvalidArgumentException.printable(open.requestId()) + "' whose secret the service no longer"
+                    + " keeps (the leader changed, or the attempt is older than the retry window): its secret is"
+                    + " not handed out again; open a new session with a new request_id"));
+        }
+        return new Result.SessionOpened(session.id, session.ttlMillis);
+    }
+
+    /**
+     * Returns the refusal of a command for {@code session} that presented {@code presented}, or null when it is the
+     * session's secret hash.
+     */
+    private static Result.Rejected refusal(SessionRecord session, SecretHash presented) {
+        if (session.secretHash.matches(presented)) {
+            return null;
+        }
+        return new Result.Rejected(new SessionUnauthenticatedException(session.id));
+    }
+
+    private Result closeSession(Command.CloseSession close, List<Event> events) {
+        SessionRecord session = sessions.get(close.sessionId());
+        if (session != null) {
+            Result.Rejected refused = refusal(session, close.secretHash());
+            if (refused != null) {
+                return refused;
+            }
+        }
+        return endSession(close.sessionId(), EndCause.SESSION_CLOSED, false, events);
     }
 
     private Result acquire(Command.Acquire acquire, List<Event> events) {
         SessionRecord session = sessions.get(acquire.sessionId());
         if (session == null) {
             return new Result.Rejected(new SessionExpiredException(acquire.sessionId()));
+        }
+        Result.Rejected refused = refusal(session, acquire.secretHash());
+        if (refused != null) {
+            return refused;
         }
         LockRecord record = locks.get(acquire.lock());
         if (record != null && record.held() && record.holderSessionId == session.id) {
@@ -215,10 +270,18 @@ public final class LockStateMachine {
     }
 
     private Result release(Command.Release release, List<Event> events) {
+        SessionRecord session = sessions.get(release.sessionId());
+        if (session == null) {
+            return new Result.Rejected(new SessionExpiredException(release.sessionId()));
+        }
+        Result.Rejected refused = refusal(session, release.secretHash());
+        if (refused != null) {
+            return refused;
+        }
         LockRecord record = locks.get(release.lock());
         long current = record == null ? FencingToken.NONE : record.holderTokenValue;
-        if (current == FencingToken.NONE || current != release.token()) {
-            return new Result.Rejected(new NotHolderException(release.lock(), release.token(), current));
+        if (current == FencingToken.NONE || current != release.token() || record.holderSessionId != session.id) {
+            return new Result.Rejected(new NotHolderException(release.lock(), release.token(), current, session.id));
         }
         FencingToken released = endGrant(record, EndCause.RELEASED, events);
         FencingToken next = grantNext(record, events);
@@ -325,6 +388,14 @@ public final class LockStateMachine {
     }
 
     private Result cancelWait(Command.CancelWait cancel) {
+        SessionRecord session = sessions.get(cancel.sessionId());
+        if (session == null) {
+            return new Result.WaitCancelled(false); // an ended session waits for nothing
+        }
+        Result.Rejected refused = refusal(session, cancel.secretHash());
+        if (refused != null) {
+            return refused;
+        }
         LockRecord record = locks.get(cancel.lock());
         if (record == null) {
             return new Result.WaitCancelled(false);
@@ -337,7 +408,7 @@ public final class LockStateMachine {
             return new Result.WaitCancelled(false);
         }
         waiterCount--;
-        sessions.get(cancel.sessionId()).waiting.remove(record.name);
+        session.waiting.remove(record.name);
         dropIfIdle(record);
         return new Result.WaitCancelled(true);
     }
@@ -350,7 +421,7 @@ public final class LockStateMachine {
     /** The state of one lock, or empty when it has no record (never used, or idle and dropped). */
     public Optional<LockView> describe(String lock) {
         LockRecord record = locks.get(lock);
-        return record == null ? Optional.empty() : Optional.of(record.view());
+        return record == null ? Optional.empty() : Optional.of(view(record));
     }
 
     /** Locks with a record (held, waited for or delayed) whose names start with {@code prefix}, in name order. */
@@ -364,9 +435,13 @@ public final class LockStateMachine {
             if (views.size() >= limit || !record.name.startsWith(prefix)) {
                 break;
             }
-            views.add(record.view());
+            views.add(view(record));
         }
         return views;
+    }
+
+    private LockView view(LockRecord record) {
+        return record.view(record.held() ? sessions.get(record.holderSessionId).identity : null);
     }
 
     /**
@@ -378,15 +453,16 @@ public final class LockStateMachine {
         LockRecord record = locks.get(token.lock());
         long lastToken = record == null ? floor : record.lastToken;
         if (token.value() > lastToken) {
-            return new Validation(Validation.Status.NEVER_ISSUED, lastToken, 0, null);
+            return new Validation(Validation.Status.NEVER_ISSUED, lastToken, 0, null, null);
         }
         if (record != null && record.held() && record.holderTokenValue == token.value()) {
-            return new Validation(Validation.Status.CURRENT, lastToken, record.holderSessionId, null);
+            return new Validation(Validation.Status.CURRENT, lastToken, record.holderSessionId,
+                    sessions.get(record.holderSessionId).identity, null);
         }
         if (token.value() < lastToken) {
-            return new Validation(Validation.Status.SUPERSEDED, lastToken, 0, null);
+            return new Validation(Validation.Status.SUPERSEDED, lastToken, 0, null, null);
         }
-        return new Validation(Validation.Status.ENDED, lastToken, 0, record == null ? null : record.lastEnd);
+        return new Validation(Validation.Status.ENDED, lastToken, 0, null, record == null ? null : record.lastEnd);
     }
 
     /** The state of one open session, or empty when it is unknown or ended. */
@@ -539,7 +615,10 @@ public final class LockStateMachine {
         return new IllegalStateException("lock state machine invariant broken: " + String.format(format, values));
     }
 
-    /** Writes the whole state; {@link #readSnapshot} restores an equal machine. */
+    /**
+     * Writes the whole state; {@link #readSnapshot} restores an equal machine. A session is written with its
+     * identity and the hash of its secret: the secret itself is never in the state.
+     */
     public void writeSnapshot(DataOutput out) throws IOException {
         out.writeByte(SNAPSHOT_VERSION);
         out.writeLong(sessionIdLast);
@@ -549,6 +628,8 @@ public final class LockStateMachine {
             out.writeLong(session.id);
             out.writeLong(session.ttlMillis);
             out.writeUTF(session.requestId);
+            out.writeUTF(session.identity);
+            out.write(session.secretHash.bytes());
             writeNames(out, session.held);
             writeNames(out, session.waiting);
         }
@@ -583,8 +664,10 @@ public final class LockStateMachine {
         Objects.requireNonNull(in, "in");
         int version = in.readUnsignedByte();
         if (version != SNAPSHOT_VERSION) {
+            // Version 1 predates session secrets: its sessions have none, so nobody could use them.
             throw new IOException("unsupported lock state snapshot version " + version + ", expected "
-                    + SNAPSHOT_VERSION);
+                    + SNAPSHOT_VERSION + " (version 1 was written before session secrets: start from an empty data"
+                    + " directory)");
         }
         LockStateMachine machine = new LockStateMachine(limits);
         try {
@@ -606,7 +689,11 @@ public final class LockStateMachine {
             long ttlMillis = in.readLong();
             String requestId = in.readUTF();
             Limits.checkRequestId(requestId, true);
-            SessionRecord session = new SessionRecord(id, ttlMillis, requestId);
+            String identity = in.readUTF();
+            Limits.checkIdentity(identity);
+            byte[] hash = new byte[SecretHash.BYTES];
+            in.readFully(hash);
+            SessionRecord session = new SessionRecord(id, ttlMillis, requestId, identity, SecretHash.fromBytes(hash));
             if (sessions.put(id, session) != null) {
                 throw new IOException("snapshot lists session " + id + " twice");
             }

@@ -13,6 +13,7 @@ import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockName;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
+import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.StaleTokenException;
 import io.fencer.core.TokenExhaustedException;
 import java.nio.ByteBuffer;
@@ -26,19 +27,21 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 class CommandCodecTest {
     private static final FencingToken TOKEN = new FencingToken("orders/é", 42);
+    private static final String IDENTITY = "client-ü";
+    private static final SecretHash HASH = SecretHash.of("the codec tests' secret");
 
     private static final List<Command> COMMANDS = List.of(
-            new Command.OpenSession("", 1_000),
-            new Command.OpenSession("open-ü", Long.MAX_VALUE),
-            new Command.CloseSession(7),
+            new Command.OpenSession("", 1_000, IDENTITY, HASH),
+            new Command.OpenSession("open-ü", Long.MAX_VALUE, IDENTITY, HASH),
+            new Command.CloseSession(7, HASH),
             new Command.ExpireSession(8, true),
             new Command.ExpireSession(Long.MIN_VALUE, false),
-            new Command.Acquire(9, "orders/é", "req-1", true),
-            new Command.Acquire(-1, "x", "r", false),
-            new Command.CancelWait(10, "orders", "req-2"),
-            new Command.CancelWait(10, "orders", null),
-            new Command.Release("orders", 42),
-            new Command.Release("orders", -5),
+            new Command.Acquire(9, HASH, "orders/é", "req-1", true),
+            new Command.Acquire(-1, HASH, "x", "r", false),
+            new Command.CancelWait(10, HASH, "orders", "req-2"),
+            new Command.CancelWait(10, HASH, "orders", null),
+            new Command.Release(11, HASH, "orders", 42),
+            new Command.Release(-2, SecretHash.of("another"), "orders", -5),
             new Command.EndLockDelay("orders/😀"));
 
     private static final List<Result> PLAIN_RESULTS = List.of(
@@ -65,6 +68,33 @@ class CommandCodecTest {
     }
 
     @Test
+    void encodeCommands_ofSessionCommands_holdsTheSecretHashAndIdentityNeverASecret() {
+        String secret = "the secret itself, which only the leader ever sees";
+        SecretHash hash = SecretHash.of(secret);
+        List<Command> commands = List.of(new Command.OpenSession("open-1", 1_000, "alice", hash),
+                new Command.Acquire(1, hash, "orders", "r", false), new Command.Release(1, hash, "orders", 1),
+                new Command.CancelWait(1, hash, "orders", "r"), new Command.CloseSession(1, hash));
+
+        byte[] bytes = CommandCodec.encodeCommands(commands);
+
+        assertThat(indexOfOrMinus(bytes, secret.getBytes(StandardCharsets.UTF_8))).isEqualTo(-1);
+        assertThat(indexOfOrMinus(bytes, hash.bytes())).isPositive();
+        assertThat(indexOfOrMinus(bytes, "alice".getBytes(StandardCharsets.UTF_8))).isPositive();
+        assertThat(CommandCodec.decodeCommands(bytes)).isEqualTo(commands);
+        assertThat(commands.get(0).toString()).doesNotContain(secret).contains("SecretHash[not shown]");
+    }
+
+    @Test
+    void decodeCommands_ofVersionOneBatch_isRefusedNamingTheVersion() {
+        // Version 1 was written before session secrets: its sessions had none, so nothing could act for them.
+        byte[] versionOne = ByteBuffer.allocate(1 + 4 + 1 + 8).put((byte) 1).putInt(1).put((byte) 2).putLong(7)
+                .array();
+
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(versionOne)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unsupported version 1, expected " + CommandCodec.VERSION);
+    }
+
+    @Test
     void decodeCommands_ofEmptyBatch_returnsEmptyList() {
         assertThat(CommandCodec.decodeCommands(CommandCodec.encodeCommands(List.of()))).isEmpty();
     }
@@ -84,6 +114,8 @@ class CommandCodecTest {
                 new Result.Rejected(new SessionExpiredException(13, "custom message")),
                 new Result.Rejected(new NotHolderException("orders", 3, 4)),
                 new Result.Rejected(new NotHolderException("orders", 3, FencingToken.NONE)),
+                new Result.Rejected(new NotHolderException("orders", 3, 4, 14)),
+                new Result.Rejected(new SessionUnauthenticatedException(15)),
                 new Result.Rejected(new TokenExhaustedException("orders", FencingToken.VALUE_MAX)));
 
         List<Result> decoded = CommandCodec.decodeResults(CommandCodec.encodeResults(rejected));
@@ -108,7 +140,10 @@ class CommandCodecTest {
         assertThat(List.of(notHolder.lock(), notHolder.presented(), notHolder.current()))
                 .containsExactly("orders", 3L, 4L);
         assertThat(((SessionExpiredException) ((Result.Rejected) decoded.get(3)).error()).sessionId()).isEqualTo(12);
-        assertThat(((TokenExhaustedException) ((Result.Rejected) decoded.get(7)).error()).lock()).isEqualTo("orders");
+        assertThat(((NotHolderException) ((Result.Rejected) decoded.get(7)).error()).sessionId()).isEqualTo(14);
+        assertThat(((SessionUnauthenticatedException) ((Result.Rejected) decoded.get(8)).error()).sessionId())
+                .isEqualTo(15);
+        assertThat(((TokenExhaustedException) ((Result.Rejected) decoded.get(9)).error()).lock()).isEqualTo("orders");
     }
 
     @Test
@@ -122,13 +157,14 @@ class CommandCodecTest {
 
     @ParameterizedTest
     @EnumSource(value = ErrorReason.class, names = {"INVALID_ARGUMENT", "LIMIT_EXCEEDED", "SESSION_EXPIRED",
-            "NOT_HOLDER", "TOKEN_EXHAUSTED"})
+            "SESSION_UNAUTHENTICATED", "NOT_HOLDER", "TOKEN_EXHAUSTED"})
     void decodeResults_ofEveryReasonTheMachineRejectsWith_keepsTypeAndEveryField(ErrorReason reason) {
         FencerException original = switch (reason) {
             case INVALID_ARGUMENT -> new InvalidArgumentException("field-1", "value-2", "message 3");
             case LIMIT_EXCEEDED -> new LimitExceededException("limit-4", 5, "message 6");
             case SESSION_EXPIRED -> new SessionExpiredException(7, "message 8");
-            case NOT_HOLDER -> new NotHolderException("lock-9", 10, 11);
+            case SESSION_UNAUTHENTICATED -> new SessionUnauthenticatedException(27, "message 28");
+            case NOT_HOLDER -> new NotHolderException("lock-9", 10, 11, 29);
             case TOKEN_EXHAUSTED -> new TokenExhaustedException("lock-12", 13);
             default -> throw new AssertionError("the lock state machine never rejects with " + reason);
         };
@@ -146,7 +182,7 @@ class CommandCodecTest {
 
     @ParameterizedTest
     @EnumSource(value = ErrorReason.class, mode = EnumSource.Mode.EXCLUDE, names = {"INVALID_ARGUMENT",
-            "LIMIT_EXCEEDED", "SESSION_EXPIRED", "NOT_HOLDER", "TOKEN_EXHAUSTED"})
+            "LIMIT_EXCEEDED", "SESSION_EXPIRED", "SESSION_UNAUTHENTICATED", "NOT_HOLDER", "TOKEN_EXHAUSTED"})
     void encodeResults_ofEveryReasonTheMachineNeverRejectsWith_failsFast(ErrorReason reason) {
         FencerException error = ErrorFields.builder(reason).message("m").value("orders").lock("payments")
                 .presentedToken(3).currentToken(4).policy(FencePolicy.STRICT).why("w").build().toException();
@@ -169,23 +205,32 @@ class CommandCodecTest {
     }
 
     private static int indexOf(byte[] bytes, byte[] part) {
+        int at = indexOfOrMinus(bytes, part);
+        if (at < 0) {
+            throw new AssertionError("not found");
+        }
+        return at;
+    }
+
+    private static int indexOfOrMinus(byte[] bytes, byte[] part) {
         for (int i = 0; i + part.length <= bytes.length; i++) {
             if (Arrays.equals(bytes, i, i + part.length, part, 0, part.length)) {
                 return i;
             }
         }
-        throw new AssertionError("not found");
+        return -1;
     }
 
     @Test
     void encodeCommands_asciiAndNonAsciiStrings_encodeAsStrictUtf8AndRoundTrip() {
         // ASCII and surrogate-free strings take fast paths; the bytes must be exactly those of strict UTF-8.
         for (String lock : List.of("bench-7", "zámek", "ключ", "lock-😀", "~edge")) {
-            Command.Release release = new Command.Release(lock, 3);
+            Command.Release release = new Command.Release(5, HASH, lock, 3);
             byte[] bytes = CommandCodec.encodeCommands(List.of(release));
             byte[] name = lock.getBytes(StandardCharsets.UTF_8);
-            ByteBuffer expected = ByteBuffer.allocate(1 + 4 + 1 + 4 + name.length + 8).put((byte) CommandCodec.VERSION)
-                    .putInt(1).put((byte) 6).putInt(name.length).put(name).putLong(3);
+            ByteBuffer expected = ByteBuffer.allocate(1 + 4 + 1 + 8 + SecretHash.BYTES + 4 + name.length + 8)
+                    .put((byte) CommandCodec.VERSION).putInt(1).put((byte) 6).putLong(5).put(HASH.bytes())
+                    .putInt(name.length).put(name).putLong(3);
 
             assertThat(bytes).as(lock).isEqualTo(expected.array());
             assertThat(CommandCodec.decodeCommands(bytes)).as(lock).containsExactly(release);
@@ -194,7 +239,7 @@ class CommandCodecTest {
 
     @Test
     void encodeCommands_ofRequestIdWithUnpairedSurrogate_failsFast() {
-        List<Command> commands = List.of(new Command.OpenSession("bad\uD800", 1_000));
+        List<Command> commands = List.of(new Command.OpenSession("bad\uD800", 1_000, IDENTITY, HASH));
 
         assertThatThrownBy(() -> CommandCodec.encodeCommands(commands))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("UTF-8");
@@ -219,24 +264,25 @@ class CommandCodecTest {
 
     @Test
     void decode_ofTrailingBytesUnknownVersionOrTag_isRejectedWithReason() {
-        byte[] valid = CommandCodec.encodeCommands(List.of(new Command.CloseSession(1)));
+        byte[] valid = CommandCodec.encodeCommands(List.of(new Command.CloseSession(1, HASH)));
         byte[] trailing = Arrays.copyOf(valid, valid.length + 1);
         byte[] version = valid.clone();
-        version[0] = 2;
+        version[0] = 3;
         byte[] tag = valid.clone();
         tag[5] = 99;
 
         assertThatThrownBy(() -> CommandCodec.decodeCommands(trailing)).hasMessageContaining("trailing");
-        assertThatThrownBy(() -> CommandCodec.decodeCommands(version)).hasMessageContaining("version 2");
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(version)).hasMessageContaining("version 3");
         assertThatThrownBy(() -> CommandCodec.decodeCommands(tag)).hasMessageContaining("tag 99");
         assertThatThrownBy(() -> CommandCodec.decodeResults(tag)).hasMessageContaining("tag 99");
     }
 
     @Test
     void decode_ofHugeCountOrLength_isRejectedWithoutAllocating() {
-        byte[] hugeCount = ByteBuffer.allocate(5).put((byte) 1).putInt(Integer.MAX_VALUE).array();
-        byte[] negativeCount = ByteBuffer.allocate(5).put((byte) 1).putInt(-1).array();
-        byte[] hugeString = ByteBuffer.allocate(10).put((byte) 1).putInt(1).put((byte) 7).putInt(1 << 30).array();
+        byte[] hugeCount = ByteBuffer.allocate(5).put((byte) CommandCodec.VERSION).putInt(Integer.MAX_VALUE).array();
+        byte[] negativeCount = ByteBuffer.allocate(5).put((byte) CommandCodec.VERSION).putInt(-1).array();
+        byte[] hugeString = ByteBuffer.allocate(10).put((byte) CommandCodec.VERSION).putInt(1).put((byte) 7)
+                .putInt(1 << 30).array();
 
         assertThatThrownBy(() -> CommandCodec.decodeCommands(hugeCount))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("count");
@@ -248,10 +294,13 @@ class CommandCodecTest {
 
     @Test
     void decodeCommands_ofInvalidFields_isRejectedWithIllegalArgument() {
-        byte[] emptyLock = ByteBuffer.allocate(10).put((byte) 1).putInt(1).put((byte) 7).putInt(0).array();
-        byte[] badUtf8 = ByteBuffer.allocate(11).put((byte) 1).putInt(1).put((byte) 7).putInt(1).put((byte) 0xff)
+        byte[] emptyLock = ByteBuffer.allocate(10).put((byte) CommandCodec.VERSION).putInt(1).put((byte) 7)
+                .putInt(0).array();
+        byte[] badUtf8 = ByteBuffer.allocate(11).put((byte) CommandCodec.VERSION).putInt(1).put((byte) 7).putInt(1)
+                .put((byte) 0xff)
                 .array();
-        byte[] badBoolean = ByteBuffer.allocate(15).put((byte) 1).putInt(1).put((byte) 3).putLong(1).put((byte) 2)
+        byte[] badBoolean = ByteBuffer.allocate(15).put((byte) CommandCodec.VERSION).putInt(1).put((byte) 3).putLong(1)
+                .put((byte) 2)
                 .array();
 
         assertThatThrownBy(() -> CommandCodec.decodeCommands(emptyLock))
@@ -279,8 +328,9 @@ class CommandCodecTest {
 
     @Test
     void decodeCommands_ofNamedCommands_carriesCheckedNamesEqualToTheEncodedOnes() {
-        List<Command> commands = List.of(new Command.Acquire(1, LockName.of("zámek"), "r", true),
-                new Command.CancelWait(1, LockName.of("zámek"), null), new Command.Release(LockName.of("b"), 2),
+        List<Command> commands = List.of(new Command.Acquire(1, HASH, LockName.of("zámek"), "r", true),
+                new Command.CancelWait(1, HASH, LockName.of("zámek"), null),
+                new Command.Release(1, HASH, LockName.of("b"), 2),
                 new Command.EndLockDelay(LockName.of("lock-😀")));
 
         List<Command> decoded = CommandCodec.decodeCommands(CommandCodec.encodeCommands(commands));
@@ -288,7 +338,7 @@ class CommandCodecTest {
         assertThat(decoded).isEqualTo(commands);
         assertThat(((Command.Acquire) decoded.get(0)).lockName()).isEqualTo(LockName.of("zámek"));
         assertThat(((Command.Acquire) decoded.get(0)).lock()).isEqualTo("zámek");
-        assertThat(commands.get(0)).isEqualTo(new Command.Acquire(1, "zámek", "r", true));
+        assertThat(commands.get(0)).isEqualTo(new Command.Acquire(1, HASH, "zámek", "r", true));
     }
 
     @Test

@@ -3,6 +3,8 @@ package io.fencer.lock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.core.FencingToken;
+import io.fencer.core.SessionExpiredException;
+import io.fencer.core.SessionUnauthenticatedException;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -29,6 +31,11 @@ class LockStateMachineProperties {
     private static final List<String> LOCKS = List.of("a", "b", "c", "d");
     private static final Limits TIGHT = new Limits(4, 3, 2, 3, 1_000, 60_000);
     private static final Limits LOOSE = new Limits(6, 8, 6, 8, 1_000, 60_000);
+    private static final String IDENTITY = "tester";
+    /** The secret hash every session is opened with. */
+    private static final SecretHash HASH = SecretHash.of("the properties' session secret");
+    /** The hash some commands present instead: they must be refused and change nothing. */
+    private static final SecretHash WRONG = SecretHash.of("a guess");
 
     /** One generated step; commands are resolved against the current state so they hit live sessions. */
     sealed interface Step {}
@@ -169,23 +176,23 @@ class LockStateMachineProperties {
                 String requestId = open.requestIdPick() < 7 ? "" : "open-" + open.requestIdPick();
                 long ttlMillis = open.ttlPick() == 0 ? limits.ttlMillisMin() - 1
                         : open.ttlPick() == 1 ? limits.ttlMillisMax() + 1 : limits.ttlMillisMin() * open.ttlPick();
-                return new Command.OpenSession(requestId, ttlMillis);
+                return new Command.OpenSession(requestId, ttlMillis, IDENTITY, HASH);
             } else if (step instanceof Close close) {
-                return new Command.CloseSession(session(close.sessionPick()));
+                return new Command.CloseSession(session(close.sessionPick()), presented(index));
             } else if (step instanceof Expire expire) {
                 return new Command.ExpireSession(session(expire.sessionPick()), expire.lockDelay());
             } else if (step instanceof Acquire acquire) {
-                return new Command.Acquire(session(acquire.sessionPick()), LOCKS.get(acquire.lockPick()),
-                        "acquire-" + index, acquire.waitQueued());
+                return new Command.Acquire(session(acquire.sessionPick()), presented(index),
+                        LOCKS.get(acquire.lockPick()), "acquire-" + index, acquire.waitQueued());
             } else if (step instanceof Cancel cancel) {
                 long sessionId = session(cancel.sessionPick());
                 List<String> waiting = machine.session(sessionId).map(SessionView::waiting).orElse(List.of());
                 // Mostly cancel a wait that exists; sometimes one that does not, or one the grant won.
                 String lock = !waiting.isEmpty() && cancel.lockPick() != 0
                         ? waiting.get(cancel.lockPick() % waiting.size()) : LOCKS.get(cancel.lockPick());
-                return new Command.CancelWait(sessionId, lock, "cancel-" + index);
+                return new Command.CancelWait(sessionId, presented(index), lock, "cancel-" + index);
             } else if (step instanceof Release release) {
-                return resolveRelease(release);
+                return resolveRelease(release, index);
             } else if (step instanceof EndDelay end) {
                 List<String> delayed = machine.delayedLocks();
                 boolean pickDelayed = !delayed.isEmpty() && end.pick() < 80;
@@ -193,6 +200,11 @@ class LockStateMachineProperties {
                         : LOCKS.get(end.pick() % LOCKS.size()));
             }
             throw new IllegalArgumentException("unknown step " + step);
+        }
+
+        /** Returns the secret hash a client command presents: the sessions' own, except now and then. */
+        private static SecretHash presented(int index) {
+            return index % 13 == 5 ? WRONG : HASH;
         }
 
         /** Picks a live session most of the time, otherwise one that ended or never existed. */
@@ -204,11 +216,14 @@ class LockStateMachineProperties {
             return pick % 3 == 0 ? 0 : pick % 10 + 1;
         }
 
-        private Command resolveRelease(Release release) {
+        private Command resolveRelease(Release release, int index) {
             String lock = LOCKS.get(release.lockPick());
             LockView view = machine.describe(lock).orElse(null);
+            // Mostly the holder's session; with mode 1 the holder's token from any session.
+            long sessionId = view == null || view.holder() == null || release.mode() == 1
+                    ? session((int) Math.floorMod(release.randomValue(), 100L)) : view.holderSessionId();
             if (view == null) {
-                return new Command.Release(lock, release.randomValue());
+                return new Command.Release(sessionId, presented(index), lock, release.randomValue());
             }
             long holder = view.holder() == null ? view.lastToken() : view.holder().value();
             long value = switch (release.mode()) {
@@ -217,7 +232,7 @@ class LockStateMachineProperties {
                 default -> release.mode() == 3 && release.randomValue() % 2 == 0 ? view.lastToken() + 1
                         : release.randomValue();
             };
-            return new Command.Release(lock, value);
+            return new Command.Release(sessionId, presented(index), lock, value);
         }
 
         private void apply(Command command) {
@@ -266,6 +281,15 @@ class LockStateMachineProperties {
 
         private void checkResult(Command command, Applied applied) {
             Result result = applied.result();
+            if (presentedWrong(command)) {
+                assertThat(result).as("result of %s", command).isInstanceOfAny(Result.Rejected.class,
+                        Result.SessionEnded.class, Result.WaitCancelled.class);
+                assertThat(applied.events()).as("events of %s", command).isEmpty();
+                if (result instanceof Result.Rejected rejected) {
+                    assertThat(rejected.error()).isInstanceOfAny(SessionUnauthenticatedException.class,
+                            SessionExpiredException.class);
+                }
+            }
             if (command instanceof Command.Acquire acquire && result instanceof Result.Queued) {
                 List<Object> key = List.of(acquire.sessionId(), acquire.lock());
                 pendingWaits.putIfAbsent(key, acquire.requestId());
@@ -285,9 +309,18 @@ class LockStateMachineProperties {
             assertThat(pendingWaits).hasSize(machine.waiterCount());
         }
 
+        /** True when {@code command} presented a wrong secret for a session that is open, before it applied. */
+        private boolean presentedWrong(Command command) {
+            SecretHash presented = command instanceof Command.Acquire acquire ? acquire.secretHash()
+                    : command instanceof Command.Release release ? release.secretHash()
+                    : command instanceof Command.CancelWait cancel ? cancel.secretHash()
+                    : command instanceof Command.CloseSession close ? close.secretHash() : HASH;
+            return presented.equals(WRONG);
+        }
+
         void closeEverything() {
             for (SessionView session : machine.sessions()) {
-                apply(new Command.CloseSession(session.sessionId()));
+                apply(new Command.CloseSession(session.sessionId(), HASH));
             }
             assertThat(machine.waiterCount()).isZero();
             assertThat(pendingWaits).isEmpty();

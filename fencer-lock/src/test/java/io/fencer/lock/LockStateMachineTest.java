@@ -10,6 +10,7 @@ import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockName;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
+import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.TokenExhaustedException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -21,6 +22,9 @@ import org.junit.jupiter.api.Test;
 
 class LockStateMachineTest {
     private static final long TTL_MILLIS = 10_000;
+    private static final String IDENTITY = "tester";
+    /** The secret hash of every session the tests open, unless a test is about secrets. */
+    private static final SecretHash HASH = SecretHash.of("the tests' session secret");
 
     private LockStateMachine machine = new LockStateMachine(Limits.DEFAULT);
 
@@ -30,7 +34,7 @@ class LockStateMachineTest {
     void openSession_afterClose_assignsNextIdNeverReused() {
         long first = open();
         long second = open();
-        apply(new Command.CloseSession(second));
+        apply(new Command.CloseSession(second, HASH));
 
         long third = open();
 
@@ -40,11 +44,11 @@ class LockStateMachineTest {
 
     @Test
     void openSession_retryWithSameRequestIdWhileLive_returnsSameSessionWithoutEvent() {
-        Applied first = apply(new Command.OpenSession("open-1", TTL_MILLIS));
+        Applied first = apply(new Command.OpenSession("open-1", TTL_MILLIS, IDENTITY, HASH));
 
-        Applied retry = apply(new Command.OpenSession("open-1", 20_000));
+        Applied retry = apply(new Command.OpenSession("open-1", 20_000, IDENTITY, HASH));
 
-        assertThat(first.events()).containsExactly(new Event.SessionOpened(1, TTL_MILLIS));
+        assertThat(first.events()).containsExactly(new Event.SessionOpened(1, TTL_MILLIS, HASH));
         assertThat(retry.result()).isEqualTo(new Result.SessionOpened(1, TTL_MILLIS));
         assertThat(retry.events()).isEmpty();
         assertThat(machine.sessionCount()).isEqualTo(1);
@@ -52,19 +56,19 @@ class LockStateMachineTest {
 
     @Test
     void openSession_withRequestIdOfEndedSession_opensNewSession() {
-        apply(new Command.OpenSession("open-1", TTL_MILLIS));
-        apply(new Command.CloseSession(1));
+        apply(new Command.OpenSession("open-1", TTL_MILLIS, IDENTITY, HASH));
+        apply(new Command.CloseSession(1, HASH));
 
-        Applied again = apply(new Command.OpenSession("open-1", TTL_MILLIS));
+        Applied again = apply(new Command.OpenSession("open-1", TTL_MILLIS, IDENTITY, HASH));
 
         assertThat(again.result()).isEqualTo(new Result.SessionOpened(2, TTL_MILLIS));
     }
 
     @Test
     void openSession_withEmptyRequestId_alwaysOpensNewSession() {
-        apply(new Command.OpenSession("", TTL_MILLIS));
+        apply(new Command.OpenSession("", TTL_MILLIS, IDENTITY, HASH));
 
-        Applied second = apply(new Command.OpenSession("", TTL_MILLIS));
+        Applied second = apply(new Command.OpenSession("", TTL_MILLIS, IDENTITY, HASH));
 
         assertThat(second.result()).isEqualTo(new Result.SessionOpened(2, TTL_MILLIS));
     }
@@ -75,7 +79,7 @@ class LockStateMachineTest {
         byte[] before = snapshot(machine);
 
         for (long ttlMillis : new long[] {999, 60_001, 0, -1}) {
-            Applied applied = apply(new Command.OpenSession("", ttlMillis));
+            Applied applied = apply(new Command.OpenSession("", ttlMillis, IDENTITY, HASH));
 
             InvalidArgumentException error = rejected(applied, InvalidArgumentException.class);
             assertThat(error.field()).isEqualTo("ttl_millis");
@@ -83,8 +87,10 @@ class LockStateMachineTest {
             assertThat(applied.events()).isEmpty();
         }
         assertThat(snapshot(machine)).isEqualTo(before);
-        assertThat(apply(new Command.OpenSession("", 1_000)).result()).isInstanceOf(Result.SessionOpened.class);
-        assertThat(apply(new Command.OpenSession("", 60_000)).result()).isInstanceOf(Result.SessionOpened.class);
+        assertThat(apply(new Command.OpenSession("", 1_000, IDENTITY, HASH)).result())
+                .isInstanceOf(Result.SessionOpened.class);
+        assertThat(apply(new Command.OpenSession("", 60_000, IDENTITY, HASH)).result())
+                .isInstanceOf(Result.SessionOpened.class);
     }
 
     @Test
@@ -94,7 +100,7 @@ class LockStateMachineTest {
         open();
         byte[] before = snapshot(machine);
 
-        Applied applied = apply(new Command.OpenSession("third", TTL_MILLIS));
+        Applied applied = apply(new Command.OpenSession("third", TTL_MILLIS, IDENTITY, HASH));
 
         LimitExceededException error = rejected(applied, LimitExceededException.class);
         assertThat(error.limit()).isEqualTo("sessionsMax");
@@ -105,7 +111,7 @@ class LockStateMachineTest {
 
     @Test
     void closeSession_unknown_returnsEmptySessionEndedWithoutEvents() {
-        Applied applied = apply(new Command.CloseSession(42));
+        Applied applied = apply(new Command.CloseSession(42, HASH));
 
         assertThat(applied.result()).isEqualTo(new Result.SessionEnded(42, List.of()));
         assertThat(applied.events()).isEmpty();
@@ -121,7 +127,7 @@ class LockStateMachineTest {
         queue(other, "b", "other-b");
         queue(closing, "c", "closing-c");
 
-        Applied applied = apply(new Command.CloseSession(closing));
+        Applied applied = apply(new Command.CloseSession(closing, HASH));
 
         FencingToken nextB = new FencingToken("b", 2);
         assertThat(applied.result()).isEqualTo(new Result.SessionEnded(closing, List.of(b, a)));
@@ -142,7 +148,7 @@ class LockStateMachineTest {
 
     @Test
     void acquire_unknownSession_isRejectedSessionExpired() {
-        Applied applied = apply(new Command.Acquire(7, "a", "r", true));
+        Applied applied = apply(new Command.Acquire(7, HASH, "a", "r", true));
 
         assertThat(rejected(applied, SessionExpiredException.class).sessionId()).isEqualTo(7);
         assertThat(machine.lockCount()).isZero();
@@ -152,7 +158,7 @@ class LockStateMachineTest {
     void acquire_freeLock_grantsFirstTokenAndReportsEvent() {
         long session = open();
 
-        Applied applied = apply(new Command.Acquire(session, "orders", "r1", false));
+        Applied applied = apply(new Command.Acquire(session, HASH, "orders", "r1", false));
 
         FencingToken token = new FencingToken("orders", 1);
         assertThat(applied.result()).isEqualTo(new Result.Granted(token));
@@ -165,8 +171,8 @@ class LockStateMachineTest {
         long session = open();
         LockName orders = LockName.of("orders/é");
 
-        Applied granted = apply(new Command.Acquire(session, orders, "r1", false));
-        Applied again = apply(new Command.Acquire(session, LockName.of("orders/é"), "r2", false));
+        Applied granted = apply(new Command.Acquire(session, HASH, orders, "r1", false));
+        Applied again = apply(new Command.Acquire(session, HASH, LockName.of("orders/é"), "r2", false));
 
         // The very string of the command's name: the machine made the tokens from it, not from a checked copy.
         assertThat(((Result.Granted) granted.result()).token().lock()).isSameAs(orders.value());
@@ -179,7 +185,7 @@ class LockStateMachineTest {
         long session = open();
         FencingToken token = acquire(session, "a");
 
-        Applied again = apply(new Command.Acquire(session, "a", "retry", false));
+        Applied again = apply(new Command.Acquire(session, HASH, "a", "retry", false));
 
         assertThat(again.result()).isEqualTo(new Result.Granted(token));
         assertThat(again.events()).isEmpty();
@@ -192,7 +198,7 @@ class LockStateMachineTest {
         long other = open();
         FencingToken token = acquire(holder, "a");
 
-        Applied applied = apply(new Command.Acquire(other, "a", "try", false));
+        Applied applied = apply(new Command.Acquire(other, HASH, "a", "try", false));
 
         assertThat(applied.result()).isEqualTo(new Result.Busy("a", token));
         assertThat(applied.events()).isEmpty();
@@ -206,8 +212,8 @@ class LockStateMachineTest {
         long second = open();
         acquire(holder, "a");
 
-        Applied queuedFirst = apply(new Command.Acquire(first, "a", "r1", true));
-        Applied queuedSecond = apply(new Command.Acquire(second, "a", "r2", true));
+        Applied queuedFirst = apply(new Command.Acquire(first, HASH, "a", "r1", true));
+        Applied queuedSecond = apply(new Command.Acquire(second, HASH, "a", "r2", true));
 
         assertThat(queuedFirst.result()).isEqualTo(new Result.Queued("a", 0));
         assertThat(queuedSecond.result()).isEqualTo(new Result.Queued("a", 1));
@@ -226,8 +232,8 @@ class LockStateMachineTest {
         queue(first, "a", "r1");
         queue(second, "a", "r2");
 
-        Applied retry = apply(new Command.Acquire(second, "a", "r2-retry", true));
-        Applied tryRetry = apply(new Command.Acquire(first, "a", "r1-try", false));
+        Applied retry = apply(new Command.Acquire(second, HASH, "a", "r2-retry", true));
+        Applied tryRetry = apply(new Command.Acquire(first, HASH, "a", "r1-try", false));
 
         assertThat(retry.result()).isEqualTo(new Result.Queued("a", 1));
         assertThat(tryRetry.result()).isEqualTo(new Result.Queued("a", 0));
@@ -247,10 +253,12 @@ class LockStateMachineTest {
         queue(third, "a", "r3");
 
         List<Long> grantedSessions = new java.util.ArrayList<>();
+        long holding = holder;
         for (int i = 0; i < 3; i++) {
-            Applied applied = apply(new Command.Release("a", token.value()));
+            Applied applied = apply(new Command.Release(holding, HASH, "a", token.value()));
             Event.Granted granted = (Event.Granted) applied.events().get(1);
             grantedSessions.add(granted.sessionId());
+            holding = granted.sessionId();
             token = granted.token();
         }
 
@@ -263,7 +271,7 @@ class LockStateMachineTest {
         long first = open();
         long second = open();
         FencingToken old = acquire(first, "a");
-        Applied released = apply(new Command.Release("a", old.value()));
+        Applied released = apply(new Command.Release(first, HASH, "a", old.value()));
 
         FencingToken next = acquire(second, "a");
 
@@ -279,7 +287,7 @@ class LockStateMachineTest {
         FencingToken token = acquire(holder, "a");
         queue(waiter, "a", "waiting-request");
 
-        Applied applied = apply(new Command.Release("a", token.value()));
+        Applied applied = apply(new Command.Release(holder, HASH, "a", token.value()));
 
         FencingToken next = new FencingToken("a", 2);
         assertThat(applied.result()).isEqualTo(new Result.Released(token, next));
@@ -296,10 +304,10 @@ class LockStateMachineTest {
         long second = open();
         FencingToken old = acquire(first, "a");
         queue(second, "a", "r2");
-        apply(new Command.Release("a", old.value()));
+        apply(new Command.Release(first, HASH, "a", old.value()));
         byte[] before = snapshot(machine);
 
-        Applied stale = apply(new Command.Release("a", old.value()));
+        Applied stale = apply(new Command.Release(first, HASH, "a", old.value()));
 
         NotHolderException error = rejected(stale, NotHolderException.class);
         assertThat(error.lock()).isEqualTo("a");
@@ -314,8 +322,10 @@ class LockStateMachineTest {
         long session = open();
         acquire(session, "a");
 
-        NotHolderException unknown = rejected(apply(new Command.Release("nothing", 1)), NotHolderException.class);
-        NotHolderException future = rejected(apply(new Command.Release("a", 99)), NotHolderException.class);
+        NotHolderException unknown = rejected(apply(new Command.Release(session, HASH, "nothing", 1)),
+                NotHolderException.class);
+        NotHolderException future = rejected(apply(new Command.Release(session, HASH, "a", 99)),
+                NotHolderException.class);
 
         assertThat(unknown.current()).isEqualTo(FencingToken.NONE);
         assertThat(future.current()).isEqualTo(1);
@@ -326,17 +336,141 @@ class LockStateMachineTest {
     void acquire_whenLockRecordDroppedAndRecreated_tokenExceedsOld() {
         long session = open();
         FencingToken first = acquire(session, "a");
-        apply(new Command.Release("a", first.value()));
+        apply(new Command.Release(session, HASH, "a", first.value()));
         assertThat(machine.describe("a")).isEmpty();
         assertThat(machine.floor()).isEqualTo(first.value());
         FencingToken other = acquire(session, "b");
-        apply(new Command.Release("b", other.value()));
+        apply(new Command.Release(session, HASH, "b", other.value()));
 
         FencingToken recreated = acquire(session, "a");
 
         assertThat(recreated.value()).isGreaterThan(first.value()).isGreaterThan(other.value());
         assertThat(recreated.value()).isEqualTo(3);
         assertThat(machine.describe("a").orElseThrow().lastEnd()).isNull();
+    }
+
+    // ---- session secrets
+
+    @Test
+    void acquire_withAnotherSessionsOrNoMatchingSecret_isRejectedUnauthenticatedNamingTheSessionAndChangesNothing() {
+        long victim = open();
+        long attacker = open(IDENTITY, SecretHash.of("the attacker's own secret"));
+        acquire(victim, "a");
+        byte[] before = snapshot(machine);
+
+        Applied withOwnSecret = apply(new Command.Acquire(victim, SecretHash.of("the attacker's own secret"), "a",
+                "steal", false));
+        Applied withGuess = apply(new Command.Acquire(victim, SecretHash.of(""), "b", "guess", true));
+
+        for (Applied applied : List.of(withOwnSecret, withGuess)) {
+            SessionUnauthenticatedException error = rejected(applied, SessionUnauthenticatedException.class);
+            assertThat(error.sessionId()).isEqualTo(victim);
+            assertThat(error.getMessage()).contains("session " + victim);
+        }
+        assertThat(snapshot(machine)).isEqualTo(before);
+        assertThat(machine.session(attacker).orElseThrow().held()).isEmpty();
+    }
+
+    @Test
+    void release_byAnotherSessionWithItsOwnSecret_isRejectedNotHolderNamingThatSessionAndTheHolderKeepsTheLock() {
+        long holder = open();
+        SecretHash attackerHash = SecretHash.of("attacker");
+        long attacker = open(IDENTITY, attackerHash);
+        FencingToken token = acquire(holder, "a");
+        byte[] before = snapshot(machine);
+
+        Applied byOther = apply(new Command.Release(attacker, attackerHash, "a", token.value()));
+        Applied withWrongSecret = apply(new Command.Release(holder, attackerHash, "a", token.value()));
+
+        NotHolderException notHolder = rejected(byOther, NotHolderException.class);
+        assertThat(notHolder.sessionId()).isEqualTo(attacker);
+        assertThat(notHolder.presented()).isEqualTo(token.value());
+        assertThat(notHolder.current()).isEqualTo(token.value());
+        assertThat(notHolder).hasMessageContaining("not held by session " + attacker);
+        assertThat(rejected(withWrongSecret, SessionUnauthenticatedException.class).sessionId()).isEqualTo(holder);
+        assertThat(snapshot(machine)).isEqualTo(before);
+        assertThat(apply(new Command.Release(holder, HASH, "a", token.value())).result())
+                .isEqualTo(new Result.Released(token, null));
+    }
+
+    @Test
+    void release_bySessionThatEnded_isRejectedSessionExpired() {
+        long holder = open();
+        FencingToken token = acquire(holder, "a");
+        apply(new Command.ExpireSession(holder, false));
+
+        Applied applied = apply(new Command.Release(holder, HASH, "a", token.value()));
+
+        assertThat(rejected(applied, SessionExpiredException.class).sessionId()).isEqualTo(holder);
+    }
+
+    @Test
+    void closeSessionAndCancelWait_withWrongSecret_areRejectedAndKeepLocksAndWaits() {
+        long holder = open();
+        long waiter = open();
+        acquire(holder, "a");
+        queue(waiter, "a", "w");
+        byte[] before = snapshot(machine);
+        SecretHash wrong = SecretHash.of("wrong");
+
+        Applied close = apply(new Command.CloseSession(holder, wrong));
+        Applied cancel = apply(new Command.CancelWait(waiter, wrong, "a", "w"));
+
+        assertThat(rejected(close, SessionUnauthenticatedException.class).sessionId()).isEqualTo(holder);
+        assertThat(rejected(cancel, SessionUnauthenticatedException.class).sessionId()).isEqualTo(waiter);
+        assertThat(snapshot(machine)).isEqualTo(before);
+        assertThat(machine.describe("a").orElseThrow().waiters()).containsExactly(new LockView.WaiterView(waiter, "w"));
+    }
+
+    @Test
+    void openSession_retryFromAnotherIdentityOrWithAnotherSecretHash_isRejectedAndLeavesTheSession() {
+        Applied opened = apply(new Command.OpenSession("open-1", TTL_MILLIS, "alice", HASH));
+        byte[] before = snapshot(machine);
+
+        Applied otherIdentity = apply(new Command.OpenSession("open-1", TTL_MILLIS, "mallory", HASH));
+        Applied otherSecret = apply(new Command.OpenSession("open-1", TTL_MILLIS, "alice", SecretHash.of("new")));
+        Applied sameAgain = apply(new Command.OpenSession("open-1", TTL_MILLIS, "alice", HASH));
+
+        assertThat(opened.result()).isEqualTo(new Result.SessionOpened(1, TTL_MILLIS));
+        assertThat(rejected(otherIdentity, SessionUnauthenticatedException.class))
+                .hasMessageContaining("another identity").satisfies(e -> assertThat(e.sessionId()).isEqualTo(1));
+        assertThat(rejected(otherSecret, SessionUnauthenticatedException.class))
+                .hasMessageContaining("not handed out again").satisfies(e -> assertThat(e.sessionId()).isEqualTo(1));
+        assertThat(snapshot(machine)).isEqualTo(before);
+        assertThat(sameAgain.result()).isEqualTo(new Result.SessionOpened(1, TTL_MILLIS));
+    }
+
+    @Test
+    void describeAndValidate_ofHeldLock_showTheIdentityThatOpenedTheHoldersSession() {
+        long alice = open("alice", HASH);
+        long bob = open("bob", HASH);
+        FencingToken token = acquire(alice, "a");
+        queue(bob, "a", "w");
+
+        LockView view = machine.describe("a").orElseThrow();
+        Validation validation = machine.validate(token);
+
+        assertThat(view.holderIdentity()).isEqualTo("alice");
+        assertThat(validation.holderIdentity()).isEqualTo("alice");
+        assertThat(machine.list("", 10)).extracting(LockView::holderIdentity).containsExactly("alice");
+        assertThat(machine.session(bob).orElseThrow().identity()).isEqualTo("bob");
+        apply(new Command.CloseSession(alice, HASH));
+        assertThat(machine.describe("a").orElseThrow().holderIdentity()).isEqualTo("bob");
+    }
+
+    @Test
+    void writeSnapshot_keepsTheSecretHashNeverTheSecret() throws IOException {
+        String secret = "a secret only the leader ever saw";
+        long session = open("alice", SecretHash.of(secret));
+
+        byte[] bytes = snapshot(machine);
+
+        assertThat(new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1)).doesNotContain(secret)
+                .contains("alice");
+        LockStateMachine restored = restore(bytes);
+        assertThat(restored.session(session).orElseThrow().secretHash()).isEqualTo(SecretHash.of(secret));
+        assertThat(restored.apply(new Command.Acquire(session, SecretHash.of(secret), "a", "r", false)).result())
+                .isInstanceOf(Result.Granted.class);
     }
 
     // ---- expiry and lock-delay
@@ -378,8 +512,10 @@ class LockStateMachineTest {
         assertThat(delayedView.holder()).isNull();
         assertThat(delayedView.waiters()).containsExactly(new LockView.WaiterView(waiter, "w"));
         assertThat(machine.delayedLocks()).containsExactly("a");
-        assertThat(apply(new Command.Acquire(trier, "a", "t", false)).result()).isEqualTo(new Result.Busy("a", null));
-        assertThat(apply(new Command.Acquire(trier, "a", "t2", true)).result()).isEqualTo(new Result.Queued("a", 1));
+        assertThat(apply(new Command.Acquire(trier, HASH, "a", "t", false)).result())
+                .isEqualTo(new Result.Busy("a", null));
+        assertThat(apply(new Command.Acquire(trier, HASH, "a", "t2", true)).result())
+                .isEqualTo(new Result.Queued("a", 1));
 
         Applied ended = apply(new Command.EndLockDelay("a"));
 
@@ -412,7 +548,7 @@ class LockStateMachineTest {
         acquire(holder, "a");
         queue(waiter, "a", "w");
 
-        Applied closed = apply(new Command.CloseSession(holder));
+        Applied closed = apply(new Command.CloseSession(holder, HASH));
 
         assertThat(closed.events()).doesNotHaveAnyElementsOfTypes(Event.LockDelayStarted.class);
         assertThat(machine.describe("a").orElseThrow().holderSessionId()).isEqualTo(waiter);
@@ -442,7 +578,7 @@ class LockStateMachineTest {
         acquire(holder, "a");
         queue(waiter, "a", "w");
 
-        Applied applied = apply(new Command.CancelWait(waiter, "a", "w"));
+        Applied applied = apply(new Command.CancelWait(waiter, HASH, "a", "w"));
 
         assertThat(applied.result()).isEqualTo(new Result.WaitCancelled(true));
         assertThat(applied.events()).isEmpty();
@@ -457,9 +593,9 @@ class LockStateMachineTest {
         long waiter = open();
         FencingToken old = acquire(holder, "a");
         queue(waiter, "a", "w");
-        apply(new Command.Release("a", old.value()));
+        apply(new Command.Release(holder, HASH, "a", old.value()));
 
-        Applied applied = apply(new Command.CancelWait(waiter, "a", "w"));
+        Applied applied = apply(new Command.CancelWait(waiter, HASH, "a", "w"));
 
         assertThat(applied.result()).isEqualTo(new Result.Granted(new FencingToken("a", 2)));
         assertThat(machine.describe("a").orElseThrow().holderSessionId()).isEqualTo(waiter);
@@ -472,9 +608,12 @@ class LockStateMachineTest {
         acquire(holder, "a");
         byte[] before = snapshot(machine);
 
-        assertThat(apply(new Command.CancelWait(other, "a", "x")).result()).isEqualTo(new Result.WaitCancelled(false));
-        assertThat(apply(new Command.CancelWait(other, "b", "x")).result()).isEqualTo(new Result.WaitCancelled(false));
-        assertThat(apply(new Command.CancelWait(99, "a", "x")).result()).isEqualTo(new Result.WaitCancelled(false));
+        assertThat(apply(new Command.CancelWait(other, HASH, "a", "x")).result())
+                .isEqualTo(new Result.WaitCancelled(false));
+        assertThat(apply(new Command.CancelWait(other, HASH, "b", "x")).result())
+                .isEqualTo(new Result.WaitCancelled(false));
+        assertThat(apply(new Command.CancelWait(99, HASH, "a", "x")).result())
+                .isEqualTo(new Result.WaitCancelled(false));
         assertThat(snapshot(machine)).isEqualTo(before);
     }
 
@@ -486,8 +625,10 @@ class LockStateMachineTest {
         queue(waiter, "a", "w");
         apply(new Command.ExpireSession(holder, true));
 
-        assertThat(apply(new Command.CancelWait(0, "a", "x")).result()).isEqualTo(new Result.WaitCancelled(false));
-        assertThat(apply(new Command.CancelWait(waiter, "a", "w")).result()).isEqualTo(new Result.WaitCancelled(true));
+        assertThat(apply(new Command.CancelWait(0, HASH, "a", "x")).result())
+                .isEqualTo(new Result.WaitCancelled(false));
+        assertThat(apply(new Command.CancelWait(waiter, HASH, "a", "w")).result())
+                .isEqualTo(new Result.WaitCancelled(true));
         assertThat(machine.describe("a").orElseThrow().delayed()).isTrue();
     }
 
@@ -501,7 +642,7 @@ class LockStateMachineTest {
         acquire(session, "b");
         byte[] before = snapshot(machine);
 
-        Applied applied = apply(new Command.Acquire(session, "c", "r", true));
+        Applied applied = apply(new Command.Acquire(session, HASH, "c", "r", true));
 
         LimitExceededException error = rejected(applied, LimitExceededException.class);
         assertThat(error.limit()).isEqualTo("locksMax");
@@ -520,14 +661,14 @@ class LockStateMachineTest {
         queue(first, "a", "r1");
         byte[] before = snapshot(machine);
 
-        Applied applied = apply(new Command.Acquire(second, "a", "r2", true));
+        Applied applied = apply(new Command.Acquire(second, HASH, "a", "r2", true));
 
         LimitExceededException error = rejected(applied, LimitExceededException.class);
         assertThat(error.limit()).isEqualTo("waitersPerLockMax");
         assertThat(error.limitValue()).isEqualTo(1);
         assertThat(error.getMessage()).contains("waitersPerLockMax").contains("1");
         assertThat(snapshot(machine)).isEqualTo(before);
-        assertThat(apply(new Command.Acquire(second, "a", "r2", false)).result()).isInstanceOf(Result.Busy.class);
+        assertThat(apply(new Command.Acquire(second, HASH, "a", "r2", false)).result()).isInstanceOf(Result.Busy.class);
     }
 
     @Test
@@ -541,8 +682,8 @@ class LockStateMachineTest {
         acquire(holder, "y");
         byte[] before = snapshot(machine);
 
-        Applied queueing = apply(new Command.Acquire(session, "y", "r", true));
-        Applied granting = apply(new Command.Acquire(session, "b", "r", true));
+        Applied queueing = apply(new Command.Acquire(session, HASH, "y", "r", true));
+        Applied granting = apply(new Command.Acquire(session, HASH, "b", "r", true));
 
         for (Applied applied : List.of(queueing, granting)) {
             LimitExceededException error = rejected(applied, LimitExceededException.class);
@@ -551,7 +692,7 @@ class LockStateMachineTest {
             assertThat(error.getMessage()).contains("locksPerSessionMax").contains("2");
         }
         assertThat(snapshot(machine)).isEqualTo(before);
-        assertThat(apply(new Command.Acquire(session, "a", "again", true)).result())
+        assertThat(apply(new Command.Acquire(session, HASH, "a", "again", true)).result())
                 .isEqualTo(new Result.Granted(new FencingToken("a", 1)));
     }
 
@@ -564,15 +705,15 @@ class LockStateMachineTest {
         assertThat(last.value()).isEqualTo(FencingToken.VALUE_MAX);
         byte[] held = snapshot(machine);
 
-        Applied queueing = apply(new Command.Acquire(other, "a", "w", true));
+        Applied queueing = apply(new Command.Acquire(other, HASH, "a", "w", true));
         assertThat(rejected(queueing, TokenExhaustedException.class).lock()).isEqualTo("a");
         assertThat(snapshot(machine)).isEqualTo(held);
 
-        apply(new Command.Release("a", last.value()));
+        apply(new Command.Release(holder, HASH, "a", last.value()));
         assertThat(machine.floor()).isEqualTo(FencingToken.VALUE_MAX);
         byte[] free = snapshot(machine);
-        Applied recreate = apply(new Command.Acquire(other, "a", "r", false));
-        Applied otherLock = apply(new Command.Acquire(other, "b", "r", false));
+        Applied recreate = apply(new Command.Acquire(other, HASH, "a", "r", false));
+        Applied otherLock = apply(new Command.Acquire(other, HASH, "b", "r", false));
 
         assertThat(rejected(recreate, TokenExhaustedException.class).getMessage())
                 .contains(Long.toString(FencingToken.VALUE_MAX));
@@ -588,24 +729,24 @@ class LockStateMachineTest {
         long second = open();
         FencingToken old = acquire(first, "a");
         queue(second, "a", "w");
-        apply(new Command.Release("a", old.value()));
+        apply(new Command.Release(first, HASH, "a", old.value()));
         FencingToken current = new FencingToken("a", 2);
 
         assertThat(machine.validate(current))
-                .isEqualTo(new Validation(Validation.Status.CURRENT, 2, second, null));
+                .isEqualTo(new Validation(Validation.Status.CURRENT, 2, second, IDENTITY, null));
         assertThat(machine.validate(old))
-                .isEqualTo(new Validation(Validation.Status.SUPERSEDED, 2, 0, null));
+                .isEqualTo(new Validation(Validation.Status.SUPERSEDED, 2, 0, null, null));
         assertThat(machine.validate(new FencingToken("a", 3)))
-                .isEqualTo(new Validation(Validation.Status.NEVER_ISSUED, 2, 0, null));
+                .isEqualTo(new Validation(Validation.Status.NEVER_ISSUED, 2, 0, null, null));
 
         apply(new Command.ExpireSession(second, true));
         assertThat(machine.validate(current))
-                .isEqualTo(new Validation(Validation.Status.ENDED, 2, 0, EndCause.SESSION_EXPIRED));
+                .isEqualTo(new Validation(Validation.Status.ENDED, 2, 0, null, EndCause.SESSION_EXPIRED));
 
         apply(new Command.EndLockDelay("a"));
-        assertThat(machine.validate(current)).isEqualTo(new Validation(Validation.Status.ENDED, 2, 0, null));
+        assertThat(machine.validate(current)).isEqualTo(new Validation(Validation.Status.ENDED, 2, 0, null, null));
         assertThat(machine.validate(new FencingToken("never", 1)))
-                .isEqualTo(new Validation(Validation.Status.SUPERSEDED, 2, 0, null));
+                .isEqualTo(new Validation(Validation.Status.SUPERSEDED, 2, 0, null, null));
         assertThat(machine.validate(new FencingToken("never", 3)).status())
                 .isEqualTo(Validation.Status.NEVER_ISSUED);
     }
@@ -635,7 +776,8 @@ class LockStateMachineTest {
         acquire(second, "c");
         apply(new Command.ExpireSession(first, true));
 
-        assertThat(machine.sessions()).containsExactly(new SessionView(second, TTL_MILLIS, List.of("c"), List.of("a")));
+        assertThat(machine.sessions()).containsExactly(new SessionView(second, TTL_MILLIS, IDENTITY, HASH, List.of("c"),
+                List.of("a")));
         assertThat(machine.delayedLocks()).containsExactly("a", "b");
         assertThat(machine.sessionCount()).isEqualTo(1);
         assertThat(machine.lockCount()).isEqualTo(3);
@@ -648,7 +790,8 @@ class LockStateMachineTest {
     @Test
     void readSnapshot_ofBusyState_restoresMachineThatBehavesIdentically() throws IOException {
         long first = open();
-        long second = apply(new Command.OpenSession("req-2", 5_000)).result() instanceof Result.SessionOpened opened
+        long second = apply(new Command.OpenSession("req-2", 5_000, IDENTITY, HASH)).result()
+                instanceof Result.SessionOpened opened
                 ? opened.sessionId() : -1;
         long third = open();
         acquire(first, "b");
@@ -659,7 +802,7 @@ class LockStateMachineTest {
         queue(first, "c", "w1");
         apply(new Command.ExpireSession(second, true));
         acquire(third, "gone");
-        apply(new Command.Release("gone", machine.describe("gone").orElseThrow().lastToken()));
+        apply(new Command.Release(third, HASH, "gone", machine.describe("gone").orElseThrow().lastToken()));
 
         LockStateMachine restored = restore(snapshot(machine));
 
@@ -669,10 +812,11 @@ class LockStateMachineTest {
         assertThat(restored.floor()).isEqualTo(machine.floor());
         assertThat(restored.waiterCount()).isEqualTo(machine.waiterCount());
         assertThat(restored.delayedLocks()).isEqualTo(machine.delayedLocks());
-        List<Command> next = List.of(new Command.OpenSession("", TTL_MILLIS), new Command.OpenSession("req-2", 9_000),
-                new Command.EndLockDelay("c"), new Command.CloseSession(first),
-                new Command.Acquire(third, "d", "r", true),
-                new Command.Acquire(4, "b", "r", true), new Command.ExpireSession(third, false));
+        List<Command> next = List.of(new Command.OpenSession("", TTL_MILLIS, IDENTITY, HASH),
+                new Command.OpenSession("req-2", 9_000, IDENTITY, HASH),
+                new Command.EndLockDelay("c"), new Command.CloseSession(first, HASH),
+                new Command.Acquire(third, HASH, "d", "r", true),
+                new Command.Acquire(4, HASH, "b", "r", true), new Command.ExpireSession(third, false));
         for (Command command : next) {
             assertThat(restored.apply(command)).isEqualTo(machine.apply(command));
             restored.checkInvariants();
@@ -702,11 +846,11 @@ class LockStateMachineTest {
     void checkInvariants_onConsistentState_passesAndCounterSurvivesSnapshot() throws IOException {
         open();
         open();
-        apply(new Command.CloseSession(2));
+        apply(new Command.CloseSession(2, HASH));
 
         LockStateMachine restored = restore(snapshot(machine));
 
-        assertThat(restored.apply(new Command.OpenSession("", TTL_MILLIS)).result())
+        assertThat(restored.apply(new Command.OpenSession("", TTL_MILLIS, IDENTITY, HASH)).result())
                 .isEqualTo(new Result.SessionOpened(3, TTL_MILLIS));
     }
 
@@ -719,17 +863,22 @@ class LockStateMachineTest {
     }
 
     private long open() {
-        return ((Result.SessionOpened) apply(new Command.OpenSession("", TTL_MILLIS)).result()).sessionId();
+        return open(IDENTITY, HASH);
+    }
+
+    private long open(String identity, SecretHash hash) {
+        return ((Result.SessionOpened) apply(new Command.OpenSession("", TTL_MILLIS, identity, hash)).result())
+                .sessionId();
     }
 
     private FencingToken acquire(long sessionId, String lock) {
-        Result result = apply(new Command.Acquire(sessionId, lock, "acquire-" + lock, false)).result();
+        Result result = apply(new Command.Acquire(sessionId, HASH, lock, "acquire-" + lock, false)).result();
         assertThat(result).isInstanceOf(Result.Granted.class);
         return ((Result.Granted) result).token();
     }
 
     private void queue(long sessionId, String lock, String requestId) {
-        Result result = apply(new Command.Acquire(sessionId, lock, requestId, true)).result();
+        Result result = apply(new Command.Acquire(sessionId, HASH, lock, requestId, true)).result();
         assertThat(result).isInstanceOf(Result.Queued.class);
     }
 

@@ -10,6 +10,7 @@ import io.fencer.server.locks.LocksService;
 import io.fencer.server.locks.PendingAcquires;
 import io.fencer.server.locks.ServerMetrics;
 import io.fencer.server.locks.SessionKeeper;
+import io.fencer.server.locks.SessionSecrets;
 import io.fencer.server.raft.AppliedListener;
 import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
@@ -160,7 +161,7 @@ public final class FencerServer implements AutoCloseable {
 
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
-                config.tokenKeys(), metrics::recordRequest, authorizer);
+                config.tokenKeys(), new SessionSecrets(config.ticker()), metrics::recordRequest, authorizer);
         RefusedCalls refusals = new RefusedCalls(metrics.registry(), config.ticker());
         service.registerStreamMetrics(metrics.registry());
         List<ServerServiceDefinition> services = new ArrayList<>();

@@ -56,9 +56,9 @@ class AdminHttpTest {
 
     @Test
     void metrics_afterAGrant_exposeCountersGaugesAndRequestTimer() throws Exception {
-        long session = openSession(stub, 60_000);
+        TestServers.TestSession session = openSession(stub, 60_000);
         AcquireResponse granted = acquire(stub, session, "measured", 0);
-        release(stub, granted.getToken());
+        release(stub, session, granted.getToken());
 
         HttpResponse<String> response = get("/metrics");
 

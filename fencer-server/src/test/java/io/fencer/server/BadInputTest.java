@@ -11,7 +11,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.protobuf.CodedOutputStream;
-import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.FencingToken;
@@ -21,6 +20,7 @@ import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.lock.Limits;
+import io.fencer.server.TestServers.TestSession;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
@@ -51,7 +51,7 @@ class BadInputTest {
     private FencerServer server;
     private ManagedChannel channel;
     private LocksGrpc.LocksBlockingStub stub;
-    private long holder;
+    private TestSession holder;
     private AcquireResponse held;
 
     @BeforeEach
@@ -89,7 +89,7 @@ class BadInputTest {
 
     @Test
     void acquire_withInvalidUtf8LockName_isInvalidArgument() throws IOException {
-        byte[] request = acquireBytes(holder, new byte[] {'o', (byte) 0xff, (byte) 0xfe, 'k'});
+        byte[] request = acquireBytes(holder.id(), new byte[] {'o', (byte) 0xff, (byte) 0xfe, 'k'});
 
         StatusRuntimeException error = catchThrowableOfType(StatusRuntimeException.class, () -> rawAcquire(request));
 
@@ -132,8 +132,8 @@ class BadInputTest {
 
     @Test
     void acquire_withBadSessionRequestIdOrWait_isRefusedNamingTheValue() {
-        ErrorDetail unknown = failure(() -> acquire(stub, 987_654, "lock", 0));
-        ErrorDetail zero = failure(() -> acquire(stub, 0, "lock", 0));
+        ErrorDetail unknown = failure(() -> acquire(stub, new TestSession(987_654, "a-secret"), "lock", 0));
+        ErrorDetail zero = failure(() -> acquire(stub, new TestSession(0, holder.secret()), "lock", 0));
         ErrorDetail noRequestId = failure(() -> acquire(stub, holder, "lock", "", 0));
         String longId = "r".repeat(129);
         ErrorDetail longRequestId = failure(() -> acquire(stub, holder, "lock", longId, 0));
@@ -150,8 +150,9 @@ class BadInputTest {
     @Test
     void releaseAndValidate_withMalformedTokens_areInvalidArgument() {
         FencingToken token = held.getToken();
-        ErrorDetail garbled = failure(() -> release(stub, token.toBuilder().setSequencer("fencer1.%%%.1").build()));
-        ErrorDetail disagreeing = failure(() -> release(stub, token.toBuilder()
+        ErrorDetail garbled = failure(() -> release(stub, holder, token.toBuilder().setSequencer("fencer1.%%%.1")
+                .build()));
+        ErrorDetail disagreeing = failure(() -> release(stub, holder, token.toBuilder()
                 .setSequencer(new io.fencer.core.FencingToken("precious", 999).sequencer()).build()));
         ErrorDetail zeroValue = failure(() -> stub.validate(ValidateRequest.newBuilder()
                 .setToken(FencingToken.newBuilder().setLock("precious").setValue(0)).build()));
@@ -169,7 +170,7 @@ class BadInputTest {
         FencingToken stale = held.getToken().toBuilder().setValue(held.getToken().getValue() + 1_000)
                 .clearSequencer().build();
         StatusRuntimeException error = catchThrowableOfType(StatusRuntimeException.class,
-                () -> release(stub, stale));
+                () -> release(stub, holder, stale));
 
         assertThat(error.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
         ErrorDetail detail = TestServers.detail(error);
@@ -177,6 +178,7 @@ class BadInputTest {
         assertThat(detail.getLock()).isEqualTo("precious");
         assertThat(detail.getPresentedToken()).isEqualTo(stale.getValue());
         assertThat(detail.getCurrentToken()).isEqualTo(held.getToken().getValue());
+        assertThat(detail.getSessionId()).isEqualTo(holder.id());
     }
 
     @Test
@@ -202,11 +204,11 @@ class BadInputTest {
 
     @Test
     void acquire_beyondWaitersPerLockMax_isResourceExhaustedNamingTheLimit() {
-        long first = openSession(stub, TTL_MILLIS);
-        long second = openSession(stub, TTL_MILLIS);
+        TestSession first = openSession(stub, TTL_MILLIS);
+        TestSession second = openSession(stub, TTL_MILLIS);
         ListenableFuture<AcquireResponse> waiting = LocksGrpc.newFutureStub(channel)
-                .withDeadlineAfter(30, TimeUnit.SECONDS).acquire(AcquireRequest.newBuilder().setSessionId(first)
-                        .setLock("precious").setRequestId("w1").setWaitMillis(20_000).build());
+                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                .acquire(TestServers.acquireRequest(first, "precious", "w1", 20_000));
         await().atMost(Duration.ofSeconds(30)).until(() -> describe(stub, "precious").getWaitersCount() == 1);
 
         ErrorDetail detail = failure(() -> acquire(stub, second, "precious", 20_000));

@@ -12,6 +12,7 @@ import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.Reason;
 import io.fencer.core.Ticker;
 import io.grpc.ManagedChannel;
@@ -53,15 +54,18 @@ class ClusterTest {
         startThreePeers();
         FencerServer leader = awaitLeader();
         LocksGrpc.LocksBlockingStub leaderStub = stubOf(leader);
-        long session = openSession(leaderStub, TTL_MILLIS);
+        TestServers.TestSession session = openSession(leaderStub, TTL_MILLIS);
         long highest = 0;
         for (int i = 0; i < 5; i++) {
             AcquireResponse granted = acquire(leaderStub, session, "orders", 0);
             assertThat(granted.getToken().getValue()).isGreaterThan(highest);
             highest = granted.getToken().getValue();
-            release(leaderStub, granted.getToken());
+            release(leaderStub, session, granted.getToken());
         }
         AcquireResponse held = acquire(leaderStub, session, "held", 0);
+        OpenSessionRequest open = OpenSessionRequest.newBuilder().setTtlMillis(TTL_MILLIS)
+                .setRequestId("open-before-failover").build();
+        long openedBefore = leaderStub.openSession(open).getSessionId();
         for (FencerServer follower : followersOf(leader)) {
             await().atMost(ELECTION_MAX).until(() -> !follower.leaderAddress().isEmpty());
             ErrorDetail redirected = failure(() -> TestServers.stub(channelOf(follower))
@@ -76,10 +80,12 @@ class ClusterTest {
 
         assertThat(newLeader).isNotSameAs(leader);
         assertThat(describe(newStub, "held").getHolder()).as("the grant survives").isEqualTo(held.getToken());
-        long other = openSession(newStub, TTL_MILLIS);
+        TestServers.TestSession other = openSession(newStub, TTL_MILLIS);
         AcquireResponse after = acquire(newStub, other, "orders", 0);
         assertThat(after.getToken().getValue()).isGreaterThan(highest);
-        release(newStub, held.getToken());
+        release(newStub, session, held.getToken()); // the secret survives: its hash is replicated
+        // The new leader never saw the secret of the open before: a retry cannot get it, nor a new one.
+        SessionHijackTest.assertUnauthenticated(() -> newStub.openSession(open), openedBefore);
         AcquireResponse heldAgain = acquire(newStub, other, "held", 0);
         assertThat(heldAgain.getToken().getValue()).isGreaterThan(held.getToken().getValue());
     }

@@ -11,7 +11,6 @@ import static org.awaitility.Awaitility.await;
 import com.google.common.util.concurrent.ListenableFuture;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
-import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.CloseSessionResponse;
 import io.fencer.api.v1.KeepAliveRequest;
 import io.fencer.api.v1.KeepAliveResponse;
@@ -23,6 +22,8 @@ import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
+import io.fencer.server.TestServers.TestSession;
+import io.fencer.server.rpc.Identities;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -67,13 +68,13 @@ class LockServiceTest {
 
     @Test
     void acquire_afterRelease_grantsHigherToken() {
-        long first = openSession(stub, TTL_MILLIS);
-        long second = openSession(stub, TTL_MILLIS);
+        TestSession first = openSession(stub, TTL_MILLIS);
+        TestSession second = openSession(stub, TTL_MILLIS);
         AcquireResponse granted = acquire(stub, first, "orders", 0);
         assertThat(granted.getAcquired()).isTrue();
         assertThat(acquire(stub, second, "orders", 0).getAcquired()).as("busy for another session").isFalse();
 
-        release(stub, granted.getToken());
+        release(stub, first, granted.getToken());
         AcquireResponse next = acquire(stub, second, "orders", 0);
 
         assertThat(next.getAcquired()).isTrue();
@@ -83,9 +84,9 @@ class LockServiceTest {
 
     @Test
     void acquire_whenLockRecordDroppedAndRecreated_tokenExceedsOld() {
-        long session = openSession(stub, TTL_MILLIS);
+        TestSession session = openSession(stub, TTL_MILLIS);
         AcquireResponse old = acquire(stub, session, "reports", 0);
-        release(stub, old.getToken());
+        release(stub, session, old.getToken());
         LockInfo dropped = describe(stub, "reports");
         assertThat(dropped.hasHolder()).isFalse();
         assertThat(dropped.getLastToken()).as("the floor remembers it").isGreaterThanOrEqualTo(
@@ -98,7 +99,7 @@ class LockServiceTest {
 
     @Test
     void acquire_byHolderAgain_returnsSameToken() {
-        long session = openSession(stub, TTL_MILLIS);
+        TestSession session = openSession(stub, TTL_MILLIS);
         AcquireResponse first = acquire(stub, session, "jobs", "attempt-1", 0);
 
         AcquireResponse retried = acquire(stub, session, "jobs", "attempt-1", 0);
@@ -110,18 +111,17 @@ class LockServiceTest {
 
     @Test
     void acquire_retriedWhileWaitingWithSameRequestId_bothCallsGetTheSameGrant() throws Exception {
-        long holder = openSession(stub, TTL_MILLIS);
-        long waiter = openSession(stub, TTL_MILLIS);
+        TestSession holder = openSession(stub, TTL_MILLIS);
+        TestSession waiter = openSession(stub, TTL_MILLIS);
         AcquireResponse held = acquire(stub, holder, "queue", 0);
         LocksGrpc.LocksFutureStub async = LocksGrpc.newFutureStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
-        AcquireRequest request = AcquireRequest.newBuilder().setSessionId(waiter).setLock("queue")
-                .setRequestId("same-attempt").setWaitMillis(30_000).build();
+        AcquireRequest request = TestServers.acquireRequest(waiter, "queue", "same-attempt", 30_000);
         ListenableFuture<AcquireResponse> original = async.acquire(request);
-        await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, "queue").contains(waiter));
+        await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, "queue").contains(waiter.id()));
         ListenableFuture<AcquireResponse> retry = async.acquire(request);
         await().atMost(WAIT_MAX).until(() -> server.pendingAcquires() == 2);
 
-        ReleaseResponse released = release(stub, held.getToken());
+        ReleaseResponse released = release(stub, holder, held.getToken());
 
         AcquireResponse first = original.get(30, TimeUnit.SECONDS);
         AcquireResponse second = retry.get(30, TimeUnit.SECONDS);
@@ -133,56 +133,58 @@ class LockServiceTest {
 
     @Test
     void acquire_threeWaiters_areGrantedInArrivalOrder() throws Exception {
-        long holder = openSession(stub, TTL_MILLIS);
+        TestSession holder = openSession(stub, TTL_MILLIS);
         AcquireResponse held = acquire(stub, holder, "fifo", 0);
         LocksGrpc.LocksFutureStub async = LocksGrpc.newFutureStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
-        List<Long> sessions = new ArrayList<>();
+        List<TestSession> sessions = new ArrayList<>();
         List<ListenableFuture<AcquireResponse>> calls = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            long session = openSession(stub, TTL_MILLIS);
+            TestSession session = openSession(stub, TTL_MILLIS);
             sessions.add(session);
-            calls.add(async.acquire(AcquireRequest.newBuilder().setSessionId(session).setLock("fifo")
-                    .setRequestId("wait-" + i).setWaitMillis(30_000).build()));
-            await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, "fifo").contains(session));
+            calls.add(async.acquire(TestServers.acquireRequest(session, "fifo", "wait-" + i, 30_000)));
+            await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, "fifo").contains(session.id()));
         }
-        assertThat(waiterSessions(stub, "fifo")).containsExactlyElementsOf(sessions);
+        assertThat(waiterSessions(stub, "fifo")).containsExactlyElementsOf(sessions.stream().map(TestSession::id)
+                .toList());
 
         long previous = held.getToken().getValue();
         io.fencer.api.v1.FencingToken current = held.getToken();
+        TestSession holding = holder;
         for (int i = 0; i < 3; i++) {
-            ReleaseResponse released = release(stub, current);
+            ReleaseResponse released = release(stub, holding, current);
             AcquireResponse granted = calls.get(i).get(30, TimeUnit.SECONDS);
             assertThat(granted.getAcquired()).isTrue();
             assertThat(released.getNext()).isEqualTo(granted.getToken());
-            assertThat(describe(stub, "fifo").getHolderSessionId()).isEqualTo(sessions.get(i));
+            assertThat(describe(stub, "fifo").getHolder()).isEqualTo(granted.getToken());
             assertThat(granted.getToken().getValue()).isGreaterThan(previous);
             previous = granted.getToken().getValue();
             current = granted.getToken();
+            holding = sessions.get(i);
         }
     }
 
     @Test
     void acquire_tryWhileTheSessionAlreadyWaits_answersNotAcquiredAndKeepsTheWait() throws Exception {
-        long holder = openSession(stub, TTL_MILLIS);
-        long waiter = openSession(stub, TTL_MILLIS);
+        TestSession holder = openSession(stub, TTL_MILLIS);
+        TestSession waiter = openSession(stub, TTL_MILLIS);
         AcquireResponse held = acquire(stub, holder, "patient", 0);
         ListenableFuture<AcquireResponse> waiting = LocksGrpc.newFutureStub(channel)
-                .withDeadlineAfter(60, TimeUnit.SECONDS).acquire(AcquireRequest.newBuilder().setSessionId(waiter)
-                        .setLock("patient").setRequestId("w").setWaitMillis(30_000).build());
-        await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, "patient").contains(waiter));
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .acquire(TestServers.acquireRequest(waiter, "patient", "w", 30_000));
+        await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, "patient").contains(waiter.id()));
 
         AcquireResponse tried = acquire(stub, waiter, "patient", 0);
 
         assertThat(tried.getAcquired()).isFalse();
         assertThat(tried.getHolder()).isEqualTo(held.getToken());
-        release(stub, held.getToken());
+        release(stub, holder, held.getToken());
         assertThat(waiting.get(30, TimeUnit.SECONDS).getAcquired()).isTrue();
     }
 
     @Test
     void acquire_whenWaitRunsOut_answersNotAcquiredWithHolderAndLeavesQueue() {
-        long holder = openSession(stub, TTL_MILLIS);
-        long waiter = openSession(stub, TTL_MILLIS);
+        TestSession holder = openSession(stub, TTL_MILLIS);
+        TestSession waiter = openSession(stub, TTL_MILLIS);
         AcquireResponse held = acquire(stub, holder, "slow", 0);
 
         AcquireResponse timedOut = acquire(stub, waiter, "slow", 300);
@@ -195,15 +197,15 @@ class LockServiceTest {
 
     @Test
     void close_thenRestartOnSameDataDir_keepsStateAndTokensIncrease() throws Exception {
-        long session = openSession(stub, TTL_MILLIS);
+        TestSession session = openSession(stub, TTL_MILLIS);
         AcquireResponse before = acquire(stub, session, "durable", 0);
         long otherLockToken = acquire(stub, session, "other", 0).getToken().getValue();
-        release(stub, acquire(stub, session, "other", 0).getToken());
+        release(stub, session, acquire(stub, session, "other", 0).getToken());
 
         restart();
         LockInfo after = describe(stub, "durable");
         assertThat(after.getHolder()).isEqualTo(before.getToken());
-        release(stub, before.getToken());
+        release(stub, session, before.getToken());
         AcquireResponse regranted = acquire(stub, session, "durable", 0);
         AcquireResponse otherAgain = acquire(stub, session, "other", 0);
 
@@ -213,15 +215,15 @@ class LockServiceTest {
 
     @Test
     void closeSession_releasesItsLocksAndGrantsTheNextWaiter() throws Exception {
-        long holder = openSession(stub, TTL_MILLIS);
-        long waiter = openSession(stub, TTL_MILLIS);
+        TestSession holder = openSession(stub, TTL_MILLIS);
+        TestSession waiter = openSession(stub, TTL_MILLIS);
         AcquireResponse held = acquire(stub, holder, "handover", 0);
         ListenableFuture<AcquireResponse> waiting = LocksGrpc.newFutureStub(channel)
-                .withDeadlineAfter(60, TimeUnit.SECONDS).acquire(AcquireRequest.newBuilder().setSessionId(waiter)
-                        .setLock("handover").setRequestId("w").setWaitMillis(30_000).build());
-        await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, "handover").contains(waiter));
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .acquire(TestServers.acquireRequest(waiter, "handover", "w", 30_000));
+        await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, "handover").contains(waiter.id()));
 
-        CloseSessionResponse closed = stub.closeSession(CloseSessionRequest.newBuilder().setSessionId(holder).build());
+        CloseSessionResponse closed = TestServers.closeSession(stub, holder);
 
         assertThat(closed.getReleasedList()).containsExactly(held.getToken());
         AcquireResponse granted = waiting.get(30, TimeUnit.SECONDS);
@@ -233,18 +235,19 @@ class LockServiceTest {
 
     @Test
     void validate_reportsCurrentEndedAndNeverIssued() {
-        long session = openSession(stub, TTL_MILLIS);
+        TestSession session = openSession(stub, TTL_MILLIS);
         AcquireResponse held = acquire(stub, session, "checked", 0);
         ValidateResponse current = stub.validate(ValidateRequest.newBuilder().setToken(held.getToken()).build());
         assertThat(current.getStatus()).isEqualTo(ValidateResponse.Status.CURRENT);
-        assertThat(current.getHolderSessionId()).isEqualTo(session);
+        assertThat(current.getHolderIdentity()).isEqualTo(Identities.ANONYMOUS);
+        assertThat(holderSessionId(current)).as("session ids are not shown").isZero();
         assertThat(current.getLeaseRemainingMillis()).isPositive().isLessThanOrEqualTo(TTL_MILLIS);
         io.fencer.api.v1.FencingToken future = held.getToken().toBuilder()
                 .setValue(held.getToken().getValue() + 10).clearSequencer().build();
         assertThat(stub.validate(ValidateRequest.newBuilder().setToken(future).build()).getStatus())
                 .isEqualTo(ValidateResponse.Status.NEVER_ISSUED);
 
-        release(stub, held.getToken());
+        release(stub, session, held.getToken());
         ValidateResponse ended = stub.validate(ValidateRequest.newBuilder().setToken(held.getToken()).build());
 
         assertThat(ended.getStatus()).isIn(ValidateResponse.Status.ENDED, ValidateResponse.Status.SUPERSEDED);
@@ -253,7 +256,7 @@ class LockServiceTest {
 
     @Test
     void list_withPrefix_answersLocksInNameOrder() {
-        long session = openSession(stub, TTL_MILLIS);
+        TestSession session = openSession(stub, TTL_MILLIS);
         acquire(stub, session, "team/b", 0);
         acquire(stub, session, "team/a", 0);
         acquire(stub, session, "other/c", 0);
@@ -262,19 +265,20 @@ class LockServiceTest {
         ListResponse limited = stub.list(ListRequest.newBuilder().setLimit(1).build());
 
         assertThat(listed.getLocksList()).extracting(LockInfo::getLock).containsExactly("team/a", "team/b");
-        assertThat(listed.getLocks(0).getHolderSessionId()).isEqualTo(session);
+        assertThat(listed.getLocks(0).getHolderIdentity()).isEqualTo(Identities.ANONYMOUS);
+        assertThat(holderSessionId(listed.getLocks(0))).as("session ids are not shown").isZero();
         assertThat(limited.getLocksList()).extracting(LockInfo::getLock).containsExactly("other/c");
     }
 
     @Test
     void acquire_cancelledByTheClientWhileWaiting_leavesTheQueue() {
-        long holder = openSession(stub, TTL_MILLIS);
-        long waiter = openSession(stub, TTL_MILLIS);
+        TestSession holder = openSession(stub, TTL_MILLIS);
+        TestSession waiter = openSession(stub, TTL_MILLIS);
         acquire(stub, holder, "abandoned", 0);
         ListenableFuture<AcquireResponse> waiting = LocksGrpc.newFutureStub(channel)
-                .withDeadlineAfter(60, TimeUnit.SECONDS).acquire(AcquireRequest.newBuilder().setSessionId(waiter)
-                        .setLock("abandoned").setRequestId("w").setWaitMillis(30_000).build());
-        await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, "abandoned").contains(waiter));
+                .withDeadlineAfter(60, TimeUnit.SECONDS)
+                .acquire(TestServers.acquireRequest(waiter, "abandoned", "w", 30_000));
+        await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, "abandoned").contains(waiter.id()));
 
         waiting.cancel(true);
 
@@ -284,11 +288,12 @@ class LockServiceTest {
 
     @Test
     void close_withAnOpenKeepAliveStream_endsItWithUnavailable() throws Exception {
-        long session = openSession(stub, TTL_MILLIS);
+        TestSession session = openSession(stub, TTL_MILLIS);
         LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
         StreamObserver<KeepAliveRequest> requests =
                 LocksGrpc.newStub(channel).keepAlive(TestServers.collecting(answers));
-        requests.onNext(KeepAliveRequest.newBuilder().setSessionId(session).build());
+        requests.onNext(KeepAliveRequest.newBuilder().setSessionId(session.id()).setSessionSecret(session.secret())
+                .build());
         assertThat(answers.poll(20, TimeUnit.SECONDS)).isInstanceOf(KeepAliveResponse.class);
 
         server.close();
@@ -308,14 +313,14 @@ class LockServiceTest {
         List<Thread> threads = new ArrayList<>();
         List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
         for (int c = 0; c < clients; c++) {
-            long session = openSession(stub, TTL_MILLIS);
+            TestSession session = openSession(stub, TTL_MILLIS);
             Thread thread = new Thread(() -> {
                 try {
                     for (int i = 0; i < cyclesEach; i++) {
                         AcquireResponse granted = acquire(stub, session, "contended", 20_000);
                         assertThat(granted.getAcquired()).isTrue();
                         tokens.add(granted.getToken().getValue());
-                        release(stub, granted.getToken());
+                        release(stub, session, granted.getToken());
                     }
                 } catch (Throwable e) {
                     failures.add(e);
@@ -332,6 +337,17 @@ class LockServiceTest {
         assertThat(tokens).hasSize(clients * cyclesEach).doesNotHaveDuplicates();
         assertThat(describe(stub, "contended").getLastToken()).isEqualTo(Collections.max(tokens));
         assertThat(server.pendingAcquires()).isZero();
+    }
+
+    /** Returns the deprecated field a server before session secrets filled, to show it stays empty. */
+    @SuppressWarnings("deprecation")
+    private static long holderSessionId(ValidateResponse response) {
+        return response.getHolderSessionId();
+    }
+
+    @SuppressWarnings("deprecation")
+    private static long holderSessionId(LockInfo info) {
+        return info.getHolderSessionId();
     }
 
     private void restart() throws Exception {

@@ -4,6 +4,7 @@ import com.sun.management.OperatingSystemMXBean;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
+import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.core.Ticker;
@@ -63,9 +64,9 @@ public final class LockThroughputBenchmark {
         LocksGrpc.LocksStub async = LocksGrpc.newStub(channel);
         List<Client> all = new ArrayList<>();
         for (int i = 0; i < clients; i++) {
-            long session = blocking.openSession(OpenSessionRequest.newBuilder().setTtlMillis(600_000).build())
-                    .getSessionId();
-            all.add(new Client(async, session, "bench-" + i));
+            OpenSessionResponse opened = blocking.openSession(OpenSessionRequest.newBuilder().setTtlMillis(600_000)
+                    .build());
+            all.add(new Client(async, opened.getSessionId(), opened.getSecret(), "bench-" + i));
         }
         measure(all, 10, "warm-up");
         long entriesBefore = appliedIndex.getAsLong();
@@ -112,15 +113,17 @@ public final class LockThroughputBenchmark {
     private static final class Client {
         private final LocksGrpc.LocksStub stub;
         private final long session;
+        private final String secret;
         private final String lock;
         private final AtomicLong cycles = new AtomicLong();
         private final AtomicLong errors = new AtomicLong();
         private final List<Long> latencies = new ArrayList<>(); // guarded by this
         private long requestNumber;
 
-        Client(LocksGrpc.LocksStub stub, long session, String lock) {
+        Client(LocksGrpc.LocksStub stub, long session, String secret, String lock) {
             this.stub = stub;
             this.session = session;
+            this.secret = secret;
             this.lock = lock;
         }
 
@@ -138,15 +141,16 @@ public final class LockThroughputBenchmark {
                 return;
             }
             long startNanos = System.nanoTime();
-            AcquireRequest request = AcquireRequest.newBuilder().setSessionId(session).setLock(lock)
-                    .setRequestId("r" + requestNumber++).build();
+            AcquireRequest request = AcquireRequest.newBuilder().setSessionId(session).setSessionSecret(secret)
+                    .setLock(lock).setRequestId("r" + requestNumber++).build();
             stub.acquire(request, new Answer<>(done, endNanos, response -> {
                 if (!response.getAcquired()) {
                     errors.incrementAndGet();
                     run(endNanos, done);
                     return;
                 }
-                stub.release(ReleaseRequest.newBuilder().setToken(response.getToken()).build(),
+                stub.release(ReleaseRequest.newBuilder().setToken(response.getToken()).setSessionId(session)
+                        .setSessionSecret(secret).build(),
                         new Answer<ReleaseResponse>(done, endNanos, released -> {
                             synchronized (this) {
                                 latencies.add(System.nanoTime() - startNanos);

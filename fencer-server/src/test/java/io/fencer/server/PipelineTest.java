@@ -14,6 +14,7 @@ import io.fencer.api.v1.PipelineRequest;
 import io.fencer.api.v1.PipelineResponse;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ReleaseRequest;
+import io.fencer.server.TestServers.TestSession;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
@@ -61,13 +62,13 @@ class PipelineTest {
 
     @Test
     void pipeline_acquireAndRelease_answerAsUnaryCallsUnderTheirCallIds() throws Exception {
-        long first = openSession(stub, TTL_MILLIS);
-        long second = openSession(stub, TTL_MILLIS);
+        TestSession first = openSession(stub, TTL_MILLIS);
+        TestSession second = openSession(stub, TTL_MILLIS);
 
         PipelineResponse granted = pipe.call(1, acquire(first, "orders", 0));
         PipelineResponse busy = pipe.call(2, acquire(second, "orders", 0));
         FencingToken token = granted.getAcquire().getToken();
-        PipelineResponse released = pipe.call(3, release(token));
+        PipelineResponse released = pipe.call(3, release(first, token));
         PipelineResponse next = pipe.call(4, acquire(second, "orders", 0));
 
         assertThat(granted.getCallId()).isEqualTo(1);
@@ -80,31 +81,31 @@ class PipelineTest {
 
     @Test
     void pipeline_releaseBySupersededToken_answersNotHolderErrorAndKeepsServing() throws Exception {
-        long session = openSession(stub, TTL_MILLIS);
+        TestSession session = openSession(stub, TTL_MILLIS);
         FencingToken old = pipe.call(1, acquire(session, "jobs", 0)).getAcquire().getToken();
-        pipe.call(2, release(old));
+        pipe.call(2, release(session, old));
         FencingToken current = pipe.call(3, acquire(session, "jobs", 0)).getAcquire().getToken();
 
-        CallError error = pipe.call(4, release(old)).getError();
+        CallError error = pipe.call(4, release(session, old)).getError();
 
         assertThat(error.getStatusCode()).isEqualTo(Status.Code.FAILED_PRECONDITION.value());
         assertThat(error.getDetail().getReason()).isEqualTo(Reason.REASON_NOT_HOLDER);
         assertThat(error.getDetail().getPresentedToken()).isEqualTo(old.getValue());
         assertThat(error.getDetail().getCurrentToken()).isEqualTo(current.getValue());
-        assertThat(pipe.call(5, release(current)).getRelease().getReleased()).isEqualTo(current);
+        assertThat(pipe.call(5, release(session, current)).getRelease().getReleased()).isEqualTo(current);
     }
 
     @Test
     void pipeline_cancelOfWaitingAcquire_leavesTheQueueUnanswered() throws Exception {
-        long holder = openSession(stub, TTL_MILLIS);
-        long waiter = openSession(stub, TTL_MILLIS);
+        TestSession holder = openSession(stub, TTL_MILLIS);
+        TestSession waiter = openSession(stub, TTL_MILLIS);
         FencingToken held = pipe.call(1, acquire(holder, "queue", 0)).getAcquire().getToken();
         pipe.send(2, acquire(waiter, "queue", 30_000));
-        await().atMost(WAIT_MAX).until(() -> waiters("queue").contains(waiter));
+        await().atMost(WAIT_MAX).until(() -> waiters("queue").contains(waiter.id()));
 
         pipe.send(PipelineRequest.newBuilder().setCallId(2).setCancel(CancelCall.getDefaultInstance()).build());
         await().atMost(WAIT_MAX).until(() -> waiters("queue").isEmpty());
-        PipelineResponse released = pipe.call(3, release(held));
+        PipelineResponse released = pipe.call(3, release(holder, held));
 
         assertThat(released.getRelease().hasNext()).as("no waiter left to grant").isFalse();
         assertThat(pipe.received()).as("the cancelled call is never answered").noneMatch(r -> r.getCallId() == 2);
@@ -112,11 +113,11 @@ class PipelineTest {
 
     @Test
     void pipeline_streamCancelledByClient_dropsItsWaitingAcquires() throws Exception {
-        long holder = openSession(stub, TTL_MILLIS);
-        long waiter = openSession(stub, TTL_MILLIS);
+        TestSession holder = openSession(stub, TTL_MILLIS);
+        TestSession waiter = openSession(stub, TTL_MILLIS);
         pipe.call(1, acquire(holder, "stream-end", 0));
         pipe.send(2, acquire(waiter, "stream-end", 30_000));
-        await().atMost(WAIT_MAX).until(() -> waiters("stream-end").contains(waiter));
+        await().atMost(WAIT_MAX).until(() -> waiters("stream-end").contains(waiter.id()));
 
         pipe.cancel();
 
@@ -125,11 +126,11 @@ class PipelineTest {
 
     @Test
     void pipeline_malformedCalls_refusedByCallIdWithoutEndingTheStream() throws Exception {
-        long holder = openSession(stub, TTL_MILLIS);
-        long waiter = openSession(stub, TTL_MILLIS);
+        TestSession holder = openSession(stub, TTL_MILLIS);
+        TestSession waiter = openSession(stub, TTL_MILLIS);
         pipe.call(1, acquire(holder, "bad", 0));
         pipe.send(7, acquire(waiter, "bad", 30_000)); // stays in flight
-        await().atMost(WAIT_MAX).until(() -> waiters("bad").contains(waiter));
+        await().atMost(WAIT_MAX).until(() -> waiters("bad").contains(waiter.id()));
 
         CallError noCall = pipe.call(PipelineRequest.newBuilder().setCallId(8).build()).getError();
         CallError zeroId = pipe.call(PipelineRequest.newBuilder().setAcquire(acquire(holder, "bad", 0)).build())
@@ -146,12 +147,11 @@ class PipelineTest {
         assertThat(emptyLock.getStatusCode()).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
         assertThat(emptyLock.getDetail().getField()).isEqualTo("lock");
         assertThat(pipe.call(10, acquire(holder, "bad", 0)).getAcquire().getAcquired()).as("still serving").isTrue();
-        assertThat(waiters("bad")).as("call 7 still waits").containsExactly(waiter);
+        assertThat(waiters("bad")).as("call 7 still waits").containsExactly(waiter.id());
     }
 
-    private AcquireRequest acquire(long sessionId, String lock, long waitMillis) {
-        return AcquireRequest.newBuilder().setSessionId(sessionId).setLock(lock).setWaitMillis(waitMillis)
-                .setRequestId("attempt-" + requestIds.incrementAndGet()).build();
+    private AcquireRequest acquire(TestSession session, String lock, long waitMillis) {
+        return TestServers.acquireRequest(session, lock, "attempt-" + requestIds.incrementAndGet(), waitMillis);
     }
 
     /** Returns the sessions waiting for {@code lock}, through a stub whose deadline starts now. */
@@ -159,12 +159,12 @@ class PipelineTest {
         return waiterSessions(TestServers.stub(channel), lock);
     }
 
-    private static ReleaseRequest release(FencingToken token) {
-        return ReleaseRequest.newBuilder().setToken(token).build();
+    private static ReleaseRequest release(TestSession session, FencingToken token) {
+        return TestServers.releaseRequest(session, token);
     }
 
     /** A raw Pipeline stream: sends requests and collects the answers, which may come in any order. */
-    private static final class Pipe {
+    static final class Pipe {
         private final LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
         private final List<PipelineResponse> received = new ArrayList<>();
         private final ClientCallStreamObserver<PipelineRequest> requests;

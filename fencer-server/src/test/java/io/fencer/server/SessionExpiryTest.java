@@ -12,7 +12,6 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.ListenableFuture;
-import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.EndCause;
 import io.fencer.api.v1.ErrorDetail;
@@ -22,6 +21,7 @@ import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
+import io.fencer.server.TestServers.TestSession;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -71,8 +71,8 @@ class SessionExpiryTest {
     @Test
     void acquire_whenHolderSessionExpires_grantsWaiterNextTokenAndOldTokenIsRefused() throws Exception {
         start(TestServers.singlePeer(dataDir, ticker));
-        long holder = openSession(stub, SHORT_TTL_MILLIS);
-        long waiter = openSession(stub, LONG_TTL_MILLIS);
+        TestSession holder = openSession(stub, SHORT_TTL_MILLIS);
+        TestSession waiter = openSession(stub, LONG_TTL_MILLIS);
         AcquireResponse held = acquire(stub, holder, "orders", 0);
         ListenableFuture<AcquireResponse> waiting = waitFor(waiter, "orders");
 
@@ -82,25 +82,29 @@ class SessionExpiryTest {
         long old = held.getToken().getValue();
         assertThat(granted.getAcquired()).isTrue();
         assertThat(granted.getToken().getValue()).isEqualTo(old + 1);
-        ErrorDetail refused = failure(() -> release(stub, held.getToken()));
+        // The old holder's session has ended, so it releases nothing; the new holder cannot release the old token.
+        ErrorDetail ended = failure(() -> release(stub, holder, held.getToken()));
+        assertThat(ended.getReason()).isEqualTo(Reason.REASON_SESSION_EXPIRED);
+        assertThat(ended.getSessionId()).isEqualTo(holder.id());
+        ErrorDetail refused = failure(() -> release(stub, waiter, held.getToken()));
         assertThat(refused.getReason()).isEqualTo(Reason.REASON_NOT_HOLDER);
         assertThat(refused.getPresentedToken()).isEqualTo(old);
         assertThat(refused.getCurrentToken()).isEqualTo(old + 1);
         StatusRuntimeException status = catchThrowableOfType(
-                StatusRuntimeException.class, () -> release(stub, held.getToken()));
+                StatusRuntimeException.class, () -> release(stub, waiter, held.getToken()));
         assertThat(status.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
         ValidateResponse validated = stub.validate(ValidateRequest.newBuilder().setToken(held.getToken()).build());
         assertThat(validated.getStatus()).isEqualTo(ValidateResponse.Status.SUPERSEDED);
         assertThat(validated.getSupersededBy()).isEqualTo(old + 1);
         assertThat(keepAliveOnce(channel, holder).getExpired()).isTrue();
-        assertThat(describe(stub, "orders").getHolderSessionId()).isEqualTo(waiter);
+        assertThat(describe(stub, "orders").getHolder()).isEqualTo(granted.getToken());
     }
 
     @Test
     void acquire_waitingWhenItsOwnSessionExpires_failsWithSessionExpired() throws Exception {
         start(TestServers.singlePeer(dataDir, ticker));
-        long holder = openSession(stub, LONG_TTL_MILLIS);
-        long waiter = openSession(stub, SHORT_TTL_MILLIS);
+        TestSession holder = openSession(stub, LONG_TTL_MILLIS);
+        TestSession waiter = openSession(stub, SHORT_TTL_MILLIS);
         acquire(stub, holder, "busy", 0);
         ListenableFuture<AcquireResponse> waiting = waitFor(waiter, "busy");
 
@@ -111,14 +115,14 @@ class SessionExpiryTest {
         assertThat(failed.getCause()).isInstanceOf(StatusRuntimeException.class);
         ErrorDetail detail = TestServers.detail((StatusRuntimeException) failed.getCause());
         assertThat(detail.getReason()).isEqualTo(Reason.REASON_SESSION_EXPIRED);
-        assertThat(detail.getSessionId()).isEqualTo(waiter);
+        assertThat(detail.getSessionId()).isEqualTo(waiter.id());
         assertThat(waiterSessions(stub, "busy")).isEmpty();
     }
 
     @Test
     void keepAlive_beforeTheDeadline_keepsTheSessionPastItsFirstTtl() throws Exception {
         start(TestServers.singlePeer(dataDir, ticker));
-        long session = openSession(stub, SHORT_TTL_MILLIS);
+        TestSession session = openSession(stub, SHORT_TTL_MILLIS);
         AcquireResponse held = acquire(stub, session, "kept", 0);
         ticker.advance(Duration.ofMillis(SHORT_TTL_MILLIS - 1_000));
         assertThat(keepAliveOnce(channel, session).getTtlMillis()).isEqualTo(SHORT_TTL_MILLIS);
@@ -134,9 +138,9 @@ class SessionExpiryTest {
     @Test
     void lockDelay_afterExpiry_keepsLockUnavailableUntilTheDelayPasses() throws Exception {
         start(TestServers.singlePeer(dataDir, ticker).withLockDelay(Duration.ofSeconds(10)));
-        long holder = openSession(stub, SHORT_TTL_MILLIS);
-        long waiter = openSession(stub, LONG_TTL_MILLIS);
-        long trier = openSession(stub, LONG_TTL_MILLIS);
+        TestSession holder = openSession(stub, SHORT_TTL_MILLIS);
+        TestSession waiter = openSession(stub, LONG_TTL_MILLIS);
+        TestSession trier = openSession(stub, LONG_TTL_MILLIS);
         AcquireResponse held = acquire(stub, holder, "delayed", 0);
         ListenableFuture<AcquireResponse> waiting = waitFor(waiter, "delayed");
 
@@ -165,12 +169,12 @@ class SessionExpiryTest {
     @Test
     void lockDelay_afterRelease_grantsTheWaiterAtOnce() throws Exception {
         start(TestServers.singlePeer(dataDir, ticker).withLockDelay(Duration.ofSeconds(10)));
-        long holder = openSession(stub, LONG_TTL_MILLIS);
-        long waiter = openSession(stub, LONG_TTL_MILLIS);
+        TestSession holder = openSession(stub, LONG_TTL_MILLIS);
+        TestSession waiter = openSession(stub, LONG_TTL_MILLIS);
         AcquireResponse held = acquire(stub, holder, "handed", 0);
         ListenableFuture<AcquireResponse> waiting = waitFor(waiter, "handed");
 
-        ReleaseResponse released = release(stub, held.getToken());
+        ReleaseResponse released = release(stub, holder, held.getToken());
 
         AcquireResponse granted = waiting.get(30, TimeUnit.SECONDS);
         assertThat(released.getNext()).isEqualTo(granted.getToken());
@@ -180,7 +184,7 @@ class SessionExpiryTest {
     @Test
     void restart_givesSessionsAGracePeriodThenExpiresThemWithoutKeepalives() throws Exception {
         start(TestServers.singlePeer(dataDir, ticker));
-        long session = openSession(stub, SHORT_TTL_MILLIS);
+        TestSession session = openSession(stub, SHORT_TTL_MILLIS);
         AcquireResponse held = acquire(stub, session, "survivor", 0);
         TestServers.close(channel);
         server.close();
@@ -202,12 +206,11 @@ class SessionExpiryTest {
         assertThat(next.getToken().getValue()).isGreaterThan(held.getToken().getValue());
     }
 
-    private ListenableFuture<AcquireResponse> waitFor(long session, String lock) {
+    private ListenableFuture<AcquireResponse> waitFor(TestSession session, String lock) {
         ListenableFuture<AcquireResponse> call = LocksGrpc.newFutureStub(channel)
                 .withDeadlineAfter(60, TimeUnit.SECONDS)
-                .acquire(AcquireRequest.newBuilder().setSessionId(session).setLock(lock)
-                        .setRequestId("wait-" + session).setWaitMillis(45_000).build());
-        await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, lock).contains(session));
+                .acquire(TestServers.acquireRequest(session, lock, "wait-" + session.id(), 45_000));
+        await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, lock).contains(session.id()));
         return call;
     }
 

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.fencer.server.TestServers.TestSession;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CallError;
@@ -70,6 +71,8 @@ class StandardErrorDetailsTest {
     private FencerServer server;
     private ManagedChannel channel;
     private LocksGrpc.LocksBlockingStub locks;
+    /** A session whose id an attacker read from a reply; it presents another secret. */
+    private TestSession sessionOfAnother;
     private StoreGrpc.StoreBlockingStub store;
 
     @BeforeAll
@@ -81,6 +84,7 @@ class StandardErrorDetailsTest {
         locks = TestServers.stub(channel);
         store = StoreTesting.stub(channel);
         TestServers.awaitServing(server, channel);
+        sessionOfAnother = openSession(locks, TTL_MILLIS);
     }
 
     @AfterAll
@@ -113,7 +117,7 @@ class StandardErrorDetailsTest {
             case LIMIT_EXCEEDED -> Status.Code.RESOURCE_EXHAUSTED;
             case SESSION_EXPIRED, NOT_HOLDER, STALE_TOKEN, SCOPE_MISMATCH, TOKEN_EXHAUSTED, IDEMPOTENCY_MISMATCH ->
                     Status.Code.FAILED_PRECONDITION;
-            case BAD_TOKEN_SIGNATURE -> Status.Code.UNAUTHENTICATED;
+            case BAD_TOKEN_SIGNATURE, SESSION_UNAUTHENTICATED -> Status.Code.UNAUTHENTICATED;
             case PERMISSION_DENIED -> Status.Code.PERMISSION_DENIED;
             case NOT_LEADER, UNAVAILABLE -> Status.Code.UNAVAILABLE;
             case INTERNAL -> Status.Code.INTERNAL;
@@ -126,7 +130,7 @@ class StandardErrorDetailsTest {
             case INVALID_ARGUMENT -> failing(() -> acquire(locks, openSession(locks, TTL_MILLIS), "", 0));
             case LIMIT_EXCEEDED -> failing(() -> locks.describe(DescribeRequest.newBuilder()
                     .setLock("x".repeat(FencerServer.INBOUND_MESSAGE_BYTES_MAX + 1)).build()));
-            case SESSION_EXPIRED -> failing(() -> acquire(locks, 987_654, "expired", 0));
+            case SESSION_EXPIRED -> failing(() -> acquire(locks, new TestSession(987_654, "x".repeat(43)), "expired", 0));
             case NOT_HOLDER -> notHolder();
             case STALE_TOKEN -> failing(() -> store.write(staleWrite()));
             case SCOPE_MISMATCH -> scopeMismatch();
@@ -135,6 +139,8 @@ class StandardErrorDetailsTest {
                     Sequencer.format(new io.fencer.core.FencingToken("signed", 5)), "k", "unsigned")));
             case NOT_LEADER -> notLeader();
             case PERMISSION_DENIED -> permissionDenied();
+            case SESSION_UNAUTHENTICATED -> failing(() -> acquire(locks, sessionOfAnother.withSecret("x".repeat(43)),
+                    "hijacked", 0));
             case UNAVAILABLE -> unavailable();
             case TOKEN_EXHAUSTED, INTERNAL -> fromTheCatalogueOverRealGrpc(reason);
         };
@@ -152,6 +158,7 @@ class StandardErrorDetailsTest {
             }
             case SCOPE_MISMATCH -> assertThat(detail.getValue()).isEqualTo("payments");
             case IDEMPOTENCY_MISMATCH -> assertThat(detail.getValue()).isEqualTo("key-1");
+            case SESSION_UNAUTHENTICATED -> assertThat(detail.getSessionId()).isEqualTo(sessionOfAnother.id());
             case PERMISSION_DENIED -> {
                 assertThat(detail.getIdentity()).isEqualTo("mallory");
                 assertThat(detail.getPermission()).isEqualTo("lock");
@@ -167,19 +174,22 @@ class StandardErrorDetailsTest {
     }
 
     private StatusRuntimeException notHolder() {
-        AcquireResponse held = acquire(locks, openSession(locks, TTL_MILLIS), "held", 0);
+        TestSession holder = openSession(locks, TTL_MILLIS);
+        AcquireResponse held = acquire(locks, holder, "held", 0);
         FencingToken notTheHolders = held.getToken().toBuilder().setValue(held.getToken().getValue() + 1_000)
                 .clearSequencer().build();
-        return failing(() -> release(locks, notTheHolders));
+        return failing(() -> release(locks, holder, notTheHolders));
     }
 
     /** Returns a write by A's token after B, granted the next token, wrote: the seed's scenario at the store. */
     private WriteRequest staleWrite() {
-        FencingToken first = acquire(locks, openSession(locks, TTL_MILLIS), "orders", 0).getToken();
-        release(locks, first);
-        FencingToken second = acquire(locks, openSession(locks, TTL_MILLIS), "orders", 0).getToken();
+        TestSession a = openSession(locks, TTL_MILLIS);
+        FencingToken first = acquire(locks, a, "orders", 0).getToken();
+        release(locks, a, first);
+        TestSession b = openSession(locks, TTL_MILLIS);
+        FencingToken second = acquire(locks, b, "orders", 0).getToken();
         store.write(StoreTesting.put("orders", second.getSequencer(), "k", "B"));
-        release(locks, second);
+        release(locks, b, second);
         return StoreTesting.put("orders", first.getSequencer(), "k", "A");
     }
 
@@ -207,7 +217,7 @@ class StandardErrorDetailsTest {
                 TestServers.awaitServing(guarded, guardedChannel);
                 LocksGrpc.LocksBlockingStub alice = TestServers.stub(guardedChannel)
                         .withInterceptors(TestIdentities.as("alice"));
-                long session = openSession(alice, TTL_MILLIS);
+                TestSession session = openSession(alice, TTL_MILLIS);
                 LocksGrpc.LocksBlockingStub mallory = TestServers.stub(guardedChannel)
                         .withInterceptors(TestIdentities.as("mallory"));
                 return failing(() -> acquire(mallory, session, "jobs/nightly", 0));
@@ -241,11 +251,12 @@ class StandardErrorDetailsTest {
         ManagedChannel closingChannel = TestServers.channel(closing);
         try {
             TestServers.awaitServing(closing, closingChannel);
-            long session = openSession(TestServers.stub(closingChannel), TTL_MILLIS);
+            TestSession session = openSession(TestServers.stub(closingChannel), TTL_MILLIS);
             LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
             StreamObserver<KeepAliveRequest> requests =
                     LocksGrpc.newStub(closingChannel).keepAlive(TestServers.collecting(answers));
-            requests.onNext(KeepAliveRequest.newBuilder().setSessionId(session).build());
+            requests.onNext(KeepAliveRequest.newBuilder().setSessionId(session.id()).setSessionSecret(session.secret())
+                    .build());
             assertThat(answers.poll(20, TimeUnit.SECONDS)).isInstanceOf(KeepAliveResponse.class);
 
             closing.close();

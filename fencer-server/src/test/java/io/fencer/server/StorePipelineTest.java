@@ -58,10 +58,10 @@ class StorePipelineTest {
 
     @Test
     void storePipeline_staleWriteAfterNewerGrant_refusedWithAcceptedTokenAndNewerValueRead() throws Exception {
-        long sessionA = openSession(locks, TTL_MILLIS);
-        long sessionB = openSession(locks, TTL_MILLIS);
+        TestServers.TestSession sessionA = openSession(locks, TTL_MILLIS);
+        TestServers.TestSession sessionB = openSession(locks, TTL_MILLIS);
         FencingToken first = acquire(locks, sessionA, "orders", 0).getToken();
-        release(locks, first);
+        release(locks, sessionA, first);
         FencingToken second = acquire(locks, sessionB, "orders", 0).getToken();
 
         StorePipelineResponse accepted = call(StorePipelineRequest.newBuilder().setCallId(1)

@@ -75,10 +75,10 @@ class StoreServiceTest {
 
     @Test
     void write_withTokenOfSupersededGrant_isStaleAndNewerValueStaysAcrossRestart() throws Exception {
-        long sessionA = openSession(locks, TTL_MILLIS);
-        long sessionB = openSession(locks, TTL_MILLIS);
+        TestServers.TestSession sessionA = openSession(locks, TTL_MILLIS);
+        TestServers.TestSession sessionB = openSession(locks, TTL_MILLIS);
         FencingToken first = acquire(locks, sessionA, "orders", 0).getToken();
-        release(locks, first);
+        release(locks, sessionA, first);
         FencingToken second = acquire(locks, sessionB, "orders", 0).getToken();
         assertThat(second.getValue()).isGreaterThan(first.getValue());
         assertThat(second.getSequencer().split("\\.")).as("unsigned without keys").hasSize(3);

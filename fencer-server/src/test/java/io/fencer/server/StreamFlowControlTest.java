@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.protobuf.ByteString;
+import io.fencer.server.TestServers.TestSession;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CloseSessionRequest;
@@ -92,9 +93,9 @@ class StreamFlowControlTest {
     @Test
     void locksPipeline_clientSendsCallsAndNeverReads_stopsBeingReadWhileOthersCycleAndLosesNoAnswer()
             throws Exception {
-        long holder = openSession(stub, TTL_MILLIS);
+        TestSession holder = openSession(stub, TTL_MILLIS);
         acquire(stub, holder, "flooded", 0);
-        long flooder = openSession(stub, TTL_MILLIS);
+        TestSession flooder = openSession(stub, TTL_MILLIS);
         NeverReading<PipelineRequest, PipelineResponse> flood = new NeverReading<>();
         LocksGrpc.newStub(floodChannel).pipeline(flood);
 
@@ -135,12 +136,13 @@ class StreamFlowControlTest {
     @Test
     void keepAlive_clientSendsKeepalivesAndNeverReads_stopsBeingReadWhileOthersCycleAndLosesNoAnswer()
             throws Exception {
-        long session = openSession(stub, TTL_MILLIS);
+        TestSession session = openSession(stub, TTL_MILLIS);
         NeverReading<KeepAliveRequest, KeepAliveResponse> flood = new NeverReading<>();
         LocksGrpc.newStub(floodChannel).keepAlive(flood);
 
         floodAndCheckPaused(server.keepAliveFlow(), flood,
-                callId -> KeepAliveRequest.newBuilder().setSessionId(session).build());
+                callId -> KeepAliveRequest.newBuilder().setSessionId(session.id()).setSessionSecret(session.secret())
+                        .build());
         assertThat(TestServers.keepAliveOnce(channel, session).getTtlMillis())
                 .as("another client's keepalive is answered").isPositive();
 
@@ -154,10 +156,10 @@ class StreamFlowControlTest {
     void locksPipeline_grantsWhileNeverRead_queuedForTheClientWithinTheLimitAndAllDeliveredOnceItReads()
             throws Exception {
         int grants = 1_000;
-        long holder = openSession(stub, TTL_MILLIS);
+        TestSession holder = openSession(stub, TTL_MILLIS);
         holdLocks(holder, "grant-", grants);
         acquire(stub, openSession(stub, TTL_MILLIS), "kept", 0);
-        long flooder = openSession(stub, TTL_MILLIS);
+        TestSession flooder = openSession(stub, TTL_MILLIS);
         NeverReading<PipelineRequest, PipelineResponse> flood = new NeverReading<>();
         LocksGrpc.newStub(floodChannel).pipeline(flood);
         StreamFlow flow = server.pipelineFlow();
@@ -175,7 +177,8 @@ class StreamFlowControlTest {
         }
         long read = awaitReadingPaused(flow);
 
-        stub.closeSession(CloseSessionRequest.newBuilder().setSessionId(holder).build()); // grants them all at once
+        stub.closeSession(CloseSessionRequest.newBuilder().setSessionId(holder.id())
+                .setSessionSecret(holder.secret()).build()); // grants them all at once
 
         await().atMost(WAIT_MAX).until(() -> flow.answersQueued() >= grants);
         assertThat(flow.answersQueuedPeak()).as("only answers of calls in flight wait")
@@ -276,19 +279,19 @@ class StreamFlowControlTest {
 
     /** Runs {@link #CYCLES} acquire/release cycles of a fresh session on its own lock; returns those completed. */
     private int cycleLocks(String lock) {
-        long session = openSession(stub, TTL_MILLIS);
+        TestSession session = openSession(stub, TTL_MILLIS);
         int completed = 0;
         for (int i = 0; i < CYCLES; i++) {
             AcquireResponse granted = acquire(stub, session, lock, 0);
             assertThat(granted.getAcquired()).isTrue();
-            release(stub, granted.getToken());
+            release(stub, session, granted.getToken());
             completed++;
         }
         return completed;
     }
 
     /** Makes {@code session} hold {@code count} locks named {@code prefix + i}, with calls in flight together. */
-    private void holdLocks(long session, String prefix, int count) throws Exception {
+    private void holdLocks(TestSession session, String prefix, int count) throws Exception {
         LocksGrpc.LocksFutureStub futures = LocksGrpc.newFutureStub(channel);
         List<ListenableFuture<AcquireResponse>> calls = new ArrayList<>();
         for (int i = 0; i < count; i++) {
@@ -308,8 +311,8 @@ class StreamFlowControlTest {
         }
     }
 
-    private static AcquireRequest tryAcquire(long sessionId, String lock, String requestId) {
-        return AcquireRequest.newBuilder().setSessionId(sessionId).setLock(lock).setRequestId(requestId).build();
+    private static AcquireRequest tryAcquire(TestSession session, String lock, String requestId) {
+        return TestServers.acquireRequest(session, lock, requestId, 0);
     }
 
     private static GetRequest get(String scope) {

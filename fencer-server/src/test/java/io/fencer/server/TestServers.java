@@ -8,6 +8,8 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.CloseSessionRequest;
+import io.fencer.api.v1.CloseSessionResponse;
 import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.FencingToken;
@@ -16,6 +18,7 @@ import io.fencer.api.v1.KeepAliveResponse;
 import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
+import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.core.Ticker;
@@ -58,6 +61,19 @@ final class TestServers {
 
         void advance(Duration duration) {
             nanos.addAndGet(duration.toNanos());
+        }
+    }
+
+    /** A session as its opener knows it: the id and the secret OpenSession returned. */
+    record TestSession(long id, String secret) {
+        /** Returns this session's id with a wrong secret: what an attacker who read the id from a reply holds. */
+        TestSession withSecret(String otherSecret) {
+            return new TestSession(id, otherSecret);
+        }
+
+        @Override
+        public String toString() {
+            return "TestSession[" + id + "]";
         }
     }
 
@@ -109,22 +125,39 @@ final class TestServers {
         });
     }
 
-    static long openSession(LocksGrpc.LocksBlockingStub stub, long ttlMillis) {
-        return stub.openSession(OpenSessionRequest.newBuilder().setTtlMillis(ttlMillis).build()).getSessionId();
+    static TestSession openSession(LocksGrpc.LocksBlockingStub stub, long ttlMillis) {
+        OpenSessionResponse opened = stub.openSession(OpenSessionRequest.newBuilder().setTtlMillis(ttlMillis).build());
+        assertThat(opened.getSecret()).as("secret of session %d", opened.getSessionId()).hasSize(43);
+        return new TestSession(opened.getSessionId(), opened.getSecret());
     }
 
-    static AcquireResponse acquire(LocksGrpc.LocksBlockingStub stub, long sessionId, String lock, long waitMillis) {
-        return acquire(stub, sessionId, lock, UUID.randomUUID().toString(), waitMillis);
-    }
-
-    static AcquireResponse acquire(LocksGrpc.LocksBlockingStub stub, long sessionId, String lock, String requestId,
+    static AcquireResponse acquire(LocksGrpc.LocksBlockingStub stub, TestSession session, String lock,
             long waitMillis) {
-        return stub.acquire(AcquireRequest.newBuilder().setSessionId(sessionId).setLock(lock)
-                .setRequestId(requestId).setWaitMillis(waitMillis).build());
+        return acquire(stub, session, lock, UUID.randomUUID().toString(), waitMillis);
     }
 
-    static ReleaseResponse release(LocksGrpc.LocksBlockingStub stub, FencingToken token) {
-        return stub.release(ReleaseRequest.newBuilder().setToken(token).build());
+    static AcquireResponse acquire(LocksGrpc.LocksBlockingStub stub, TestSession session, String lock,
+            String requestId, long waitMillis) {
+        return stub.acquire(acquireRequest(session, lock, requestId, waitMillis));
+    }
+
+    static AcquireRequest acquireRequest(TestSession session, String lock, String requestId, long waitMillis) {
+        return AcquireRequest.newBuilder().setSessionId(session.id()).setSessionSecret(session.secret())
+                .setLock(lock).setRequestId(requestId).setWaitMillis(waitMillis).build();
+    }
+
+    static ReleaseResponse release(LocksGrpc.LocksBlockingStub stub, TestSession session, FencingToken token) {
+        return stub.release(releaseRequest(session, token));
+    }
+
+    static ReleaseRequest releaseRequest(TestSession session, FencingToken token) {
+        return ReleaseRequest.newBuilder().setToken(token).setSessionId(session.id())
+                .setSessionSecret(session.secret()).build();
+    }
+
+    static CloseSessionResponse closeSession(LocksGrpc.LocksBlockingStub stub, TestSession session) {
+        return stub.closeSession(CloseSessionRequest.newBuilder().setSessionId(session.id())
+                .setSessionSecret(session.secret()).build());
     }
 
     static LockInfo describe(LocksGrpc.LocksBlockingStub stub, String lock) {
@@ -160,11 +193,22 @@ final class TestServers {
         };
     }
 
-    /** Sends one keepalive on a fresh stream and returns its answer. */
+    /** Sends one keepalive for {@code session}, with its secret, on a fresh stream and returns its answer. */
+    static KeepAliveResponse keepAliveOnce(ManagedChannel channel, TestSession session) throws InterruptedException {
+        return keepAliveOnce(channel, KeepAliveRequest.newBuilder().setSessionId(session.id())
+                .setSessionSecret(session.secret()).build());
+    }
+
+    /** Sends one keepalive for {@code sessionId}, without a secret, on a fresh stream and returns its answer. */
     static KeepAliveResponse keepAliveOnce(ManagedChannel channel, long sessionId) throws InterruptedException {
+        return keepAliveOnce(channel, KeepAliveRequest.newBuilder().setSessionId(sessionId).build());
+    }
+
+    static KeepAliveResponse keepAliveOnce(ManagedChannel channel, KeepAliveRequest request)
+            throws InterruptedException {
         LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
         StreamObserver<KeepAliveRequest> requests = LocksGrpc.newStub(channel).keepAlive(collecting(answers));
-        requests.onNext(KeepAliveRequest.newBuilder().setSessionId(sessionId).build());
+        requests.onNext(request);
         Object answer = answers.poll(20, TimeUnit.SECONDS);
         requests.onCompleted();
         if (answer instanceof KeepAliveResponse response) {

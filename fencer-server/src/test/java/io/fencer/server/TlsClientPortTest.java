@@ -4,6 +4,7 @@ import static io.fencer.server.TestServers.openSession;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.fencer.server.TestServers.TestSession;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.server.tls.CertificateAuthority;
@@ -45,7 +46,7 @@ class TlsClientPortTest {
         channel = tls.channel(server.port(), tls.client("alice"));
 
         TestServers.awaitServing(server, channel);
-        long session = openSession(TestServers.stub(channel), 60_000);
+        TestSession session = openSession(TestServers.stub(channel), 60_000);
         AcquireResponse granted = TestServers.acquire(TestServers.stub(channel), session, "orders", 0);
 
         assertThat(granted.getToken().getValue()).isPositive();
@@ -96,7 +97,7 @@ class TlsClientPortTest {
 
         TestServers.awaitServing(server, channel);
 
-        assertThat(openSession(TestServers.stub(channel), 60_000)).isPositive();
+        assertThat(openSession(TestServers.stub(channel), 60_000).id()).isPositive();
     }
 
     @Test

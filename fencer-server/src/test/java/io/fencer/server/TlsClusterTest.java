@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
+import io.fencer.server.TestServers.TestSession;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.LocksGrpc;
@@ -63,16 +64,16 @@ class TlsClusterTest {
         startThreePeers(true);
         FencerServer leader = awaitLeader();
         LocksGrpc.LocksBlockingStub leaderStub = stubOf(leader);
-        long session = openSession(leaderStub, TTL_MILLIS);
+        TestSession session = openSession(leaderStub, TTL_MILLIS);
         AcquireResponse first = acquire(leaderStub, session, "orders", 0);
-        release(leaderStub, first.getToken());
+        release(leaderStub, session, first.getToken());
         AcquireResponse held = acquire(leaderStub, session, "orders", 0);
 
         servers.values().remove(leader);
         leader.close();
         FencerServer newLeader = awaitLeader();
         LocksGrpc.LocksBlockingStub newStub = stubOf(newLeader);
-        release(newStub, held.getToken()); // the grant was replicated: the new leader knows it
+        release(newStub, session, held.getToken()); // the grant was replicated: the new leader knows it
         AcquireResponse after = acquire(newStub, openSession(newStub, TTL_MILLIS), "orders", 0);
 
         assertThat(newLeader).isNotSameAs(leader);

@@ -68,7 +68,7 @@ public final class WireErrors {
             case SESSION_EXPIRED, NOT_HOLDER, STALE_TOKEN, SCOPE_MISMATCH, TOKEN_EXHAUSTED ->
                     Status.FAILED_PRECONDITION;
             case IDEMPOTENCY_MISMATCH -> Status.FAILED_PRECONDITION;
-            case BAD_TOKEN_SIGNATURE -> Status.UNAUTHENTICATED;
+            case SESSION_UNAUTHENTICATED, BAD_TOKEN_SIGNATURE -> Status.UNAUTHENTICATED;
             case PERMISSION_DENIED -> Status.PERMISSION_DENIED;
             case NOT_LEADER, UNAVAILABLE -> Status.UNAVAILABLE;
             case INTERNAL -> Status.INTERNAL;

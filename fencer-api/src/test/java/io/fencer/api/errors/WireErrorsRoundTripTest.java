@@ -19,6 +19,7 @@ import io.fencer.core.NotLeaderException;
 import io.fencer.core.PermissionDeniedException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.SessionExpiredException;
+import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.StaleTokenException;
 import io.fencer.core.TokenExhaustedException;
 import io.fencer.core.UnavailableException;
@@ -52,7 +53,8 @@ class WireErrorsRoundTripTest {
             case INVALID_ARGUMENT -> new InvalidArgumentException("field-1", "value-2", "message 3");
             case LIMIT_EXCEEDED -> new LimitExceededException("limit-4", 5, "message 6");
             case SESSION_EXPIRED -> new SessionExpiredException(7, "message 8");
-            case NOT_HOLDER -> new NotHolderException("lock-9", 10, 11);
+            case SESSION_UNAUTHENTICATED -> new SessionUnauthenticatedException(27, "message 28");
+            case NOT_HOLDER -> new NotHolderException("lock-9", 10, 11, 29);
             case STALE_TOKEN -> new StaleTokenException("scope-12", 13, 14, FencePolicy.STRICT);
             case SCOPE_MISMATCH -> new ScopeMismatchException("scope-15", new FencingToken("lock-16", 17));
             case TOKEN_EXHAUSTED -> new TokenExhaustedException("lock-18", 19);

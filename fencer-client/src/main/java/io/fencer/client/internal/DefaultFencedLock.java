@@ -12,6 +12,7 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.SessionExpiredException;
+import io.fencer.core.SessionUnauthenticatedException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -74,7 +75,7 @@ final class DefaultFencedLock implements FencedLock {
         long waitDeadlineNanos = System.nanoTime() + waitNanos;
         long marginNanos = router.attemptTimeoutNanos();
         AcquireRequest.Builder request = AcquireRequest.newBuilder()
-                .setSessionId(session.id()).setLock(name).setRequestId(requestId);
+                .setSessionId(session.id()).setSessionSecret(session.secret()).setLock(name).setRequestId(requestId);
         AcquireResponse response;
         try {
             response = router.call(operation, waitNanos + router.callTimeoutNanos(), calls -> {
@@ -86,6 +87,9 @@ final class DefaultFencedLock implements FencedLock {
             });
         } catch (SessionExpiredException e) {
             session.expiredByServer(e);
+            throw e;
+        } catch (SessionUnauthenticatedException e) {
+            session.unauthenticatedByServer(e);
             throw e;
         }
         if (!response.getAcquired()) {

@@ -7,7 +7,6 @@ import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
-import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.client.FencerClient;
 import io.fencer.client.LockStatus;
@@ -17,6 +16,7 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockNames;
+import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.Ticker;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -81,17 +81,18 @@ public final class DefaultFencerClient implements FencerClient {
                     + TTL_MIN.toMillis() + " and " + TTL_MAX.toMillis() + " ms, got " + ttl.toMillis() + " ms");
         }
         checkOpen();
-        OpenSessionRequest request = OpenSessionRequest.newBuilder()
-                .setTtlMillis(ttl.toMillis()).setRequestId(requestIds.next()).build();
         // The lease starts when the server receives the request, never before this reading: a safe lower bound.
         long openedNanos = ticker.nanoTime();
-        OpenSessionResponse response = router.call("OpenSession",
-                calls -> calls.call(LocksGrpc.getOpenSessionMethod(), request));
+        OpenSessionResponse response = open(ttl);
         if (response.getSessionId() <= 0) {
             throw new InternalException("the server opened a session with id " + response.getSessionId());
         }
+        if (response.getSecret().isEmpty()) {
+            throw new InternalException("the server opened session " + response.getSessionId() + " without a "
+                    + "secret: it predates session secrets");
+        }
         Duration granted = response.getTtlMillis() > 0 ? Duration.ofMillis(response.getTtlMillis()) : ttl;
-        DefaultSession session = new DefaultSession(this, response.getSessionId(), granted);
+        DefaultSession session = new DefaultSession(this, response.getSessionId(), response.getSecret(), granted);
         sessions.put(session.id(), session);
         try {
             keepAliver.register(session, openedNanos);
@@ -104,6 +105,27 @@ public final class DefaultFencerClient implements FencerClient {
             throw new IllegalStateException("the FencerClient was closed while the session opened");
         }
         return session;
+    }
+
+    /**
+     * Opens a session on the service. The request id is drawn at random for each open rather than from the client's
+     * {@link RequestIds}, whose prefix the service shows in the request ids of queued waits: a retry of an open gets
+     * the session's secret, so its id must not be guessable. A retry the service can no longer answer (the leader
+     * changed meanwhile) is refused as SESSION_UNAUTHENTICATED; the session it names was never usable and expires on
+     * its own, so one new open with a new request id follows.
+     */
+    private OpenSessionResponse open(Duration ttl) {
+        try {
+            return openOnce(ttl);
+        } catch (SessionUnauthenticatedException lostAnswer) {
+            return openOnce(ttl);
+        }
+    }
+
+    private OpenSessionResponse openOnce(Duration ttl) {
+        OpenSessionRequest request = OpenSessionRequest.newBuilder()
+                .setTtlMillis(ttl.toMillis()).setRequestId(RequestIds.random()).build();
+        return router.call("OpenSession", calls -> calls.call(LocksGrpc.getOpenSessionMethod(), request));
     }
 
     @Override
@@ -139,22 +161,6 @@ public final class DefaultFencerClient implements FencerClient {
         ValidateRequest request = ValidateRequest.newBuilder().setToken(Protos.toProto(token)).build();
         return Protos.tokenStatus(router.call("Validate " + token,
                 calls -> calls.call(LocksGrpc.getValidateMethod(), request)));
-    }
-
-    /**
-     * Releases by token. A retry after an attempt whose answer was lost may find that attempt already released
-     * the lock: the service then answers NOT_HOLDER, as for any token that is not the holder's.
-     */
-    @Override
-    public void release(FencingToken token) {
-        Objects.requireNonNull(token, "token");
-        checkOpen();
-        releaseToken(token);
-    }
-
-    void releaseToken(FencingToken token) {
-        ReleaseRequest request = ReleaseRequest.newBuilder().setToken(Protos.toProto(token)).build();
-        router.call("Release " + token, calls -> calls.call(LocksGrpc.getReleaseMethod(), request));
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.fencer.client.SessionLoss;
 import io.fencer.core.FencingToken;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
+import io.fencer.core.SessionUnauthenticatedException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** One grant of a lock through a session; {@link #close()} releases it once. Thread-safe. */
@@ -37,7 +38,8 @@ final class DefaultGrant implements Grant {
 
     /**
      * Releases the lock unless this grant is already gone. NOT_HOLDER (superseded, or released by an earlier
-     * attempt of this very call whose answer was lost) and SESSION_EXPIRED mean exactly that, and are not errors.
+     * attempt of this very call whose answer was lost) and SESSION_EXPIRED mean exactly that, and are not errors;
+     * neither is SESSION_UNAUTHENTICATED, after which the session is lost and its locks end with its lease.
      * When the service cannot be reached the {@link io.fencer.core.UnavailableException} is thrown and a later
      * close tries again.
      */
@@ -51,9 +53,9 @@ final class DefaultGrant implements Grant {
             return; // the session is closed or expired: the service has released its locks
         }
         try {
-            session.client().releaseToken(token);
-        } catch (NotHolderException | SessionExpiredException alreadyGone) {
-            // The grant ended before: nothing to release.
+            session.releaseToken(token);
+        } catch (NotHolderException | SessionExpiredException | SessionUnauthenticatedException alreadyGone) {
+            // The grant ended before, or cannot be released by this client any more: nothing to release.
         } catch (RuntimeException e) {
             released.set(false);
             throw e;

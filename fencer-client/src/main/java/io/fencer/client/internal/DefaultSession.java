@@ -2,15 +2,19 @@ package io.fencer.client.internal;
 
 import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.client.FencedLock;
 import io.fencer.client.LeaderElection;
 import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
 import io.fencer.core.FencerException;
+import io.fencer.core.FencingToken;
 import io.fencer.core.LockNames;
 import io.fencer.core.SessionExpiredException;
+import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.UnavailableException;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -19,15 +23,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A session of a {@link DefaultFencerClient}: its id and ttl, its loss (set once, by whoever learns of it first:
- * the keepalive thread, a call answered SESSION_EXPIRED, or close), and the locks and elections made through it.
- * Thread-safe.
+ * A session of a {@link DefaultFencerClient}: its id, secret and ttl, its loss (set once, by whoever learns of it
+ * first: the keepalive thread, a call answered SESSION_EXPIRED or SESSION_UNAUTHENTICATED, or close), and the locks
+ * and elections made through it. The secret goes into every request made for the session and nowhere else: not into
+ * logs, exception messages nor {@link #toString()}. Thread-safe.
  */
 final class DefaultSession implements Session {
     private static final System.Logger LOG = System.getLogger(DefaultSession.class.getName());
 
     private final DefaultFencerClient client;
     private final long id;
+    /** The secret OpenSession returned; a credential, so it is never logged nor shown. */
+    private final String secret;
     private final Duration ttl;
     private final AtomicReference<SessionLoss> loss = new AtomicReference<>();
     private final CompletableFuture<SessionLoss> lost = new CompletableFuture<>();
@@ -35,12 +42,16 @@ final class DefaultSession implements Session {
     private final CompletionStage<SessionLoss> lostView = lost.minimalCompletionStage();
     private final AtomicBoolean closeRequested = new AtomicBoolean();
 
-    DefaultSession(DefaultFencerClient client, long id, Duration ttl) {
+    DefaultSession(DefaultFencerClient client, long id, String secret, Duration ttl) {
         if (id <= 0) {
             throw new IllegalArgumentException("session id must be positive, got " + id);
         }
+        if (secret.isEmpty()) {
+            throw new IllegalArgumentException("session " + id + " needs a secret");
+        }
         this.client = client;
         this.id = id;
+        this.secret = secret;
         this.ttl = ttl;
     }
 
@@ -62,6 +73,37 @@ final class DefaultSession implements Session {
     @Override
     public LeaderElection election(String name) {
         return new DefaultLeaderElection(this, LockNames.check(name));
+    }
+
+    /** Returns the session's secret, for the requests made for this session only. */
+    String secret() {
+        return secret;
+    }
+
+    @Override
+    public void release(FencingToken token) {
+        Objects.requireNonNull(token, "token");
+        checkAlive();
+        releaseToken(token);
+    }
+
+    /**
+     * Releases {@code token} for this session, even while the session is known lost as UNREACHABLE (the service may
+     * still hold it). A retry after an attempt whose answer was lost may find that attempt already released the lock:
+     * the service then answers NOT_HOLDER, as for any token that is not this session's.
+     */
+    void releaseToken(FencingToken token) {
+        ReleaseRequest request = ReleaseRequest.newBuilder().setToken(Protos.toProto(token)).setSessionId(id)
+                .setSessionSecret(secret).build();
+        try {
+            router().call("Release " + token, calls -> calls.call(LocksGrpc.getReleaseMethod(), request));
+        } catch (SessionExpiredException e) {
+            expiredByServer(e);
+            throw e;
+        } catch (SessionUnauthenticatedException e) {
+            unauthenticatedByServer(e);
+            throw e;
+        }
     }
 
     @Override
@@ -133,6 +175,13 @@ final class DefaultSession implements Session {
         }
     }
 
+    /** Records that the server refused this session's secret: nothing made for the session is accepted any more. */
+    void unauthenticatedByServer(SessionUnauthenticatedException e) {
+        if (e.sessionId() == id) {
+            lose(SessionLoss.Cause.UNAUTHENTICATED, e.getMessage());
+        }
+    }
+
     @Override
     public void close() {
         closeSession(true);
@@ -153,7 +202,8 @@ final class DefaultSession implements Session {
             return true;
         }
         try {
-            CloseSessionRequest request = CloseSessionRequest.newBuilder().setSessionId(id).build();
+            CloseSessionRequest request = CloseSessionRequest.newBuilder().setSessionId(id).setSessionSecret(secret)
+                    .build();
             router().call("CloseSession " + id, calls -> calls.call(LocksGrpc.getCloseSessionMethod(), request));
             return true;
         } catch (UnavailableException | IllegalStateException e) {

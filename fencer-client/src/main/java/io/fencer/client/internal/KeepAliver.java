@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p>A session's lease is known to run from the send time of the last acknowledged request (the server renewed
  * it on receipt, which is later). When a whole ttl passes from there without a newer acknowledgement, the session
- * is lost as UNREACHABLE: the server has expired it, or will. An answer with {@code expired} loses it as EXPIRED.
+ * is lost as UNREACHABLE: the server has expired it, or will. An answer with {@code expired} loses it as EXPIRED,
+ * an answer with an {@code error} (the service refused the session's secret) as UNAUTHENTICATED.
  *
  * <p>The stream is reopened on the leader after an error (following a NOT_LEADER answer's address), and also when
  * a request stays unanswered for a whole keepalive interval: a paused or partitioned leader sends no error, and
@@ -167,7 +168,8 @@ final class KeepAliver implements AutoCloseable {
 
     private void send(Lease lease, long now) {
         try {
-            requests.onNext(KeepAliveRequest.newBuilder().setSessionId(lease.session.id()).build());
+            requests.onNext(KeepAliveRequest.newBuilder().setSessionId(lease.session.id())
+                    .setSessionSecret(lease.session.secret()).build());
         } catch (RuntimeException e) {
             streamFailed(generation, e);
             return;
@@ -233,6 +235,13 @@ final class KeepAliver implements AutoCloseable {
         if (response.getExpired()) {
             lose(lease, SessionLoss.Cause.EXPIRED, "the service says session " + lease.session.id()
                     + " has expired or is unknown: its locks are gone");
+            return;
+        }
+        if (response.hasError()) {
+            // The service refused the keepalive (SESSION_UNAUTHENTICATED): it renews nothing sent for this session.
+            lose(lease, SessionLoss.Cause.UNAUTHENTICATED, "the service refused the keepalive of session "
+                    + lease.session.id() + " (" + Status.fromCodeValue(response.getError().getStatusCode()).getCode()
+                    + "): " + response.getError().getDescription() + "; its locks end with its lease");
             return;
         }
         Long sentNanos = lease.outstandingSentNanos.pollFirst();

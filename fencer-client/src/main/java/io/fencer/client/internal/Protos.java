@@ -17,6 +17,8 @@ import java.util.List;
 /** Conversions between the wire messages of {@code fencer.v1} and the client's values. */
 final class Protos {
     private static final String END_CAUSE_PREFIX = "END_CAUSE_";
+    /** The holder identity shown when a server names none (it predates holder identities). */
+    static final String UNKNOWN_IDENTITY = "unknown";
 
     private Protos() {}
 
@@ -76,9 +78,9 @@ final class Protos {
         for (Waiter waiter : info.getWaitersList()) {
             waiters.add(waiter.getSessionId());
         }
-        return new LockStatus(info.getLock(), tokenOrNull(info.hasHolder(), info.getHolder()),
-                info.getHolderSessionId(), waiters, info.getLastToken(), info.getDelayed(),
-                endCause(info.getLastEnd()));
+        FencingToken holder = tokenOrNull(info.hasHolder(), info.getHolder());
+        return new LockStatus(info.getLock(), holder, holder == null ? null : identity(info.getHolderIdentity()),
+                waiters, info.getLastToken(), info.getDelayed(), endCause(info.getLastEnd()));
     }
 
     static TokenStatus tokenStatus(ValidateResponse response) {
@@ -101,8 +103,13 @@ final class Protos {
                         + response.getStatusValue());
         }
         return new TokenStatus(status, response.getLastToken(), response.getSupersededBy(),
-                response.getHolderSessionId(), Duration.ofMillis(response.getLeaseRemainingMillis()),
-                endCause(response.getEnded()));
+                status == TokenStatus.Status.CURRENT ? identity(response.getHolderIdentity()) : null,
+                Duration.ofMillis(response.getLeaseRemainingMillis()), endCause(response.getEnded()));
+    }
+
+    /** Returns the holder's identity a server sent; one before session secrets sent none, shown as unknown. */
+    private static String identity(String identity) {
+        return identity.isEmpty() ? UNKNOWN_IDENTITY : identity;
     }
 
     /** Returns the cause's name without its prefix ({@code RELEASED}, ...), or null when unspecified or unknown. */

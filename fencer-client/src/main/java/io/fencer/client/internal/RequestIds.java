@@ -28,6 +28,16 @@ final class RequestIds {
         this.prefix = Base64.getUrlEncoder().withoutPadding().encodeToString(random) + "-";
     }
 
+    /**
+     * Returns an id of 128 random bits alone (22 ASCII characters), unrelated to any other id: for calls whose retry
+     * returns a credential, so that knowing other ids of the client does not help to guess it.
+     */
+    static String random() {
+        byte[] random = new byte[PREFIX_BYTES];
+        RANDOM.nextBytes(random);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(random);
+    }
+
     /** Returns an id no other call of any client has: 22 + 1 + at most 13 ASCII characters. */
     String next() {
         return prefix + Long.toString(counter.incrementAndGet(), Character.MAX_RADIX);

@@ -33,15 +33,15 @@ class ClientQueriesTest {
     @Test
     void describe_heldLock_mapsEveryField() {
         server.locks.onDescribe = request -> LockInfo.newBuilder().setLock("orders")
-                .setHolder(FakeLocks.token("orders", 32)).setHolderSessionId(5)
+                .setHolder(FakeLocks.token("orders", 32)).setHolderIdentity("billing")
                 .addWaiters(Waiter.newBuilder().setSessionId(6).setRequestId("r6"))
                 .addWaiters(Waiter.newBuilder().setSessionId(7).setRequestId("r7"))
                 .setLastToken(32).build();
 
         LockStatus status = client.describe("orders");
 
-        assertThat(status).isEqualTo(new LockStatus("orders", new FencingToken("orders", 32), 5, List.of(6L, 7L), 32,
-                false, null));
+        assertThat(status).isEqualTo(new LockStatus("orders", new FencingToken("orders", 32), "billing",
+                List.of(6L, 7L), 32, false, null));
     }
 
     @Test
@@ -52,6 +52,7 @@ class ClientQueriesTest {
         LockStatus status = client.describe("orders");
 
         assertThat(status.holder()).isNull();
+        assertThat(status.holderIdentity()).isNull();
         assertThat(status.delayed()).isTrue();
         assertThat(status.lastEnd()).isEqualTo("SESSION_EXPIRED");
         assertThat(status.lastToken()).isEqualTo(40);
@@ -60,9 +61,9 @@ class ClientQueriesTest {
     @Test
     void validate_eachStatus_mapsStatusAndFields() {
         server.locks.onValidate = request -> ValidateResponse.newBuilder().setStatus(ValidateResponse.Status.CURRENT)
-                .setLastToken(9).setHolderSessionId(3).setLeaseRemainingMillis(2_500).build();
-        assertThat(client.validate(new FencingToken("orders", 9)))
-                .isEqualTo(new TokenStatus(TokenStatus.Status.CURRENT, 9, 0, 3, Duration.ofMillis(2_500), null));
+                .setLastToken(9).setHolderIdentity("billing").setLeaseRemainingMillis(2_500).build();
+        assertThat(client.validate(new FencingToken("orders", 9))).isEqualTo(
+                new TokenStatus(TokenStatus.Status.CURRENT, 9, 0, "billing", Duration.ofMillis(2_500), null));
 
         server.locks.onValidate = request -> ValidateResponse.newBuilder()
                 .setStatus(ValidateResponse.Status.SUPERSEDED).setLastToken(12).setSupersededBy(12)

@@ -3,6 +3,7 @@ package io.fencer.client.internal;
 import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.CloseSessionResponse;
 import io.fencer.api.v1.DescribeRequest;
@@ -38,11 +39,12 @@ import java.util.function.Function;
 /**
  * A protocol peer for the client's tests: a small in-memory lock service that answers per {@code locks.proto},
  * records every request, and can be scripted to fail calls (NOT_LEADER, UNAVAILABLE, ...), to stay silent, or to
- * answer keepalives with {@code expired}.
+ * answer keepalives with {@code expired} or a refusal of the session's secret. It hands out a secret with every
+ * session and refuses, as SESSION_UNAUTHENTICATED, a call for a session it knows that does not carry it.
  */
 final class FakeLocks extends LocksGrpc.LocksImplBase {
     /** How the peer answers keepalives. */
-    enum KeepAliveMode { ACK, EXPIRE, SILENT }
+    enum KeepAliveMode { ACK, EXPIRE, REFUSE, SILENT }
 
     /** The answer of a scripted call: a response, or an exception to fail it with. */
     @FunctionalInterface
@@ -76,6 +78,8 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
 
     private final Map<String, Queue<StatusRuntimeException>> scriptedFailures = new ConcurrentHashMap<>();
     private final Map<String, Long> sessionsByRequestId = new ConcurrentHashMap<>();
+    /** The secret handed out with each session, by session id. */
+    private final Map<Long, String> secrets = new ConcurrentHashMap<>();
     private final AtomicLong nextSessionId = new AtomicLong(100);
     private final Map<String, long[]> holders = new ConcurrentHashMap<>(); // lock -> {session, token}
     private final Map<String, AtomicLong> lastTokens = new ConcurrentHashMap<>();
@@ -153,16 +157,38 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     @Override
     public void openSession(OpenSessionRequest request, StreamObserver<OpenSessionResponse> responses) {
         openSessions.add(request);
-        answer("OpenSession", request, responses, r -> OpenSessionResponse.newBuilder()
-                .setSessionId(sessionsByRequestId.computeIfAbsent(r.getRequestId(),
-                        id -> nextSessionId.getAndIncrement()))
-                .setTtlMillis(r.getTtlMillis()).build());
+        answer("OpenSession", request, responses, r -> {
+            long id = sessionsByRequestId.computeIfAbsent(r.getRequestId(), key -> nextSessionId.getAndIncrement());
+            return OpenSessionResponse.newBuilder().setSessionId(id).setTtlMillis(r.getTtlMillis())
+                    .setSecret(secrets.computeIfAbsent(id, FakeLocks::secretOf)).build();
+        });
+    }
+
+    /** Returns the secret this peer hands out with session {@code id}. */
+    static String secretOf(long id) {
+        return "fake-secret-of-session-" + id;
+    }
+
+    /** Refuses a call for a session this peer opened that does not carry its secret, as the service does. */
+    private void checkSecret(long sessionId, String secret) {
+        String expected = secrets.get(sessionId);
+        if (expected != null && !expected.equals(secret)) {
+            throw unauthenticated(sessionId);
+        }
+    }
+
+    static StatusRuntimeException unauthenticated(long sessionId) {
+        return error(Status.Code.UNAUTHENTICATED, ErrorDetail.newBuilder()
+                .setReason(Reason.REASON_SESSION_UNAUTHENTICATED).setSessionId(sessionId)
+                .setMessage("session " + sessionId + " refused: the session secret presented is not this session's")
+                .build());
     }
 
     @Override
     public void closeSession(CloseSessionRequest request, StreamObserver<CloseSessionResponse> responses) {
         closeSessions.add(request);
         answer("CloseSession", request, responses, r -> {
+            checkSecret(r.getSessionId(), r.getSessionSecret());
             holders.values().removeIf(holder -> holder[0] == r.getSessionId());
             return CloseSessionResponse.getDefaultInstance();
         });
@@ -171,13 +197,19 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     @Override
     public void acquire(AcquireRequest request, StreamObserver<AcquireResponse> responses) {
         acquires.add(request);
-        answer("Acquire", request, responses, r -> onAcquire.handle(r));
+        answer("Acquire", request, responses, r -> {
+            checkSecret(r.getSessionId(), r.getSessionSecret());
+            return onAcquire.handle(r);
+        });
     }
 
     @Override
     public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> responses) {
         releases.add(request);
-        answer("Release", request, responses, r -> onRelease.handle(r));
+        answer("Release", request, responses, r -> {
+            checkSecret(r.getSessionId(), r.getSessionSecret());
+            return onRelease.handle(r);
+        });
     }
 
     @Override
@@ -212,9 +244,19 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
                 if (silent || mode == KeepAliveMode.SILENT || failure != null) {
                     return;
                 }
+                KeepAliveResponse.Builder answer = KeepAliveResponse.newBuilder().setSessionId(request.getSessionId());
+                String expected = secrets.get(request.getSessionId());
+                if (mode == KeepAliveMode.REFUSE
+                        || (expected != null && !expected.equals(request.getSessionSecret()))) {
+                    StatusRuntimeException refused = unauthenticated(request.getSessionId());
+                    answer.setError(CallError.newBuilder().setStatusCode(Status.Code.UNAUTHENTICATED.value())
+                            .setDescription(refused.getStatus().getDescription())
+                            .setDetail(WireErrors.detail(refused).orElseThrow()));
+                } else {
+                    answer.setTtlMillis(1_000).setExpired(mode == KeepAliveMode.EXPIRE);
+                }
                 synchronized (responses) { // a stream observer must not be called concurrently
-                    responses.onNext(KeepAliveResponse.newBuilder().setSessionId(request.getSessionId())
-                            .setTtlMillis(1_000).setExpired(mode == KeepAliveMode.EXPIRE).build());
+                    responses.onNext(answer.build());
                 }
             }
 
@@ -246,11 +288,11 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
         return AcquireResponse.newBuilder().setAcquired(true).setToken(token(request.getLock(), holder[1])).build();
     }
 
-    /** Releases when the token is the holder's; fails NOT_HOLDER otherwise. */
+    /** Releases when the token is the requesting session's hold; fails NOT_HOLDER otherwise. */
     synchronized ReleaseResponse release(ReleaseRequest request) {
         FencingToken presented = request.getToken();
         long[] holder = holders.get(presented.getLock());
-        if (holder == null || holder[1] != presented.getValue()) {
+        if (holder == null || holder[1] != presented.getValue() || holder[0] != request.getSessionId()) {
             throw notHolder(presented, holder == null ? 0 : holder[1]);
         }
         holders.remove(presented.getLock());

@@ -225,7 +225,9 @@ class FencedLockTest {
 
     @Test
     void release_byTokenNotHolder_throwsNotHolder() {
-        assertThatThrownBy(() -> client.release(new FencingToken("orders", 9)))
+        Session session = client.openSession(Duration.ofSeconds(10));
+
+        assertThatThrownBy(() -> session.release(new FencingToken("orders", 9)))
                 .isInstanceOf(NotHolderException.class)
                 .satisfies(e -> assertThat(((NotHolderException) e).presented()).isEqualTo(9));
     }

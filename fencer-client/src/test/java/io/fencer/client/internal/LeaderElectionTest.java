@@ -79,12 +79,12 @@ class LeaderElectionTest {
         assertThat(election.leader()).isEmpty();
 
         server.locks.onDescribe = request -> LockInfo.newBuilder().setLock(request.getLock())
-                .setHolder(FakeLocks.token(request.getLock(), 4)).setHolderSessionId(session.id()).setLastToken(4)
+                .setHolder(FakeLocks.token(request.getLock(), 4)).setHolderIdentity("scheduler-7").setLastToken(4)
                 .build();
 
         assertThat(election.leader()).hasValueSatisfying(status -> {
             assertThat(status.holder().value()).isEqualTo(4);
-            assertThat(status.holderSessionId()).isEqualTo(session.id());
+            assertThat(status.holderIdentity()).isEqualTo("scheduler-7");
         });
     }
 }

@@ -147,7 +147,8 @@ class StaleDiagnosisTest {
 
     @Test
     void judge_strictScopeRefusingTheCurrentTokensSecondWrite_isAlreadyUsedNotAnInconsistency() {
-        TokenStatus current = new TokenStatus(TokenStatus.Status.CURRENT, 32, 0, 7, Duration.ofSeconds(5), null);
+        TokenStatus current = new TokenStatus(TokenStatus.Status.CURRENT, 32, 0, "billing", Duration.ofSeconds(5),
+                null);
 
         StaleDiagnosis diagnosis = StaleDiagnostics.judge("orders", T32, 32, current);
 
@@ -158,7 +159,7 @@ class StaleDiagnosisTest {
 
     @Test
     void judge_strictScopeRefusingAnEndedGrant_isEndedWithItsCause() {
-        TokenStatus ended = new TokenStatus(TokenStatus.Status.ENDED, 32, 0, 0, Duration.ZERO, "RELEASED");
+        TokenStatus ended = new TokenStatus(TokenStatus.Status.ENDED, 32, 0, null, Duration.ZERO, "RELEASED");
 
         StaleDiagnosis diagnosis = StaleDiagnostics.judge("orders", T32, 32, ended);
 
@@ -169,7 +170,8 @@ class StaleDiagnosisTest {
 
     @Test
     void judge_endedButTheStoreAcceptedHigher_isFencingInconsistency() {
-        TokenStatus ended = new TokenStatus(TokenStatus.Status.ENDED, 31, 0, 0, Duration.ZERO, "SESSION_EXPIRED");
+        TokenStatus ended = new TokenStatus(TokenStatus.Status.ENDED, 31, 0, null, Duration.ZERO,
+                "SESSION_EXPIRED");
 
         assertThat(StaleDiagnostics.judge("orders", T31, 32, ended).kind()).isEqualTo(Kind.FENCING_INCONSISTENCY);
     }

@@ -129,18 +129,19 @@ final class AcquireCall {
             answerWithHolder(); // a retry of this acquire still waits: leave it the place in the queue
             return;
         }
-        proposer.propose(new Command.CancelWait(acquire.sessionId(), acquire.lockName(), acquire.requestId()))
-                .whenComplete((result, error) -> {
-                    if (error != null) {
-                        answer(null, error);
-                    } else if (result instanceof Result.Granted granted) {
-                        answer(acquired(granted.token(), keys), null); // the grant won the race with the wait's end
-                    } else if (result instanceof Result.Rejected rejected) {
-                        answer(null, rejected.error());
-                    } else {
-                        answerWithHolder();
-                    }
-                });
+        Command.CancelWait cancel = new Command.CancelWait(acquire.sessionId(), acquire.secretHash(),
+                acquire.lockName(), acquire.requestId());
+        proposer.propose(cancel).whenComplete((result, error) -> {
+            if (error != null) {
+                answer(null, error);
+            } else if (result instanceof Result.Granted granted) {
+                answer(acquired(granted.token(), keys), null); // the grant won the race with the wait's end
+            } else if (result instanceof Result.Rejected rejected) {
+                answer(null, rejected.error());
+            } else {
+                answerWithHolder();
+            }
+        });
     }
 
     private void answerWithHolder() {

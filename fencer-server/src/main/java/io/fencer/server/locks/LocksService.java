@@ -23,12 +23,14 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.LockName;
 import io.fencer.core.NotLeaderException;
+import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.TokenKeys;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Command;
 import io.fencer.lock.Limits;
 import io.fencer.lock.LockView;
 import io.fencer.lock.Result;
+import io.fencer.lock.SecretHash;
 import io.fencer.lock.Validation;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.Permission;
@@ -37,6 +39,7 @@ import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
 import io.fencer.server.rpc.ErrorCatalogue;
 import io.fencer.server.rpc.PacedRequests;
+import io.fencer.server.rpc.Identities;
 import io.fencer.server.rpc.PipelineStream;
 import io.fencer.server.rpc.Replies;
 import io.fencer.server.rpc.StreamFlow;
@@ -59,6 +62,11 @@ import org.slf4j.LoggerFactory;
  * The gRPC service {@code fencer.v1.Locks}: checks leadership, validates every field, proposes commands through
  * the {@link Proposer} and maps results and errors to the wire. Calls never block a gRPC thread: answers are sent
  * from the completion of proposals and reads.
+ *
+ * <p>Sessions: OpenSession hands out the secret {@link SessionSecrets} draws (the command carries only its hash and
+ * the caller's {@link Identities identity}); every call for a session presents the secret, checked against the
+ * {@link SessionKeeper}'s lease before anything is proposed, and by the state machine again in the command. Only a
+ * grantee's own Acquire answer carries a signed sequencer; every other answer names tokens unsigned.
  */
 public final class LocksService extends LocksGrpc.LocksImplBase {
     private static final Logger LOG = LoggerFactory.getLogger(LocksService.class);
@@ -70,8 +78,9 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     private final RaftLockStateMachine stateMachine;
     private final Limits limits;
     private final ScheduledExecutorService timers;
-    /** Signs every sequencer this service returns; null = unsigned. */
+    /** Signs the sequencer of a grant in its grantee's Acquire answer; null = unsigned. */
     private final TokenKeys keys;
+    private final SessionSecrets secrets;
     private final Set<KeepAliveStream> keepAliveStreams = ConcurrentHashMap.newKeySet();
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
     private final StreamFlow keepAliveFlow = new StreamFlow("locks.keepAlive");
@@ -83,7 +92,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
 
     public LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
             RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers, TokenKeys keys,
-            BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos, Authorizer authorizer) {
+            SessionSecrets secrets, BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos, Authorizer authorizer) {
         this.raft = raft;
         this.proposer = proposer;
         this.keeper = keeper;
@@ -92,6 +101,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         this.limits = limits;
         this.timers = timers;
         this.keys = keys;
+        this.secrets = secrets;
         this.latencyNanos = latencyNanos;
         this.authorizer = authorizer;
     }
@@ -102,10 +112,14 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             long ttlMillis = RequestChecks.ttlMillis(request.getTtlMillis(), limits);
             String requestId = RequestChecks.requestId(request.getRequestId(), false);
             authorizer.checkSomewhere(Permission.LOCK);
-            return proposer.propose(new Command.OpenSession(requestId, ttlMillis)).thenApply(result -> {
+            String identity = Identities.current();
+            String secret = secrets.forOpen(identity, requestId);
+            Command.OpenSession open = new Command.OpenSession(requestId, ttlMillis, identity, SecretHash.of(secret));
+            return proposer.propose(open).thenApply(result -> {
+                // A retry the state machine refuses (another identity, another secret) throws here: no secret leaves.
                 Result.SessionOpened opened = expect(result, Result.SessionOpened.class);
                 return OpenSessionResponse.newBuilder().setSessionId(opened.sessionId())
-                        .setTtlMillis(opened.ttlMillis()).build();
+                        .setTtlMillis(opened.ttlMillis()).setSecret(secret).build();
             });
         });
     }
@@ -115,10 +129,11 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         serve(out, () -> {
             long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
             authorizer.checkSomewhere(Permission.LOCK);
-            return proposer.propose(new Command.CloseSession(sessionId)).thenApply(result -> {
+            SecretHash presented = authenticate(sessionId, request.getSessionSecret());
+            return proposer.propose(new Command.CloseSession(sessionId, presented)).thenApply(result -> {
                 Result.SessionEnded ended = expect(result, Result.SessionEnded.class);
                 CloseSessionResponse.Builder response = CloseSessionResponse.newBuilder();
-                ended.released().forEach(token -> response.addReleased(Protos.token(token, keys)));
+                ended.released().forEach(token -> response.addReleased(Protos.token(token, null)));
                 return response.build();
             });
         });
@@ -134,7 +149,8 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             String requestId = RequestChecks.requestId(request.getRequestId(), true);
             long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
             authorizer.check(Permission.LOCK, lock.value());
-            Command.Acquire acquire = new Command.Acquire(sessionId, lock, requestId, waitMillis > 0);
+            SecretHash presented = authenticate(sessionId, request.getSessionSecret());
+            Command.Acquire acquire = new Command.Acquire(sessionId, presented, lock, requestId, waitMillis > 0);
             if (waitMillis > 0) {
                 new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
                         Context.current().getDeadline(), keys).start();
@@ -165,12 +181,16 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         serve(out, () -> {
             FencingToken token = RequestChecks.token("token", request.getToken());
             authorizer.check(Permission.LOCK, token.lock());
-            return proposer.propose(new Command.Release(token.lock(), token.value())).thenApply(result -> {
+            long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
+            SecretHash presented = authenticate(sessionId, request.getSessionSecret());
+            Command.Release release = new Command.Release(sessionId, presented, token.lock(), token.value());
+            return proposer.propose(release).thenApply(result -> {
                 Result.Released released = expect(result, Result.Released.class);
+                // Signed sequencers are credentials: the releaser has its own already, the next holder gets its own
+                // in its Acquire answer. A release answer names both tokens unsigned.
                 ReleaseResponse.Builder response = ReleaseResponse.newBuilder()
-                        .setReleased(Protos.token(released.released(), keys));
+                        .setReleased(Protos.token(released.released(), null));
                 if (released.next() != null) {
-                    // The next holder's signed sequencer is its own credential, not the releaser's: send it unsigned.
                     response.setNext(Protos.token(released.next(), null));
                 }
                 return response.build();
@@ -289,15 +309,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                     throw new UnavailableException("this peer was just elected leader and is not serving yet");
                 }
                 authorizer.checkSomewhere(Permission.LOCK); // each message: a reloaded ACL applies to open streams
-                long sessionId = request.getSessionId();
-                OptionalLong ttlMillis = sessionId > 0 ? keeper.keepAlive(sessionId) : OptionalLong.empty();
-                KeepAliveResponse.Builder response = KeepAliveResponse.newBuilder().setSessionId(sessionId);
-                if (ttlMillis.isPresent()) {
-                    response.setTtlMillis(ttlMillis.getAsLong());
-                } else {
-                    response.setExpired(true);
-                }
-                call.onNext(response.build());
+                call.onNext(keepAliveAnswer(request));
             } catch (RuntimeException e) {
                 fail(e);
             }
@@ -334,6 +346,43 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                 }
             }
         }
+    }
+
+    /**
+     * Answers one keepalive: renewed, expired (the session is not open), or refused for a missing or wrong secret of
+     * an open session, in the answer's {@code error}, so that the stream stays open for the client's other sessions.
+     */
+    private KeepAliveResponse keepAliveAnswer(KeepAliveRequest request) {
+        long sessionId = request.getSessionId();
+        KeepAliveResponse.Builder response = KeepAliveResponse.newBuilder().setSessionId(sessionId);
+        if (sessionId <= 0 || !keeper.keeps(sessionId)) {
+            return response.setExpired(true).build();
+        }
+        try {
+            SecretHash presented = RequestChecks.sessionSecret(sessionId, request.getSessionSecret());
+            OptionalLong ttlMillis = keeper.keepAlive(sessionId, presented);
+            if (ttlMillis.isPresent()) {
+                response.setTtlMillis(ttlMillis.getAsLong());
+            } else {
+                response.setExpired(true);
+            }
+        } catch (SessionUnauthenticatedException e) {
+            response.setError(Replies.callError(e));
+        }
+        return response.build();
+    }
+
+    /**
+     * Returns the hash of the secret a call presented for {@code sessionId}, refusing it at once when this leader
+     * keeps the session with another secret: a refusal then costs no log entry. The command carries the hash, and the
+     * state machine checks it again while it applies the command.
+     *
+     * @throws SessionUnauthenticatedException when the secret is missing, too long or, known here, wrong
+     */
+    private SecretHash authenticate(long sessionId, String secret) {
+        SecretHash presented = RequestChecks.sessionSecret(sessionId, secret);
+        keeper.checkSecret(sessionId, presented);
+        return presented;
     }
 
     private void checkLeader() {

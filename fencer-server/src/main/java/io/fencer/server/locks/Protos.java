@@ -31,14 +31,17 @@ final class Protos {
         };
     }
 
-    /** Returns the wire form of a lock; its holder's sequencer is unsigned, as only the grantee gets a signed one. */
+    /**
+     * Returns the wire form of a lock; its holder's sequencer is unsigned, as only the grantee gets a signed one, and
+     * the holder is shown by the identity that opened its session, not by the session's id.
+     */
     static LockInfo lockInfo(LockView view) {
         LockInfo.Builder info = LockInfo.newBuilder()
                 .setLock(view.lock())
                 .setLastToken(view.lastToken())
                 .setDelayed(view.delayed());
         if (view.holder() != null) {
-            info.setHolder(token(view.holder(), null)).setHolderSessionId(view.holderSessionId());
+            info.setHolder(token(view.holder(), null)).setHolderIdentity(view.holderIdentity());
         }
         for (LockView.WaiterView waiter : view.waiters()) {
             info.addWaiters(Waiter.newBuilder().setSessionId(waiter.sessionId()).setRequestId(waiter.requestId()));
@@ -58,7 +61,7 @@ final class Protos {
         ValidateResponse.Builder response = ValidateResponse.newBuilder().setLastToken(validation.lastToken());
         switch (validation.status()) {
             case CURRENT -> response.setStatus(ValidateResponse.Status.CURRENT)
-                    .setHolderSessionId(validation.holderSessionId())
+                    .setHolderIdentity(validation.holderIdentity())
                     .setLeaseRemainingMillis(leaseRemainingMillis);
             case SUPERSEDED -> response.setStatus(ValidateResponse.Status.SUPERSEDED)
                     .setSupersededBy(validation.lastToken());

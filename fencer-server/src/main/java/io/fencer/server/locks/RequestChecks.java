@@ -5,7 +5,9 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockName;
 import io.fencer.core.LockNames;
 import io.fencer.core.Sequencer;
+import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.lock.Limits;
+import io.fencer.lock.SecretHash;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -19,6 +21,8 @@ final class RequestChecks {
     static final long WAIT_MILLIS_MAX = 3_600_000;
     /** The most locks a List answers, and its default. */
     static final int LIST_LIMIT_MAX = 1_000;
+    /** The longest session secret hashed: the service's secrets are 43 characters; a longer one is wrong. */
+    static final int SESSION_SECRET_BYTES_MAX = 256;
 
     private RequestChecks() {}
 
@@ -29,6 +33,27 @@ final class RequestChecks {
                             + Long.toUnsignedString(sessionId));
         }
         return sessionId;
+    }
+
+    /**
+     * Returns the hash of the session secret a request presented for {@code sessionId}. Its refusals name the session
+     * and never the secret: a wrong secret may be the real secret of another session.
+     *
+     * @throws SessionUnauthenticatedException when no secret was presented, or one longer than any secret
+     */
+    static SecretHash sessionSecret(long sessionId, String secret) {
+        if (secret.isEmpty()) {
+            throw new SessionUnauthenticatedException(sessionId, "session " + sessionId + " refused: no"
+                    + " session_secret was presented; every call for a session carries the secret OpenSession"
+                    + " returned");
+        }
+        int bytes = secret.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > SESSION_SECRET_BYTES_MAX) {
+            throw new SessionUnauthenticatedException(sessionId, "session " + sessionId + " refused: the"
+                    + " session_secret presented is " + bytes + " bytes, more than sessionSecretBytesMax "
+                    + SESSION_SECRET_BYTES_MAX + ", so it is not this session's");
+        }
+        return SecretHash.of(secret);
     }
 
     static LockName lock(String field, String lock) {

@@ -1,10 +1,12 @@
 package io.fencer.server.locks;
 
+import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.Ticker;
 import io.fencer.lock.Command;
 import io.fencer.lock.Event;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
+import io.fencer.lock.SecretHash;
 import io.fencer.lock.SessionView;
 import io.fencer.server.raft.AppliedListener;
 import io.fencer.server.raft.Proposer;
@@ -34,6 +36,10 @@ import org.slf4j.LoggerFactory;
  * a fresh deadline of now + ttl: a grace period, never a mass expiry of sessions whose keepalives went to the old
  * leader. Safety never depends on these clocks; fencing tokens carry it.
  *
+ * <p>Each lease also holds the hash of its session's secret, so the leader checks a keepalive's secret here, without
+ * the state machine's lock (keepalives are the most frequent calls), and checks the secret of other calls before it
+ * proposes them: a refusal costs no log entry. The state machine checks those again, authoritatively.
+ *
  * <p>Time comes from the configured {@link Ticker}. A scanner thread checks deadlines every
  * {@link #SCAN_INTERVAL_MILLIS} ms and detects leadership by polling Ratis (woken early by leader-ready events).
  */
@@ -54,8 +60,19 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     /** The term in which this peer reset the deadlines as leader, or {@link #NOT_SERVING}. */
     private volatile long servingTerm = NOT_SERVING;
 
-    /** A session's lease: its ttl, its deadline on the ticker, and whether its expiry has been proposed. */
-    private record Lease(long ttlMillis, long deadlineNanos, boolean expiring) {}
+    /**
+     * A session's lease: its ttl, its deadline on the ticker, whether its expiry has been proposed, and the hash of
+     * the session's secret, which a keepalive must present.
+     */
+    private record Lease(long ttlMillis, long deadlineNanos, boolean expiring, SecretHash secretHash) {
+        Lease renewed(long deadlineNanos) {
+            return new Lease(ttlMillis, deadlineNanos, false, secretHash);
+        }
+
+        Lease withExpiring(boolean expiring) {
+            return new Lease(ttlMillis, deadlineNanos, expiring, secretHash);
+        }
+    }
 
     public SessionKeeper(Ticker ticker, Duration lockDelay, RaftNode raft, RaftLockStateMachine stateMachine,
             Proposer proposer) {
@@ -100,7 +117,7 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
             if (event instanceof Event.SessionOpened opened) {
                 long now = ticker.nanoTime();
                 leases.put(opened.sessionId(), new Lease(opened.ttlMillis(), deadline(now, opened.ttlMillis()),
-                        false));
+                        false, opened.secretHash()));
             } else if (event instanceof Event.SessionEnded ended) {
                 leases.remove(ended.sessionId());
             } else if (event instanceof Event.LockDelayStarted delayed && raft.isLeader()) {
@@ -110,15 +127,45 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
         }
     }
 
+    /** True while this peer keeps a lease for the session: it is open, as far as this peer has applied. */
+    boolean keeps(long sessionId) {
+        return leases.containsKey(sessionId);
+    }
+
     /**
-     * Renews a session's lease from now; returns its ttl, or empty when the session is unknown, ended, or its
-     * expiry is already proposed.
+     * Renews a session's lease from now, if {@code presented} is the hash of its secret; returns its ttl, or empty
+     * when the session is unknown, ended, or its expiry is already proposed.
+     *
+     * @throws SessionUnauthenticatedException when the session is kept here and {@code presented} is not its
+     *     secret's hash; nothing was renewed
      */
-    OptionalLong keepAlive(long sessionId) {
+    OptionalLong keepAlive(long sessionId, SecretHash presented) {
         long now = ticker.nanoTime();
-        Lease renewed = leases.computeIfPresent(sessionId, (id, lease) -> lease.expiring() ? lease
-                : new Lease(lease.ttlMillis(), deadline(now, lease.ttlMillis()), false));
+        boolean[] refused = {false};
+        Lease renewed = leases.computeIfPresent(sessionId, (id, lease) -> {
+            if (!lease.secretHash().matches(presented)) {
+                refused[0] = true;
+                return lease;
+            }
+            return lease.expiring() ? lease : lease.renewed(deadline(now, lease.ttlMillis()));
+        });
+        if (refused[0]) {
+            throw new SessionUnauthenticatedException(sessionId);
+        }
         return renewed == null || renewed.expiring() ? OptionalLong.empty() : OptionalLong.of(renewed.ttlMillis());
+    }
+
+    /**
+     * Refuses a call for a session kept here whose secret is not {@code presented}, before anything is proposed.
+     * A session not kept here passes: the state machine, which checks every command again, decides.
+     *
+     * @throws SessionUnauthenticatedException when the session is kept here with another secret
+     */
+    void checkSecret(long sessionId, SecretHash presented) {
+        Lease lease = leases.get(sessionId);
+        if (lease != null && !lease.secretHash().matches(presented)) {
+            throw new SessionUnauthenticatedException(sessionId);
+        }
     }
 
     /** Returns how long a session's lease still runs, in milliseconds; 0 when unknown or past. */
@@ -156,7 +203,7 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
             Map<Long, Lease> fresh = new HashMap<>();
             for (SessionView session : machine.sessions()) {
                 fresh.put(session.sessionId(), new Lease(session.ttlMillis(), deadline(now, session.ttlMillis()),
-                        false));
+                        false, session.secretHash()));
             }
             leases.clear();
             leases.putAll(fresh);
@@ -179,7 +226,7 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
                     return current;
                 }
                 claimed[0] = true; // this scan moves it to expiring, so only this scan proposes the expiry
-                return new Lease(current.ttlMillis(), current.deadlineNanos(), true);
+                return current.withExpiring(true);
             });
             if (claimed[0]) {
                 proposeExpiry(sessionId, lease.ttlMillis());
@@ -192,8 +239,7 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
         proposer.propose(new Command.ExpireSession(sessionId, lockDelayNanos > 0)).whenComplete((result, error) -> {
             if (error != null || result instanceof Result.Rejected) {
                 // A later scan tries again while this peer leads; otherwise the next leader takes over.
-                leases.computeIfPresent(sessionId, (id, current) -> new Lease(current.ttlMillis(),
-                        current.deadlineNanos(), false));
+                leases.computeIfPresent(sessionId, (id, current) -> current.withExpiring(false));
                 LOG.warn("expiring session {} failed: {}", sessionId, error != null ? error : result);
             } else {
                 leases.remove(sessionId);

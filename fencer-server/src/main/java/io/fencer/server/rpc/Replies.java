@@ -1,5 +1,6 @@
 package io.fencer.server.rpc;
 
+import io.fencer.api.v1.CallError;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import org.slf4j.Logger;
@@ -13,6 +14,14 @@ public final class Replies {
     private static final Logger LOG = LoggerFactory.getLogger(Replies.class);
 
     private Replies() {}
+
+    /**
+     * Returns {@code error} as a stream message carries it (a Pipeline answer, a KeepAlive answer): the status,
+     * sentence and detail the call's unary form would have ended with, exactly as Pipeline streams send it.
+     */
+    public static CallError callError(Throwable error) {
+        return PipelineStream.callError(error);
+    }
 
     /** Sends a unary call's single answer: the response, or the error mapped by the catalogue. */
     public static <T> void send(StreamObserver<T> out, T response, Throwable error) {

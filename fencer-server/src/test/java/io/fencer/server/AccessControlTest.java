@@ -39,6 +39,7 @@ import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.server.StoreServiceTest.StoreTesting;
 import io.fencer.server.auth.AclFileException;
+import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.rpc.TestIdentities;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -89,7 +90,7 @@ class AccessControlTest {
         channel = TestServers.channel(server);
         await().atMost(TestServers.STARTUP_MAX).pollInterval(Duration.ofMillis(20)).ignoreExceptions().until(() -> {
             locksAs("ops").describe(DescribeRequest.newBuilder().setLock("warm-up").build());
-            return server.isLeader() && keepAlive("ops", Long.MAX_VALUE).getExpired();
+            return server.isLeader() && keepAlive("ops", new TestSession(Long.MAX_VALUE, "")).getExpired();
         });
     }
 
@@ -101,7 +102,7 @@ class AccessControlTest {
 
     @Test
     void acquire_lockOnJobsPrefix_grantsJobsNameAndDeniesOtherNamingIdentityPermissionAndName() {
-        long session = openSession("scheduler");
+        TestSession session = openSession("scheduler");
 
         boolean acquired = acquire("scheduler", session, "jobs/a").getAcquired();
         StatusRuntimeException denied = deniedCall(() -> acquire("scheduler", session, "other"));
@@ -116,7 +117,7 @@ class AccessControlTest {
 
     @Test
     void describeAndValidate_readOnJobsPrefix_answerWhileAcquireOpenSessionAndOtherNamesAreDenied() {
-        long session = openSession("scheduler");
+        TestSession session = openSession("scheduler");
         FencingToken token = acquire("scheduler", session, "jobs/b").getToken();
 
         LockInfo described = locksAs("auditor").describe(DescribeRequest.newBuilder().setLock("jobs/b").build());
@@ -137,7 +138,7 @@ class AccessControlTest {
 
     @Test
     void list_readOnJobsPrefix_listsUnderItAndRefusesEveryWiderPrefix() {
-        long session = openSession("scheduler");
+        TestSession session = openSession("scheduler");
         acquire("scheduler", session, "jobs/c");
         acquire("ops", openSession("ops"), "payroll");
 
@@ -153,13 +154,13 @@ class AccessControlTest {
 
     @Test
     void sessionCalls_identityWithoutLockAnywhere_areDeniedAndTheSessionKeepsItsLock() throws Exception {
-        long session = openSession("scheduler");
+        TestSession session = openSession("scheduler");
         FencingToken token = acquire("scheduler", session, "jobs/d").getToken();
 
         KeepAliveResponse own = keepAlive("scheduler", session);
         Throwable othersKeepAlive = keepAliveError("auditor", session);
         ErrorDetail othersClose = failure(() -> locksAs("auditor").closeSession(CloseSessionRequest.newBuilder()
-                .setSessionId(session).build()));
+                .setSessionId(session.id()).setSessionSecret(session.secret()).build()));
 
         assertThat(own.getTtlMillis()).isEqualTo(TTL_MILLIS);
         assertThat(othersKeepAlive).isInstanceOf(StatusRuntimeException.class);
@@ -206,7 +207,7 @@ class AccessControlTest {
 
     @Test
     void deniedCalls_unaryAndPipelined_changeNothingAndAreCountedInMetrics() throws Exception {
-        long session = openSession("scheduler");
+        TestSession session = openSession("scheduler");
         String dbToken = acquire("ops", openSession("ops"), "db/m").getToken().getSequencer();
         LockInfo before = describe("other");
         ListResponse allBefore = list("ops", "");
@@ -232,7 +233,7 @@ class AccessControlTest {
 
     @Test
     void reloadAcl_changedFile_allowsWhatWasDeniedAndAMalformedFileKeepsTheRulesInForce() throws Exception {
-        long session = openSession("scheduler");
+        TestSession session = openSession("scheduler");
         assertDenied(failure(() -> acquire("scheduler", session, "other/1")), "scheduler", "lock", "other/1");
 
         Files.writeString(aclFile, RULES + "scheduler lock other/\n");
@@ -286,18 +287,16 @@ class AccessControlTest {
         return StoreTesting.stub(channel).withInterceptors(TestIdentities.as(identity));
     }
 
-    private long openSession(String identity) {
-        return locksAs(identity).openSession(OpenSessionRequest.newBuilder().setTtlMillis(TTL_MILLIS).build())
-                .getSessionId();
+    private TestSession openSession(String identity) {
+        return TestServers.openSession(locksAs(identity), TTL_MILLIS);
     }
 
-    private AcquireResponse acquire(String identity, long session, String lock) {
+    private AcquireResponse acquire(String identity, TestSession session, String lock) {
         return locksAs(identity).acquire(acquireRequest(session, lock));
     }
 
-    private static AcquireRequest acquireRequest(long session, String lock) {
-        return AcquireRequest.newBuilder().setSessionId(session).setLock(lock)
-                .setRequestId(UUID.randomUUID().toString()).build();
+    private static AcquireRequest acquireRequest(TestSession session, String lock) {
+        return TestServers.acquireRequest(session, lock, UUID.randomUUID().toString(), 0);
     }
 
     private LockInfo describe(String lock) {
@@ -312,7 +311,7 @@ class AccessControlTest {
         return GetRequest.newBuilder().setScope(scope).setKey(ByteString.copyFromUtf8("k")).build();
     }
 
-    private KeepAliveResponse keepAlive(String identity, long session) throws InterruptedException {
+    private KeepAliveResponse keepAlive(String identity, TestSession session) throws InterruptedException {
         Object answer = keepAliveAnswer(identity, session);
         if (answer instanceof KeepAliveResponse response) {
             return response;
@@ -320,7 +319,7 @@ class AccessControlTest {
         throw new AssertionError("no keepalive answer: " + answer);
     }
 
-    private Throwable keepAliveError(String identity, long session) throws InterruptedException {
+    private Throwable keepAliveError(String identity, TestSession session) throws InterruptedException {
         Object answer = keepAliveAnswer(identity, session);
         if (answer instanceof Throwable error) {
             return error;
@@ -328,17 +327,18 @@ class AccessControlTest {
         throw new AssertionError("the keepalive should have failed: " + answer);
     }
 
-    private Object keepAliveAnswer(String identity, long session) throws InterruptedException {
+    private Object keepAliveAnswer(String identity, TestSession session) throws InterruptedException {
         LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
         StreamObserver<KeepAliveRequest> requests = LocksGrpc.newStub(channel)
                 .withInterceptors(TestIdentities.as(identity)).keepAlive(collecting(answers));
-        requests.onNext(KeepAliveRequest.newBuilder().setSessionId(session).build());
+        requests.onNext(KeepAliveRequest.newBuilder().setSessionId(session.id()).setSessionSecret(session.secret())
+                .build());
         Object answer = answers.poll(20, TimeUnit.SECONDS);
         requests.onCompleted();
         return answer;
     }
 
-    private CallError pipelinedAcquire(String identity, long session, String lock) throws InterruptedException {
+    private CallError pipelinedAcquire(String identity, TestSession session, String lock) throws InterruptedException {
         LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
         StreamObserver<PipelineRequest> requests = LocksGrpc.newStub(channel)
                 .withInterceptors(TestIdentities.as(identity)).pipeline(collecting(answers));

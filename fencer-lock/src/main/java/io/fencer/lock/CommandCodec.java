@@ -31,9 +31,35 @@ import java.util.Set;
  * {@code i32} byte length (-1 for null) and strict UTF-8; booleans one byte 0 or 1; an optional token is a
  * boolean then {@code lock:string, value:i64}; a {@link SecretHash} is its 32 bytes. Version 2 added the identity
  * and secret hash of OpenSession and the secret hash (and Release's session id) of the commands a client makes for
- * a session; version 1, written before session secrets, is refused, since its sessions have no secret. Decoding
- * refuses garbage, truncation, unknown tags and trailing bytes with an {@link IllegalArgumentException} naming the
- * offset, and reads every length and count against the bytes left before allocating.
+ * a session. Decoding refuses garbage, truncation, unknown tags and trailing bytes with an
+ * {@link IllegalArgumentException} naming the offset, and reads every length and count against the bytes left
+ * before allocating. The codec always writes version 2, and reads command batches of version 1 and 2.
+ *
+ * <p>Version 1 (the previous release, before session secrets): the same frame, with OpenSession
+ * {@code requestId, ttl}; CloseSession {@code sessionId}; Acquire {@code sessionId, lock, requestId, waitQueued};
+ * CancelWait {@code sessionId, lock, requestId}; Release {@code lock, token}; ExpireSession and EndLockDelay as in
+ * version 2. A server upgraded on its old data directory replays such entries from its Raft log, and they must
+ * load: refusing them would leave deleting the data as the only way to start, which resets every lock's token
+ * counter and breaks the first invariant (tokens strictly increase, across restarts, forever). They decode under
+ * these rules, and why:
+ * <ul>
+ *   <li>A version-1 OpenSession opens a session with the identity {@link #VERSION_ONE_IDENTITY} (every caller of
+ *       the previous release was anonymous: it had no client certificates) and the hash {@link SecretHash#NONE},
+ *       which no presented secret matches. Nobody can act for such a session any more: its keepalives and commands
+ *       are refused SESSION_UNAUTHENTICATED, so it expires at the end of its lease (a new leader first gives every
+ *       session now + ttl) and its locks pass to their next waiters, or are freed, with higher tokens. Its clients
+ *       open new sessions; no secret is invented for the old one, since none was ever handed to them.</li>
+ *   <li>Every other version-1 command carries {@link SecretHash#NOT_CARRIED} (and Release the session id 0), and
+ *       the state machine applies it exactly as the previous release did: no secret check, and Release by the
+ *       holder's current token from whichever session. These commands were accepted by the old leader before the
+ *       upgrade and are in the log for good; the state machine must be deterministic, so every replica replaying
+ *       them must reach the same state as the old release did. Refusing them would make a replica's state depend
+ *       on whether it applied the entry before or after its own upgrade. The check they skip cannot be had
+ *       anyway: they name no secret, and their sessions have none.</li>
+ *   <li>Nothing new is ever written as version 1: the leader proposes version 2 only, and encoding a command that
+ *       holds {@link SecretHash#NOT_CARRIED} fails, so only entries already in the log take the old rules.</li>
+ * </ul>
+ * Results are never persisted and have no version 1 to read (see below).
  *
  * <p>A rejected result is its error's {@link ErrorFields}, every component in the record's order: the reason's
  * name, then message, field, value and limit as strings, limitValue and sessionId as i64, lock as a string,
@@ -57,7 +83,16 @@ import java.util.Set;
  * {@link LockName} or a token, so it has no unpaired surrogate and takes the plain encoder at once.
  */
 public final class CommandCodec {
-    static final int VERSION = 2;
+    /** The version this codec writes. */
+    public static final int VERSION = 2;
+    /** The version of the previous release, before session secrets: read, never written. */
+    static final int VERSION_ONE = 1;
+    /**
+     * The identity of a session opened by a version-1 command or restored from a version-1 snapshot: the
+     * identity this release gives every caller without a client certificate, which every caller of the previous
+     * release was.
+     */
+    public static final String VERSION_ONE_IDENTITY = "anonymous";
 
     private static final int OPEN_SESSION = 1;
     private static final int CLOSE_SESSION = 2;
@@ -110,11 +145,11 @@ public final class CommandCodec {
             writeString(out, open.requestId());
             out.writeLong(open.ttlMillis());
             writeString(out, open.identity());
-            out.write(open.secretHash().bytes());
+            writeSecretHash(out, open.secretHash());
         } else if (command instanceof Command.CloseSession close) {
             out.writeByte(CLOSE_SESSION);
             out.writeLong(close.sessionId());
-            out.write(close.secretHash().bytes());
+            writeSecretHash(out, close.secretHash());
         } else if (command instanceof Command.ExpireSession expire) {
             out.writeByte(EXPIRE_SESSION);
             out.writeLong(expire.sessionId());
@@ -122,20 +157,20 @@ public final class CommandCodec {
         } else if (command instanceof Command.Acquire acquire) {
             out.writeByte(ACQUIRE);
             out.writeLong(acquire.sessionId());
-            out.write(acquire.secretHash().bytes());
+            writeSecretHash(out, acquire.secretHash());
             writeName(out, acquire.lockName());
             writeString(out, acquire.requestId());
             out.writeBoolean(acquire.waitQueued());
         } else if (command instanceof Command.CancelWait cancel) {
             out.writeByte(CANCEL_WAIT);
             out.writeLong(cancel.sessionId());
-            out.write(cancel.secretHash().bytes());
+            writeSecretHash(out, cancel.secretHash());
             writeName(out, cancel.lockName());
             writeString(out, cancel.requestId());
         } else if (command instanceof Command.Release release) {
             out.writeByte(RELEASE);
             out.writeLong(release.sessionId());
-            out.write(release.secretHash().bytes());
+            writeSecretHash(out, release.secretHash());
             writeName(out, release.lockName());
             out.writeLong(release.token());
         } else if (command instanceof Command.EndLockDelay end) {
@@ -146,14 +181,30 @@ public final class CommandCodec {
         }
     }
 
+    /** Writes a hash's 32 bytes; a version-1 command's absent hash is refused, never written as version 2. */
+    private static void writeSecretHash(DataOutputStream out, SecretHash hash) throws IOException {
+        if (hash == SecretHash.NOT_CARRIED) {
+            throw new IllegalArgumentException("a command decoded from a version-1 log entry carries no secret hash:"
+                    + " it is applied as decoded, never written again");
+        }
+        out.write(hash.bytes());
+    }
+
+    /** Decodes a command batch of version 2, or of version 1 under the rules in the class doc. */
     public static List<Command> decodeCommands(byte[] bytes) {
-        ByteReader in = open(bytes, "command batch");
+        Objects.requireNonNull(bytes, "bytes");
+        ByteReader in = new ByteReader(bytes, "command batch");
+        int version = in.readByte("version");
+        if (version != VERSION && version != VERSION_ONE) {
+            throw in.malformed("unsupported version " + version + ", expected " + VERSION + " (or " + VERSION_ONE
+                    + ", the previous release's)");
+        }
         int count = in.readCount("commands", ITEM_BYTES_MIN);
         List<Command> commands = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             int start = in.offset();
             try {
-                commands.add(readCommand(in));
+                commands.add(version == VERSION ? readCommand(in) : readVersionOneCommand(in));
             } catch (FencerException e) {
                 // A record's own validation (lock name, request id) refused the decoded fields.
                 throw new IllegalArgumentException("malformed command batch: command " + i + " at byte " + start
@@ -183,6 +234,34 @@ public final class CommandCodec {
             case RELEASE:
                 return new Command.Release(in.readLong("session id"), readSecretHash(in), in.readLockName("lock"),
                         in.readLong("token"));
+            case END_LOCK_DELAY:
+                return new Command.EndLockDelay(in.readLockName("lock"));
+            default:
+                throw in.malformed("unknown command tag " + tag);
+        }
+    }
+
+    /** Reads a command in the previous release's layout; see the class doc for what its fields become. */
+    private static Command readVersionOneCommand(ByteReader in) {
+        int tag = in.readByte("command tag");
+        SecretHash notCarried = SecretHash.NOT_CARRIED;
+        switch (tag) {
+            case OPEN_SESSION:
+                return new Command.OpenSession(in.readRequiredString("request id"), in.readLong("ttl"),
+                        VERSION_ONE_IDENTITY, SecretHash.NONE);
+            case CLOSE_SESSION:
+                return new Command.CloseSession(in.readLong("session id"), notCarried);
+            case EXPIRE_SESSION:
+                return new Command.ExpireSession(in.readLong("session id"), in.readBoolean("lock delay"));
+            case ACQUIRE:
+                return new Command.Acquire(in.readLong("session id"), notCarried, in.readLockName("lock"),
+                        in.readRequiredString("request id"), in.readBoolean("wait queued"));
+            case CANCEL_WAIT:
+                return new Command.CancelWait(in.readLong("session id"), notCarried, in.readLockName("lock"),
+                        in.readString("request id"));
+            case RELEASE:
+                // Version 1 released by token alone: session id 0 (never a session's) says so to the state machine.
+                return new Command.Release(0, notCarried, in.readLockName("lock"), in.readLong("token"));
             case END_LOCK_DELAY:
                 return new Command.EndLockDelay(in.readLockName("lock"));
             default:

@@ -35,6 +35,11 @@ import java.util.TreeSet;
  * session's: this check, not the leader's before proposing, is the authority, because it is made in the same step
  * as the action on every replica.
  *
+ * <p>Data of the previous release (version-1 log entries and snapshots, before session secrets) still loads; see
+ * {@link CommandCodec} for the reasoning. Its sessions have the identity {@link CommandCodec#VERSION_ONE_IDENTITY}
+ * and the hash {@link SecretHash#NONE}, which nothing matches; its commands carry {@link SecretHash#NOT_CARRIED} and
+ * are applied as that release applied them, without the secret check.
+ *
  * <p>Tokens: a grant of lock L gets {@code max(lastToken(L), floor) + 1}. A lock record with no holder, no
  * waiter and no delay is dropped and its last token folded into {@code floor = max(floor, lastToken)}, so a
  * recreated lock starts above every token it ever had without keeping every name forever.
@@ -45,6 +50,8 @@ import java.util.TreeSet;
 public final class LockStateMachine {
     /** The leading byte of a snapshot; a reader refuses versions it does not know. */
     private static final int SNAPSHOT_VERSION = 2;
+    /** The previous release's snapshot: sessions without identity or secret hash. Read, never written. */
+    private static final int SNAPSHOT_VERSION_ONE = 1;
 
     /** Sessions by id; a sorted map so that {@link #sessions()} and snapshots come in id order. */
     private final TreeMap<Long, SessionRecord> sessions = new TreeMap<>();
@@ -158,6 +165,9 @@ public final class LockStateMachine {
      * session's secret hash.
      */
     private static Result.Rejected refusal(SessionRecord session, SecretHash presented) {
+        if (presented == SecretHash.NOT_CARRIED) {
+            return null; // a version-1 log entry, accepted before session secrets: applied as then (CommandCodec)
+        }
         if (session.secretHash.matches(presented)) {
             return null;
         }
@@ -270,6 +280,9 @@ public final class LockStateMachine {
     }
 
     private Result release(Command.Release release, List<Event> events) {
+        if (release.secretHash() == SecretHash.NOT_CARRIED) {
+            return releaseByTokenAlone(release, events);
+        }
         SessionRecord session = sessions.get(release.sessionId());
         if (session == null) {
             return new Result.Rejected(new SessionExpiredException(release.sessionId()));
@@ -282,6 +295,21 @@ public final class LockStateMachine {
         long current = record == null ? FencingToken.NONE : record.holderTokenValue;
         if (current == FencingToken.NONE || current != release.token() || record.holderSessionId != session.id) {
             return new Result.Rejected(new NotHolderException(release.lock(), release.token(), current, session.id));
+        }
+        FencingToken released = endGrant(record, EndCause.RELEASED, events);
+        FencingToken next = grantNext(record, events);
+        return new Result.Released(released, next);
+    }
+
+    /**
+     * Applies a version-1 Release as the previous release did: the holder's current token releases, whichever session
+     * proposed it (version 1 carried none). Only replayed log entries come here (see {@link CommandCodec}).
+     */
+    private Result releaseByTokenAlone(Command.Release release, List<Event> events) {
+        LockRecord record = locks.get(release.lock());
+        long current = record == null ? FencingToken.NONE : record.holderTokenValue;
+        if (current == FencingToken.NONE || current != release.token()) {
+            return new Result.Rejected(new NotHolderException(release.lock(), release.token(), current));
         }
         FencingToken released = endGrant(record, EndCause.RELEASED, events);
         FencingToken next = grantNext(record, events);
@@ -657,23 +685,28 @@ public final class LockStateMachine {
     }
 
     /**
-     * Reads a state written by {@link #writeSnapshot}. The state is checked whole: a corrupt snapshot fails with an
-     * {@link IOException} saying what is wrong, never yields a machine that breaks its invariants.
+     * Reads a state written by {@link #writeSnapshot}, or by the previous release (version 1). The state is checked
+     * whole: a corrupt snapshot fails with an {@link IOException} saying what is wrong, never yields a machine that
+     * breaks its invariants.
+     *
+     * <p>A version-1 snapshot has the same layout without a session's identity and secret hash. Its sessions are
+     * restored with the identity {@link CommandCodec#VERSION_ONE_IDENTITY} and the hash {@link SecretHash#NONE}:
+     * nobody can act for them, so they expire at the end of their lease and their locks pass on with higher tokens;
+     * every token counter and the floor are kept as they were, so every later grant is above every token the old
+     * state issued. The next snapshot is written as version 2, with the {@link SecretHash#NONE} bytes.
      */
     public static LockStateMachine readSnapshot(DataInput in, Limits limits) throws IOException {
         Objects.requireNonNull(in, "in");
         int version = in.readUnsignedByte();
-        if (version != SNAPSHOT_VERSION) {
-            // Version 1 predates session secrets: its sessions have none, so nobody could use them.
+        if (version != SNAPSHOT_VERSION && version != SNAPSHOT_VERSION_ONE) {
             throw new IOException("unsupported lock state snapshot version " + version + ", expected "
-                    + SNAPSHOT_VERSION + " (version 1 was written before session secrets: start from an empty data"
-                    + " directory)");
+                    + SNAPSHOT_VERSION + " (or " + SNAPSHOT_VERSION_ONE + ", the previous release's)");
         }
         LockStateMachine machine = new LockStateMachine(limits);
         try {
             machine.sessionIdLast = in.readLong();
             machine.floor = in.readLong();
-            machine.readSessions(in);
+            machine.readSessions(in, version);
             machine.readLocks(in);
             machine.checkInvariants();
         } catch (IllegalStateException | IllegalArgumentException | FencerException e) {
@@ -682,18 +715,23 @@ public final class LockStateMachine {
         return machine;
     }
 
-    private void readSessions(DataInput in) throws IOException {
+    private void readSessions(DataInput in, int version) throws IOException {
         int count = readCount(in, "sessions");
         for (int i = 0; i < count; i++) {
             long id = in.readLong();
             long ttlMillis = in.readLong();
             String requestId = in.readUTF();
             Limits.checkRequestId(requestId, true);
-            String identity = in.readUTF();
-            Limits.checkIdentity(identity);
-            byte[] hash = new byte[SecretHash.BYTES];
-            in.readFully(hash);
-            SessionRecord session = new SessionRecord(id, ttlMillis, requestId, identity, SecretHash.fromBytes(hash));
+            String identity = CommandCodec.VERSION_ONE_IDENTITY;
+            SecretHash secretHash = SecretHash.NONE;
+            if (version != SNAPSHOT_VERSION_ONE) {
+                identity = in.readUTF();
+                Limits.checkIdentity(identity);
+                byte[] hash = new byte[SecretHash.BYTES];
+                in.readFully(hash);
+                secretHash = SecretHash.fromBytes(hash);
+            }
+            SessionRecord session = new SessionRecord(id, ttlMillis, requestId, identity, secretHash);
             if (sessions.put(id, session) != null) {
                 throw new IOException("snapshot lists session " + id + " twice");
             }

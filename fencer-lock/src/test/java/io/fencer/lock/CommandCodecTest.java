@@ -85,13 +85,17 @@ class CommandCodecTest {
     }
 
     @Test
-    void decodeCommands_ofVersionOneBatch_isRefusedNamingTheVersion() {
-        // Version 1 was written before session secrets: its sessions had none, so nothing could act for them.
+    void decodeCommands_ofVersionOneCloseSession_carriesNoSecretHashAndCannotBeWrittenAgain() {
+        // The previous release's layout (version 1, before session secrets): CloseSession is its tag and session id.
+        // VersionOneCompatibilityTest reads bytes the previous release wrote itself.
         byte[] versionOne = ByteBuffer.allocate(1 + 4 + 1 + 8).put((byte) 1).putInt(1).put((byte) 2).putLong(7)
                 .array();
 
-        assertThatThrownBy(() -> CommandCodec.decodeCommands(versionOne)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("unsupported version 1, expected " + CommandCodec.VERSION);
+        List<Command> decoded = CommandCodec.decodeCommands(versionOne);
+
+        assertThat(decoded).containsExactly(new Command.CloseSession(7, SecretHash.NOT_CARRIED));
+        assertThatThrownBy(() -> CommandCodec.encodeCommands(decoded)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("version-1");
     }
 
     @Test

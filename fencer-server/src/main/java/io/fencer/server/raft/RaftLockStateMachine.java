@@ -34,6 +34,7 @@ import java.util.function.Function;
 import org.apache.ratis.io.MD5Hash;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
@@ -149,6 +150,23 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     @Override
     public StateMachineStorage getStateMachineStorage() {
         return storage;
+    }
+
+    /**
+     * Refuses a proposal that is not a current-version command batch before it reaches the log. The codec still
+     * decodes version 1, the previous release's, whose commands are applied without the secret check (they carry
+     * no secret hash): that is for entries already in an upgraded log only, never for new ones.
+     */
+    @Override
+    public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
+        TransactionContext transaction = super.startTransaction(request);
+        ByteString content = request.getMessage().getContent();
+        if (content.isEmpty() || content.byteAt(0) != CommandCodec.VERSION) {
+            int version = content.isEmpty() ? -1 : Byte.toUnsignedInt(content.byteAt(0));
+            transaction.setException(new IllegalArgumentException("a proposed command batch has version " + version
+                    + ", but only version " + CommandCodec.VERSION + " is accepted into the log"));
+        }
+        return transaction;
     }
 
     @Override

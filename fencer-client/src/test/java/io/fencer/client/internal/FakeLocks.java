@@ -41,8 +41,8 @@ import java.util.function.Function;
  * answer keepalives with {@code expired}.
  */
 final class FakeLocks extends LocksGrpc.LocksImplBase {
-    /** How the peer answers keepalives. */
-    enum KeepAliveMode { ACK, EXPIRE, SILENT }
+    /** How the peer answers keepalives; HOLD keeps the answers until {@link #answerHeldKeepAlives()}. */
+    enum KeepAliveMode { ACK, EXPIRE, SILENT, HOLD }
 
     /** The answer of a scripted call: a response, or an exception to fail it with. */
     @FunctionalInterface
@@ -80,6 +80,7 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     private final Map<String, long[]> holders = new ConcurrentHashMap<>(); // lock -> {session, token}
     private final Map<String, AtomicLong> lastTokens = new ConcurrentHashMap<>();
     private final List<StreamObserver<KeepAliveResponse>> keepAliveStreams = new CopyOnWriteArrayList<>();
+    private final Queue<Runnable> heldKeepAliveAnswers = new ConcurrentLinkedQueue<>();
 
     /** Fails the next call of {@code method} (e.g. "Acquire") with {@code failure}; queued in order. */
     void failNext(String method, StatusRuntimeException failure) {
@@ -98,6 +99,23 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
             }
         }
         keepAliveStreams.clear();
+    }
+
+    /**
+     * Sends the answers held in {@link KeepAliveMode#HOLD} (those of streams the client has cancelled meanwhile are
+     * dropped, as the network would); returns how many it sent.
+     */
+    int answerHeldKeepAlives() {
+        int sent = 0;
+        for (Runnable answer = heldKeepAliveAnswers.poll(); answer != null; answer = heldKeepAliveAnswers.poll()) {
+            try {
+                answer.run();
+                sent++;
+            } catch (RuntimeException streamGone) {
+                // cancelled by the client
+            }
+        }
+        return sent;
     }
 
     long count(String method) {
@@ -212,9 +230,17 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
                 if (silent || mode == KeepAliveMode.SILENT || failure != null) {
                     return;
                 }
-                synchronized (responses) { // a stream observer must not be called concurrently
-                    responses.onNext(KeepAliveResponse.newBuilder().setSessionId(request.getSessionId())
-                            .setTtlMillis(1_000).setExpired(mode == KeepAliveMode.EXPIRE).build());
+                KeepAliveResponse answer = KeepAliveResponse.newBuilder().setSessionId(request.getSessionId())
+                        .setTtlMillis(1_000).setExpired(mode == KeepAliveMode.EXPIRE).build();
+                Runnable send = () -> {
+                    synchronized (responses) { // a stream observer must not be called concurrently
+                        responses.onNext(answer);
+                    }
+                };
+                if (mode == KeepAliveMode.HOLD) {
+                    heldKeepAliveAnswers.add(send);
+                } else {
+                    send.run();
                 }
             }
 

@@ -193,8 +193,8 @@ final class KeepAliver implements AutoCloseable {
                     lease.inJeopardy = true;
                     LOG.log(System.Logger.Level.WARNING, "session {0} in jeopardy: no keepalive acknowledged for "
                             + "{1} ms, {2} ms of its local lease left; last stream error: {3}", lease.session.id(),
-                            NANOSECONDS.toMillis(now - lease.leaseStartNanos),
-                            NANOSECONDS.toMillis(lease.localEndNanos() - now), lastStreamError);
+                            Long.toString(NANOSECONDS.toMillis(now - lease.leaseStartNanos)),
+                            Long.toString(NANOSECONDS.toMillis(lease.localEndNanos() - now)), lastStreamError);
                     lease.session.enteredJeopardy(lease.localEndNanos() - now);
                 }
                 Long oldest = lease.outstandingSentNanos.peekFirst();

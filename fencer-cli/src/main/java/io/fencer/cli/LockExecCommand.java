@@ -39,7 +39,8 @@ import picocli.CommandLine.Spec;
             "Guaranteed while fencer itself runs in time: no process of the group runs when the local lease ends, "
                 + "even one that ignores SIGTERM or whose parent died. Not guaranteed: a descendant that calls "
                 + "setsid or setpgid itself leaves the group and is not tracked (that needs cgroups); a paused "
-                + "fencer or machine acts late. Writes must carry FENCER_TOKEN to a resource that checks it."})
+                + "fencer or machine acts late, and a fencer killed with SIGKILL cannot act at all. Writes must "
+                + "carry FENCER_TOKEN to a resource that checks it."})
 final class LockExecCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "NAME", converter = Converters.LockName.class,
             description = "The lock's name.")

@@ -114,25 +114,20 @@ final class ProcessGroup {
 
     private void signal(String signalName) {
         boolean force = "KILL".equals(signalName);
-        // Also the leader by pid: a child that has not reached setsid(2) yet is still in fencer's group.
-        if (force) {
-            leader.destroyForcibly();
-        } else {
-            leader.destroy();
-        }
-        if (!wholeGroup) {
-            return;
-        }
-        if (!killCommand(signalName)) {
+        if (wholeGroup && !killCommand(signalName)) {
             for (long pid : livingMembers()) { // racy against forks, hence only when the kill command failed
-                ProcessHandle.of(pid).ifPresent(member -> {
-                    if (force) {
-                        member.destroyForcibly();
-                    } else {
-                        member.destroy();
-                    }
-                });
+                ProcessHandle.of(pid).ifPresent(member -> destroy(member, force));
             }
+        }
+        // Also the leader by its pid: a child that has not reached setsid(2) yet is still in fencer's group.
+        destroy(leader.toHandle(), force);
+    }
+
+    private static void destroy(ProcessHandle process, boolean force) {
+        if (force) {
+            process.destroyForcibly();
+        } else {
+            process.destroy();
         }
     }
 

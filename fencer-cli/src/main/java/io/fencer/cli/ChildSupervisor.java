@@ -3,6 +3,8 @@ package io.fencer.cli;
 import io.fencer.core.FencingToken;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -12,22 +14,53 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Collectors;
+import java.util.function.Supplier;
 
 /**
- * The supervisor of the child process that {@code fencer lock exec} runs while holding a lock: it passes the
- * child's exit status through, and stops the child when the lease is lost.
+ * The supervisor of the command that {@code fencer lock exec} runs while holding a lock: it passes the command's
+ * exit status through, and stops the command's whole {@link ProcessGroup} before the local lease can end.
  *
- * <p>Stopping is the best a lock holder can do, not a guarantee: the child may already have written after the
- * service granted the lock to someone else. That is why the child gets the token in {@code FENCER_TOKEN} and must
- * hand it to the resource, which refuses it once a newer grant exists.
+ * <p>It stops the group as soon as the lease is in jeopardy or lost, or when the local lease left is no more than
+ * {@code killAfter} plus {@link #KILL_MARGIN}: SIGTERM to the group, then SIGKILL to the group after
+ * {@code killAfter} or when only {@link #KILL_MARGIN} of the local lease is left, whichever comes first. So on a
+ * machine that runs fencer in time, nothing of the group runs when the local lease ends. When the command exits by
+ * itself, what it left running in its group is stopped the same way before the lock is released.
+ *
+ * <p>Stopping is the best a lock holder can do, not a guarantee: a paused fencer (or machine) acts late, the child
+ * may already have written after the service granted the lock to someone else, and a descendant that left the
+ * group escapes. That is why the child gets the token in {@code FENCER_TOKEN} and must hand it to the resource,
+ * which refuses it once a newer grant exists.
  */
 final class ChildSupervisor {
-    /** The exit status of {@code fencer lock exec} when the lease was lost while the child ran. */
+    /** The exit status of {@code fencer lock exec} when the lease was in jeopardy or lost while the child ran. */
     static final int EXIT_LEASE_LOST = 3;
-    /** How long to wait for a child to disappear after SIGKILL before giving up on it. */
+    /**
+     * How much of the local lease is left, at the latest, when SIGKILL goes to the group: time to start the kill
+     * command, for the kernel to end the members, and for the polls below to notice.
+     */
+    static final Duration KILL_MARGIN = Duration.ofMillis(150);
+    /** How long to wait for the group to disappear after SIGKILL before giving up on it. */
     private static final Duration KILL_WAIT_MAX = Duration.ofSeconds(30);
+    /** How long the message waits, after the stop, for the reason of a loss that ended the lease. */
+    private static final Duration LOSS_REASON_WAIT = Duration.ofSeconds(1);
+    /** How often the lease left and the group's members are read while waiting. */
+    private static final long POLL_MILLIS = 10;
 
+    /**
+     * What the supervisor watches of the lease that holds the lock.
+     *
+     * @param endangered completes, with a phrase saying why ({@code "lost: ..."}, {@code "in jeopardy: ..."}), when
+     *     the command must stop
+     * @param remaining the local lease left; zero once lost
+     */
+    record Lease(CompletionStage<String> endangered, Supplier<Duration> remaining) {
+        Lease {
+            Objects.requireNonNull(endangered, "endangered");
+            Objects.requireNonNull(remaining, "remaining");
+        }
+    }
+
+    private final ProcessGroup group;
     private final Process process;
     private final String commandName;
     private final FencingToken token;
@@ -35,16 +68,18 @@ final class ChildSupervisor {
     private final PrintWriter err;
 
     /** The ways supervision ends. */
-    private enum Outcome { EXITED, LEASE_LOST, STOP_REQUESTED }
+    private enum Outcome { EXITED, LEASE_ENDANGERED, STOP_REQUESTED }
 
     /**
-     * Supervises {@code process}, started from {@code commandName} under {@code token}.
+     * Supervises {@code group}, started from {@code commandName} under {@code token}.
      *
-     * @param killAfter how long the child may take to exit after SIGTERM before it gets SIGKILL
+     * @param killAfter how long the group may take to exit after SIGTERM before it gets SIGKILL, at most
      * @param err where the lease-loss message goes
      */
-    ChildSupervisor(Process process, String commandName, FencingToken token, Duration killAfter, PrintWriter err) {
-        this.process = Objects.requireNonNull(process, "process");
+    ChildSupervisor(ProcessGroup group, String commandName, FencingToken token, Duration killAfter,
+            PrintWriter err) {
+        this.group = Objects.requireNonNull(group, "group");
+        this.process = group.leader();
         this.commandName = Objects.requireNonNull(commandName, "commandName");
         this.token = Objects.requireNonNull(token, "token");
         this.killAfter = Objects.requireNonNull(killAfter, "killAfter");
@@ -72,82 +107,142 @@ final class ChildSupervisor {
         return builder;
     }
 
+    /** Returns "the local lease ends in N ms, at INSTANT" for {@code remaining} from now, by the wall clock. */
+    static String leaseEnds(Duration remaining) {
+        return "the local lease ends in " + remaining.toMillis() + " ms, at "
+                + Instant.now().plus(remaining).truncatedTo(ChronoUnit.MILLIS);
+    }
+
     /**
-     * Waits until the child exits, the lease is lost, or a stop is requested, whichever comes first.
+     * Waits until the child exits, the lease is endangered, or a stop is requested, whichever comes first.
      *
-     * @param leaseLost completes with a sentence saying why, when the session holding the lock is lost
+     * @param lease the lease holding the lock
      * @param stopRequested completes when the user asks fencer to stop (SIGINT, SIGTERM)
      * @return the child's exit status when it exited by itself or on request; {@link #EXIT_LEASE_LOST} when the
-     *     lease was lost (the child is then stopped, SIGTERM first and SIGKILL after {@code killAfter})
+     *     lease was endangered (the group is then stopped, SIGTERM first and SIGKILL in time)
      */
-    int supervise(CompletionStage<String> leaseLost, CompletionStage<?> stopRequested) throws InterruptedException {
+    int supervise(Lease lease, CompletionStage<?> stopRequested) throws InterruptedException {
         CompletableFuture<Outcome> outcome = new CompletableFuture<>();
-        AtomicReference<String> lossDetail = new AtomicReference<>();
+        AtomicReference<String> danger = new AtomicReference<>();
         process.onExit().thenRun(() -> outcome.complete(Outcome.EXITED));
-        leaseLost.whenComplete((detail, failure) -> {
-            lossDetail.set(failure != null ? String.valueOf(failure.getMessage()) : detail);
-            outcome.complete(Outcome.LEASE_LOST);
+        lease.endangered().whenComplete((detail, failure) -> {
+            danger.compareAndSet(null, failure != null ? "lost: " + failure.getMessage() : detail);
+            outcome.complete(Outcome.LEASE_ENDANGERED);
         });
         stopRequested.whenComplete((signal, failure) -> outcome.complete(Outcome.STOP_REQUESTED));
-        switch (await(outcome)) {
+        switch (await(outcome, lease, danger)) {
             case EXITED:
-                return process.exitValue();
-            case LEASE_LOST:
-                err.println("fencer: lease on " + token + " lost: " + lossDetail.get() + "; stopping " + commandName);
-                err.flush();
-                stop();
+                return exited(lease);
+            case LEASE_ENDANGERED:
+                endangered(lease, danger);
                 return EXIT_LEASE_LOST;
             case STOP_REQUESTED:
-                return stop();
+                return stop(lease);
             default:
                 throw new IllegalStateException("outcome not handled");
         }
     }
 
+    /** Waits for the outcome, reading the lease left meanwhile: running low endangers it too. */
+    private Outcome await(CompletableFuture<Outcome> outcome, Lease lease, AtomicReference<String> danger)
+            throws InterruptedException {
+        Duration stopWhenLeft = killAfter.plus(KILL_MARGIN);
+        while (true) {
+            try {
+                return outcome.get(POLL_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                Duration left = lease.remaining().get();
+                if (left.compareTo(stopWhenLeft) <= 0) {
+                    if (!left.isZero()) { // at zero the session is lost, and its stage says how
+                        danger.compareAndSet(null, "in jeopardy: " + left.toMillis() + " ms of the local lease "
+                                + "left, no more than --kill-after (" + killAfter.toMillis() + " ms) + "
+                                + KILL_MARGIN.toMillis() + " ms");
+                    }
+                    outcome.complete(Outcome.LEASE_ENDANGERED);
+                }
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("the outcome future is only ever completed normally", e);
+            }
+        }
+    }
+
     /**
-     * Stops the child and its descendants: SIGTERM, then SIGKILL for whatever still runs after {@code killAfter}.
-     * Descendants are included because a shell child that dies leaves its own children running otherwise.
-     *
-     * @return the child's exit status (128 + signal when a signal ended it), or -1 when it outlived even SIGKILL
+     * Says why on stderr and stops the group. While some local lease is left the message comes first, with when
+     * the lease ends; once none is left the stop comes first, and the message waits (briefly) for the loss's reason.
      */
-    int stop() throws InterruptedException {
-        List<ProcessHandle> descendants = process.descendants().collect(Collectors.toList());
-        long deadlineNanos = System.nanoTime() + killAfter.toNanos();
-        process.destroy();
-        descendants.forEach(ProcessHandle::destroy);
-        awaitExit(process.toHandle(), deadlineNanos);
-        for (ProcessHandle descendant : descendants) {
-            awaitExit(descendant, deadlineNanos);
+    private void endangered(Lease lease, AtomicReference<String> danger) throws InterruptedException {
+        Duration remaining = lease.remaining().get();
+        if (danger.get() != null && !remaining.isZero()) {
+            err.println("fencer: lease on " + token + " " + danger.get() + "; " + leaseEnds(remaining)
+                    + "; stopping " + commandName);
+            err.flush();
+            stop(lease);
+            return;
         }
-        if (process.isAlive()) {
-            process.destroyForcibly();
+        stop(lease);
+        String why = danger.get();
+        if (why == null) {
+            try {
+                why = lease.endangered().toCompletableFuture().get(LOSS_REASON_WAIT.toMillis(),
+                        TimeUnit.MILLISECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                why = "lost: the local lease has ended";
+            }
         }
-        descendants.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+        err.println("fencer: lease on " + token + " " + why + "; stopping " + commandName);
+        err.flush();
+    }
+
+    /** Returns the child's status after stopping what it left running in its group, before the lock is released. */
+    private int exited(Lease lease) throws InterruptedException {
+        int status = process.exitValue();
+        List<Long> left = group.livingMembers();
+        if (!left.isEmpty()) {
+            err.println("fencer: " + commandName + " exited with " + status + " and left " + left.size()
+                    + " process(es) running in its " + group + "; stopping them before releasing the lock");
+            err.flush();
+            stop(lease);
+        }
+        return status;
+    }
+
+    /**
+     * Stops the group: SIGTERM, then SIGKILL once {@code killAfter} has passed or only {@link #KILL_MARGIN} of the
+     * local lease is left, unless every member exited before.
+     *
+     * @return the child's exit status (128 + signal when a signal ended it), or -1 when the group outlived SIGKILL
+     */
+    private int stop(Lease lease) throws InterruptedException {
+        long terminatedNanos = System.nanoTime();
+        group.terminate();
+        while (!group.livingMembers().isEmpty() && System.nanoTime() - terminatedNanos < killAfter.toNanos()
+                && lease.remaining().get().compareTo(KILL_MARGIN) > 0) {
+            Thread.sleep(POLL_MILLIS);
+        }
+        return kill();
+    }
+
+    private int kill() throws InterruptedException {
+        long deadlineNanos = System.nanoTime() + KILL_WAIT_MAX.toNanos();
+        List<Long> living = group.livingMembers();
+        if (!living.isEmpty()) {
+            group.kill();
+        }
+        while (!(living = group.livingMembers()).isEmpty()) {
+            if (System.nanoTime() - deadlineNanos > 0) {
+                err.println("fencer: " + commandName + " (" + group + ") still runs after SIGKILL: pids " + living);
+                err.flush();
+                return -1;
+            }
+            // A member forked while the group's SIGKILL went out: kill it by its pid.
+            living.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
+            Thread.sleep(POLL_MILLIS);
+        }
         if (!process.waitFor(KILL_WAIT_MAX.toMillis(), TimeUnit.MILLISECONDS)) {
             err.println("fencer: " + commandName + " (pid " + process.pid() + ") still runs after SIGKILL");
             err.flush();
             return -1;
         }
         return process.exitValue();
-    }
-
-    private static void awaitExit(ProcessHandle handle, long deadlineNanos) throws InterruptedException {
-        long remainingNanos = deadlineNanos - System.nanoTime();
-        if (remainingNanos <= 0 || !handle.isAlive()) {
-            return;
-        }
-        try {
-            handle.onExit().get(remainingNanos, TimeUnit.NANOSECONDS);
-        } catch (ExecutionException | TimeoutException e) {
-            // still alive at the deadline: the caller sends SIGKILL
-        }
-    }
-
-    private static Outcome await(CompletableFuture<Outcome> outcome) throws InterruptedException {
-        try {
-            return outcome.get();
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("the outcome future is only ever completed normally", e);
-        }
     }
 }

@@ -16,6 +16,23 @@ import java.util.concurrent.CompletionStage;
  * <p>A session cannot promise its holder that nobody else holds its locks: a paused process does not see its
  * own lease end. That is why every write must carry the grant's {@link FencingToken} to a
  * resource that checks it.
+ *
+ * <p><b>The local lease.</b> Work that no resource fences (running a command, a leader's messages) can only rely
+ * on the lease, so the client counts it to fail closed. A keepalive goes out every ttl/3; the service renews the
+ * lease when it receives one, which is after we sent it. So the <em>local</em> lease runs from the <em>send</em>
+ * time of the last acknowledged keepalive, for the ttl less a clock-drift margin of 1% of the ttl plus 5 ms
+ * (the service counts the ttl by its clock, we count it by ours, by the client's
+ * {@link FencerClient.Builder#ticker ticker}, and the two may run at different rates):
+ * <pre>
+ *   send ──────────────► service receives: its lease now ends a ttl later, by its clock
+ *    │   ◄────────────── acknowledgement
+ *    ├─ 1/3 ttl: next keepalive sent
+ *    ├─ 2/3 ttl, still unanswered: {@link #jeopardy()} completes
+ *    └─ ttl − (1% ttl + 5 ms): the local lease ends; {@link #lost()} has completed by then
+ * </pre>
+ * Past the local lease end the service may have granted the locks to someone else, and nothing here can say it
+ * has not. A process that is paused (GC, SIGSTOP) sees none of these moments in time: that is what tokens are
+ * for.
  */
 public interface Session extends AutoCloseable {
 
@@ -40,13 +57,37 @@ public interface Session extends AutoCloseable {
      */
     void release(FencingToken token);
 
-    /** Returns true until the session is closed or known lost. */
+    /**
+     * Returns true until the session is closed or known lost. A session whose local lease has ended is lost (as
+     * {@link SessionLoss.Cause#UNREACHABLE}) when this is asked, even if the keepalive thread has not seen it yet.
+     */
     boolean isAlive();
 
     /**
+     * Returns how long the local lease has left (see the class comment): from now until the ttl less the drift
+     * margin has passed since the send time of the last acknowledged keepalive. {@link Duration#ZERO} once the
+     * session is lost or closed; a call that finds the local lease ended loses the session then and there.
+     */
+    Duration leaseRemaining();
+
+    /**
+     * Returns a stage that completes, with the local lease left at that moment, when the session is in jeopardy:
+     * no keepalive was acknowledged for two keepalive intervals (2/3 of the ttl), so the one sent after the last
+     * acknowledgement has gone unanswered for a whole interval, while the local lease still runs (for about a third
+     * of the ttl). Stop unfenced work then: the session may still recover, or be lost when the local lease ends.
+     *
+     * <p>Each call returns the stage of the current episode: completed while the session is in jeopardy; after an
+     * acknowledgement ends the episode, later calls return a new stage that waits for the next one. It also
+     * completes, with {@link Duration#ZERO}, when the session ends for any reason (lost without warning because the
+     * service said it expired, or closed), and always before or with {@link #lost()}, never after: a holder that
+     * must stop early need only watch this stage. Listeners run on the client's event threads.
+     */
+    CompletionStage<Duration> jeopardy();
+
+    /**
      * Returns a stage that completes, with why, when the session is lost or closed. It completes when the service
-     * says the session expired, or when no keepalive was acknowledged for a whole ttl (the service has then
-     * expired it, or will at once).
+     * says the session expired, or no later than the local lease end when keepalives go unanswered (the service
+     * has then expired the session, or will within the drift margin).
      */
     CompletionStage<SessionLoss> lost();
 

@@ -14,7 +14,7 @@ public record SessionLoss(long sessionId, Cause cause, String detail) {
         CLOSED,
         /** The service said the session expired. */
         EXPIRED,
-        /** No keepalive was acknowledged for a whole ttl: the service has expired the session, or will. */
+        /** The local lease ended without a newer acknowledged keepalive: the service has expired it, or will. */
         UNREACHABLE,
         /**
          * The service refused the session's secret (SESSION_UNAUTHENTICATED): nothing this client sends for the

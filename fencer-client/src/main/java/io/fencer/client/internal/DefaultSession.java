@@ -41,6 +41,13 @@ final class DefaultSession implements Session {
     /** What callers see: completing or cancelling it does not touch {@link #lost}. */
     private final CompletionStage<SessionLoss> lostView = lost.minimalCompletionStage();
     private final AtomicBoolean closeRequested = new AtomicBoolean();
+    /**
+     * The current jeopardy episode: completed when the keepalive thread finds the session in jeopardy, replaced by a
+     * pending one when an acknowledgement ends the episode, completed with zero when the session ends.
+     */
+    private volatile CompletableFuture<Duration> jeopardy = new CompletableFuture<>();
+    /** Orders replacing {@link #jeopardy} against a loss, so that a lost session never gets a pending episode. */
+    private final Object jeopardyLock = new Object();
 
     DefaultSession(DefaultFencerClient client, long id, String secret, Duration ttl) {
         if (id <= 0) {
@@ -108,12 +115,51 @@ final class DefaultSession implements Session {
 
     @Override
     public boolean isAlive() {
+        if (loss.get() != null) {
+            return false;
+        }
+        // Asking the keepalive state loses the session when its local lease has ended, however late the tick is.
+        client.keepAliver().leaseRemainingNanos(id);
         return loss.get() == null;
+    }
+
+    @Override
+    public Duration leaseRemaining() {
+        if (loss.get() != null) {
+            return Duration.ZERO;
+        }
+        long remainingNanos = client.keepAliver().leaseRemainingNanos(id).orElse(0);
+        return loss.get() == null ? Duration.ofNanos(remainingNanos) : Duration.ZERO;
+    }
+
+    @Override
+    public CompletionStage<Duration> jeopardy() {
+        return jeopardy.minimalCompletionStage();
     }
 
     @Override
     public CompletionStage<SessionLoss> lost() {
         return lostView;
+    }
+
+    /** Called by the keepalive thread when an episode of jeopardy begins, with the local lease left then. */
+    void enteredJeopardy(long remainingNanos) {
+        CompletableFuture<Duration> episode = jeopardy;
+        Duration remaining = Duration.ofNanos(Math.max(0, remainingNanos));
+        try {
+            client.events().execute(() -> episode.complete(remaining));
+        } catch (RejectedExecutionException clientClosed) {
+            episode.complete(remaining);
+        }
+    }
+
+    /** Called by the keepalive thread when an acknowledgement ends the episode: the next call waits for another. */
+    void leftJeopardy() {
+        synchronized (jeopardyLock) {
+            if (loss.get() == null) {
+                jeopardy = new CompletableFuture<>();
+            }
+        }
     }
 
     /** Returns the loss when the session is known lost, else null; set before {@link #lost()} completes. */
@@ -160,10 +206,19 @@ final class DefaultSession implements Session {
         if (cause != SessionLoss.Cause.CLOSED) {
             LOG.log(System.Logger.Level.WARNING, "session {0} lost ({1}): {2}", id, cause, detail);
         }
-        try {
-            listeners.execute(() -> lost.complete(ending));
-        } catch (RejectedExecutionException clientClosed) {
+        CompletableFuture<Duration> episode;
+        synchronized (jeopardyLock) {
+            episode = jeopardy;
+        }
+        // In one task and in this order, so that jeopardy's listeners always run before (never after) lost's.
+        Runnable notify = () -> {
+            episode.complete(Duration.ZERO);
             lost.complete(ending);
+        };
+        try {
+            listeners.execute(notify);
+        } catch (RejectedExecutionException clientClosed) {
+            notify.run();
         }
         return true;
     }

@@ -29,9 +29,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * gRPC callbacks only hand their events over to it.
  *
  * <p>A session's lease is known to run from the send time of the last acknowledged request (the server renewed
- * it on receipt, which is later). When a whole ttl passes from there without a newer acknowledgement, the session
- * is lost as UNREACHABLE: the server has expired it, or will. An answer with {@code expired} loses it as EXPIRED,
- * an answer with an {@code error} (the service refused the session's secret) as UNAUTHENTICATED.
+ * it on receipt, which is later). The <em>local</em> lease ends a ttl less the {@linkplain #driftMarginNanos drift
+ * margin} after that send: the server measures the ttl by its own clock, which may run faster than ours. After two
+ * keepalive intervals without a newer acknowledgement the session is in jeopardy; the tick before the local lease
+ * ends (or any reader that finds it ended) loses it as UNREACHABLE, so the loss is never later than the local end:
+ * the server has expired it, or will. An answer with {@code expired} loses it as EXPIRED.
+ * An answer with an {@code error} (the service refused the session's secret) loses it as UNAUTHENTICATED.
  *
  * <p>The stream is reopened on the leader after an error (following a NOT_LEADER answer's address), and also when
  * a request stays unanswered for a whole keepalive interval: a paused or partitioned leader sends no error, and
@@ -39,6 +42,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class KeepAliver implements AutoCloseable {
     static final long TICK_MILLIS = 25;
+    private static final long TICK_NANOS = MILLISECONDS.toNanos(TICK_MILLIS);
+    /**
+     * The part of the ttl, in percent, by which the local lease ends early: the server counts the ttl by its clock
+     * and we count it by ours, and the two may run at different rates. Quartz oscillators differ by tens of ppm;
+     * 1% also covers virtual machines whose clocks are slewed or run slow under load.
+     */
+    static final long DRIFT_MARGIN_PERCENT = 1;
+    /** Taken off the local lease on top of the rate margin: for readings and handovers between threads. */
+    static final long DRIFT_MARGIN_FIXED_NANOS = MILLISECONDS.toNanos(5);
     /** Requests remembered per session while unanswered; more would only be older than the lease anyway. */
     private static final int OUTSTANDING_MAX = 16;
     private static final System.Logger LOG = System.getLogger(KeepAliver.class.getName());
@@ -48,18 +60,32 @@ final class KeepAliver implements AutoCloseable {
         final DefaultSession session;
         final long ttlNanos;
         final long intervalNanos;
-        /** Written by the keepalive thread only; volatile for readers elsewhere (diagnostics, tests). */
+        /** How long the local lease runs from {@link #leaseStartNanos}: the ttl less the drift margin. */
+        final long localLeaseNanos;
+        /** Written by the keepalive thread only; volatile for readers elsewhere (leaseRemaining, diagnostics). */
         volatile long leaseStartNanos;
         long lastSentNanos;
         boolean due;
+        /** True from the tick that found two intervals without acknowledgement until the next acknowledgement. */
+        boolean inJeopardy;
         final ArrayDeque<Long> outstandingSentNanos = new ArrayDeque<>();
 
         Lease(DefaultSession session, long openedNanos) {
             this.session = session;
             this.ttlNanos = session.ttl().toNanos();
             this.intervalNanos = ttlNanos / 3;
+            this.localLeaseNanos = ttlNanos - driftMarginNanos(ttlNanos);
             this.leaseStartNanos = openedNanos;
             this.lastSentNanos = openedNanos;
+        }
+
+        long localEndNanos() {
+            return leaseStartNanos + localLeaseNanos;
+        }
+
+        /** True when no request was acknowledged for two intervals: the one sent after it waited a whole interval. */
+        boolean jeopardized(long nowNanos) {
+            return nowNanos - leaseStartNanos >= 2 * intervalNanos;
         }
     }
 
@@ -70,6 +96,8 @@ final class KeepAliver implements AutoCloseable {
     private final AtomicBoolean started = new AtomicBoolean();
     private volatile boolean closed;
     private volatile String lastStreamError = "none";
+    /** Ticks completed; written by the keepalive thread only, read by tests that wait for a tick to have judged. */
+    private volatile long ticksRun;
 
     // Confined to the keepalive thread.
     private StreamObserver<KeepAliveRequest> requests;
@@ -111,6 +139,30 @@ final class KeepAliver implements AutoCloseable {
         return lease == null ? OptionalLong.empty() : OptionalLong.of(lease.leaseStartNanos);
     }
 
+    /** Returns how much shorter than its ttl a local lease is: 1% of the ttl, plus 5 ms. */
+    static long driftMarginNanos(long ttlNanos) {
+        return ttlNanos / 100 * DRIFT_MARGIN_PERCENT + DRIFT_MARGIN_FIXED_NANOS;
+    }
+
+    /**
+     * Returns the ticker nanoseconds left of the session's local lease, or empty when it is not kept alive. Any
+     * thread may ask; one that finds the local lease ended loses the session as UNREACHABLE then and there and gets
+     * 0, so no reader sees a lease run past its local end however late the keepalive thread is.
+     */
+    OptionalLong leaseRemainingNanos(long sessionId) {
+        Lease lease = leases.get(sessionId);
+        if (lease == null) {
+            return OptionalLong.empty();
+        }
+        long now = ticker.nanoTime();
+        long remainingNanos = lease.localEndNanos() - now;
+        if (remainingNanos <= 0) {
+            loseUnreachable(lease, now);
+            return OptionalLong.of(0);
+        }
+        return OptionalLong.of(remainingNanos);
+    }
+
     private void tick() {
         try {
             if (!closed) {
@@ -120,20 +172,32 @@ final class KeepAliver implements AutoCloseable {
             // A periodic task that throws is never run again: log and go on.
             LOG.log(System.Logger.Level.WARNING, "keepalive tick failed", e);
         }
+        ticksRun++;
+    }
+
+    /** Returns how many ticks have completed. */
+    long ticksRun() {
+        return ticksRun;
     }
 
     private void tickOnce() {
         long now = ticker.nanoTime();
         boolean stalled = false;
         for (Lease lease : leases.values()) {
-            if (!lease.session.isAlive()) {
+            if (lease.session.knownLoss() != null) {
                 leases.remove(lease.session.id(), lease);
-            } else if (now - lease.leaseStartNanos >= lease.ttlNanos) {
-                lose(lease, SessionLoss.Cause.UNREACHABLE, "no keepalive of session " + lease.session.id()
-                        + " was acknowledged for " + NANOSECONDS.toMillis(now - lease.leaseStartNanos)
-                        + " ms, its whole ttl of " + NANOSECONDS.toMillis(lease.ttlNanos)
-                        + " ms: the service has expired it or will; last stream error: " + lastStreamError);
+            } else if (lease.localEndNanos() - now <= TICK_NANOS) {
+                // The next tick may come after the local lease end: this one is the last that is in time.
+                loseUnreachable(lease, now);
             } else {
+                if (!lease.inJeopardy && lease.jeopardized(now)) {
+                    lease.inJeopardy = true;
+                    LOG.log(System.Logger.Level.WARNING, "session {0} in jeopardy: no keepalive acknowledged for "
+                            + "{1} ms, {2} ms of its local lease left; last stream error: {3}", lease.session.id(),
+                            Long.toString(NANOSECONDS.toMillis(now - lease.leaseStartNanos)),
+                            Long.toString(NANOSECONDS.toMillis(lease.localEndNanos() - now)), lastStreamError);
+                    lease.session.enteredJeopardy(lease.localEndNanos() - now);
+                }
                 Long oldest = lease.outstandingSentNanos.peekFirst();
                 stalled |= oldest != null && now - oldest >= lease.intervalNanos;
             }
@@ -248,6 +312,10 @@ final class KeepAliver implements AutoCloseable {
         if (sentNanos != null && sentNanos - lease.leaseStartNanos > 0) {
             lease.leaseStartNanos = sentNanos;
         }
+        if (lease.inJeopardy && !lease.jeopardized(ticker.nanoTime())) {
+            lease.inJeopardy = false;
+            lease.session.leftJeopardy();
+        }
         backoffNanos = RetryBudget.BACKOFF_INITIAL_NANOS;
     }
 
@@ -267,6 +335,14 @@ final class KeepAliver implements AutoCloseable {
         reopenNotBeforeNanos = System.nanoTime() + RetryBudget.jitter(backoffNanos);
         backoffNanos = Math.min(backoffNanos * 2, RetryBudget.BACKOFF_MAX_NANOS);
         markAllDue();
+    }
+
+    private void loseUnreachable(Lease lease, long nowNanos) {
+        lose(lease, SessionLoss.Cause.UNREACHABLE, "no keepalive of session " + lease.session.id()
+                + " was acknowledged for " + NANOSECONDS.toMillis(nowNanos - lease.leaseStartNanos)
+                + " ms: its local lease (the ttl of " + NANOSECONDS.toMillis(lease.ttlNanos) + " ms less "
+                + NANOSECONDS.toMillis(lease.ttlNanos - lease.localLeaseNanos) + " ms for clock drift) ends; "
+                + "the service has expired it or will; last stream error: " + lastStreamError);
     }
 
     private void lose(Lease lease, SessionLoss.Cause cause, String detail) {

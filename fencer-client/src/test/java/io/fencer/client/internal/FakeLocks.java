@@ -43,8 +43,8 @@ import java.util.function.Function;
  * session and refuses, as SESSION_UNAUTHENTICATED, a call for a session it knows that does not carry it.
  */
 final class FakeLocks extends LocksGrpc.LocksImplBase {
-    /** How the peer answers keepalives. */
-    enum KeepAliveMode { ACK, EXPIRE, REFUSE, SILENT }
+    /** How the peer answers keepalives; HOLD keeps the answers until {@link #answerHeldKeepAlives()}. */
+    enum KeepAliveMode { ACK, EXPIRE, REFUSE, SILENT, HOLD }
 
     /** The answer of a scripted call: a response, or an exception to fail it with. */
     @FunctionalInterface
@@ -84,6 +84,7 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     private final Map<String, long[]> holders = new ConcurrentHashMap<>(); // lock -> {session, token}
     private final Map<String, AtomicLong> lastTokens = new ConcurrentHashMap<>();
     private final List<StreamObserver<KeepAliveResponse>> keepAliveStreams = new CopyOnWriteArrayList<>();
+    private final Queue<Runnable> heldKeepAliveAnswers = new ConcurrentLinkedQueue<>();
 
     /** Fails the next call of {@code method} (e.g. "Acquire") with {@code failure}; queued in order. */
     void failNext(String method, StatusRuntimeException failure) {
@@ -102,6 +103,23 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
             }
         }
         keepAliveStreams.clear();
+    }
+
+    /**
+     * Sends the answers held in {@link KeepAliveMode#HOLD} (those of streams the client has cancelled meanwhile are
+     * dropped, as the network would); returns how many it sent.
+     */
+    int answerHeldKeepAlives() {
+        int sent = 0;
+        for (Runnable answer = heldKeepAliveAnswers.poll(); answer != null; answer = heldKeepAliveAnswers.poll()) {
+            try {
+                answer.run();
+                sent++;
+            } catch (RuntimeException streamGone) {
+                // cancelled by the client
+            }
+        }
+        return sent;
     }
 
     long count(String method) {
@@ -244,19 +262,27 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
                 if (silent || mode == KeepAliveMode.SILENT || failure != null) {
                     return;
                 }
-                KeepAliveResponse.Builder answer = KeepAliveResponse.newBuilder().setSessionId(request.getSessionId());
+                KeepAliveResponse.Builder built = KeepAliveResponse.newBuilder().setSessionId(request.getSessionId());
                 String expected = secrets.get(request.getSessionId());
                 if (mode == KeepAliveMode.REFUSE
                         || (expected != null && !expected.equals(request.getSessionSecret()))) {
                     StatusRuntimeException refused = unauthenticated(request.getSessionId());
-                    answer.setError(CallError.newBuilder().setStatusCode(Status.Code.UNAUTHENTICATED.value())
+                    built.setError(CallError.newBuilder().setStatusCode(Status.Code.UNAUTHENTICATED.value())
                             .setDescription(refused.getStatus().getDescription())
                             .setDetail(WireErrors.detail(refused).orElseThrow()));
                 } else {
-                    answer.setTtlMillis(1_000).setExpired(mode == KeepAliveMode.EXPIRE);
+                    built.setTtlMillis(1_000).setExpired(mode == KeepAliveMode.EXPIRE);
                 }
-                synchronized (responses) { // a stream observer must not be called concurrently
-                    responses.onNext(answer.build());
+                KeepAliveResponse answer = built.build();
+                Runnable send = () -> {
+                    synchronized (responses) { // a stream observer must not be called concurrently
+                        responses.onNext(answer);
+                    }
+                };
+                if (mode == KeepAliveMode.HOLD) {
+                    heldKeepAliveAnswers.add(send);
+                } else {
+                    send.run();
                 }
             }
 

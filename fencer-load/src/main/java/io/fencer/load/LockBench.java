@@ -10,7 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -128,31 +127,28 @@ public final class LockBench {
 
     private Result run() throws InterruptedException {
         List<Session> sessions = new ArrayList<>();
-        List<Thread> threads = new ArrayList<>();
         try {
             for (int i = 0; i < settings.clients(); i++) {
                 sessions.add(fencer.openSession(settings.ttl()));
             }
+            List<Runnable> clients = new ArrayList<>();
             for (int i = 0; i < settings.clients(); i++) {
                 int index = i;
-                Thread thread = new Thread(() -> client(index, sessions.get(index)), "bench-client-" + i);
-                thread.setDaemon(true);
-                thread.start();
-                threads.add(thread);
+                clients.add(() -> client(index, sessions.get(index)));
             }
-            measureStartNanos = System.nanoTime() + settings.warmup().toNanos();
-            measureEndNanos = measureStartNanos + settings.duration().toNanos();
-            go.countDown();
-            for (Thread thread : threads) {
-                long remainingNanos = measureEndNanos + FINISH_WAIT_MAX.toNanos() - System.nanoTime();
-                TimeUnit.NANOSECONDS.timedJoin(thread, Math.max(1, remainingNanos));
-            }
+            Workers.run("bench-client", clients, go, this::openWindow);
         } finally {
             go.countDown();
-            threads.stream().filter(Thread::isAlive).forEach(Thread::interrupt);
             sessions.forEach(LockBench::closeQuietly);
         }
         return result();
+    }
+
+    /** Opens the measured window after the warm-up; returns by when every client must have finished. */
+    private long openWindow() {
+        measureStartNanos = System.nanoTime() + settings.warmup().toNanos();
+        measureEndNanos = measureStartNanos + settings.duration().toNanos();
+        return measureEndNanos + FINISH_WAIT_MAX.toNanos();
     }
 
     private Result result() {

@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -120,35 +119,32 @@ public final class StoreBench {
     }
 
     private Result run() throws InterruptedException {
-        List<Thread> threads = new ArrayList<>();
         try (Session session = lockService.openSession(SESSION_TTL)) {
             List<Grant> grants = new ArrayList<>();
             try {
                 for (int i = 0; i < settings.scopes(); i++) {
                     grants.add(session.lock(scopeName(i)).acquire(ACQUIRE_WAIT));
                 }
+                List<Runnable> writers = new ArrayList<>();
                 for (int i = 0; i < settings.writers(); i++) {
                     int scope = i % settings.scopes();
                     String sequencer = grants.get(scope).sequencer();
-                    Thread thread = new Thread(() -> writer(scopeName(scope), sequencer), "bench-writer-" + i);
-                    thread.setDaemon(true);
-                    thread.start();
-                    threads.add(thread);
+                    writers.add(() -> writer(scopeName(scope), sequencer));
                 }
-                measureStartNanos = System.nanoTime() + settings.warmup().toNanos();
-                measureEndNanos = measureStartNanos + settings.duration().toNanos();
-                go.countDown();
-                for (Thread thread : threads) {
-                    long remainingNanos = measureEndNanos + FINISH_WAIT_MAX.toNanos() - System.nanoTime();
-                    TimeUnit.NANOSECONDS.timedJoin(thread, Math.max(1, remainingNanos));
-                }
+                Workers.run("bench-writer", writers, go, this::openWindow);
             } finally {
                 go.countDown();
-                threads.stream().filter(Thread::isAlive).forEach(Thread::interrupt);
                 grants.forEach(StoreBench::releaseQuietly);
             }
         }
         return result();
+    }
+
+    /** Opens the measured window after the warm-up; returns by when every writer must have finished. */
+    private long openWindow() {
+        measureStartNanos = System.nanoTime() + settings.warmup().toNanos();
+        measureEndNanos = measureStartNanos + settings.duration().toNanos();
+        return measureEndNanos + FINISH_WAIT_MAX.toNanos();
     }
 
     private Result result() {

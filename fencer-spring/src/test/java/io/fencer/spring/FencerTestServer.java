@@ -64,6 +64,11 @@ public final class FencerTestServer implements AutoCloseable {
         }
     }
 
+    /** Returns true while the server runs. */
+    public synchronized boolean isRunning() {
+        return server != null;
+    }
+
     /** Returns true while the server runs and leads its (one-peer) group. */
     public synchronized boolean isLeader() {
         return server != null && server.isLeader();

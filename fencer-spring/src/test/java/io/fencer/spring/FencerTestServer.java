@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
+import java.time.Duration;
+import org.awaitility.Awaitility;
 
 /**
  * A real Fencer server in this JVM for the Spring tests: one peer on free ports, which a test may stop and start
@@ -62,6 +64,9 @@ public final class FencerTestServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        // A server may serve before its group has elected it: tests start once it leads.
+        FencerServer started = server;
+        Awaitility.await().atMost(Duration.ofSeconds(60)).until(started::isLeader);
     }
 
     /** Returns true while the server runs. */

@@ -22,6 +22,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
@@ -62,6 +63,7 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
     /** The longest single wait the protocol allows. */
     private static final Duration WAIT_MAX = Duration.ofHours(1);
     private static final long RELEASE_RETRY_MILLIS = 100;
+    private static final System.Logger LOG = System.getLogger(FencerLockRegistry.class.getName());
 
     private final FencerClient client;
     private final Duration sessionTtl;
@@ -105,12 +107,12 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
      * @throws IllegalStateException when the current thread does not hold it
      */
     public FencingToken token(Object lockKey) {
-        return heldByCurrentThread(lockKey).grant().token();
+        return heldByCurrentThread(lockKey).hold().grant.token();
     }
 
     /** As {@link #token(Object)}, in the wire form the service sent (signed when the service signs tokens). */
     public String sequencer(Object lockKey) {
-        return heldByCurrentThread(lockKey).grant().sequencer();
+        return heldByCurrentThread(lockKey).hold().grant.sequencer();
     }
 
     /**
@@ -122,10 +124,12 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
     @Override
     public void renewLock(Object lockKey) {
         RegistryLock lock = heldByCurrentThread(lockKey);
-        Grant grant = lock.grant();
-        if (!lock.grantSession.isAlive()) {
+        Hold hold = lock.hold();
+        Grant grant = hold.grant;
+        if (!hold.session.isAlive()) {
+            hold.recordLoss();
             throw new IllegalStateException("could not renew lock '" + lock.name + "': its session was lost, "
-                    + describe(lock.grantSession));
+                    + describe(hold.session));
         }
         TokenStatus status = client.validate(grant.token());
         if (status.status() != TokenStatus.Status.CURRENT) {
@@ -190,8 +194,9 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
             return;
         }
         for (RegistryLock lock : locks.values()) {
-            if (lock.heldThrough(loss.sessionId())) {
-                metrics.leaseLost(Component.LOCK_REGISTRY);
+            Hold hold = lock.hold;
+            if (hold != null && hold.session.id() == loss.sessionId()) {
+                hold.recordLoss();
             }
         }
     }
@@ -201,14 +206,32 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
         return loss == null ? "session " + session.id() : loss.cause() + ": " + loss.detail();
     }
 
+    /** A Fencer grant held by one of the registry's locks, and the session it was granted through. */
+    private final class Hold {
+        final Grant grant;
+        final Session session;
+        private final AtomicBoolean lossRecorded = new AtomicBoolean();
+
+        Hold(Grant grant, Session session) {
+            this.grant = grant;
+            this.session = session;
+        }
+
+        /** Counts the hold's loss once, whoever sees it first: the session's listener or the holder. */
+        void recordLoss() {
+            if (lossRecorded.compareAndSet(false, true)) {
+                metrics.leaseLost(Component.LOCK_REGISTRY);
+            }
+        }
+    }
+
     /** One key's lock: a local reentrant lock, and the Fencer grant while some thread holds it. */
     private final class RegistryLock implements Lock {
         final String name;
         final ReentrantLock local = new ReentrantLock();
         volatile long lastUsedNanos = ticker.nanoTime();
-        // Written by the holding thread only, while it holds local; volatile for the session-loss listener.
-        private volatile Grant grant;
-        volatile Session grantSession;
+        /** Written by the holding thread only, while it holds local; volatile for the session-loss listener. */
+        volatile Hold hold;
 
         RegistryLock(String name) {
             this.name = name;
@@ -218,17 +241,12 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
             lastUsedNanos = ticker.nanoTime();
         }
 
-        Grant grant() {
-            Grant held = grant;
+        Hold hold() {
+            Hold held = hold;
             if (held == null) {
                 throw new IllegalStateException("lock '" + name + "' holds no grant");
             }
             return held;
-        }
-
-        boolean heldThrough(long sessionId) {
-            Session through = grantSession;
-            return grant != null && through != null && through.id() == sessionId;
         }
 
         boolean unusedNow() {
@@ -236,7 +254,7 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
                 return false;
             }
             try {
-                return local.getHoldCount() == 1 && grant == null;
+                return local.getHoldCount() == 1 && hold == null;
             } finally {
                 local.unlock();
             }
@@ -305,33 +323,80 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
             }
         }
 
-        /** Takes the Fencer lock, in waits of at most a slice when interruptible; false when the wait ran out. */
+        /**
+         * Takes the Fencer lock, in waits of at most a slice when interruptible; false when the wait ran out. An
+         * interrupt cancels the blocking call in flight (gRPC's blocking calls are interruptible): interruptible
+         * acquires then throw, the others ask again and restore the interrupt when done.
+         */
         private boolean acquire(long waitNanos, boolean interruptible) throws InterruptedException {
             long deadlineNanos = System.nanoTime() + Math.max(0, waitNanos);
-            while (true) {
-                if (interruptible && Thread.interrupted()) {
-                    throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
-                }
-                Session through = session();
-                long leftNanos = waitNanos < 0 ? WAIT_MAX.toNanos() : Math.max(0, deadlineNanos - System.nanoTime());
-                Duration wait = Duration.ofNanos(interruptible
-                        ? Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(WAIT_SLICE_MILLIS)) : leftNanos);
-                FencedLock fenced = through.lock(name);
-                try {
-                    Optional<Grant> granted = wait.isZero() ? fenced.tryAcquire() : Optional.of(fenced.acquire(wait));
-                    if (granted.isPresent()) {
-                        grantSession = through;
-                        grant = granted.get();
-                        return true;
+            // Not interruptible: an interrupt pending on entry would cancel every call; it is restored when done.
+            boolean interruptedMeanwhile = !interruptible && Thread.interrupted();
+            try {
+                while (true) {
+                    if (interruptible && Thread.interrupted()) {
+                        throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
                     }
-                } catch (LockTimeoutException waitedASlice) {
-                    // Waited one slice, or all the time there was: look again below.
-                } catch (SessionExpiredException sessionLost) {
-                    continue; // the next round opens a new session
+                    FencedLock fenced = null;
+                    try {
+                        Session through = session();
+                        fenced = through.lock(name);
+                        Optional<Grant> granted = attempt(fenced, waitNanos, deadlineNanos, interruptible);
+                        if (granted.isPresent()) {
+                            hold = new Hold(granted.get(), through);
+                            return true;
+                        }
+                    } catch (SessionExpiredException sessionLost) {
+                        continue; // the next round opens a new session
+                    } catch (UnavailableException e) {
+                        if (!Thread.interrupted()) {
+                            throw e;
+                        }
+                        if (interruptible) {
+                            releaseUnseenGrant(fenced);
+                            throw new InterruptedException("interrupted while waiting for lock '" + name + "'");
+                        }
+                        // Not interruptible: ask again; a grant that won the race comes back to its holder.
+                        interruptedMeanwhile = true;
+                        continue;
+                    }
+                    if (waitNanos >= 0 && deadlineNanos - System.nanoTime() <= 0) {
+                        return false;
+                    }
                 }
-                if (waitNanos >= 0 && deadlineNanos - System.nanoTime() <= 0) {
-                    return false;
+            } finally {
+                if (interruptedMeanwhile) {
+                    Thread.currentThread().interrupt();
                 }
+            }
+        }
+
+        /** One acquire of at most what is left (a slice when interruptible); empty when it waited in vain. */
+        private Optional<Grant> attempt(FencedLock fenced, long waitNanos, long deadlineNanos, boolean interruptible) {
+            long leftNanos = waitNanos < 0 ? WAIT_MAX.toNanos() : Math.max(0, deadlineNanos - System.nanoTime());
+            Duration wait = Duration.ofNanos(interruptible
+                    ? Math.min(leftNanos, TimeUnit.MILLISECONDS.toNanos(WAIT_SLICE_MILLIS)) : leftNanos);
+            try {
+                return wait.isZero() ? fenced.tryAcquire() : Optional.of(fenced.acquire(wait));
+            } catch (LockTimeoutException waitedInVain) {
+                return Optional.empty();
+            }
+        }
+
+        /**
+         * After an interrupt cancelled an acquire: a grant may have won the race with the cancellation and its
+         * answer been lost, leaving the lock held by the registry's session unknown to anyone. Asking again hands
+         * such a grant back to its holder, which releases it.
+         */
+        private void releaseUnseenGrant(FencedLock fenced) {
+            if (fenced == null) {
+                return; // interrupted before an acquire was sent
+            }
+            try {
+                fenced.tryAcquire().ifPresent(Grant::close);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "could not check lock ''{0}'' for a grant won while its "
+                        + "acquire was interrupted: {1}", name, e.getMessage());
             }
         }
 
@@ -351,18 +416,17 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
                 local.unlock();
                 return;
             }
-            Grant held = grant;
-            Session through = grantSession;
-            grant = null;
-            grantSession = null;
+            Hold held = hold;
+            hold = null;
             touch();
             try {
-                if (!through.isAlive()) {
-                    throw new ConcurrentModificationException("lock '" + name + "' (" + held.token() + ") was lost "
-                            + "while held, " + describe(through) + ": it may have been granted to someone else, and"
-                            + " what it protected may have been changed meanwhile");
+                if (!held.session.isAlive()) {
+                    held.recordLoss();
+                    throw new ConcurrentModificationException("lock '" + name + "' (" + held.grant.token() + ") was "
+                            + "lost while held, " + describe(held.session) + ": it may have been granted to someone"
+                            + " else, and what it protected may have been changed meanwhile");
                 }
-                release(held, through);
+                release(held.grant, held.session);
             } finally {
                 local.unlock();
             }
@@ -399,8 +463,8 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
 
         @Override
         public String toString() {
-            Grant held = grant;
-            return "FencerLock[" + name + (held == null ? ", unlocked" : ", " + held.token()) + "]";
+            Hold held = hold;
+            return "FencerLock[" + name + (held == null ? ", unlocked" : ", " + held.grant.token()) + "]";
         }
     }
 }

@@ -121,7 +121,7 @@ class FencerLockProviderTest {
 
     @Test
     void job_runningPastLockAtMostFor_keepsItsLockAndItsToken() throws Throwable {
-        Duration lockAtMostFor = Duration.ofSeconds(1);
+        Duration lockAtMostFor = Duration.ofSeconds(3);
         DefaultLockingTaskExecutor executor = new DefaultLockingTaskExecutor(nodeA);
         AtomicReference<FencingToken> seen = new AtomicReference<>();
 
@@ -129,8 +129,8 @@ class FencerLockProviderTest {
             FencedJob running = FencedJobs.current().orElseThrow();
             seen.set(FencedJobs.currentToken());
             long startNanos = System.nanoTime();
-            // Three leases long: a provider that let lockAtMostFor end the lock would have lost it twice over.
-            await().atMost(GENEROUS).until(() -> System.nanoTime() - startNanos > 3 * lockAtMostFor.toNanos());
+            // Two and a half leases long: a provider that let lockAtMostFor end the lock would have lost it twice.
+            await().atMost(GENEROUS).until(() -> System.nanoTime() - startNanos > 5 * lockAtMostFor.toNanos() / 2);
             assertThat(running.leaseLost()).isFalse();
             assertThat(clientB.describe(job).holder()).isEqualTo(running.token());
             assertThat(nodeB.lock(configuration(lockAtMostFor, Duration.ZERO))).isEmpty();

@@ -1,0 +1,93 @@
+package io.fencer.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import io.fencer.client.FencerClient;
+import io.fencer.client.Grant;
+import io.fencer.client.Session;
+import io.fencer.core.UnavailableException;
+import io.fencer.server.tls.CertificateAuthority;
+import io.fencer.server.tls.TlsFiles;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/**
+ * The {@code fencer.tls.*} properties against a real TLS server that requires client certificates: the client the
+ * auto-configuration builds connects with the right CA and certificate (the server knows it by the certificate's
+ * CN), and fails with a CA that did not issue the server's certificate.
+ */
+class FencerTlsTest {
+    private static final Duration VALIDITY = Duration.ofDays(1);
+
+    @TempDir
+    static Path directory;
+    private static Path certs;
+    private static FencerTestServer server;
+
+    private final ApplicationContextRunner contexts = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(FencerAutoConfiguration.class));
+
+    @BeforeAll
+    static void startTlsServer() throws IOException {
+        certs = Files.createDirectories(directory.resolve("certs"));
+        CertificateAuthority ca = CertificateAuthority.create("fencer spring test CA", VALIDITY);
+        ca.ca().write(certs.resolve("ca.pem"), certs.resolve("ca-key.pem"), false);
+        ca.issueServer(List.of("localhost"), List.of("127.0.0.1"), VALIDITY)
+                .write(certs.resolve("server.pem"), certs.resolve("server-key.pem"), false);
+        ca.issueClient("billing", VALIDITY).write(certs.resolve("billing.pem"), certs.resolve("billing-key.pem"), false);
+        CertificateAuthority other = CertificateAuthority.create("another CA", VALIDITY);
+        other.ca().write(certs.resolve("other-ca.pem"), certs.resolve("other-ca-key.pem"), false);
+        server = FencerTestServer.start(directory.resolve("data"), new TlsFiles(certs.resolve("server.pem"),
+                certs.resolve("server-key.pem"), certs.resolve("ca.pem")));
+    }
+
+    @AfterAll
+    static void stopServer() {
+        server.close();
+    }
+
+    @Test
+    void tlsProperties_withTheServersCaAndAClientCertificate_connectAsTheCertificatesName() {
+        contexts.withPropertyValues("fencer.endpoints=" + server.endpoint(),
+                "fencer.tls.ca=" + certs.resolve("ca.pem"), "fencer.tls.certificate=" + certs.resolve("billing.pem"),
+                "fencer.tls.key=" + certs.resolve("billing-key.pem")).run(context -> {
+                    FencerClient client = context.getBean(FencerClient.class);
+                    try (Session session = client.openSession(Duration.ofSeconds(10));
+                         Grant grant = session.lock("tls-invoices").acquire(Duration.ofSeconds(30))) {
+                        assertThat(client.describe("tls-invoices").holder()).isEqualTo(grant.token());
+                        assertThat(client.describe("tls-invoices").holderIdentity())
+                                .as("the server knows the client by its certificate").isEqualTo("billing");
+                    }
+                });
+    }
+
+    @Test
+    void tlsProperties_withAnotherCa_failToConnect() {
+        contexts.withPropertyValues("fencer.endpoints=" + server.endpoint(), "fencer.call-timeout=2s",
+                "fencer.tls.ca=" + certs.resolve("other-ca.pem"), "fencer.tls.certificate=" + certs.resolve("billing.pem"),
+                "fencer.tls.key=" + certs.resolve("billing-key.pem")).run(context -> {
+                    Throwable failure = catchThrowable(() -> context.getBean(FencerClient.class).describe("tls-x"));
+                    assertThat(failure).isInstanceOf(UnavailableException.class);
+                });
+    }
+
+    @Test
+    void noTlsProperties_againstTheTlsServer_failToConnect() {
+        // The control: the properties are what made the first test connect.
+        contexts.withPropertyValues("fencer.endpoints=" + server.endpoint(), "fencer.call-timeout=2s")
+                .run(context -> {
+                    Throwable failure = catchThrowable(() -> context.getBean(FencerClient.class).describe("tls-x"));
+                    assertThat(failure).isInstanceOf(UnavailableException.class);
+                });
+    }
+}

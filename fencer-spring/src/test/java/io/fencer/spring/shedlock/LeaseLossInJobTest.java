@@ -3,6 +3,7 @@ package io.fencer.spring.shedlock;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
@@ -70,8 +71,9 @@ class LeaseLossInJobTest {
             assertThat(loss.cause()).isEqualTo(SessionLoss.Cause.UNREACHABLE);
             assertThat(job.job.leaseRemaining()).isEqualTo(Duration.ZERO);
             MeterRegistry meters = context.getBean(MeterRegistry.class);
-            assertThat(meters.get("fencer.lease.losses").tag("component", "shedlock").counter().count())
-                    .isEqualTo(1.0);
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(
+                    meters.get("fencer.lease.losses").tag("component", "shedlock").counter().count())
+                    .isEqualTo(1.0));
             assertThat(meters.get("fencer.acquires").tag("component", "shedlock").tag("outcome", "acquired")
                     .counter().count()).isEqualTo(1.0);
         } finally {

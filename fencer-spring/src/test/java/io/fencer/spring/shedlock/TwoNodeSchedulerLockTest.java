@@ -2,6 +2,7 @@ package io.fencer.spring.shedlock;
 
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.StaleTokenException;
@@ -9,9 +10,11 @@ import io.fencer.spring.FencerClientCustomizer;
 import io.fencer.spring.FencerTestServer;
 import io.fencer.spring.PausableTicker;
 import io.fencer.spring.jdbc.SpringJdbcFence;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -107,6 +110,12 @@ class TwoNodeSchedulerLockTest {
                 assertThat(refusal.accepted()).isEqualTo(tokenB.value());
                 assertThat(rows()).as("A's insert, sent with its check, was rolled back")
                         .containsExactly(new Row("node-b", tokenB.value()));
+                MeterRegistry metersA = contextA.getBean(MeterRegistry.class);
+                assertThat(metersA.get("fencer.stale.refusals").counter().count()).isEqualTo(1.0);
+                // Counted by the session's listener, on the client's event thread.
+                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(
+                        metersA.get("fencer.lease.losses").tag("component", "shedlock").counter().count())
+                        .isEqualTo(1.0));
             }
         }
     }

@@ -37,7 +37,7 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  * Lock lock = registry.obtain("orders");
  * if (lock.tryLock(5, TimeUnit.SECONDS)) {
  *     try {
- *         store.put("orders", "order-17", "paid", registry.token("orders"));   // refused once superseded
+ *         store.put("orders", "order-17", "paid", registry.sequencer("orders"));   // refused once superseded
  *     } finally {
  *         lock.unlock();
  *     }

@@ -3,6 +3,7 @@ package io.fencer.spring;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
+import io.fencer.core.PermissionDeniedException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.springframework.beans.factory.DisposableBean;
@@ -37,6 +38,8 @@ final class FencerHealthIndicator implements HealthIndicator, DisposableBean {
     public synchronized Health health() {
         try {
             client.describe(PROBE_LOCK);
+        } catch (PermissionDeniedException answered) {
+            // The leader answered; this identity may just not read lock status (its ACL grants lock only).
         } catch (RuntimeException unreachable) {
             return Health.down().withDetail("leader", "unreachable").withDetail("error", describe(unreachable))
                     .withDetail("session", probe != null && probe.isAlive() ? "alive" : "lost").build();

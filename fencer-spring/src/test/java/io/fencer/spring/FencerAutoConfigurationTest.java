@@ -142,7 +142,8 @@ class FencerAutoConfigurationTest {
     @Test
     void fencerClient_ofTheApplication_isKeptAndUsedByTheIntegrations() {
         contexts.withBean("applicationClient", FencerClient.class,
-                () -> io.fencer.client.Fencer.connect(server.endpoint()), definition -> definition.setDestroyMethodName("close"))
+                () -> io.fencer.client.Fencer.connect(server.endpoint()),
+                definition -> definition.setDestroyMethodName("close"))
                 .run(context -> {
                     assertThat(context).hasSingleBean(FencerClient.class);
                     assertThat(context).getBean(FencerClient.class).isSameAs(context.getBean("applicationClient"));

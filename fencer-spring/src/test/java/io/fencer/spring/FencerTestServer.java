@@ -17,13 +17,15 @@ import org.awaitility.Awaitility;
 public final class FencerTestServer implements AutoCloseable {
     private final Path dataDir;
     private final TlsFiles tls;
+    private final Path acl;
     private final int port;
     private final int raftPort;
     private FencerServer server;
 
-    private FencerTestServer(Path dataDir, TlsFiles tls) {
+    private FencerTestServer(Path dataDir, TlsFiles tls, Path acl) {
         this.dataDir = dataDir;
         this.tls = tls;
+        this.acl = acl;
         this.port = freePort();
         this.raftPort = freePort();
     }
@@ -35,7 +37,12 @@ public final class FencerTestServer implements AutoCloseable {
 
     /** Starts a server with its data under {@code dataDir}, with TLS when {@code tls} is not null. */
     public static FencerTestServer start(Path dataDir, TlsFiles tls) {
-        FencerTestServer server = new FencerTestServer(dataDir, tls);
+        return start(dataDir, tls, null);
+    }
+
+    /** As {@link #start(Path, TlsFiles)}, checking every call against the ACL file {@code acl} when not null. */
+    public static FencerTestServer start(Path dataDir, TlsFiles tls, Path acl) {
+        FencerTestServer server = new FencerTestServer(dataDir, tls, acl);
         server.startAgain();
         return server;
     }
@@ -59,6 +66,7 @@ public final class FencerTestServer implements AutoCloseable {
             throw new IllegalStateException("the server runs already");
         }
         ServerConfig config = ServerConfig.defaults(dataDir).withPorts(port, -1, raftPort);
+        config = acl == null ? config : config.withAcl(acl);
         try {
             server = FencerServer.start(tls == null ? config : config.withTls(tls));
         } catch (IOException e) {

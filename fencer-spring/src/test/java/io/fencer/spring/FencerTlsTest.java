@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
+import io.fencer.core.PermissionDeniedException;
 import io.fencer.core.UnavailableException;
+import io.fencer.spring.shedlock.FencerLockProvider;
 import io.fencer.server.tls.CertificateAuthority;
 import io.fencer.server.tls.TlsFiles;
 import java.io.IOException;
@@ -14,10 +16,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import net.javacrumbs.shedlock.core.ClockProvider;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -44,11 +51,16 @@ class FencerTlsTest {
         ca.ca().write(certs.resolve("ca.pem"), certs.resolve("ca-key.pem"), false);
         ca.issueServer(List.of("localhost"), List.of("127.0.0.1"), VALIDITY)
                 .write(certs.resolve("server.pem"), certs.resolve("server-key.pem"), false);
-        ca.issueClient("billing", VALIDITY).write(certs.resolve("billing.pem"), certs.resolve("billing-key.pem"), false);
+        ca.issueClient("billing", VALIDITY).write(certs.resolve("billing.pem"), certs.resolve("billing-key.pem"),
+                false);
+        ca.issueClient("scheduler", VALIDITY).write(certs.resolve("scheduler.pem"),
+                certs.resolve("scheduler-key.pem"), false);
+        Path acl = Files.writeString(directory.resolve("acl.txt"), String.join("\n",
+                "billing lock tls-", "billing read tls-", "scheduler lock jobs/", ""));
         CertificateAuthority other = CertificateAuthority.create("another CA", VALIDITY);
         other.ca().write(certs.resolve("other-ca.pem"), certs.resolve("other-ca-key.pem"), false);
         server = FencerTestServer.start(directory.resolve("data"), new TlsFiles(certs.resolve("server.pem"),
-                certs.resolve("server-key.pem"), certs.resolve("ca.pem")));
+                certs.resolve("server-key.pem"), certs.resolve("ca.pem")), acl);
     }
 
     @AfterAll
@@ -74,10 +86,33 @@ class FencerTlsTest {
     @Test
     void tlsProperties_withAnotherCa_failToConnect() {
         contexts.withPropertyValues("fencer.endpoints=" + server.endpoint(), "fencer.call-timeout=2s",
-                "fencer.tls.ca=" + certs.resolve("other-ca.pem"), "fencer.tls.certificate=" + certs.resolve("billing.pem"),
+                "fencer.tls.ca=" + certs.resolve("other-ca.pem"),
+                "fencer.tls.certificate=" + certs.resolve("billing.pem"),
                 "fencer.tls.key=" + certs.resolve("billing-key.pem")).run(context -> {
                     Throwable failure = catchThrowable(() -> context.getBean(FencerClient.class).describe("tls-x"));
                     assertThat(failure).isInstanceOf(UnavailableException.class);
+                });
+    }
+
+    @Test
+    void lockProviderAndHealth_ofAnIdentityGrantedLockOnly_workWithoutReadingLockStatus() {
+        // Regression: the provider's status read before opening a session (and the health check's) needs read;
+        // an ACL granting a scheduler lock alone made every job fail with PERMISSION_DENIED.
+        contexts.withPropertyValues("fencer.endpoints=" + server.endpoint(),
+                "fencer.tls.ca=" + certs.resolve("ca.pem"), "fencer.tls.certificate=" + certs.resolve("scheduler.pem"),
+                "fencer.tls.key=" + certs.resolve("scheduler-key.pem")).run(context -> {
+                    FencerClient client = context.getBean(FencerClient.class);
+                    assertThat(catchThrowable(() -> client.describe("jobs/nightly")))
+                            .as("the control: this identity may not read")
+                            .isInstanceOf(PermissionDeniedException.class);
+                    LockConfiguration job = new LockConfiguration(ClockProvider.now(), "jobs/nightly",
+                            Duration.ofSeconds(10), Duration.ZERO);
+
+                    SimpleLock held = context.getBean(FencerLockProvider.class).lock(job).orElseThrow();
+                    held.unlock();
+
+                    HealthIndicator health = context.getBean("fencerHealthIndicator", HealthIndicator.class);
+                    assertThat(health.health().getStatus()).isEqualTo(Status.UP);
                 });
     }
 

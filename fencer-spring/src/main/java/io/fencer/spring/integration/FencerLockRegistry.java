@@ -9,6 +9,7 @@ import io.fencer.client.SessionLoss;
 import io.fencer.client.TokenStatus;
 import io.fencer.core.FencingToken;
 import io.fencer.core.LockNames;
+import io.fencer.core.PermissionDeniedException;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.Ticker;
 import io.fencer.core.UnavailableException;
@@ -131,7 +132,13 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
             throw new IllegalStateException("could not renew lock '" + lock.name + "': its session was lost, "
                     + describe(hold.session));
         }
-        TokenStatus status = client.validate(grant.token());
+        TokenStatus status;
+        try {
+            status = client.validate(grant.token());
+        } catch (PermissionDeniedException noRead) {
+            lock.touch(); // an identity granted lock without read: the live session is all there is to ask
+            return;
+        }
         if (status.status() != TokenStatus.Status.CURRENT) {
             throw new IllegalStateException("could not renew lock '" + lock.name + "': its grant " + grant.token()
                     + " is " + status.status() + " (the service's last token " + status.lastToken() + ")");

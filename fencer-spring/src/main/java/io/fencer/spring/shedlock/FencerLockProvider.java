@@ -7,6 +7,7 @@ import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
 import io.fencer.client.TokenStatus;
 import io.fencer.core.FencingToken;
+import io.fencer.core.PermissionDeniedException;
 import io.fencer.spring.FencerMetrics;
 import io.fencer.spring.FencerMetrics.Component;
 import io.fencer.spring.FencerMetrics.Outcome;
@@ -126,8 +127,7 @@ public final class FencerLockProvider implements LockProvider, AutoCloseable {
 
     /** Returns the run holding {@code name} through a fresh session, or null when someone else holds it. */
     private Run take(String name, Duration lease, Instant lockAtLeastUntil) {
-        LockStatus status = client.describe(name);
-        if (status.holder() != null || status.delayed()) {
+        if (heldElsewhere(name)) {
             return null;
         }
         Session session = client.openSession(lease);
@@ -151,6 +151,19 @@ public final class FencerLockProvider implements LockProvider, AutoCloseable {
             }
         });
         return run;
+    }
+
+    /**
+     * Asks for the lock's status first: a read, where a busy attempt through a session of its own would cost
+     * opening and closing it. An identity whose ACL grants {@code lock} without {@code read} skips the question.
+     */
+    private boolean heldElsewhere(String name) {
+        try {
+            LockStatus status = client.describe(name);
+            return status.holder() != null || status.delayed();
+        } catch (PermissionDeniedException noRead) {
+            return false;
+        }
     }
 
     private void unlock(Run run) {
@@ -180,12 +193,20 @@ public final class FencerLockProvider implements LockProvider, AutoCloseable {
         if (!run.session.isAlive()) {
             return Optional.empty();
         }
-        TokenStatus status = client.validate(run.grant.token());
-        if (status.status() != TokenStatus.Status.CURRENT || !run.session.isAlive()) {
+        if (!stillCurrent(run) || !run.session.isAlive()) {
             return Optional.empty();
         }
         run.lockAtLeastUntil = ClockProvider.now().plus(lockAtLeastFor);
         return Optional.of(new RunLock(run));
+    }
+
+    /** Asks the service whether the run's grant is still current; without {@code read}, its live session says so. */
+    private boolean stillCurrent(Run run) {
+        try {
+            return client.validate(run.grant.token()).status() == TokenStatus.Status.CURRENT;
+        } catch (PermissionDeniedException noRead) {
+            return run.session.isAlive();
+        }
     }
 
     /** Releases every lock this provider still holds for {@code lockAtLeastFor}, at once. */

@@ -203,5 +203,4 @@ class SpringJdbcFenceTest {
     private static List<String> entries() {
         return new JdbcTemplate(postgres.getPostgresDatabase()).queryForList("SELECT entry FROM ledger", String.class);
     }
-
 }

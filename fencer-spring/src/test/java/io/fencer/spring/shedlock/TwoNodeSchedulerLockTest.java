@@ -97,6 +97,8 @@ class TwoNodeSchedulerLockTest {
                 FencingToken tokenB = nodeB.job.token();
                 assertThat(tokenB.value()).as("B was granted after A").isGreaterThan(tokenA.value());
                 assertThat(nodeB.refusal).isNull();
+                assertThat(contextB.getBean(MeterRegistry.class).get("fencer.acquires").tag("component", "shedlock")
+                        .tag("outcome", "acquired").counter().count()).isPositive();
                 assertThat(rows()).containsExactly(new Row("node-b", tokenB.value()));
 
                 nodeA.resume.countDown();
@@ -139,6 +141,10 @@ class TwoNodeSchedulerLockTest {
 
                 assertThat(nodeA.leaseLostAfterWrite).as("the fault was real: A's lease had ended").isTrue();
                 assertThat(nodeA.refusal).isNull();
+                assertThat(contextA.getBean(MeterRegistry.class).get("fencer.stale.refusals").counter().count())
+                        .as("no fence, no refusal").isZero();
+                assertThat(contextB.getBean(MeterRegistry.class).get("fencer.acquires").tag("component", "shedlock")
+                        .tag("outcome", "acquired").counter().count()).isPositive();
                 assertThat(rows()).as("A's stale write landed after B's").containsExactly(
                         new Row("node-b", tokenB.value()), new Row("node-a", tokenA.value()));
             }
@@ -211,7 +217,8 @@ class TwoNodeSchedulerLockTest {
 
     /** One node: the scheduled job, its transactional writer, and the node's client clock. */
     @SpringBootConfiguration
-    @EnableAutoConfiguration(excludeName = "org.springframework.boot.autoconfigure.integration.IntegrationAutoConfiguration")
+    @EnableAutoConfiguration(
+            excludeName = "org.springframework.boot.autoconfigure.integration.IntegrationAutoConfiguration")
     @EnableScheduling
     @EnableSchedulerLock(defaultLockAtMostFor = "PT2S")
     @Import({ReportJob.class, ReportWriter.class})

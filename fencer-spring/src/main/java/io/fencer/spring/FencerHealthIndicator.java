@@ -5,7 +5,6 @@ import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
 import io.fencer.core.PermissionDeniedException;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
@@ -74,10 +73,5 @@ final class FencerHealthIndicator implements HealthIndicator, DisposableBean {
         if (probe != null) {
             probe.close();
         }
-    }
-
-    /** For tests: the probe session's loss stage, or a stage that never completes when there is none. */
-    synchronized CompletableFuture<SessionLoss> probeLoss() {
-        return probe == null ? new CompletableFuture<>() : probe.lost().toCompletableFuture();
     }
 }

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.actuate.health.Status;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -55,8 +56,10 @@ class FencerTlsTest {
                 false);
         ca.issueClient("scheduler", VALIDITY).write(certs.resolve("scheduler.pem"),
                 certs.resolve("scheduler-key.pem"), false);
+        ca.issueClient("dashboard", VALIDITY).write(certs.resolve("dashboard.pem"),
+                certs.resolve("dashboard-key.pem"), false);
         Path acl = Files.writeString(directory.resolve("acl.txt"), String.join("\n",
-                "billing lock tls-", "billing read tls-", "scheduler lock jobs/", ""));
+                "billing lock tls-", "billing read tls-", "scheduler lock jobs/", "dashboard read *", ""));
         CertificateAuthority other = CertificateAuthority.create("another CA", VALIDITY);
         other.ca().write(certs.resolve("other-ca.pem"), certs.resolve("other-ca-key.pem"), false);
         server = FencerTestServer.start(directory.resolve("data"), new TlsFiles(certs.resolve("server.pem"),
@@ -113,6 +116,23 @@ class FencerTlsTest {
 
                     HealthIndicator health = context.getBean("fencerHealthIndicator", HealthIndicator.class);
                     assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+                });
+    }
+
+    @Test
+    void health_ofAnIdentityThatMayNotOpenSessions_isDownWithTheLeaderReachable() {
+        contexts.withPropertyValues("fencer.endpoints=" + server.endpoint(),
+                "fencer.tls.ca=" + certs.resolve("ca.pem"), "fencer.tls.certificate=" + certs.resolve("dashboard.pem"),
+                "fencer.tls.key=" + certs.resolve("dashboard-key.pem")).run(context -> {
+                    assertThat(context.getBean(FencerClient.class).describe("jobs/nightly").holder())
+                            .as("the control: the leader answers this identity").isNull();
+
+                    Health health = context.getBean("fencerHealthIndicator", HealthIndicator.class).health();
+
+                    assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+                    assertThat(health.getDetails()).containsEntry("leader", "reachable")
+                            .containsEntry("session", "cannot be opened");
+                    assertThat(health.getDetails().get("error").toString()).contains("PermissionDenied");
                 });
     }
 

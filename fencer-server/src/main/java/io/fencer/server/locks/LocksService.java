@@ -21,6 +21,7 @@ import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
+import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockName;
 import io.fencer.core.NotLeaderException;
 import io.fencer.core.SessionUnauthenticatedException;
@@ -48,6 +49,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayDeque;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -70,6 +72,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class LocksService extends LocksGrpc.LocksImplBase {
     private static final Logger LOG = LoggerFactory.getLogger(LocksService.class);
+    /** The most keepalives one stream may have held while this peer's leader lease lapses. */
+    static final int HELD_KEEPALIVES_MAX = 65_536;
 
     private final RaftNode raft;
     private final Proposer proposer;
@@ -287,11 +291,15 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     }
 
     /**
-     * One client's keepalive stream: each request is answered at once, in order. Synchronized because
-     * {@link #shutdown()} may end it from another thread.
+     * One client's keepalive stream: each request is answered in order, at once while this peer holds the leader
+     * lease, else held until it holds it again (at most {@link #HELD_KEEPALIVES_MAX} per stream) or fails the stream
+     * with NOT_LEADER once this peer no longer leads in the term the request arrived in. A keepalive renews from its
+     * arrival. Synchronized because {@link #shutdown()} and the keeper's lease retries use it from other threads.
      */
     private final class KeepAliveStream implements StreamObserver<KeepAliveRequest> {
         private final ServerCallStreamObserver<KeepAliveResponse> call;
+        private final ArrayDeque<HeldKeepAlive> held = new ArrayDeque<>(); // guarded by this
+        private boolean retryRegistered; // guarded by this
         private boolean closed; // guarded by this
 
         KeepAliveStream(ServerCallStreamObserver<KeepAliveResponse> call) {
@@ -300,16 +308,54 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
 
         @Override
         public synchronized void onNext(KeepAliveRequest request) {
+            long arrivalNanos = keeper.now(); // first: the renewal counts from here, never from a later moment
             if (closed || call.isCancelled()) {
                 return;
             }
             try {
                 checkLeader();
-                if (!keeper.isServing()) {
+                long term = keeper.servingTerm();
+                if (term < 0) {
                     throw new UnavailableException("this peer was just elected leader and is not serving yet");
                 }
                 authorizer.checkSomewhere(Permission.LOCK); // each message: a reloaded ACL applies to open streams
-                call.onNext(keepAliveAnswer(request));
+                if (held.size() >= HELD_KEEPALIVES_MAX) {
+                    throw new LimitExceededException("heldKeepAlivesMax", HELD_KEEPALIVES_MAX, "a keepalive stream "
+                            + "has " + held.size() + " keepalives held for the leader lease, heldKeepAlivesMax is "
+                            + HELD_KEEPALIVES_MAX);
+                }
+                held.add(new HeldKeepAlive(request, arrivalNanos, term));
+                answerHeld();
+            } catch (RuntimeException e) {
+                fail(e);
+            }
+        }
+
+        /** Answers the held keepalives the lease now confirms, in order; registers a retry for the rest. */
+        private synchronized void answerHeld() {
+            while (!held.isEmpty() && !closed) {
+                HeldKeepAlive next = held.peek();
+                SessionKeeper.Confirmation confirmation = keeper.confirm(next.term());
+                if (confirmation == SessionKeeper.Confirmation.LOST) {
+                    fail(new NotLeaderException(raft.leaderClientAddress()));
+                    return;
+                }
+                if (confirmation == SessionKeeper.Confirmation.PENDING) {
+                    if (!retryRegistered) {
+                        retryRegistered = true;
+                        keeper.retryWhenLeaseMayHold(this::retryHeld);
+                    }
+                    return;
+                }
+                held.poll();
+                call.onNext(keepAliveAnswer(next.request(), next.arrivalNanos()));
+            }
+        }
+
+        private synchronized void retryHeld() {
+            retryRegistered = false;
+            try {
+                answerHeld();
             } catch (RuntimeException e) {
                 fail(e);
             }
@@ -320,6 +366,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                 return;
             }
             closed = true;
+            held.clear();
             keepAliveStreams.remove(this);
             try {
                 call.onError(ErrorCatalogue.toStatusException(error));
@@ -331,6 +378,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         @Override
         public synchronized void onError(Throwable error) {
             closed = true;
+            held.clear();
             keepAliveStreams.remove(this);
         }
 
@@ -352,7 +400,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
      * Answers one keepalive: renewed, expired (the session is not open), or refused for a missing or wrong secret of
      * an open session, in the answer's {@code error}, so that the stream stays open for the client's other sessions.
      */
-    private KeepAliveResponse keepAliveAnswer(KeepAliveRequest request) {
+    private KeepAliveResponse keepAliveAnswer(KeepAliveRequest request, long arrivalNanos) {
         long sessionId = request.getSessionId();
         KeepAliveResponse.Builder response = KeepAliveResponse.newBuilder().setSessionId(sessionId);
         if (sessionId <= 0 || !keeper.keeps(sessionId)) {
@@ -360,7 +408,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         }
         try {
             SecretHash presented = RequestChecks.sessionSecret(sessionId, request.getSessionSecret());
-            OptionalLong ttlMillis = keeper.keepAlive(sessionId, presented);
+            OptionalLong ttlMillis = keeper.keepAlive(sessionId, presented, arrivalNanos);
             if (ttlMillis.isPresent()) {
                 response.setTtlMillis(ttlMillis.getAsLong());
             } else {
@@ -371,6 +419,9 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         }
         return response.build();
     }
+
+    /** A keepalive waiting for the leader lease: its request, its arrival on the keeper's ticker, and its term. */
+    private record HeldKeepAlive(KeepAliveRequest request, long arrivalNanos, long term) {}
 
     /**
      * Returns the hash of the secret a call presented for {@code sessionId}, refusing it at once when this leader

@@ -160,24 +160,46 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                         Context.current().getDeadline(), keys).start();
                 return;
             }
-            proposer.propose(acquire).thenApply(this::tryAcquireResponse)
+            proposer.propose(acquire).thenCompose(result -> tryAcquireResponse(acquire, result))
                     .whenComplete((response, error) -> Replies.send(call, response, error));
         } catch (RuntimeException e) {
             Replies.send(call, null, e);
         }
     }
 
-    private AcquireResponse tryAcquireResponse(Result result) {
+    /**
+     * Answers an Acquire that does not wait. When the session is already queued for the lock and no call on this
+     * leader waits for that place, the wait is an orphan: the call that queued it is gone (its answer was lost, or it
+     * went to a deposed leader), and this call is typically its retry with {@code wait_millis = 0} after the wait ran
+     * out. Left queued, the lock would later be granted to a session no call waits for (issue 15), so the place is
+     * given up with {@code CancelWait} and the answer is that command's: a grant that won the race is acquired, else
+     * not acquired, which is then true. A place some call on this leader still waits for is left to it.
+     */
+    private CompletableFuture<AcquireResponse> tryAcquireResponse(Command.Acquire acquire, Result result) {
         if (result instanceof Result.Busy busy) {
-            return AcquireCall.notAcquired(busy.holder());
+            return CompletableFuture.completedFuture(AcquireCall.notAcquired(busy.holder()));
         }
         if (result instanceof Result.Queued queued) {
-            // The session already waits for the lock through another call: a try does not get the lock either.
-            return AcquireCall.notAcquired(stateMachine.readLocal(machine -> machine.describe(queued.lock()))
-                    .map(LockView::holder).orElse(null));
+            if (pending.waiting(acquire.sessionId(), acquire.lock()) > 0) {
+                return CompletableFuture.completedFuture(notAcquiredNow(queued.lock()));
+            }
+            Command.CancelWait cancel = new Command.CancelWait(acquire.sessionId(), acquire.secretHash(),
+                    acquire.lockName(), acquire.requestId());
+            return proposer.propose(cancel).thenApply(cancelled -> {
+                if (cancelled instanceof Result.Granted granted) {
+                    return AcquireCall.acquired(granted.token(), keys);
+                }
+                expect(cancelled, Result.WaitCancelled.class);
+                return notAcquiredNow(queued.lock());
+            });
         }
         Result.Granted granted = expect(result, Result.Granted.class);
-        return AcquireCall.acquired(granted.token(), keys);
+        return CompletableFuture.completedFuture(AcquireCall.acquired(granted.token(), keys));
+    }
+
+    private AcquireResponse notAcquiredNow(String lock) {
+        return AcquireCall.notAcquired(stateMachine.readLocal(machine -> machine.describe(lock))
+                .map(LockView::holder).orElse(null));
     }
 
     @Override

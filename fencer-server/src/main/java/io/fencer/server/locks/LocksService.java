@@ -55,6 +55,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -74,6 +75,11 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     private static final Logger LOG = LoggerFactory.getLogger(LocksService.class);
     /** The most keepalives one stream may have held while this peer's leader lease lapses. */
     static final int HELD_KEEPALIVES_MAX = 65_536;
+    /**
+     * The longest a keepalive is held for the leader lease before its stream ends with UNAVAILABLE: a leader whose
+     * heartbeats take this long is no use to the client, which then looks for the leader again.
+     */
+    static final long HELD_KEEPALIVE_MILLIS_MAX = 2_000;
 
     private final RaftNode raft;
     private final Proposer proposer;
@@ -363,6 +369,13 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                     return;
                 }
                 if (confirmation == SessionKeeper.Confirmation.PENDING) {
+                    long heldMillis = TimeUnit.NANOSECONDS.toMillis(keeper.now() - next.arrivalNanos());
+                    if (heldMillis > HELD_KEEPALIVE_MILLIS_MAX) {
+                        fail(new UnavailableException("this leader could not confirm its leader lease within "
+                                + HELD_KEEPALIVE_MILLIS_MAX + " ms (heldKeepAliveMillisMax): a keepalive held "
+                                + heldMillis + " ms is not acknowledged"));
+                        return;
+                    }
                     if (!retryRegistered) {
                         retryRegistered = true;
                         keeper.retryWhenLeaseMayHold(this::retryHeld);

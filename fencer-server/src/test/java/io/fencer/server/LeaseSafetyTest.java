@@ -121,8 +121,9 @@ class LeaseSafetyTest {
     /** The scenario both tests share: what was cut, when, and the probe's record. */
     private record Cut(long atNanos, long leaderBelievedLeadingUntilNanos, KeepAliveProbe probe,
             TestServers.TestSession session) {
+        /** Cut + the lease timeout, + 1 ms: Ratis compares the lease's age in whole milliseconds. */
         long boundNanos() {
-            return atNanos + RaftNode.leaderLeaseTimeout().toNanos();
+            return atNanos + RaftNode.leaderLeaseTimeout().plusMillis(1).toNanos();
         }
     }
 

@@ -215,7 +215,10 @@ public final class RaftNode implements AutoCloseable {
         return currentTerm() == term && FencerLeaderLease.held(division) && currentTerm() == term;
     }
 
-    /** Returns how long Ratis's leader lease lasts after a majority's acknowledgement: ratio × minimum timeout. */
+    /**
+     * Returns how long Ratis's leader lease lasts after a majority's acknowledgement: ratio × minimum timeout
+     * (Ratis compares the lease's age in whole milliseconds, so it may hold up to 1 ms longer).
+     */
     public static Duration leaderLeaseTimeout() {
         return Duration.ofMillis((long) (ELECTION_TIMEOUT_MIN.toMillis() * LEADER_LEASE_TIMEOUT_RATIO));
     }

@@ -601,6 +601,29 @@ class LockStateMachineTest {
         assertThat(machine.describe("a").orElseThrow().holderSessionId()).isEqualTo(waiter);
     }
 
+    /**
+     * Issue 15, defect 2, as the server now drives the state machine: the retry without wait of a queued acquire whose
+     * reply was lost is answered Queued (the step itself is unchanged, so log entries replay as before), the server
+     * then proposes CancelWait, and the holder's release grants nobody.
+     */
+    @Test
+    void acquire_lostReplyRetryWithoutWaitThenCancelWait_leavesNothingQueuedAndReleaseGrantsNobody() {
+        long holder = open();
+        long waiter = open();
+        FencingToken held = acquire(holder, "a");
+        queue(waiter, "a", "w");
+
+        Applied retry = apply(new Command.Acquire(waiter, HASH, "a", "w", false));
+        Applied cancel = apply(new Command.CancelWait(waiter, HASH, "a", "w"));
+        Applied release = apply(new Command.Release(holder, HASH, "a", held.value()));
+
+        assertThat(retry.result()).isEqualTo(new Result.Queued("a", 0));
+        assertThat(cancel.result()).isEqualTo(new Result.WaitCancelled(true));
+        assertThat(release.result()).isEqualTo(new Result.Released(held, null));
+        assertThat(machine.describe("a").map(LockView::holder)).as("nobody holds a").isEmpty();
+        assertThat(machine.session(waiter).orElseThrow().waiting()).isEmpty();
+    }
+
     @Test
     void cancelWait_whenNotWaiting_returnsNotRemoved() {
         long holder = open();

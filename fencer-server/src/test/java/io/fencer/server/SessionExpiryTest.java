@@ -22,6 +22,7 @@ import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.server.TestServers.TestSession;
+import io.fencer.server.raft.RaftNode;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -204,6 +205,31 @@ class SessionExpiryTest {
         assertThat(keepAliveOnce(channel, session).getExpired()).isTrue();
         AcquireResponse next = acquire(stub, openSession(stub, LONG_TTL_MILLIS), "survivor", 0);
         assertThat(next.getToken().getValue()).isGreaterThan(held.getToken().getValue());
+    }
+
+    /**
+     * Issue 15: a new leader's deadlines are ttl + the takeover bound B, so a keepalive a deposed leader acknowledged
+     * just before the takeover never outlives the new leader's view of the session.
+     */
+    @Test
+    void restart_newLeaderGivesTtlPlusTakeoverBound_thenExpires() throws Exception {
+        start(TestServers.singlePeer(dataDir, ticker));
+        TestSession session = openSession(stub, SHORT_TTL_MILLIS);
+        AcquireResponse held = acquire(stub, session, "covered", 0);
+        TestServers.close(channel);
+        server.close();
+        start(TestServers.singlePeer(dataDir, ticker)); // a new term: the keeper takes over every session
+        long boundMillis = RaftNode.takeoverBound().toMillis();
+        assertThat(boundMillis).isPositive();
+
+        String canary = canary(); // opened after the takeover: ttl alone
+        ticker.advance(Duration.ofMillis(SHORT_TTL_MILLIS + 1));
+        awaitExpired(canary);
+        assertThat(describe(stub, "covered").getHolder()).as("past ttl, within ttl + B").isEqualTo(held.getToken());
+
+        ticker.advance(Duration.ofMillis(boundMillis));
+        await().atMost(WAIT_MAX).until(() -> !describe(stub, "covered").hasHolder());
+        assertThat(keepAliveOnce(channel, session).getExpired()).isTrue();
     }
 
     private ListenableFuture<AcquireResponse> waitFor(TestSession session, String lock) {

@@ -17,6 +17,7 @@ import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.server.TestServers.TestSession;
+import io.fencer.server.raft.RaftNode;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.io.InputStream;
@@ -87,7 +88,8 @@ class UpgradeFromVersionOneTest {
                 .acquire(TestServers.acquireRequest(next, LOCK, "after-upgrade", 45_000));
         await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, LOCK).contains(next.id()));
 
-        ticker.advance(Duration.ofMillis(OLD_TTL_MILLIS + 1)); // past the restart grace: now + ttl
+        // Past the restart grace: now + ttl + the takeover bound B (issue 15).
+        ticker.advance(Duration.ofMillis(OLD_TTL_MILLIS + 1).plus(RaftNode.takeoverBound()));
 
         AcquireResponse granted = waiting.get(30, TimeUnit.SECONDS);
         assertThat(granted.getAcquired()).isTrue();

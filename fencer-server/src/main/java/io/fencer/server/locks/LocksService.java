@@ -21,6 +21,7 @@ import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
+import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockName;
 import io.fencer.core.NotLeaderException;
 import io.fencer.core.SessionUnauthenticatedException;
@@ -48,11 +49,13 @@ import io.grpc.MethodDescriptor;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayDeque;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -70,6 +73,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class LocksService extends LocksGrpc.LocksImplBase {
     private static final Logger LOG = LoggerFactory.getLogger(LocksService.class);
+    /** The most keepalives one stream may have held while this peer's leader lease lapses. */
+    static final int HELD_KEEPALIVES_MAX = 65_536;
+    /**
+     * The longest a keepalive is held for the leader lease before its stream ends with UNAVAILABLE: a leader whose
+     * heartbeats take this long is no use to the client, which then looks for the leader again.
+     */
+    static final long HELD_KEEPALIVE_MILLIS_MAX = 2_000;
 
     private final RaftNode raft;
     private final Proposer proposer;
@@ -156,24 +166,46 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                         Context.current().getDeadline(), keys).start();
                 return;
             }
-            proposer.propose(acquire).thenApply(this::tryAcquireResponse)
+            proposer.propose(acquire).thenCompose(result -> tryAcquireResponse(acquire, result))
                     .whenComplete((response, error) -> Replies.send(call, response, error));
         } catch (RuntimeException e) {
             Replies.send(call, null, e);
         }
     }
 
-    private AcquireResponse tryAcquireResponse(Result result) {
+    /**
+     * Answers an Acquire that does not wait. When the session is already queued for the lock and no call on this
+     * leader waits for that place, the wait is an orphan: the call that queued it is gone (its answer was lost, or it
+     * went to a deposed leader), and this call is typically its retry with {@code wait_millis = 0} after the wait ran
+     * out. Left queued, the lock would later be granted to a session no call waits for (issue 15), so the place is
+     * given up with {@code CancelWait} and the answer is that command's: a grant that won the race is acquired, else
+     * not acquired, which is then true. A place some call on this leader still waits for is left to it.
+     */
+    private CompletableFuture<AcquireResponse> tryAcquireResponse(Command.Acquire acquire, Result result) {
         if (result instanceof Result.Busy busy) {
-            return AcquireCall.notAcquired(busy.holder());
+            return CompletableFuture.completedFuture(AcquireCall.notAcquired(busy.holder()));
         }
         if (result instanceof Result.Queued queued) {
-            // The session already waits for the lock through another call: a try does not get the lock either.
-            return AcquireCall.notAcquired(stateMachine.readLocal(machine -> machine.describe(queued.lock()))
-                    .map(LockView::holder).orElse(null));
+            if (pending.waiting(acquire.sessionId(), acquire.lock()) > 0) {
+                return CompletableFuture.completedFuture(notAcquiredNow(queued.lock()));
+            }
+            Command.CancelWait cancel = new Command.CancelWait(acquire.sessionId(), acquire.secretHash(),
+                    acquire.lockName(), acquire.requestId());
+            return proposer.propose(cancel).thenApply(cancelled -> {
+                if (cancelled instanceof Result.Granted granted) {
+                    return AcquireCall.acquired(granted.token(), keys);
+                }
+                expect(cancelled, Result.WaitCancelled.class);
+                return notAcquiredNow(queued.lock());
+            });
         }
         Result.Granted granted = expect(result, Result.Granted.class);
-        return AcquireCall.acquired(granted.token(), keys);
+        return CompletableFuture.completedFuture(AcquireCall.acquired(granted.token(), keys));
+    }
+
+    private AcquireResponse notAcquiredNow(String lock) {
+        return AcquireCall.notAcquired(stateMachine.readLocal(machine -> machine.describe(lock))
+                .map(LockView::holder).orElse(null));
     }
 
     @Override
@@ -287,11 +319,15 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     }
 
     /**
-     * One client's keepalive stream: each request is answered at once, in order. Synchronized because
-     * {@link #shutdown()} may end it from another thread.
+     * One client's keepalive stream: each request is answered in order, at once while this peer holds the leader
+     * lease, else held until it holds it again (at most {@link #HELD_KEEPALIVES_MAX} per stream) or fails the stream
+     * with NOT_LEADER once this peer no longer leads in the term the request arrived in. A keepalive renews from its
+     * arrival. Synchronized because {@link #shutdown()} and the keeper's lease retries use it from other threads.
      */
     private final class KeepAliveStream implements StreamObserver<KeepAliveRequest> {
         private final ServerCallStreamObserver<KeepAliveResponse> call;
+        private final ArrayDeque<HeldKeepAlive> held = new ArrayDeque<>(); // guarded by this
+        private boolean retryRegistered; // guarded by this
         private boolean closed; // guarded by this
 
         KeepAliveStream(ServerCallStreamObserver<KeepAliveResponse> call) {
@@ -300,16 +336,61 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
 
         @Override
         public synchronized void onNext(KeepAliveRequest request) {
+            long arrivalNanos = keeper.now(); // first: the renewal counts from here, never from a later moment
             if (closed || call.isCancelled()) {
                 return;
             }
             try {
                 checkLeader();
-                if (!keeper.isServing()) {
+                long term = keeper.servingTerm();
+                if (term < 0) {
                     throw new UnavailableException("this peer was just elected leader and is not serving yet");
                 }
                 authorizer.checkSomewhere(Permission.LOCK); // each message: a reloaded ACL applies to open streams
-                call.onNext(keepAliveAnswer(request));
+                if (held.size() >= HELD_KEEPALIVES_MAX) {
+                    throw new LimitExceededException("heldKeepAlivesMax", HELD_KEEPALIVES_MAX, "a keepalive stream "
+                            + "has " + held.size() + " keepalives held for the leader lease, heldKeepAlivesMax is "
+                            + HELD_KEEPALIVES_MAX);
+                }
+                held.add(new HeldKeepAlive(request, arrivalNanos, term));
+                answerHeld();
+            } catch (RuntimeException e) {
+                fail(e);
+            }
+        }
+
+        /** Answers the held keepalives the lease now confirms, in order; registers a retry for the rest. */
+        private synchronized void answerHeld() {
+            while (!held.isEmpty() && !closed) {
+                HeldKeepAlive next = held.peek();
+                SessionKeeper.Confirmation confirmation = keeper.confirm(next.term());
+                if (confirmation == SessionKeeper.Confirmation.LOST) {
+                    fail(new NotLeaderException(raft.leaderClientAddress()));
+                    return;
+                }
+                if (confirmation == SessionKeeper.Confirmation.PENDING) {
+                    long heldMillis = TimeUnit.NANOSECONDS.toMillis(keeper.now() - next.arrivalNanos());
+                    if (heldMillis > HELD_KEEPALIVE_MILLIS_MAX) {
+                        fail(new UnavailableException("this leader could not confirm its leader lease within "
+                                + HELD_KEEPALIVE_MILLIS_MAX + " ms (heldKeepAliveMillisMax): a keepalive held "
+                                + heldMillis + " ms is not acknowledged"));
+                        return;
+                    }
+                    if (!retryRegistered) {
+                        retryRegistered = true;
+                        keeper.retryWhenLeaseMayHold(this::retryHeld);
+                    }
+                    return;
+                }
+                held.poll();
+                call.onNext(keepAliveAnswer(next.request(), next.arrivalNanos()));
+            }
+        }
+
+        private synchronized void retryHeld() {
+            retryRegistered = false;
+            try {
+                answerHeld();
             } catch (RuntimeException e) {
                 fail(e);
             }
@@ -320,6 +401,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                 return;
             }
             closed = true;
+            held.clear();
             keepAliveStreams.remove(this);
             try {
                 call.onError(ErrorCatalogue.toStatusException(error));
@@ -331,6 +413,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         @Override
         public synchronized void onError(Throwable error) {
             closed = true;
+            held.clear();
             keepAliveStreams.remove(this);
         }
 
@@ -352,7 +435,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
      * Answers one keepalive: renewed, expired (the session is not open), or refused for a missing or wrong secret of
      * an open session, in the answer's {@code error}, so that the stream stays open for the client's other sessions.
      */
-    private KeepAliveResponse keepAliveAnswer(KeepAliveRequest request) {
+    private KeepAliveResponse keepAliveAnswer(KeepAliveRequest request, long arrivalNanos) {
         long sessionId = request.getSessionId();
         KeepAliveResponse.Builder response = KeepAliveResponse.newBuilder().setSessionId(sessionId);
         if (sessionId <= 0 || !keeper.keeps(sessionId)) {
@@ -360,7 +443,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         }
         try {
             SecretHash presented = RequestChecks.sessionSecret(sessionId, request.getSessionSecret());
-            OptionalLong ttlMillis = keeper.keepAlive(sessionId, presented);
+            OptionalLong ttlMillis = keeper.keepAlive(sessionId, presented, arrivalNanos);
             if (ttlMillis.isPresent()) {
                 response.setTtlMillis(ttlMillis.getAsLong());
             } else {
@@ -371,6 +454,9 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         }
         return response.build();
     }
+
+    /** A keepalive waiting for the leader lease: its request, its arrival on the keeper's ticker, and its term. */
+    private record HeldKeepAlive(KeepAliveRequest request, long arrivalNanos, long term) {}
 
     /**
      * Returns the hash of the secret a call presented for {@code sessionId}, refusing it at once when this leader

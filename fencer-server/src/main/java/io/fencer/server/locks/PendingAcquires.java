@@ -75,6 +75,12 @@ public final class PendingAcquires implements AppliedListener {
         return remaining[0];
     }
 
+    /** Returns how many Acquire calls on this server wait for {@code sessionId}'s place in {@code lock}'s queue. */
+    int waiting(long sessionId, String lock) {
+        List<Waiter> list = waiters.get(new Key(sessionId, lock));
+        return list == null ? 0 : list.size();
+    }
+
     /** Returns how many Acquire calls wait on this server. */
     public int size() {
         return count.get();

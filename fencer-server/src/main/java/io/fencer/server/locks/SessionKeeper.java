@@ -20,10 +20,12 @@ import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,8 +35,14 @@ import org.slf4j.LoggerFactory;
  * deadline passes and {@code EndLockDelay} when a delay is over.
  *
  * <p>On becoming leader (including the first election after a restart) every session of the state machine gets
- * a fresh deadline of now + ttl: a grace period, never a mass expiry of sessions whose keepalives went to the old
- * leader. Safety never depends on these clocks; fencing tokens carry it.
+ * a fresh deadline of now + ttl + {@link RaftNode#takeoverBound() B}: a grace period, never a mass expiry of sessions
+ * whose keepalives went to the old leader, and long enough that no keepalive a deposed leader acknowledged outlives
+ * it. Fencing tokens carry safety; these clocks carry what lease-only users (a {@code lock exec} command) rely on.
+ *
+ * <p>Lease safety: a keepalive is acknowledged only {@linkplain #confirm confirmed}, while this peer still leads in
+ * the term the keepalive arrived in and holds Ratis's leader lease ({@link RaftNode#holdsLeaderLease}), and it renews
+ * from the keepalive's arrival, never from the later moment of confirmation. {@value #UNSAFE_LEASE_ACK_PROPERTY}
+ * turns this off, for tests that must show a checker catches the unsafe behaviour.
  *
  * <p>Each lease also holds the hash of its session's secret, so the leader checks a keepalive's secret here, without
  * the state machine's lock (keepalives are the most frequent calls), and checks the secret of other calls before it
@@ -46,6 +54,14 @@ import org.slf4j.LoggerFactory;
 public final class SessionKeeper implements AppliedListener, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SessionKeeper.class);
     static final long SCAN_INTERVAL_MILLIS = 50;
+    /** How often keepalives held for a lapsed lease look at it again. */
+    static final long CONFIRM_POLL_MILLIS = 5;
+    /**
+     * The JVM system property that, when {@code true}, brings back the unsafe acknowledgement of earlier releases:
+     * keepalives acknowledged on {@code isLeader()} alone and no takeover bound. For tests only (a chaos control run
+     * shows its lease checker catches it); read once, in {@link #unsafeLeaseAckRequested()}.
+     */
+    public static final String UNSAFE_LEASE_ACK_PROPERTY = "fencer.testing.unsafeLeaseAck";
     private static final long NOT_SERVING = -1;
 
     private final Ticker ticker;
@@ -57,6 +73,12 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     private final ConcurrentHashMap<String, Long> delayEndNanos = new ConcurrentHashMap<>();
     private final Set<String> delaysEnding = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService scanner;
+    /** True: acknowledge on {@code isLeader()} alone and give no takeover bound (see the property). */
+    private final boolean unsafeLeaseAck;
+    private final long takeoverBoundNanos;
+    /** Work waiting for the lease to be held again; run by the scanner thread every {@link #CONFIRM_POLL_MILLIS}. */
+    private final ConcurrentLinkedQueue<Runnable> awaitingLease = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean leasePollScheduled = new AtomicBoolean();
     /** The term in which this peer reset the deadlines as leader, or {@link #NOT_SERVING}. */
     private volatile long servingTerm = NOT_SERVING;
 
@@ -74,8 +96,31 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
         }
     }
 
+    /** What {@link #confirm} says of a keepalive that arrived in some term. */
+    enum Confirmation {
+        /** Acknowledge it: this peer leads in its term and holds the lease. */
+        CONFIRMED,
+        /** Hold it: this peer leads in its term, but its lease lapsed for now. */
+        PENDING,
+        /** Never acknowledge it: this peer no longer leads in the term it arrived in. */
+        LOST
+    }
+
+    /** As the full constructor, with the unsafe acknowledgement as {@link #unsafeLeaseAckRequested()} says. */
     public SessionKeeper(Ticker ticker, Duration lockDelay, RaftNode raft, RaftLockStateMachine stateMachine,
             Proposer proposer) {
+        this(ticker, lockDelay, raft, stateMachine, proposer, unsafeLeaseAckRequested());
+    }
+
+    SessionKeeper(Ticker ticker, Duration lockDelay, RaftNode raft, RaftLockStateMachine stateMachine,
+            Proposer proposer, boolean unsafeLeaseAck) {
+        this.unsafeLeaseAck = unsafeLeaseAck;
+        this.takeoverBoundNanos = unsafeLeaseAck ? 0 : RaftNode.takeoverBound().toNanos();
+        if (unsafeLeaseAck) {
+            LOG.warn("UNSAFE: {}=true: keepalives are acknowledged on isLeader() alone and a new leader adds no "
+                    + "takeover bound; a deposed leader may extend leases another leader expires. Tests only.",
+                    UNSAFE_LEASE_ACK_PROPERTY);
+        }
         this.ticker = Objects.requireNonNull(ticker, "ticker");
         if (lockDelay.isNegative()) {
             throw new IllegalArgumentException("lockDelay must not be negative: " + lockDelay);
@@ -89,6 +134,66 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
             thread.setDaemon(true);
             return thread;
         });
+    }
+
+    /** Returns true when the JVM system property {@value #UNSAFE_LEASE_ACK_PROPERTY} is {@code true}. */
+    public static boolean unsafeLeaseAckRequested() {
+        return Boolean.getBoolean(UNSAFE_LEASE_ACK_PROPERTY);
+    }
+
+    /** Returns the ticker's reading now: a keepalive's arrival. */
+    long now() {
+        return ticker.nanoTime();
+    }
+
+    /** Returns the term this peer serves as leader, or -1 when it does not serve. */
+    long servingTerm() {
+        return isServing() ? servingTerm : NOT_SERVING;
+    }
+
+    /**
+     * Says whether a keepalive that arrived while this peer served {@code arrivalTerm} may be acknowledged now.
+     * Unsafe mode: whenever this peer is the leader.
+     */
+    Confirmation confirm(long arrivalTerm) {
+        if (unsafeLeaseAck) {
+            return raft.isLeader() ? Confirmation.CONFIRMED : Confirmation.LOST;
+        }
+        if (arrivalTerm == NOT_SERVING || servingTerm != arrivalTerm || !raft.isLeader()
+                || raft.currentTerm() != arrivalTerm) {
+            return Confirmation.LOST;
+        }
+        return raft.holdsLeaderLease(arrivalTerm) ? Confirmation.CONFIRMED : Confirmation.PENDING;
+    }
+
+    /**
+     * Runs {@code retry} on the keeper's thread within about {@link #CONFIRM_POLL_MILLIS} ms, to look at the lease
+     * again; each caller registers at most one retry at a time, so the queue is bounded by the callers.
+     */
+    void retryWhenLeaseMayHold(Runnable retry) {
+        awaitingLease.add(retry);
+        if (leasePollScheduled.compareAndSet(false, true)) {
+            try {
+                scanner.schedule(this::runAwaitingLease, CONFIRM_POLL_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException e) {
+                LOG.debug("keeper closed; lease retry dropped");
+            }
+        }
+    }
+
+    private void runAwaitingLease() {
+        leasePollScheduled.set(false);
+        for (int count = awaitingLease.size(); count > 0; count--) {
+            Runnable retry = awaitingLease.poll();
+            if (retry == null) {
+                return;
+            }
+            try {
+                retry.run(); // it registers again when the lease still lapses
+            } catch (RuntimeException e) {
+                LOG.error("a keepalive held for the lease failed", e);
+            }
+        }
     }
 
     /** Starts the scanner. */
@@ -133,21 +238,26 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     }
 
     /**
-     * Renews a session's lease from now, if {@code presented} is the hash of its secret; returns its ttl, or empty
-     * when the session is unknown, ended, or its expiry is already proposed.
+     * Renews a session's lease from {@code arrivalNanos} (the keepalive's arrival, on the ticker), if
+     * {@code presented} is the hash of its secret; returns its ttl, or empty when the session is unknown, ended, or its
+     * expiry is already proposed. A deadline never moves back. Call only for a {@link Confirmation#CONFIRMED}
+     * keepalive.
      *
      * @throws SessionUnauthenticatedException when the session is kept here and {@code presented} is not its
      *     secret's hash; nothing was renewed
      */
-    OptionalLong keepAlive(long sessionId, SecretHash presented) {
-        long now = ticker.nanoTime();
+    OptionalLong keepAlive(long sessionId, SecretHash presented, long arrivalNanos) {
         boolean[] refused = {false};
         Lease renewed = leases.computeIfPresent(sessionId, (id, lease) -> {
             if (!lease.secretHash().matches(presented)) {
                 refused[0] = true;
                 return lease;
             }
-            return lease.expiring() ? lease : lease.renewed(deadline(now, lease.ttlMillis()));
+            if (lease.expiring()) {
+                return lease;
+            }
+            long fromArrival = deadline(arrivalNanos, lease.ttlMillis());
+            return lease.renewed(fromArrival - lease.deadlineNanos() > 0 ? fromArrival : lease.deadlineNanos());
         });
         if (refused[0]) {
             throw new SessionUnauthenticatedException(sessionId);
@@ -168,8 +278,15 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
         }
     }
 
-    /** Returns how long a session's lease still runs, in milliseconds; 0 when unknown or past. */
+    /**
+     * Returns how long a session's lease still runs, in milliseconds; 0 when unknown or past, or when this peer does
+     * not hold the leader lease now (a deposed leader's deadlines may be stale), as for keepalives.
+     */
     long remainingMillis(long sessionId) {
+        long term = servingTerm();
+        if (confirm(term) != Confirmation.CONFIRMED) {
+            return 0;
+        }
         Lease lease = leases.get(sessionId);
         if (lease == null || lease.expiring()) {
             return 0;
@@ -196,14 +313,17 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
         }
     }
 
-    /** Gives every session a fresh lease and schedules the end of every lock-delay, as of now. */
+    /**
+     * Gives every session a fresh lease of ttl + {@link RaftNode#takeoverBound() B} and schedules the end of every
+     * lock-delay, as of now: B covers the keepalives a deposed leader may still have acknowledged.
+     */
     private void resetAsNewLeader(long term) {
         int[] sizes = stateMachine.readLocal((LockStateMachine machine) -> {
             long now = ticker.nanoTime();
             Map<Long, Lease> fresh = new HashMap<>();
             for (SessionView session : machine.sessions()) {
-                fresh.put(session.sessionId(), new Lease(session.ttlMillis(), deadline(now, session.ttlMillis()),
-                        false, session.secretHash()));
+                fresh.put(session.sessionId(), new Lease(session.ttlMillis(),
+                        deadline(now, session.ttlMillis()) + takeoverBoundNanos, false, session.secretHash()));
             }
             leases.clear();
             leases.putAll(fresh);
@@ -214,8 +334,8 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
             }
             return new int[] {fresh.size(), delayEndNanos.size()};
         });
-        LOG.info("leader of term {}: {} sessions get a fresh lease, {} lock-delays restart", term, sizes[0],
-                sizes[1]);
+        LOG.info("leader of term {}: {} sessions get a fresh lease (ttl + {} ms), {} lock-delays restart", term,
+                sizes[0], TimeUnit.NANOSECONDS.toMillis(takeoverBoundNanos), sizes[1]);
     }
 
     private void expireDueSessions(long now) {

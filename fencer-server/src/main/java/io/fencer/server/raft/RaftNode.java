@@ -7,6 +7,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,6 +32,7 @@ import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.security.TlsConf;
+import org.apache.ratis.server.impl.FencerLeaderLease;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
@@ -49,6 +51,15 @@ public final class RaftNode implements AutoCloseable {
     /** Entries between automatic snapshots. */
     static final long SNAPSHOT_ENTRIES_GAP = 10_000;
     static final int SNAPSHOTS_RETAINED = 2;
+    /**
+     * The shortest election timeout: a follower that heard no leader for this long may stand for election.
+     * Generous enough for a loaded 2-core machine, short enough for a failover within seconds.
+     */
+    static final Duration ELECTION_TIMEOUT_MIN = Duration.ofMillis(400);
+    /** The longest election timeout; also how long a Ratis leader goes on leading without hearing a majority. */
+    static final Duration ELECTION_TIMEOUT_MAX = Duration.ofMillis(800);
+    /** Ratis's leader lease lasts this share of {@link #ELECTION_TIMEOUT_MIN} after a majority's acknowledgement. */
+    static final double LEADER_LEASE_TIMEOUT_RATIO = 0.9;
 
     private final RaftServer server;
     private final RaftServer.Division division;
@@ -122,12 +133,16 @@ public final class RaftNode implements AutoCloseable {
         GrpcConfigKeys.Server.setHost(properties, config.host());
         GrpcConfigKeys.Server.setPort(properties, raftPort);
         RaftServerConfigKeys.Read.setOption(properties, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+        // The lease tells the leader, at no cost, whether a majority acknowledged it lately (see holdsLeaderLease).
+        RaftServerConfigKeys.Read.setLeaderLeaseEnabled(properties, true);
+        RaftServerConfigKeys.Read.setLeaderLeaseTimeoutRatio(properties, LEADER_LEASE_TIMEOUT_RATIO);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, SNAPSHOT_ENTRIES_GAP);
         RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, SNAPSHOTS_RETAINED);
-        // Elections: generous enough for a loaded 2-core machine, short enough for a failover within seconds.
-        RaftServerConfigKeys.Rpc.setTimeoutMin(properties, TimeDuration.valueOf(400, TimeUnit.MILLISECONDS));
-        RaftServerConfigKeys.Rpc.setTimeoutMax(properties, TimeDuration.valueOf(800, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMin(properties,
+                TimeDuration.valueOf(ELECTION_TIMEOUT_MIN.toMillis(), TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(properties,
+                TimeDuration.valueOf(ELECTION_TIMEOUT_MAX.toMillis(), TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(properties,
                 TimeDuration.valueOf(config.peers().size() > 1 ? 200 : 10, TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(properties,
@@ -187,6 +202,47 @@ public final class RaftNode implements AutoCloseable {
     public boolean isLeaderReady() {
         DivisionInfo info = division.getInfo();
         return info.isLeader() && info.isLeaderReady();
+    }
+
+    /**
+     * Returns true when this peer leads in {@code term} and holds Ratis's leader lease now: a majority of the group
+     * acknowledged a heartbeat this peer sent less than {@link #leaderLeaseTimeout()} ago (a group of one always
+     * holds it). Any leader of a later term was elected after that acknowledgement, since a peer that voted in a later
+     * term would have refused the heartbeat. Costs no message: Ratis's heartbeats keep the lease fresh.
+     */
+    public boolean holdsLeaderLease(long term) {
+        // The term read before and after: a peer leads at most once per term, so the lease is of that leadership.
+        return currentTerm() == term && FencerLeaderLease.held(division) && currentTerm() == term;
+    }
+
+    /**
+     * Returns how long Ratis's leader lease lasts after a majority's acknowledgement: ratio × minimum timeout
+     * (Ratis compares the lease's age in whole milliseconds, so it may hold up to 1 ms longer).
+     */
+    public static Duration leaderLeaseTimeout() {
+        return Duration.ofMillis((long) (ELECTION_TIMEOUT_MIN.toMillis() * LEADER_LEASE_TIMEOUT_RATIO));
+    }
+
+    /**
+     * Returns the takeover bound B: the longest a deposed leader of this group could still acknowledge a keepalive,
+     * measured from the start of its successor's term; a new leader adds it to every session's deadline.
+     *
+     * <p>Derivation. A leader acknowledges a keepalive only while it {@link #holdsLeaderLease holds the lease}, and
+     * renews from the keepalive's arrival {@code a}. The lease rests on a majority's acknowledgement of a heartbeat
+     * sent at {@code s}; a successor's election needs a vote from one of that majority, cast after it acknowledged,
+     * so the successor's term begins after {@code s}; the lease lasts until {@code s + lease timeout}. Hence
+     * {@code a < s + lease timeout < successor start + lease timeout}: B = lease timeout
+     * ({@value #LEADER_LEASE_TIMEOUT_RATIO} × {@code ELECTION_TIMEOUT_MIN} = 360 ms) would do, without relying on
+     * followers refusing votes while they hear a leader. Ratis, however, also counts a follower's <em>refusal</em>
+     * (a reply of a later term) as an acknowledgement for the lease, in the moment before the refused leader steps
+     * down, and a Ratis leader steps down at the latest {@code ELECTION_TIMEOUT_MAX} after it last heard a majority.
+     * B is therefore {@code ELECTION_TIMEOUT_MAX} (800 ms), which is at least the lease timeout and covers that
+     * moment. Both clocks are assumed to run at the same rate within a small drift over ttl + B, as every lease
+     * assumes; the client's drift margin covers its own clock.
+     */
+    public static Duration takeoverBound() {
+        Duration lease = leaderLeaseTimeout();
+        return ELECTION_TIMEOUT_MAX.compareTo(lease) >= 0 ? ELECTION_TIMEOUT_MAX : lease;
     }
 
     /** Returns the Raft term this peer is in. */

@@ -17,6 +17,8 @@ import io.fencer.api.v1.PipelineRequest;
 import io.fencer.api.v1.PipelineResponse;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
+import io.fencer.api.v1.RenewRequest;
+import io.fencer.api.v1.RenewResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.core.FencingToken;
@@ -256,6 +258,26 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         return stream;
     }
 
+    /**
+     * Renews one session once: the unary form of one KeepAlive message, with the same checks and lease renewal. A
+     * refused secret, which a stream answers in its message, fails this call.
+     */
+    @Override
+    public void renew(RenewRequest request, StreamObserver<RenewResponse> out) {
+        serve(out, () -> {
+            long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
+            checkKeepAlive();
+            OptionalLong ttlMillis = renewLease(sessionId, request.getSessionSecret());
+            RenewResponse.Builder response = RenewResponse.newBuilder().setSessionId(sessionId);
+            if (ttlMillis.isPresent()) {
+                response.setTtlMillis(ttlMillis.getAsLong());
+            } else {
+                response.setExpired(true);
+            }
+            return CompletableFuture.completedFuture(response.build());
+        });
+    }
+
     /** Exports the flow-control counters of the KeepAlive and Pipeline streams to {@code registry}. */
     public void registerStreamMetrics(MeterRegistry registry) {
         keepAliveFlow.register(registry);
@@ -304,11 +326,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                 return;
             }
             try {
-                checkLeader();
-                if (!keeper.isServing()) {
-                    throw new UnavailableException("this peer was just elected leader and is not serving yet");
-                }
-                authorizer.checkSomewhere(Permission.LOCK); // each message: a reloaded ACL applies to open streams
+                checkKeepAlive();
                 call.onNext(keepAliveAnswer(request));
             } catch (RuntimeException e) {
                 fail(e);
@@ -349,18 +367,42 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     }
 
     /**
+     * Checks the peer and the caller for one keepalive, of a KeepAlive stream or a Renew call: one method for both,
+     * so that every check applies to both.
+     *
+     * @throws RuntimeException a typed error (NOT_LEADER, UNAVAILABLE, PERMISSION_DENIED) that ends a stream
+     */
+    private void checkKeepAlive() {
+        checkLeader();
+        if (!keeper.isServing()) {
+            throw new UnavailableException("this peer was just elected leader and is not serving yet");
+        }
+        authorizer.checkSomewhere(Permission.LOCK); // each message: a reloaded ACL applies to open streams
+    }
+
+    /**
+     * Renews the lease of {@code sessionId} if it is open and {@code secret} is its secret: returns the lease, or
+     * empty when the session is not open.
+     *
+     * @throws SessionUnauthenticatedException when the session is open and the secret is missing or not its secret
+     */
+    private OptionalLong renewLease(long sessionId, String secret) {
+        if (sessionId <= 0 || !keeper.keeps(sessionId)) {
+            return OptionalLong.empty();
+        }
+        SecretHash presented = RequestChecks.sessionSecret(sessionId, secret);
+        return keeper.keepAlive(sessionId, presented);
+    }
+
+    /**
      * Answers one keepalive: renewed, expired (the session is not open), or refused for a missing or wrong secret of
      * an open session, in the answer's {@code error}, so that the stream stays open for the client's other sessions.
      */
     private KeepAliveResponse keepAliveAnswer(KeepAliveRequest request) {
         long sessionId = request.getSessionId();
         KeepAliveResponse.Builder response = KeepAliveResponse.newBuilder().setSessionId(sessionId);
-        if (sessionId <= 0 || !keeper.keeps(sessionId)) {
-            return response.setExpired(true).build();
-        }
         try {
-            SecretHash presented = RequestChecks.sessionSecret(sessionId, request.getSessionSecret());
-            OptionalLong ttlMillis = keeper.keepAlive(sessionId, presented);
+            OptionalLong ttlMillis = renewLease(sessionId, request.getSessionSecret());
             if (ttlMillis.isPresent()) {
                 response.setTtlMillis(ttlMillis.getAsLong());
             } else {

@@ -1,5 +1,8 @@
 package io.fencer.server.http;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
@@ -281,15 +284,46 @@ public final class ConnectHttpServer implements AutoCloseable {
     /** Returns the binary form of a JSON request, refusing malformed JSON, unknown fields and wrong types. */
     private static byte[] fromJson(ConnectRoute route, byte[] body) {
         Message.Builder builder = route.requestPrototype().newBuilderForType();
+        String json = new String(body, StandardCharsets.UTF_8);
         try {
-            JSON_PARSER.merge(new String(body, StandardCharsets.UTF_8), builder);
+            JSON_PARSER.merge(json, builder);
         } catch (InvalidProtocolBufferException | RuntimeException e) {
-            // JsonFormat names the field, or Gson the line, column and path; the body itself is not echoed.
-            throw new InvalidArgumentException("body", "", "the " + route.path().substring(1)
-                    + " request is not valid JSON of " + builder.getDescriptorForType().getFullName() + ": "
-                    + e.getMessage());
+            // JsonFormat names the field or value, Gson the line, column and path; the body itself is not echoed.
+            String field = offendingField(route, json);
+            throw new InvalidArgumentException(field, "", "the " + route.path().substring(1)
+                    + " request is not valid JSON of " + builder.getDescriptorForType().getFullName()
+                    + (field.equals("body") ? "" : " in field '" + field + "'") + ": " + withoutClassName(e));
         }
         return builder.build().toByteArray();
+    }
+
+    /**
+     * Returns the top-level field of a JSON object that does not parse as the request (JsonFormat's messages do not
+     * always name it), or "body" when the body is no JSON object at all.
+     */
+    private static String offendingField(ConnectRoute route, String json) {
+        JsonObject object;
+        try {
+            object = JsonParser.parseString(json).getAsJsonObject();
+        } catch (RuntimeException e) {
+            return "body";
+        }
+        for (Map.Entry<String, JsonElement> member : object.entrySet()) {
+            JsonObject alone = new JsonObject();
+            alone.add(member.getKey(), member.getValue());
+            try {
+                JSON_PARSER.merge(alone.toString(), route.requestPrototype().newBuilderForType());
+            } catch (InvalidProtocolBufferException | RuntimeException e) {
+                return member.getKey();
+            }
+        }
+        return "body";
+    }
+
+    /** Returns a parser's message without the exception class names it may start with ("java.io.EOFException: "). */
+    static String withoutClassName(Throwable error) {
+        String message = String.valueOf(error.getMessage());
+        return message.replaceFirst("^(?:[A-Za-z_$][\\w$]*\\.)+[A-Za-z_$][\\w$]*(?:Exception|Error): ", "");
     }
 
     /** Writes a call's answer: its message in the request's codec, or its Connect error. */

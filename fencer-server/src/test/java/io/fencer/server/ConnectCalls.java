@@ -41,7 +41,7 @@ final class ConnectCalls {
 
     static ConnectCalls https(int port, SSLContext context) {
         return new ConnectCalls(HttpClient.newBuilder().sslContext(context).connectTimeout(CALL_MAX).build(),
-                "https://localhost:" + port);
+                "https://127.0.0.1:" + port);
     }
 
     /** An HTTP answer. */

@@ -34,8 +34,8 @@ import java.util.Objects;
  * @param tls the TLS files of every port: the client port serves TLS only, the admin port HTTPS, and peers talk
  *     mutual TLS on the Raft port; with a client CA, clients must present its certificates; null = plaintext
  * @param httpPort the HTTP port serving the unary methods of Locks and Store in the Connect protocol (HTTPS with
- *     {@code tls}); -1 = off (the default of the constructors; {@link #defaults} has 7073, the CLI the port + 3),
- *     0 = any free port
+ *     {@code tls}); -1 = off (the default here, so that settings on free ports bind no fixed one; the CLI's
+ *     default is the port + 3), 0 = any free port
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
         List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
@@ -77,7 +77,7 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
     /** Returns the default settings with {@code dataDir}: one peer "n1" on 127.0.0.1:7070. */
     public static ServerConfig defaults(Path dataDir) {
         return new ServerConfig(dataDir, "n1", "127.0.0.1", 7070, 7071, 7072, List.of(), Duration.ZERO,
-                Limits.DEFAULT, Ticker.system()).withHttpPort(7073);
+                Limits.DEFAULT, Ticker.system());
     }
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {

@@ -80,6 +80,13 @@ public final class ConnectHttpServer implements AutoCloseable {
     private static final JsonFormat.Parser JSON_PARSER = JsonFormat.parser();
     private static final JsonFormat.Printer JSON_PRINTER = JsonFormat.printer().omittingInsignificantWhitespace();
 
+    /** The JDK server's switch for TCP_NODELAY, read once, when its first server of the JVM is created. */
+    private static final String NO_DELAY_PROPERTY = "sun.net.httpserver.nodelay";
+
+    static {
+        disableNagle();
+    }
+
     private final HttpServer server;
     private final InProcessEndpoint endpoint;
     private final Map<String, ConnectRoute> routes;
@@ -126,6 +133,18 @@ public final class ConnectHttpServer implements AutoCloseable {
             }
         });
         return server;
+    }
+
+    /**
+     * Makes the JDK's HTTP servers of this JVM send without Nagle's delay (unless a system property says otherwise):
+     * its default writes a small answer's headers and body apart, and Nagle's algorithm then holds the body until the
+     * client's delayed ACK, some 40 ms per call. The JDK reads the property once, when the first server is created:
+     * every class that creates one calls this first.
+     */
+    public static void disableNagle() {
+        if (System.getProperty(NO_DELAY_PROPERTY) == null) {
+            System.setProperty(NO_DELAY_PROPERTY, "true");
+        }
     }
 
     /** Returns the bound port. */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.Message;
 import io.fencer.api.v1.AbortUnitRequest;
 import io.fencer.api.v1.AbortUnitResponse;
 import io.fencer.api.v1.AcquireRequest;
@@ -48,7 +49,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.function.BiFunction;
-import com.google.protobuf.Message;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

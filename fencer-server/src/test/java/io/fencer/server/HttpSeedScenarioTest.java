@@ -60,8 +60,8 @@ class HttpSeedScenarioTest {
 
     private static String write(String sequencer, String value) {
         String base64 = Base64.getEncoder().encodeToString(value.getBytes(StandardCharsets.UTF_8));
-        return "{\"scope\": \"orders\", \"sequencer\": \"" + sequencer + "\", \"ops\": [{\"put\": {\"key\": \"dG90YWw=\","
-                + " \"value\": \"" + base64 + "\"}}]}";
+        return "{\"scope\": \"orders\", \"sequencer\": \"" + sequencer + "\", \"ops\": [{\"put\": "
+                + "{\"key\": \"dG90YWw=\", \"value\": \"" + base64 + "\"}}]}";
     }
 
     private static String acquire(OpenSessionResponse session, String requestId, long waitMillis) {

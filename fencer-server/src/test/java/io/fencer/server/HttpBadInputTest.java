@@ -87,6 +87,14 @@ class HttpBadInputTest {
     }
 
     @Test
+    void json_emptyBody_isTheEmptyMessage() {
+        ConnectCalls.Reply reply = http.json("Locks/List", "");
+        assertThat(reply.status()).as(reply.text()).isEqualTo(200);
+        ConnectCalls.Reply invalid = http.json("Locks/OpenSession", "");
+        assertThat(connectError(invalid, 400, "invalid_argument")).contains("ttl");
+    }
+
+    @Test
     void json_unknownField_isInvalidArgumentNamingTheField() {
         ConnectCalls.Reply reply = http.json("Locks/OpenSession", "{\"ttlMillis\": 60000, \"ttlSeconds\": 60}");
         assertThat(connectError(reply, 400, "invalid_argument")).contains("ttlSeconds");

@@ -303,7 +303,8 @@ public final class ConnectHttpServer implements AutoCloseable {
     /** Returns the binary form of a JSON request, refusing malformed JSON, unknown fields and wrong types. */
     private static byte[] fromJson(ConnectRoute route, byte[] body) {
         Message.Builder builder = route.requestPrototype().newBuilderForType();
-        String json = new String(body, StandardCharsets.UTF_8);
+        // An empty body is the empty message, as in binary: `curl -d ''` for a request without fields.
+        String json = body.length == 0 ? "{}" : new String(body, StandardCharsets.UTF_8);
         try {
             JSON_PARSER.merge(json, builder);
         } catch (InvalidProtocolBufferException | RuntimeException e) {
@@ -416,7 +417,7 @@ public final class ConnectHttpServer implements AutoCloseable {
         server.stop(0);
         endpoint.close();
         readers.shutdownNow();
-        writers.shutdownNow();
+        writers.shutdown(); // the calls the endpoint just cancelled still answer their clients
         watchdog.shutdownNow();
     }
 }

@@ -3,6 +3,7 @@ package io.fencer.server;
 import static io.fencer.server.ConnectCalls.parseJson;
 import static io.fencer.server.ConnectCalls.parseProto;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
@@ -43,7 +44,18 @@ import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.api.v1.WriteResponse;
+import io.fencer.api.errors.WireErrors;
+import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.StoreGrpc;
+import io.fencer.server.http.ConnectHttpServerTestAccess;
+import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -344,6 +356,87 @@ class HttpPortTest {
                     ScopeInfo.getDefaultInstance());
             assertThat(fenced.getAccepted()).isEqualTo(current.getValue());
         }
+    }
+
+    /**
+     * Asserts that {@code request} fails on the HTTP port, in both codecs, exactly as on the gRPC port: the same code,
+     * message and ErrorDetail. Returns the detail.
+     */
+    @SuppressWarnings("unchecked")
+    private static ErrorDetail sameFailureAsGrpc(String method, Message request) {
+        MethodDescriptor<Message, Message> grpcMethod = Stream.of(LocksGrpc.getServiceDescriptor(),
+                StoreGrpc.getServiceDescriptor()).flatMap(service -> service.getMethods().stream())
+                .filter(candidate -> candidate.getFullMethodName().equals("fencer.v1." + method))
+                .map(candidate -> (MethodDescriptor<Message, Message>) candidate).findFirst().orElseThrow();
+        StatusRuntimeException overGrpc = catchThrowableOfType(StatusRuntimeException.class, () ->
+                ClientCalls.blockingUnaryCall(channel, grpcMethod, CallOptions.DEFAULT.withDeadlineAfter(20,
+                        TimeUnit.SECONDS), request));
+        assertThat(overGrpc).as("%s fails over gRPC", method).isNotNull();
+        ErrorDetail grpcDetail = WireErrors.detail(overGrpc).orElseThrow().toBuilder().clearMessage().build();
+        for (Codec codec : Codec.values()) {
+            ConnectCalls.Reply reply = codec.post(method, request);
+            assertThat(reply.status()).as("%s %s: %s", method, codec, reply.text())
+                    .isEqualTo(ConnectHttpServerTestAccess.httpStatus(overGrpc.getStatus().getCode()));
+            assertThat(reply.errorCode()).isEqualTo(overGrpc.getStatus().getCode().name().toLowerCase(Locale.ROOT));
+            assertThat(reply.json().get("message").getAsString()).isEqualTo(overGrpc.getStatus().getDescription());
+            assertThat(reply.detail().toBuilder().clearMessage().build()).isEqualTo(grpcDetail);
+        }
+        return grpcDetail;
+    }
+
+    @Test
+    void failures_ofEveryMethod_areTheGrpcPortsFailuresInConnectForm() {
+        OpenSessionResponse session = open(Codec.JSON, TTL_MILLIS);
+        OpenSessionResponse other = open(Codec.JSON, TTL_MILLIS);
+        FencingToken token = grant(Codec.JSON, session, "http-same");
+        String forged = "B".repeat(43);
+        assertThat(sameFailureAsGrpc("Locks/OpenSession", OpenSessionRequest.newBuilder().setTtlMillis(1).build())
+                .getReason()).isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        assertThat(sameFailureAsGrpc("Locks/CloseSession", CloseSessionRequest.newBuilder()
+                .setSessionId(session.getSessionId()).setSessionSecret(forged).build()).getReason())
+                .isEqualTo(Reason.REASON_SESSION_UNAUTHENTICATED);
+        assertThat(sameFailureAsGrpc("Locks/Acquire", acquireRequest(session, "http-same", 0).toBuilder()
+                .setSessionSecret(forged).build()).getReason()).isEqualTo(Reason.REASON_SESSION_UNAUTHENTICATED);
+        assertThat(sameFailureAsGrpc("Locks/Release", ReleaseRequest.newBuilder().setToken(token)
+                .setSessionId(other.getSessionId()).setSessionSecret(other.getSecret()).build()).getReason())
+                .isEqualTo(Reason.REASON_NOT_HOLDER);
+        assertThat(sameFailureAsGrpc("Locks/Renew", RenewRequest.newBuilder().setSessionId(session.getSessionId())
+                .setSessionSecret(forged).build()).getReason()).isEqualTo(Reason.REASON_SESSION_UNAUTHENTICATED);
+        assertThat(sameFailureAsGrpc("Locks/Validate", ValidateRequest.newBuilder().setToken(token.toBuilder()
+                .setLock("")).build()).getReason()).isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        assertThat(sameFailureAsGrpc("Locks/Describe", DescribeRequest.getDefaultInstance()).getReason())
+                .isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        assertThat(sameFailureAsGrpc("Locks/List", ListRequest.newBuilder().setLimit(1_001).build()).getReason())
+                .isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        assertThat(sameFailureAsGrpc("Store/Write", put("http-same", "fencer1.bad", "k", "v")).getReason())
+                .isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        assertThat(sameFailureAsGrpc("Store/Get", GetRequest.newBuilder().setScope("").build()).getReason())
+                .isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        assertThat(sameFailureAsGrpc("Store/Fence", FenceRequest.getDefaultInstance()).getReason())
+                .isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        assertThat(sameFailureAsGrpc("Store/CreateScope", CreateScopeRequest.getDefaultInstance()).getReason())
+                .isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        assertThat(sameFailureAsGrpc("Store/BeginUnit", BeginUnitRequest.newBuilder().setScope("http-same")
+                .setSequencer(token.getSequencer()).build()).getReason()).isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        sameFailureAsGrpc("Store/UnitWrite", UnitWriteRequest.newBuilder().setUnitId("no-such-unit")
+                .addAllOps(put("http-same", "", "k", "v").getOpsList()).build());
+        sameFailureAsGrpc("Store/CommitUnit", CommitUnitRequest.newBuilder().setUnitId("no-such-unit").build());
+    }
+
+    @Test
+    void storeGet_withSupersededSequencer_isStaleLikeAWrite() {
+        String scope = "http-fenced-read";
+        OpenSessionResponse first = open(Codec.JSON, TTL_MILLIS);
+        FencingToken old = grant(Codec.JSON, first, scope);
+        Codec.JSON.call("Locks/CloseSession", CloseSessionRequest.newBuilder().setSessionId(first.getSessionId())
+                .setSessionSecret(first.getSecret()).build(), CloseSessionResponse.getDefaultInstance());
+        FencingToken current = grant(Codec.JSON, open(Codec.JSON, TTL_MILLIS), scope);
+        Codec.PROTO.call("Store/Write", put(scope, current.getSequencer(), "k", "v"),
+                WriteResponse.getDefaultInstance());
+        ErrorDetail stale = sameFailureAsGrpc("Store/Get", GetRequest.newBuilder().setScope(scope)
+                .setKey(ByteString.copyFromUtf8("k")).setSequencer(old.getSequencer()).build());
+        assertThat(stale.getReason()).isEqualTo(Reason.REASON_STALE_TOKEN);
+        assertThat(stale.getCurrentToken()).isEqualTo(current.getValue());
     }
 
     @Test

@@ -122,6 +122,19 @@ class HttpTlsAclTest {
     }
 
     @Test
+    void storeWrite_byReadOnlyIdentity_isPermissionDeniedAndItsReadIsServed() {
+        String write = "{\"scope\": \"jobs/store\", \"sequencer\": \"fencer1.am9icy9zdG9yZQ.1\", "
+                + "\"ops\": [{\"put\": {\"key\": \"aw==\", \"value\": \"dg==\"}}]}";
+        ConnectCalls.Reply refused = auditor.json("Store/Write", write);
+        assertThat(refused.status()).as(refused.text()).isEqualTo(403);
+        assertThat(refused.errorCode()).isEqualTo("permission_denied");
+        assertThat(refused.detail().getIdentity()).isEqualTo("auditor");
+        assertThat(refused.detail().getPermission()).isEqualTo("write");
+        assertThat(auditor.json("Store/Fence", "{\"scope\": \"jobs/store\"}").status())
+                .as("`read` covers Fence").isEqualTo(200);
+    }
+
+    @Test
     void identityHeader_fromAnExternalCaller_isIgnoredOnBothPorts() {
         OpenSessionResponse session = open(scheduler);
         byte[] body = acquire(session, "jobs/forged").toByteArray();

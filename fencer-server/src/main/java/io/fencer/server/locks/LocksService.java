@@ -1,5 +1,6 @@
 package io.fencer.server.locks;
 
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CloseSessionRequest;
@@ -55,6 +56,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -258,26 +260,6 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         return stream;
     }
 
-    /**
-     * Renews one session once: the unary form of one KeepAlive message, with the same checks and lease renewal. A
-     * refused secret, which a stream answers in its message, fails this call.
-     */
-    @Override
-    public void renew(RenewRequest request, StreamObserver<RenewResponse> out) {
-        serve(out, () -> {
-            long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
-            checkKeepAlive();
-            OptionalLong ttlMillis = renewLease(sessionId, request.getSessionSecret());
-            RenewResponse.Builder response = RenewResponse.newBuilder().setSessionId(sessionId);
-            if (ttlMillis.isPresent()) {
-                response.setTtlMillis(ttlMillis.getAsLong());
-            } else {
-                response.setExpired(true);
-            }
-            return CompletableFuture.completedFuture(response.build());
-        });
-    }
-
     /** Exports the flow-control counters of the KeepAlive and Pipeline streams to {@code registry}. */
     public void registerStreamMetrics(MeterRegistry registry) {
         keepAliveFlow.register(registry);
@@ -326,7 +308,11 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                 return;
             }
             try {
-                checkKeepAlive();
+                checkLeader();
+                if (!keeper.isServing()) {
+                    throw new UnavailableException("this peer was just elected leader and is not serving yet");
+                }
+                authorizer.checkSomewhere(Permission.LOCK); // each message: a reloaded ACL applies to open streams
                 call.onNext(keepAliveAnswer(request));
             } catch (RuntimeException e) {
                 fail(e);
@@ -367,42 +353,18 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     }
 
     /**
-     * Checks the peer and the caller for one keepalive, of a KeepAlive stream or a Renew call: one method for both,
-     * so that every check applies to both.
-     *
-     * @throws RuntimeException a typed error (NOT_LEADER, UNAVAILABLE, PERMISSION_DENIED) that ends a stream
-     */
-    private void checkKeepAlive() {
-        checkLeader();
-        if (!keeper.isServing()) {
-            throw new UnavailableException("this peer was just elected leader and is not serving yet");
-        }
-        authorizer.checkSomewhere(Permission.LOCK); // each message: a reloaded ACL applies to open streams
-    }
-
-    /**
-     * Renews the lease of {@code sessionId} if it is open and {@code secret} is its secret: returns the lease, or
-     * empty when the session is not open.
-     *
-     * @throws SessionUnauthenticatedException when the session is open and the secret is missing or not its secret
-     */
-    private OptionalLong renewLease(long sessionId, String secret) {
-        if (sessionId <= 0 || !keeper.keeps(sessionId)) {
-            return OptionalLong.empty();
-        }
-        SecretHash presented = RequestChecks.sessionSecret(sessionId, secret);
-        return keeper.keepAlive(sessionId, presented);
-    }
-
-    /**
      * Answers one keepalive: renewed, expired (the session is not open), or refused for a missing or wrong secret of
      * an open session, in the answer's {@code error}, so that the stream stays open for the client's other sessions.
      */
     private KeepAliveResponse keepAliveAnswer(KeepAliveRequest request) {
         long sessionId = request.getSessionId();
         KeepAliveResponse.Builder response = KeepAliveResponse.newBuilder().setSessionId(sessionId);
+        if (sessionId <= 0 || !keeper.keeps(sessionId)) {
+            return response.setExpired(true).build();
+        }
         try {
-            OptionalLong ttlMillis = renewLease(sessionId, request.getSessionSecret());
+            SecretHash presented = RequestChecks.sessionSecret(sessionId, request.getSessionSecret());
+            OptionalLong ttlMillis = keeper.keepAlive(sessionId, presented);
             if (ttlMillis.isPresent()) {
                 response.setTtlMillis(ttlMillis.getAsLong());
             } else {
@@ -454,5 +416,100 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             throw new InternalException("expected a " + type.getSimpleName() + " result, got " + result);
         }
         return type.cast(result);
+    }
+
+    // --- http ---
+
+    /**
+     * Renews one session once: the unary form of one KeepAlive message. The request is served by a KeepAlive stream
+     * of its own, so every check and rule of a keepalive (leadership, the leader's serving state, the ACL, the secret,
+     * the lease renewal) is the stream's very code; the stream's one answer ends the call, and a refused secret, which
+     * a stream answers in its message, becomes this call's error.
+     */
+    @Override
+    public void renew(RenewRequest request, StreamObserver<RenewResponse> out) {
+        ServerCallStreamObserver<RenewResponse> call = (ServerCallStreamObserver<RenewResponse>) out;
+        try {
+            long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
+            new KeepAliveStream(new RenewCall(call)).onNext(KeepAliveRequest.newBuilder().setSessionId(sessionId)
+                    .setSessionSecret(request.getSessionSecret()).build());
+        } catch (RuntimeException e) {
+            Replies.send(call, null, e);
+        }
+    }
+
+    /** A Renew call as the KeepAlive stream that serves it sees it: the stream's first answer or error ends it. */
+    private static final class RenewCall extends ServerCallStreamObserver<KeepAliveResponse> {
+        private final ServerCallStreamObserver<RenewResponse> call;
+        private final AtomicBoolean answered = new AtomicBoolean();
+
+        RenewCall(ServerCallStreamObserver<RenewResponse> call) {
+            this.call = call;
+        }
+
+        @Override
+        public void onNext(KeepAliveResponse answer) {
+            if (!answered.compareAndSet(false, true)) {
+                return;
+            }
+            if (answer.hasError()) {
+                Replies.send(call, null, WireErrors.toException(WireErrors.toStatusException(answer.getError())));
+                return;
+            }
+            Replies.send(call, RenewResponse.newBuilder().setSessionId(answer.getSessionId())
+                    .setTtlMillis(answer.getTtlMillis()).setExpired(answer.getExpired()).build(), null);
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            if (answered.compareAndSet(false, true)) {
+                Replies.send(call, null, error);
+            }
+        }
+
+        @Override
+        public void onCompleted() {
+            // the one answer has completed the call
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return call.isCancelled();
+        }
+
+        @Override
+        public void setOnCancelHandler(Runnable onCancelHandler) {
+            call.setOnCancelHandler(onCancelHandler);
+        }
+
+        @Override
+        public void setCompression(String compression) {
+            call.setCompression(compression);
+        }
+
+        @Override
+        public boolean isReady() {
+            return call.isReady();
+        }
+
+        @Override
+        public void setOnReadyHandler(Runnable onReadyHandler) {
+            // one answer: nothing to pace
+        }
+
+        @Override
+        public void disableAutoInboundFlowControl() {
+            // the request arrived with the unary call
+        }
+
+        @Override
+        public void request(int count) {
+            // the request arrived with the unary call
+        }
+
+        @Override
+        public void setMessageCompression(boolean enable) {
+            call.setMessageCompression(enable);
+        }
     }
 }

@@ -1,6 +1,7 @@
 package io.fencer.cli;
 
 import io.fencer.client.FencerClient;
+import io.fencer.load.HttpLockCalls;
 import io.fencer.load.LockBench;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -45,6 +46,11 @@ final class BenchLockCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the summary as one JSON object.")
     boolean json;
 
+    @Option(names = "--http", arity = "0..1", paramLabel = "URL", fallbackValue = "",
+            description = "Run the same cycles over the HTTP port (Connect protocol, JSON bodies; sessions kept alive "
+                    + "by Renew every ttl/3) at URL (default: http://HOST:PORT+3 of the first --server).")
+    String http;
+
     @Mixin
     ClientOptions client;
 
@@ -55,8 +61,14 @@ final class BenchLockCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         LockBench.Settings settings = settings();
         LockBench.Result result;
-        try (FencerClient fencer = client.connect()) {
-            result = LockBench.run(fencer, settings);
+        if (http != null) {
+            try (HttpLockCalls calls = new HttpLockCalls(http.isEmpty() ? httpUrl(client.endpoints.get(0)) : http)) {
+                result = LockBench.run(calls, settings);
+            }
+        } else {
+            try (FencerClient fencer = client.connect()) {
+                result = LockBench.run(fencer, settings);
+            }
         }
         PrintWriter out = spec.commandLine().getOut();
         out.println(json ? toJson(result) : text(result));
@@ -69,6 +81,13 @@ final class BenchLockCommand implements Callable<Integer> {
                     result.firstError());
         }
         return Main.EXIT_OK;
+    }
+
+    /** Returns the URL of the HTTP port beside the gRPC port {@code endpoint} (host:port): its port + 3. */
+    static String httpUrl(String endpoint) {
+        int colon = endpoint.lastIndexOf(':');
+        int port = Integer.parseInt(endpoint.substring(colon + 1));
+        return "http://" + endpoint.substring(0, colon) + ":" + (port + 3);
     }
 
     private LockBench.Settings settings() {

@@ -79,6 +79,12 @@ final class ServerCommand implements Callable<Integer> {
             description = "How long a lock freed by session expiry stays unavailable (default: ${DEFAULT-VALUE}).")
     Duration lockDelay;
 
+    @Option(names = "--http-port", paramLabel = "PORT",
+            description = "HTTP port serving every unary method of Locks and Store in the Connect protocol (POST "
+                    + "/fencer.v1.Locks/Acquire, JSON or binary bodies; HTTPS with --tls-*); 0 = off (default: "
+                    + "port + 3, e.g. 7073; any free port when --port is 0).")
+    Integer httpPort;
+
     @Mixin
     ServerTlsOptions tls;
 
@@ -96,7 +102,8 @@ final class ServerCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         out.println("fencer server " + config.id() + " serving on " + config.host() + ":" + server.port() + " ("
-                + adminDescription(config.host(), server.adminPort(), config.tls() != null) + ", store "
+                + adminDescription(config.host(), server.adminPort(), config.tls() != null) + ", "
+                + httpDescription(config.host(), server.httpPort(), config.tls() != null) + ", store "
                 + (config.store() == null ? "off" : "on") + ", " + tlsDescription(config.tls()) + ", data "
                 + config.dataDir() + ")");
         out.flush();
@@ -124,6 +131,11 @@ final class ServerCommand implements Callable<Integer> {
         checkPort("--port", clientPort, 0);
         checkPort("--raft-port", raft, 0);
         checkPort("--admin-port", admin, -1);
+        if (httpPort != null) {
+            checkPort("--http-port", httpPort, 0);
+        }
+        // In the config, -1 is off and 0 any free port; on the command line 0 is off, as the issue asked.
+        int http = httpPort != null ? (httpPort == 0 ? -1 : httpPort) : clientPort == 0 ? 0 : clientPort + 3;
         if (raft == 0 && peers.size() > 1) {
             throw usage("--raft-port 0 (any free port) works only for a single peer; " + peers.size() + " given");
         }
@@ -131,7 +143,7 @@ final class ServerCommand implements Callable<Integer> {
         ServerConfig defaults = ServerConfig.defaults(data);
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
                 defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
-                aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tls.files(boundHost));
+                aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tls.files(boundHost), http);
     }
 
     /**
@@ -165,6 +177,10 @@ final class ServerCommand implements Callable<Integer> {
 
     private ParameterException usage(String message) {
         return new ParameterException(spec.commandLine(), message);
+    }
+
+    static String httpDescription(String host, int httpPort, boolean tls) {
+        return httpPort < 0 ? "http off" : "http " + (tls ? "https" : "http") + "://" + host + ":" + httpPort;
     }
 
     static String adminDescription(String host, int adminPort, boolean tls) {

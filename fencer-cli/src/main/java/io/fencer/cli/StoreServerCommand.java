@@ -36,6 +36,12 @@ final class StoreServerCommand implements Callable<Integer> {
             description = "Admin HTTP port for /healthz and /metrics; -1 = off (default: ${DEFAULT-VALUE}).")
     int adminPort;
 
+    @Option(names = "--http-port", paramLabel = "PORT",
+            description = "HTTP port serving every unary Store method in the Connect protocol (POST "
+                    + "/fencer.v1.Store/Write, JSON or binary bodies; HTTPS with --tls-*); 0 = off (default: port + 3, "
+                    + "e.g. 7083; any free port when --port is 0).")
+    Integer httpPort;
+
     @Option(names = "--token-key", paramLabel = "FILE",
             description = "Token key file (from 'fencer keygen'): refuse tokens not signed with its keys "
                     + "(default: accept unsigned tokens).")
@@ -63,6 +69,7 @@ final class StoreServerCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         out.println("fencer store-server serving on " + config.host() + ":" + server.port() + " ("
                 + ServerCommand.adminDescription(config.host(), server.adminPort(), config.tls() != null) + ", "
+                + ServerCommand.httpDescription(config.host(), server.httpPort(), config.tls() != null) + ", "
                 + ServerCommand.tlsDescription(config.tls()) + ", data " + config.dataDir() + ")");
         out.flush();
         server.awaitTermination();
@@ -73,7 +80,12 @@ final class StoreServerCommand implements Callable<Integer> {
     StoreServerConfig config() {
         checkPort("--port", port, 0);
         checkPort("--admin-port", adminPort, -1);
-        return StoreServerConfig.defaults(dataDir.toAbsolutePath().normalize()).withHost(host)
+        if (httpPort != null) {
+            checkPort("--http-port", httpPort, 0);
+        }
+        // In the config, -1 is off and 0 any free port; on the command line 0 is off, as for `fencer server`.
+        int http = httpPort != null ? (httpPort == 0 ? -1 : httpPort) : port == 0 ? 0 : port + 3;
+        return StoreServerConfig.defaults(dataDir.toAbsolutePath().normalize()).withHost(host).withHttpPort(http)
                 .withPorts(port, adminPort).withTokenKeys(KeygenCommand.load(spec, tokenKeyFile))
                 .withAcl(aclFile == null ? null : aclFile.toAbsolutePath().normalize())
                 .withTls(tls.files(host));

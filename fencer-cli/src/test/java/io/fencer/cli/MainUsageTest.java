@@ -101,6 +101,8 @@ class MainUsageTest {
         "server --port 7071 --peers n1=127.0.0.1:7070 | --port 7071 disagrees with peer n1's entry",
         "server --port 70000 | --port 70000 is outside [0, 65535]",
         "server --admin-port -2 | --admin-port -2 is outside [-1, 65535]",
+        "server --http-port -1 | --http-port -1 is outside [0, 65535]",
+        "server --http-port 70000 | --http-port 70000 is outside [0, 65535]",
         "lock status --server nohost | 'nohost' is not host:port",
         "lock status --server 127.0.0.1:0 | '127.0.0.1:0' has port 0, outside [1, 65535]",
         "lock status --server 127.0.0.1:7070,::1:7070 | '::1:7070' is not host:port (write IPv6 hosts in brackets)",
@@ -114,6 +116,7 @@ class MainUsageTest {
         "frobnicate | Unmatched argument at index 0: 'frobnicate'",
         "store-server --port 70000 | --port 70000 is outside [0, 65535]",
         "store-server --admin-port -2 | --admin-port -2 is outside [-1, 65535]",
+        "store-server --http-port -1 | --http-port -1 is outside [0, 65535]",
         "store-server --token-key /nonexistent/keys | --token-key /nonexistent/keys cannot be read",
         "server --token-key /nonexistent/keys | --token-key /nonexistent/keys cannot be read",
         "keygen --kid bad.id | --kid: key id 'bad.id' is not 1 to",
@@ -178,6 +181,22 @@ class MainUsageTest {
         assertThat(config.port()).isZero();
         assertThat(config.raftPort()).isZero();
         assertThat(config.adminPort()).isEqualTo(-1);
+    }
+
+    @Test
+    void serverConfig_httpPort_defaultsToPortPlusThreeAndZeroTurnsItOff() {
+        assertThat(serverCommand("server").config().httpPort()).isEqualTo(7073);
+        assertThat(serverCommand("server", "--port", "9000").config().httpPort()).isEqualTo(9003);
+        assertThat(serverCommand("server", "--port", "0").config().httpPort()).as("any free port").isZero();
+        assertThat(serverCommand("server", "--http-port", "0").config().httpPort()).as("off").isEqualTo(-1);
+        assertThat(serverCommand("server", "--http-port", "8443").config().httpPort()).isEqualTo(8443);
+    }
+
+    @Test
+    void storeServerConfig_httpPort_defaultsToPortPlusThreeAndZeroTurnsItOff() {
+        assertThat(storeServerCommand("store-server").config().httpPort()).isEqualTo(7083);
+        assertThat(storeServerCommand("store-server", "--port", "0").config().httpPort()).isZero();
+        assertThat(storeServerCommand("store-server", "--http-port", "0").config().httpPort()).isEqualTo(-1);
     }
 
     @Test

@@ -56,7 +56,7 @@ final class FencerProcess implements AutoCloseable {
         List<String> arguments = new ArrayList<>(List.of("server", "--data", data.toString(),
                 "--port", Integer.toString(ports.client()), "--admin-port", Integer.toString(ports.admin()),
                 "--raft-port", Integer.toString(ports.raft())));
-        arguments.addAll(List.of(extra));
+        arguments.addAll(httpOffUnlessAsked(extra));
         return start(name, data.getParent(), arguments);
     }
 
@@ -67,8 +67,20 @@ final class FencerProcess implements AutoCloseable {
     static FencerProcess storeServer(String name, Path data, Ports ports, String... extra) throws IOException {
         List<String> arguments = new ArrayList<>(List.of("store-server", "--data", data.toString(),
                 "--port", Integer.toString(ports.client()), "--admin-port", Integer.toString(ports.admin())));
-        arguments.addAll(List.of(extra));
+        arguments.addAll(httpOffUnlessAsked(extra));
         return start(name, data.getParent(), arguments);
+    }
+
+    /**
+     * Returns {@code extra} with the HTTP port off unless it names one: its default, the client port + 3, is not
+     * among the free ports a test picked and could be another process's.
+     */
+    private static List<String> httpOffUnlessAsked(String... extra) {
+        List<String> arguments = new ArrayList<>(List.of(extra));
+        if (arguments.stream().noneMatch(argument -> argument.startsWith("--http-port"))) {
+            arguments.addAll(List.of("--http-port", "0"));
+        }
+        return arguments;
     }
 
     private void readOutput() {

@@ -1,9 +1,6 @@
 package io.fencer.load;
 
-import io.fencer.client.FencedLock;
 import io.fencer.client.FencerClient;
-import io.fencer.client.Grant;
-import io.fencer.client.Session;
 import io.fencer.core.SessionExpiredException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -89,7 +86,7 @@ public final class LockBench {
         }
     }
 
-    private final FencerClient fencer;
+    private final LockCalls calls;
     private final Settings settings;
     private final Recorder cycleNanos = new Recorder(3);
     private final LongAdder grants = new LongAdder();
@@ -101,8 +98,8 @@ public final class LockBench {
     private long measureStartNanos;
     private long measureEndNanos;
 
-    private LockBench(FencerClient fencer, Settings settings) {
-        this.fencer = Objects.requireNonNull(fencer, "fencer");
+    private LockBench(LockCalls calls, Settings settings) {
+        this.calls = Objects.requireNonNull(calls, "calls");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.logs = new TokenLog[settings.locks()];
         for (int i = 0; i < logs.length; i++) {
@@ -122,14 +119,22 @@ public final class LockBench {
      * @throws io.fencer.core.FencerException when the sessions cannot be opened
      */
     public static Result run(FencerClient fencer, Settings settings) throws InterruptedException {
-        return new LockBench(fencer, settings).run();
+        return run(LockCalls.of(fencer), settings);
+    }
+
+    /**
+     * Runs a bench through {@code calls} (the Java client's, or {@link HttpLockCalls} on the HTTP port) and returns
+     * what it measured.
+     */
+    public static Result run(LockCalls calls, Settings settings) throws InterruptedException {
+        return new LockBench(calls, settings).run();
     }
 
     private Result run() throws InterruptedException {
-        List<Session> sessions = new ArrayList<>();
+        List<LockCalls.BenchSession> sessions = new ArrayList<>();
         try {
             for (int i = 0; i < settings.clients(); i++) {
-                sessions.add(fencer.openSession(settings.ttl()));
+                sessions.add(calls.openSession(settings.ttl()));
             }
             List<Runnable> clients = new ArrayList<>();
             for (int i = 0; i < settings.clients(); i++) {
@@ -139,7 +144,7 @@ public final class LockBench {
             Workers.run("bench-client", clients, go, this::openWindow);
         } finally {
             go.countDown();
-            sessions.forEach(LockBench::closeQuietly);
+            sessions.forEach(LockCalls.BenchSession::close);
         }
         return result();
     }
@@ -171,10 +176,9 @@ public final class LockBench {
     }
 
     /** One client's loop: acquire, log the token, release, until the measured window ends. */
-    private void client(int index, Session firstSession) {
+    private void client(int index, LockCalls.BenchSession firstSession) {
         TokenLog log = logs[index % settings.locks()];
-        Session session = firstSession;
-        FencedLock lock = session.lock(log.lock());
+        LockCalls.BenchSession session = firstSession;
         try {
             go.await();
         } catch (InterruptedException e) {
@@ -182,16 +186,17 @@ public final class LockBench {
         }
         while (!Thread.currentThread().isInterrupted() && System.nanoTime() - measureEndNanos < 0) {
             long startNanos = System.nanoTime();
-            try (Grant grant = lock.acquire(ACQUIRE_WAIT)) {
-                long grantedNanos = System.nanoTime();
-                log.append(grant.token().value());
-                if (grantedNanos - measureStartNanos >= 0 && grantedNanos - measureEndNanos <= 0) {
-                    grants.increment();
-                }
+            try {
+                session.cycle(log.lock(), ACQUIRE_WAIT, token -> {
+                    long grantedNanos = System.nanoTime();
+                    log.append(token);
+                    if (grantedNanos - measureStartNanos >= 0 && grantedNanos - measureEndNanos <= 0) {
+                        grants.increment();
+                    }
+                });
             } catch (SessionExpiredException e) {
                 error(e);
                 session = reopen(session);
-                lock = session.lock(log.lock());
                 continue;
             } catch (RuntimeException e) {
                 error(e);
@@ -204,15 +209,15 @@ public final class LockBench {
             }
         }
         if (session != firstSession) {
-            closeQuietly(session);
+            session.close();
         }
     }
 
     /** Replaces a lost session; on failure keeps the old one, whose next acquire fails and retries this. */
-    private Session reopen(Session lost) {
+    private LockCalls.BenchSession reopen(LockCalls.BenchSession lost) {
         try {
-            Session session = fencer.openSession(settings.ttl());
-            closeQuietly(lost);
+            LockCalls.BenchSession session = calls.openSession(settings.ttl());
+            lost.close();
             return session;
         } catch (RuntimeException e) {
             error(e);
@@ -224,14 +229,6 @@ public final class LockBench {
     private void error(RuntimeException e) {
         errors.increment();
         firstError.compareAndSet(null, e.getClass().getSimpleName() + ": " + e.getMessage());
-    }
-
-    private static void closeQuietly(Session session) {
-        try {
-            session.close();
-        } catch (RuntimeException e) {
-            // the session ends on the service anyway when its lease runs out
-        }
     }
 
     /**

@@ -1,11 +1,14 @@
 package io.fencer.server;
 
+import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.StoreGrpc;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Event;
 import io.fencer.server.admin.AdminHttpServer;
 import io.fencer.server.auth.AclFileException;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.RefusedCalls;
+import io.fencer.server.http.ConnectHttpServer;
 import io.fencer.server.locks.LocksService;
 import io.fencer.server.locks.PendingAcquires;
 import io.fencer.server.locks.ServerMetrics;
@@ -24,6 +27,7 @@ import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.ServiceDescriptor;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -71,6 +75,7 @@ public final class FencerServer implements AutoCloseable {
     private volatile StoreRole store;
     private volatile Server grpc;
     private volatile AdminHttpServer admin;
+    private volatile ConnectHttpServer http;
 
     private FencerServer(ServerConfig config, ServerInterceptor testIdentities) {
         this.config = config;
@@ -109,6 +114,7 @@ public final class FencerServer implements AutoCloseable {
     private static void check(ServerConfig config) {
         checkPort("port", config.port(), 0);
         checkPort("adminPort", config.adminPort(), -1);
+        checkPort("httpPort", config.httpPort(), -1);
         checkPort("raftPort", config.raftPort(), 0);
         if (config.lockDelay().isNegative()) {
             throw new IllegalArgumentException("lockDelay must not be negative: " + config.lockDelay());
@@ -175,11 +181,17 @@ public final class FencerServer implements AutoCloseable {
         // The transport enforces the largest limit; each service's guard enforces its own.
         int inboundMessageBytesMax = store == null ? INBOUND_MESSAGE_BYTES_MAX : StoreRole.INBOUND_MESSAGE_BYTES_MAX;
         grpc = GrpcEndpoints.start(config.host(), port, inboundMessageBytesMax, services, tls);
+        if (config.httpPort() >= 0) {
+            List<ServiceDescriptor> descriptors = store == null ? List.of(LocksGrpc.getServiceDescriptor())
+                    : List.of(LocksGrpc.getServiceDescriptor(), StoreGrpc.getServiceDescriptor());
+            http = ConnectHttpServer.start(config.host(), config.httpPort(), tls, services, descriptors);
+        }
         if (config.adminPort() >= 0) {
             admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, config.id(), raft, metrics::scrape);
         }
-        LOG.info("fencer server {} serving on {}:{} (admin {}, store {}, tokens {}, {}, data {})", config.id(),
-                config.host(), port(), admin == null ? "off" : config.host() + ":" + admin.port(),
+        LOG.info("fencer server {} serving on {}:{} (admin {}, http {}, store {}, tokens {}, {}, data {})",
+                config.id(), config.host(), port(), admin == null ? "off" : config.host() + ":" + admin.port(),
+                http == null ? "off" : config.host() + ":" + http.port(),
                 store == null ? "off" : "on", config.tokenKeys() == null ? "unsigned" : "signed", describe(tls),
                 config.dataDir());
     }
@@ -231,6 +243,12 @@ public final class FencerServer implements AutoCloseable {
         return server == null ? -1 : server.port();
     }
 
+    /** Returns the bound HTTP port (Connect protocol), or -1 when off. */
+    public int httpPort() {
+        ConnectHttpServer server = http;
+        return server == null ? -1 : server.port();
+    }
+
     /** Returns true while this peer is the group's leader. */
     public boolean isLeader() {
         RaftNode node = raft;
@@ -250,6 +268,9 @@ public final class FencerServer implements AutoCloseable {
             return;
         }
         try {
+            if (http != null) {
+                http.close();
+            }
             Server server = grpc;
             if (server != null) {
                 server.shutdown();

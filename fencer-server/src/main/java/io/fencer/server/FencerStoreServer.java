@@ -1,9 +1,11 @@
 package io.fencer.server;
 
+import io.fencer.api.v1.StoreGrpc;
 import io.fencer.server.admin.AdminHttpServer;
 import io.fencer.server.auth.AclFileException;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.RefusedCalls;
+import io.fencer.server.http.ConnectHttpServer;
 import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.store.StoreRole;
 import io.fencer.server.tls.TlsMaterial;
@@ -45,6 +47,7 @@ public final class FencerStoreServer implements AutoCloseable {
     private volatile StoreRole store;
     private volatile Server grpc;
     private volatile AdminHttpServer admin;
+    private volatile ConnectHttpServer http;
 
     private FencerStoreServer(StoreServerConfig config, ServerInterceptor testIdentities) {
         this.config = config;
@@ -89,8 +92,13 @@ public final class FencerStoreServer implements AutoCloseable {
         if (config.adminPort() >= 0) {
             admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, this::health, registry::scrape);
         }
-        LOG.info("fencer store server serving on {}:{} (admin {}, tokens {}, {}, data {})", config.host(), port(),
-                admin == null ? "off" : config.host() + ":" + admin.port(),
+        if (config.httpPort() >= 0) {
+            http = ConnectHttpServer.start(config.host(), config.httpPort(), tls, List.of(service),
+                    List.of(StoreGrpc.getServiceDescriptor()));
+        }
+        LOG.info("fencer store server serving on {}:{} (admin {}, http {}, tokens {}, {}, data {})", config.host(),
+                port(), admin == null ? "off" : config.host() + ":" + admin.port(),
+                http == null ? "off" : config.host() + ":" + http.port(),
                 config.tokenKeys() == null ? "unsigned" : "signed", FencerServer.describe(tls), config.dataDir());
     }
 
@@ -125,6 +133,12 @@ public final class FencerStoreServer implements AutoCloseable {
         return server == null ? -1 : server.port();
     }
 
+    /** Returns the bound HTTP port (Connect protocol), or -1 when off. */
+    public int httpPort() {
+        ConnectHttpServer server = http;
+        return server == null ? -1 : server.port();
+    }
+
     /** Stops serving, waits a short grace period for calls in flight, and closes the store. Idempotent. */
     @Override
     public void close() {
@@ -132,6 +146,9 @@ public final class FencerStoreServer implements AutoCloseable {
             return;
         }
         try {
+            if (http != null) {
+                http.close();
+            }
             Server server = grpc;
             if (server != null) {
                 server.shutdown();

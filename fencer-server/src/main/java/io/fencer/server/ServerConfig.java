@@ -33,10 +33,13 @@ import java.util.Objects;
  *     {@link io.fencer.server.auth.AclFile}); null = every caller may make every call (the default)
  * @param tls the TLS files of every port: the client port serves TLS only, the admin port HTTPS, and peers talk
  *     mutual TLS on the Raft port; with a client CA, clients must present its certificates; null = plaintext
+ * @param httpPort the HTTP port serving the unary methods of Locks and Store in the Connect protocol (HTTPS with
+ *     {@code tls}); -1 = off (the default here, so that settings on free ports bind no fixed one; the CLI's
+ *     default is the port + 3), 0 = any free port
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
         List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
-        StoreOptions store, Path acl, TlsFiles tls) {
+        StoreOptions store, Path acl, TlsFiles tls, int httpPort) {
 
     public ServerConfig {
         Objects.requireNonNull(dataDir, "dataDir");
@@ -46,6 +49,14 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
         Objects.requireNonNull(lockDelay, "lockDelay");
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(ticker, "ticker");
+    }
+
+    /** Returns settings without an HTTP port. */
+    public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
+            List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
+            StoreOptions store, Path acl, TlsFiles tls) {
+        this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, tokenKeys, store, acl,
+                tls, -1);
     }
 
     /** Returns settings without an ACL file, in plaintext. */
@@ -71,51 +82,57 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, httpPort);
     }
 
     public ServerConfig withPeers(String id, List<Peer> peers) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, httpPort);
     }
 
     public ServerConfig withLockDelay(Duration lockDelay) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, httpPort);
     }
 
     public ServerConfig withLimits(Limits limits) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, httpPort);
     }
 
     public ServerConfig withTicker(Ticker ticker) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, httpPort);
     }
 
     /** Returns these settings signing sequencers with {@code tokenKeys} (null = unsigned). */
     public ServerConfig withTokenKeys(TokenKeys tokenKeys) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, httpPort);
     }
 
     /** Returns these settings hosting the store with {@code store} limits, or no store when null. */
     public ServerConfig withStore(StoreOptions store) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, httpPort);
     }
 
     /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
     public ServerConfig withAcl(Path acl) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, httpPort);
     }
 
     /** Returns these settings serving TLS with {@code tls} on every port, or plaintext when null. */
     public ServerConfig withTls(TlsFiles tls) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, httpPort);
+    }
+
+    /** Returns these settings serving the HTTP port on {@code httpPort} (-1 = off, 0 = any free port). */
+    public ServerConfig withHttpPort(int httpPort) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store, acl, tls, httpPort);
     }
 
     /**

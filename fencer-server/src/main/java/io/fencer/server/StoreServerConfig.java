@@ -19,9 +19,11 @@ import java.util.Objects;
  *     caller may make every call (the default)
  * @param tls the TLS files: the gRPC port serves TLS only and the admin port HTTPS; with a client CA, clients must
  *     present its certificates; null = plaintext
+ * @param httpPort the HTTP port serving the unary Store methods in the Connect protocol (HTTPS with {@code tls});
+ *     -1 = off (the default here; the CLI's default is the port + 3), 0 = any free port
  */
 public record StoreServerConfig(Path dataDir, String host, int port, int adminPort, TokenKeys tokenKeys,
-        StoreOptions store, Path acl, TlsFiles tls) {
+        StoreOptions store, Path acl, TlsFiles tls, int httpPort) {
     public static final int DEFAULT_PORT = 7080;
     public static final int DEFAULT_ADMIN_PORT = 7081;
 
@@ -31,6 +33,13 @@ public record StoreServerConfig(Path dataDir, String host, int port, int adminPo
         Objects.requireNonNull(store, "store");
         checkPort("port", port, 0);
         checkPort("adminPort", adminPort, -1);
+        checkPort("httpPort", httpPort, -1);
+    }
+
+    /** Returns settings without an HTTP port. */
+    public StoreServerConfig(Path dataDir, String host, int port, int adminPort, TokenKeys tokenKeys,
+            StoreOptions store, Path acl, TlsFiles tls) {
+        this(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, -1);
     }
 
     /** Returns settings without an ACL file, in plaintext. */
@@ -42,33 +51,38 @@ public record StoreServerConfig(Path dataDir, String host, int port, int adminPo
     /** Returns the default settings with {@code dataDir}: 127.0.0.1:7080, admin 7081, unsigned tokens. */
     public static StoreServerConfig defaults(Path dataDir) {
         return new StoreServerConfig(dataDir, "127.0.0.1", DEFAULT_PORT, DEFAULT_ADMIN_PORT, null,
-                StoreOptions.defaults(), null, null);
+                StoreOptions.defaults(), null, null, -1);
     }
 
     public StoreServerConfig withHost(String host) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
     }
 
     public StoreServerConfig withPorts(int port, int adminPort) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
     }
 
     public StoreServerConfig withTokenKeys(TokenKeys tokenKeys) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
     }
 
     public StoreServerConfig withStore(StoreOptions store) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
     }
 
     /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
     public StoreServerConfig withAcl(Path acl) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
     }
 
     /** Returns these settings serving TLS with {@code tls}, or plaintext when null. */
     public StoreServerConfig withTls(TlsFiles tls) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
+    }
+
+    /** Returns these settings serving the HTTP port on {@code httpPort} (-1 = off, 0 = any free port). */
+    public StoreServerConfig withHttpPort(int httpPort) {
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
     }
 
     private static void checkPort(String name, int port, int lowest) {

@@ -8,6 +8,7 @@ import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsParameters;
 import com.sun.net.httpserver.HttpsServer;
+import io.fencer.server.http.ConnectHttpServer;
 import io.fencer.server.raft.RaftNode;
 import io.fencer.server.tls.TlsMaterial;
 import java.io.IOException;
@@ -34,6 +35,10 @@ public final class AdminHttpServer implements AutoCloseable {
 
     /** Connections the kernel queues before the endpoint accepts them. */
     private static final int BACKLOG = 64;
+
+    static {
+        ConnectHttpServer.disableNagle(); // before the JVM's first JDK HTTP server reads the setting
+    }
 
     private final HttpServer server;
     private final ExecutorService executor;

@@ -1,5 +1,6 @@
 package io.fencer.server.locks;
 
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CloseSessionRequest;
@@ -17,6 +18,8 @@ import io.fencer.api.v1.PipelineRequest;
 import io.fencer.api.v1.PipelineResponse;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
+import io.fencer.api.v1.RenewRequest;
+import io.fencer.api.v1.RenewResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.core.FencingToken;
@@ -56,6 +59,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -498,5 +502,100 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             throw new InternalException("expected a " + type.getSimpleName() + " result, got " + result);
         }
         return type.cast(result);
+    }
+
+    // --- http ---
+
+    /**
+     * Renews one session once: the unary form of one KeepAlive message. The request is served by a KeepAlive stream
+     * of its own, so every check and rule of a keepalive (leadership, the leader's serving state, the ACL, the secret,
+     * the lease renewal) is the stream's very code; the stream's one answer ends the call, and a refused secret, which
+     * a stream answers in its message, becomes this call's error.
+     */
+    @Override
+    public void renew(RenewRequest request, StreamObserver<RenewResponse> out) {
+        ServerCallStreamObserver<RenewResponse> call = (ServerCallStreamObserver<RenewResponse>) out;
+        try {
+            long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
+            new KeepAliveStream(new RenewCall(call)).onNext(KeepAliveRequest.newBuilder().setSessionId(sessionId)
+                    .setSessionSecret(request.getSessionSecret()).build());
+        } catch (RuntimeException e) {
+            Replies.send(call, null, e);
+        }
+    }
+
+    /** A Renew call as the KeepAlive stream that serves it sees it: the stream's first answer or error ends it. */
+    private static final class RenewCall extends ServerCallStreamObserver<KeepAliveResponse> {
+        private final ServerCallStreamObserver<RenewResponse> call;
+        private final AtomicBoolean answered = new AtomicBoolean();
+
+        RenewCall(ServerCallStreamObserver<RenewResponse> call) {
+            this.call = call;
+        }
+
+        @Override
+        public void onNext(KeepAliveResponse answer) {
+            if (!answered.compareAndSet(false, true)) {
+                return;
+            }
+            if (answer.hasError()) {
+                Replies.send(call, null, WireErrors.toException(WireErrors.toStatusException(answer.getError())));
+                return;
+            }
+            Replies.send(call, RenewResponse.newBuilder().setSessionId(answer.getSessionId())
+                    .setTtlMillis(answer.getTtlMillis()).setExpired(answer.getExpired()).build(), null);
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            if (answered.compareAndSet(false, true)) {
+                Replies.send(call, null, error);
+            }
+        }
+
+        @Override
+        public void onCompleted() {
+            // the one answer has completed the call
+        }
+
+        @Override
+        public boolean isCancelled() {
+            return call.isCancelled();
+        }
+
+        @Override
+        public void setOnCancelHandler(Runnable onCancelHandler) {
+            call.setOnCancelHandler(onCancelHandler);
+        }
+
+        @Override
+        public void setCompression(String compression) {
+            call.setCompression(compression);
+        }
+
+        @Override
+        public boolean isReady() {
+            return call.isReady();
+        }
+
+        @Override
+        public void setOnReadyHandler(Runnable onReadyHandler) {
+            // one answer: nothing to pace
+        }
+
+        @Override
+        public void disableAutoInboundFlowControl() {
+            // the request arrived with the unary call
+        }
+
+        @Override
+        public void request(int count) {
+            // the request arrived with the unary call
+        }
+
+        @Override
+        public void setMessageCompression(boolean enable) {
+            call.setMessageCompression(enable);
+        }
     }
 }

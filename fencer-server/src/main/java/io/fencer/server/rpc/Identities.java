@@ -23,7 +23,8 @@ import javax.net.ssl.SSLSession;
  * the handshake has verified against the configured CA. Without a client certificate (plaintext, or TLS without a
  * client CA) every caller is {@link #ANONYMOUS}: nothing on the wire can prove who it is, so nothing claims to.
  * The identity is derived here only, from the transport, and never from anything the client sends in a message
- * or header.
+ * or header (the HTTP port's calls reach the services in-process, with the identity of the HTTP port's own TLS
+ * session: see {@link InProcessEndpoint}).
  */
 public final class Identities {
     /** The identity of a caller that presented no verified certificate. */
@@ -45,8 +46,9 @@ public final class Identities {
     }
 
     /**
-     * Returns {@code context} with {@code identity} as its caller's. Package-private and called by no production
-     * class: it lets this package's tests stand in for a client certificate (see their {@code TestIdentities}).
+     * Returns {@code context} with {@code identity} as its caller's. Package-private: besides this package's tests
+     * (their {@code TestIdentities} stand in for a client certificate), only {@link InProcessEndpoint} calls it, with
+     * the common name of the client certificate the HTTP port verified.
      */
     static Context withIdentity(Context context, String identity) {
         return context.withValue(IDENTITY, identity);

@@ -4,6 +4,7 @@ import io.fencer.core.Ticker;
 import io.fencer.core.TokenKeys;
 import io.fencer.lock.Limits;
 import io.fencer.server.tls.TlsFiles;
+import io.fencer.server.watch.WatchLimits;
 import io.fencer.store.StoreOptions;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,10 +34,11 @@ import java.util.Objects;
  *     {@link io.fencer.server.auth.AclFile}); null = every caller may make every call (the default)
  * @param tls the TLS files of every port: the client port serves TLS only, the admin port HTTPS, and peers talk
  *     mutual TLS on the Raft port; with a client CA, clients must present its certificates; null = plaintext
+ * @param watch the limits of the Watch service (watchers, events kept); default {@link WatchLimits#DEFAULT}
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
         List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
-        StoreOptions store, Path acl, TlsFiles tls) {
+        StoreOptions store, Path acl, TlsFiles tls, WatchLimits watch) {
 
     public ServerConfig {
         Objects.requireNonNull(dataDir, "dataDir");
@@ -46,6 +48,15 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
         Objects.requireNonNull(lockDelay, "lockDelay");
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(ticker, "ticker");
+        Objects.requireNonNull(watch, "watch");
+    }
+
+    /** Returns settings with the default Watch limits. */
+    public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
+            List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
+            StoreOptions store, Path acl, TlsFiles tls) {
+        this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, tokenKeys, store, acl, tls,
+                WatchLimits.DEFAULT);
     }
 
     /** Returns settings without an ACL file, in plaintext. */
@@ -71,51 +82,57 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, watch);
     }
 
     public ServerConfig withPeers(String id, List<Peer> peers) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, watch);
     }
 
     public ServerConfig withLockDelay(Duration lockDelay) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, watch);
     }
 
     public ServerConfig withLimits(Limits limits) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, watch);
     }
 
     public ServerConfig withTicker(Ticker ticker) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, watch);
     }
 
     /** Returns these settings signing sequencers with {@code tokenKeys} (null = unsigned). */
     public ServerConfig withTokenKeys(TokenKeys tokenKeys) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, watch);
     }
 
     /** Returns these settings hosting the store with {@code store} limits, or no store when null. */
     public ServerConfig withStore(StoreOptions store) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, watch);
     }
 
     /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
     public ServerConfig withAcl(Path acl) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, watch);
     }
 
     /** Returns these settings serving TLS with {@code tls} on every port, or plaintext when null. */
     public ServerConfig withTls(TlsFiles tls) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls);
+                tokenKeys, store, acl, tls, watch);
+    }
+
+    /** Returns these settings with {@code watch} as the Watch service's limits. */
+    public ServerConfig withWatchLimits(WatchLimits watch) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store, acl, tls, watch);
     }
 
     /**

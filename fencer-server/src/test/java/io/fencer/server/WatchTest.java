@@ -296,6 +296,30 @@ class WatchTest {
                 "QUEUED a session " + waiter.id(), "WAIT_ENDED a session " + waiter.id());
     }
 
+    @Test
+    void watch_withoutReadOnTheWholePrefix_isRefusedPermissionDenied() throws Exception {
+        Path acl = java.nio.file.Files.writeString(dataDir.resolve("fencer.acl"),
+                "alice read orders/\nbob lock *\n* read warm-up\n* lock warm-up\n");
+        server = FencerServer.start(TestServers.singlePeer(dataDir.resolve("data"), ticker).withAcl(acl),
+                io.fencer.server.rpc.TestIdentities.fromHeader());
+        channel = TestServers.channel(server);
+        TestServers.awaitServing(server, channel);
+        var alice = io.fencer.server.rpc.TestIdentities.as("alice");
+
+        Watching allLocks = Watching.start(channel, Watching.from("", 0, 0), alice);
+        Watching ofBob = Watching.start(channel, Watching.from("orders/", 0, 0),
+                io.fencer.server.rpc.TestIdentities.as("bob"));
+        Watching orders = Watching.start(channel, Watching.from("orders/", 0, 0), alice);
+        watches.add(orders);
+
+        ErrorDetail refused = TestServers.detail(allLocks.error());
+        assertThat(refused.getReason()).isEqualTo(Reason.REASON_PERMISSION_DENIED);
+        assertThat(refused.getIdentity()).isEqualTo("alice");
+        assertThat(refused.getPermission()).isEqualTo("read");
+        assertThat(TestServers.detail(ofBob.error()).getIdentity()).as("lock does not include read").isEqualTo("bob");
+        assertThat(orders.next().getKind()).as("control: read on the prefix").isEqualTo(Kind.KIND_START);
+    }
+
     private static void assertPositionsIncrease(List<LockEvent> events) {
         for (int i = 1; i < events.size(); i++) {
             LockEvent previous = events.get(i - 1);

@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -33,7 +34,9 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
     private final Object lock = new Object();
     private final Kept[] ring; // guarded by lock
     private final Set<WatchStream> streams = ConcurrentHashMap.newKeySet();
-    private final ExecutorService sender;
+    private final Executor sender;
+    /** The sender's thread, stopped at close; null when the sender is someone else's (tests). */
+    private final ExecutorService senderThread;
     private long firstSequence; // guarded by lock: the sequence number of the oldest event kept
     private long nextSequence; // guarded by lock: the sequence number the next event gets
     /** The oldest revision from which every lock event is kept. */
@@ -50,13 +53,19 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
 
     /** Returns a hub keeping at most {@code limits.eventsKeptMax()} events; {@code name} names its thread. */
     public WatchHub(WatchLimits limits, String name) {
-        this.limits = Objects.requireNonNull(limits, "limits");
-        this.ring = new Kept[limits.eventsKeptMax()];
-        this.sender = Executors.newSingleThreadExecutor(runnable -> {
+        this(limits, Executors.newSingleThreadExecutor(runnable -> {
             Thread thread = new Thread(runnable, "fencer-watch-" + name);
             thread.setDaemon(true);
             return thread;
-        });
+        }));
+    }
+
+    /** Returns a hub whose streams send on {@code sender}: a direct executor makes sends synchronous (tests). */
+    WatchHub(WatchLimits limits, Executor sender) {
+        this.limits = Objects.requireNonNull(limits, "limits");
+        this.ring = new Kept[limits.eventsKeptMax()];
+        this.sender = Objects.requireNonNull(sender, "sender");
+        this.senderThread = sender instanceof ExecutorService service ? service : null;
     }
 
     /** Returns the limits this hub enforces. */
@@ -233,6 +242,8 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
         for (WatchStream stream : streams) {
             stream.fail(new UnavailableException("the server is shutting down"));
         }
-        sender.shutdown();
+        if (senderThread != null) {
+            senderThread.shutdown();
+        }
     }
 }

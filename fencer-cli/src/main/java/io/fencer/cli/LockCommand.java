@@ -7,7 +7,8 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code fencer lock}: the group of lock commands. */
-@Command(name = "lock", mixinStandardHelpOptions = true, description = "Acquire locks, show their state and watch their events.",
+@Command(name = "lock", mixinStandardHelpOptions = true,
+        description = "Acquire locks, show their state and watch their events.",
         subcommands = {LockAcquireCommand.class, LockExecCommand.class, LockStatusCommand.class,
             LockWatchCommand.class})
 final class LockCommand implements Runnable {

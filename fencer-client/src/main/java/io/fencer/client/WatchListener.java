@@ -12,8 +12,9 @@ public interface WatchListener {
     void onEvent(LockEvent event);
 
     /**
-     * Learns that the watch ended for good, with the error that ended it: {@link io.fencer.core.RevisionOutOfRangeException}
-     * when the events after its last position are gone from the server's history (re-read the state, watch again),
+     * Learns that the watch ended for good, with the error that ended it:
+     * {@link io.fencer.core.RevisionOutOfRangeException} when the events after its last position are gone from the
+     * server's history (re-read the state, watch again),
      * {@link io.fencer.core.PermissionDeniedException}, or an invalid prefix. Not called when the watch is closed.
      * By default nothing.
      */

@@ -53,7 +53,8 @@ class WatchProcessTest {
     @Test
     void lockWatch_killedAndRestartedFromItsLastLine_printsEveryEventOnce() throws Exception {
         String endpoint = "127.0.0.1:" + ports.client();
-        try (FencerClient client = Fencer.connect(endpoint); Session session = client.openSession(Duration.ofSeconds(30))) {
+        try (FencerClient client = Fencer.connect(endpoint);
+                Session session = client.openSession(Duration.ofSeconds(30))) {
             List<String> reference = new CopyOnWriteArrayList<>();
             Watch uninterrupted = client.watch("jobs/", new WatchPosition(1, 0),
                     event -> reference.add(describe(event)));

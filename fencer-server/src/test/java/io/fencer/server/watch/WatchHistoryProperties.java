@@ -64,8 +64,8 @@ class WatchHistoryProperties {
 
     @Property(tries = 500)
     void splitAndResumedWatch_equalsTheUninterruptedOne(@ForAll("steps") List<Step> steps,
-            @ForAll @IntRange(min = 0, max = 100) int splitPercent, @ForAll @IntRange(min = 0, max = 30) int resumeDelay,
-            @ForAll @IntRange(min = 0, max = 2) int prefixPick) {
+            @ForAll @IntRange(min = 0, max = 100) int splitPercent,
+            @ForAll @IntRange(min = 0, max = 30) int resumeDelay, @ForAll @IntRange(min = 0, max = 2) int prefixPick) {
         String prefix = PREFIXES.get(prefixPick);
         int splitStep = steps.size() * splitPercent / 100;
         Run run = new Run();
@@ -242,7 +242,8 @@ class WatchHistoryProperties {
                 apply(new Command.CloseSession(session, HASH));
             }
             for (String lock : LOCKS) {
-                machine.describe(lock).filter(LockView::delayed).ifPresent(view -> apply(new Command.EndLockDelay(lock)));
+                machine.describe(lock).filter(LockView::delayed)
+                        .ifPresent(view -> apply(new Command.EndLockDelay(lock)));
             }
             commit(false);
         }

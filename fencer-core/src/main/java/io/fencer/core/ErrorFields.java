@@ -170,13 +170,15 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
         };
     }
 
-    /** Returns the revision an OUT_OF_RANGE detail names in {@code value}; 0 when it names none. */
+    /**
+     * Returns the revision an OUT_OF_RANGE detail names in {@code value}; 0 when it names none or no number (the
+     * sentence still says what the server meant; {@code oldestRevision}, the field that matters, is numeric).
+     */
     private static long revision(String value) {
         try {
-            return value.isEmpty() ? 0 : Long.parseUnsignedLong(value);
+            return Long.parseUnsignedLong(value);
         } catch (NumberFormatException e) {
-            throw new InvalidArgumentException("value", value, "an OUT_OF_RANGE detail names revision '" + value
-                    + "', which is no number");
+            return 0;
         }
     }
 

@@ -104,6 +104,17 @@ class ErrorFieldsTest {
                 .hasMessageContaining("NOT_HOLDER").hasMessageContaining("NotHolderException");
     }
 
+    /** Regression: a detail whose value is no number (a malformed or generic one) made toException throw. */
+    @Test
+    void toException_outOfRangeWhoseValueIsNoNumber_buildsItWithRevisionZero() {
+        FencerException error = ErrorFields.builder(ErrorReason.OUT_OF_RANGE).value("orders").oldestRevision(12)
+                .build().toException();
+
+        assertThat(error).isInstanceOf(RevisionOutOfRangeException.class);
+        assertThat(((RevisionOutOfRangeException) error).requestedRevision()).isZero();
+        assertThat(((RevisionOutOfRangeException) error).oldestRevision()).isEqualTo(12);
+    }
+
     @Test
     void toBuilder_ofFields_buildsEqualFields() {
         ErrorFields fields = new ErrorFields(ErrorReason.INTERNAL, "m", "f", "v", "l", 1, 2, "k", 3, 4, "h:5",

@@ -7,6 +7,7 @@ import io.fencer.core.RevisionOutOfRangeException;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Event;
 import io.fencer.server.raft.AppliedListener;
+import io.fencer.server.watch.LockEvents.Kept;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,11 +46,8 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
     private long appliedRevision; // guarded by lock
     private boolean closed; // guarded by lock
 
-    /** One event of the history: its position, its lock for the prefix filter, and its wire form. */
-    private record Kept(long revision, int ordinal, String lock, LockEvent event) {}
-
     /** What one read of the history gave a stream: the events after its cursor that match, and its next cursor. */
-    record Batch(List<LockEvent> events, long nextSequence) {}
+    record Batch(List<Kept> events, long nextSequence) {}
 
     /** Returns a hub keeping at most {@code limits.eventsKeptMax()} events; {@code name} names its thread. */
     public WatchHub(WatchLimits limits, String name) {
@@ -86,9 +84,9 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
             appliedRevision = Math.max(appliedRevision, revision);
             int ordinal = 0;
             for (Event event : events) {
-                Optional<LockEvent> wire = LockEvents.of(event, revision, ordinal);
-                if (wire.isPresent()) {
-                    append(new Kept(revision, ordinal, wire.get().getLock(), wire.get()));
+                Optional<Kept> kept = LockEvents.of(event, revision, ordinal);
+                if (kept.isPresent()) {
+                    append(kept.get());
                     ordinal++;
                     appended = true;
                 }
@@ -208,11 +206,11 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
     Batch read(long sequence, String prefix, int scanMax) {
         synchronized (lock) {
             long end = Math.min(nextSequence, Math.max(sequence, firstSequence) + scanMax);
-            List<LockEvent> events = new ArrayList<>();
+            List<Kept> events = new ArrayList<>();
             for (long next = Math.max(sequence, firstSequence); next < end; next++) {
                 Kept kept = ring[slot(next)];
                 if (kept.lock().startsWith(prefix)) {
-                    events.add(kept.event());
+                    events.add(kept);
                 }
             }
             return new Batch(events, Math.max(end, sequence));

@@ -86,7 +86,8 @@ final class WatchStream {
             if (batch.nextSequence() == cursor) {
                 return; // caught up: the next event wakes this stream
             }
-            batch.events().forEach(call::onNext);
+            // Built here, not kept: the history holds the compact form (see LockEvents).
+            batch.events().forEach(kept -> call.onNext(LockEvents.wire(kept)));
             cursor = batch.nextSequence();
         }
     }

@@ -225,7 +225,7 @@ class WatchHistoryProperties {
         void commit(boolean gap) {
             int ordinal = 0;
             for (Event event : entry) {
-                Optional<LockEvent> wire = LockEvents.of(event, revision, ordinal);
+                Optional<LockEvent> wire = LockEvents.of(event, revision, ordinal).map(LockEvents::wire);
                 if (wire.isPresent()) {
                     expected.add(wire.get());
                     ordinal++;

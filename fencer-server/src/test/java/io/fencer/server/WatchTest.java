@@ -254,6 +254,11 @@ class WatchTest {
         assertThat(detail.getLimit()).isEqualTo("watchEventsKeptMax");
         assertThat(detail.getLimitValue()).isEqualTo(kept);
         assertThat(reading.drained()).as("the reading watcher stays open").isEmpty();
+        String metrics = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + server.adminPort() + "/metrics")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        assertThat(metrics).contains("fencer_watch_behind_ends_total 1.0", "fencer_watch_streams 1.0",
+                "fencer_watch_events_kept " + kept + ".0");
         TestServers.close(small);
     }
 

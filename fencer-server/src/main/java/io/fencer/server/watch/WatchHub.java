@@ -9,6 +9,9 @@ import io.fencer.lock.Event;
 import io.fencer.server.raft.AppliedListener;
 import io.fencer.server.watch.LockEvents.Kept;
 import io.grpc.stub.ServerCallStreamObserver;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -18,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The Watch service of one peer: a bounded history of the lock events this peer applied, each at its position
@@ -38,6 +42,7 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
     private final Executor sender;
     /** The sender's thread, stopped at close; null when the sender is someone else's (tests). */
     private final ExecutorService senderThread;
+    private final LongAdder behindEnds = new LongAdder();
     private long firstSequence; // guarded by lock: the sequence number of the oldest event kept
     private long nextSequence; // guarded by lock: the sequence number the next event gets
     /** The oldest revision from which every lock event is kept. */
@@ -220,6 +225,31 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
     /** Forgets an ended stream. */
     void remove(WatchStream stream) {
         streams.remove(stream);
+    }
+
+    /** Counts one stream ended because the history moved past its next event. */
+    void endedBehind() {
+        behindEnds.increment();
+    }
+
+    /**
+     * Exports the Watch service's gauges and counter to {@code registry}: the streams open, the events kept, and the
+     * streams ended for falling behind the history (a watcher that stopped reading, or a history too short).
+     */
+    public void register(MeterRegistry registry) {
+        Gauge.builder("fencer.watch.streams", this, WatchHub::streamCount)
+                .description("Watch streams open on this peer").register(registry);
+        Gauge.builder("fencer.watch.events.kept", this, WatchHub::eventsKept)
+                .description("Lock events this peer keeps for Watch (at most watchEventsKeptMax)").register(registry);
+        FunctionCounter.builder("fencer.watch.behind.ends", behindEnds, LongAdder::sum)
+                .description("Watch streams ended RESOURCE_EXHAUSTED because the history moved past their next event")
+                .register(registry);
+    }
+
+    private long eventsKept() {
+        synchronized (lock) {
+            return nextSequence - firstSequence;
+        }
     }
 
     /** Returns how many Watch streams are open (for tests and metrics). */

@@ -69,6 +69,7 @@ final class WatchStream {
     private synchronized void sendReady() {
         while (!closed) {
             if (hub.evicted(cursor)) {
+                hub.endedBehind();
                 fail(new LimitExceededException("watchEventsKeptMax", hub.limits().eventsKeptMax(),
                         "this watcher fell behind: its next event left the history of the last "
                                 + hub.limits().eventsKeptMax() + " events (watchEventsKeptMax) before it was read"));

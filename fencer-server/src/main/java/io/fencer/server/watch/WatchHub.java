@@ -51,8 +51,11 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
     private long appliedRevision; // guarded by lock
     private boolean closed; // guarded by lock
 
-    /** What one read of the history gave a stream: the events after its cursor that match, and its next cursor. */
-    record Batch(List<Kept> events, long nextSequence) {}
+    /**
+     * What one read of the history gave a stream: the events after its cursor that match, and its next cursor; or
+     * {@code evicted}, when the event at its cursor has left the history (then no events).
+     */
+    record Batch(List<Kept> events, long nextSequence, boolean evicted) {}
 
     /** Returns a hub keeping at most {@code limits.eventsKeptMax()} events; {@code name} names its thread. */
     public WatchHub(WatchLimits limits, String name) {
@@ -206,19 +209,24 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
 
     /**
      * Returns the events matching {@code prefix} among at most {@code scanMax} events from {@code sequence} on,
-     * and the sequence after the last one looked at.
+     * and the sequence after the last one looked at; or an evicted batch when the event at {@code sequence} is
+     * gone. Checked here, under the lock, and not only before: an eviction between a check and this read would
+     * otherwise skip the evicted events silently.
      */
     Batch read(long sequence, String prefix, int scanMax) {
         synchronized (lock) {
-            long end = Math.min(nextSequence, Math.max(sequence, firstSequence) + scanMax);
+            if (sequence < firstSequence) {
+                return new Batch(List.of(), sequence, true);
+            }
+            long end = Math.min(nextSequence, sequence + scanMax);
             List<Kept> events = new ArrayList<>();
-            for (long next = Math.max(sequence, firstSequence); next < end; next++) {
+            for (long next = sequence; next < end; next++) {
                 Kept kept = ring[slot(next)];
                 if (kept.lock().startsWith(prefix)) {
                     events.add(kept);
                 }
             }
-            return new Batch(events, Math.max(end, sequence));
+            return new Batch(events, Math.max(end, sequence), false);
         }
     }
 

@@ -69,10 +69,7 @@ final class WatchStream {
     private synchronized void sendReady() {
         while (!closed) {
             if (hub.evicted(cursor)) {
-                hub.endedBehind();
-                fail(new LimitExceededException("watchEventsKeptMax", hub.limits().eventsKeptMax(),
-                        "this watcher fell behind: its next event left the history of the last "
-                                + hub.limits().eventsKeptMax() + " events (watchEventsKeptMax) before it was read"));
+                endBehind(); // before waiting for the client: a stalled watcher learns it as soon as it reads
                 return;
             }
             if (!call.isReady()) {
@@ -84,6 +81,10 @@ final class WatchStream {
                 continue;
             }
             WatchHub.Batch batch = hub.read(cursor, prefix, SCAN_MAX);
+            if (batch.evicted()) {
+                endBehind();
+                return;
+            }
             if (batch.nextSequence() == cursor) {
                 return; // caught up: the next event wakes this stream
             }
@@ -91,6 +92,13 @@ final class WatchStream {
             batch.events().forEach(kept -> call.onNext(LockEvents.wire(kept)));
             cursor = batch.nextSequence();
         }
+    }
+
+    private void endBehind() {
+        hub.endedBehind();
+        fail(new LimitExceededException("watchEventsKeptMax", hub.limits().eventsKeptMax(),
+                "this watcher fell behind: its next event left the history of the last "
+                        + hub.limits().eventsKeptMax() + " events (watchEventsKeptMax) before it was read"));
     }
 
     /** Ends the stream with {@code error}, once. */

@@ -7,8 +7,10 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code fencer lock}: the group of lock commands. */
-@Command(name = "lock", mixinStandardHelpOptions = true, description = "Acquire locks and show their state.",
-        subcommands = {LockAcquireCommand.class, LockExecCommand.class, LockStatusCommand.class})
+@Command(name = "lock", mixinStandardHelpOptions = true,
+        description = "Acquire locks, show their state and watch their events.",
+        subcommands = {LockAcquireCommand.class, LockExecCommand.class, LockStatusCommand.class,
+            LockWatchCommand.class})
 final class LockCommand implements Runnable {
     @ParentCommand
     Main main;
@@ -18,6 +20,6 @@ final class LockCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: choose acquire, exec or status");
+        throw new ParameterException(spec.commandLine(), "Missing command: choose acquire, exec, status or watch");
     }
 }

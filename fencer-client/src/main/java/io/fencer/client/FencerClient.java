@@ -29,6 +29,21 @@ public interface FencerClient extends AutoCloseable {
     /** Asks whether {@code token} is still its lock's holder, and if not, what superseded or ended it. */
     TokenStatus validate(FencingToken token);
 
+    /**
+     * Watches the events of the locks whose names start with {@code prefix}, from now on: queued, granted,
+     * released, expired, wait ended, each delivered once, in log order, to {@code listener}.
+     */
+    default Watch watch(String prefix, WatchListener listener) {
+        return watch(prefix, WatchPosition.NOW, listener);
+    }
+
+    /**
+     * Watches from {@code from}: every event at or after it (use {@link WatchPosition#next()} of the last event seen
+     * to resume after it). A position older than the server's history ends the watch at once with
+     * {@link io.fencer.core.RevisionOutOfRangeException} in {@link WatchListener#onEnded}.
+     */
+    Watch watch(String prefix, WatchPosition from, WatchListener listener);
+
     /** Closes the connections; sessions opened through this client are closed first. */
     @Override
     void close();

@@ -1,5 +1,6 @@
 package io.fencer.client;
 
+import io.fencer.core.FencingToken;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -24,4 +25,10 @@ public interface LeaderElection {
 
     /** Returns the current leader's term, or empty when there is none. */
     Optional<LockStatus> leader();
+
+    /**
+     * Observes the election: {@code leader} receives the current leader's term (its epoch token, unsigned) or empty
+     * when there is none, first as it is now, then at each change, until the returned watch is closed.
+     */
+    Watch observe(java.util.function.Consumer<Optional<FencingToken>> leader);
 }

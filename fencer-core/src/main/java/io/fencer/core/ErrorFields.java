@@ -30,6 +30,7 @@ import java.util.function.Function;
  *   PERMISSION_DENIED    lock                                 identity, permission (lock = the name, may be empty)
  *   NOT_LEADER                                                leaderAddress
  *   UNAVAILABLE, INTERNAL                                     message
+ *   OUT_OF_RANGE                                              value = the requested revision, oldestRevision
  * </pre>
  *
  * <p>Components a reason does not use are empty: {@code ""}, {@code 0}, and a null {@code policy}. A reason whose
@@ -53,15 +54,24 @@ import java.util.function.Function;
  * @param why BAD_TOKEN_SIGNATURE: why the signature was refused, as a clause
  * @param identity PERMISSION_DENIED: the refused caller's identity
  * @param permission PERMISSION_DENIED: the permission the call needed ({@code lock}, {@code read} ...)
+ * @param oldestRevision OUT_OF_RANGE: the oldest revision from which the server's Watch history is complete
  */
 public record ErrorFields(ErrorReason reason, String message, String field, String value, String limit,
         long limitValue, long sessionId, String lock, long presentedToken, long currentToken, String leaderAddress,
-        FencePolicy policy, String why, String identity, String permission) {
+        FencePolicy policy, String why, String identity, String permission, long oldestRevision) {
 
     private static final Map<ErrorReason, Mapping<?>> MAPPINGS = mappings();
 
     public ErrorFields {
         Objects.requireNonNull(reason, "reason");
+    }
+
+    /** As the canonical constructor, without {@code oldestRevision} (0): every reason but OUT_OF_RANGE. */
+    public ErrorFields(ErrorReason reason, String message, String field, String value, String limit,
+            long limitValue, long sessionId, String lock, long presentedToken, long currentToken, String leaderAddress,
+            FencePolicy policy, String why, String identity, String permission) {
+        this(reason, message, field, value, limit, limitValue, sessionId, lock, presentedToken, currentToken,
+                leaderAddress, policy, why, identity, permission, 0);
     }
 
     /**
@@ -95,7 +105,8 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
     public Builder toBuilder() {
         return new Builder(reason).message(message).field(field).value(value).limit(limit).limitValue(limitValue)
                 .sessionId(sessionId).lock(lock).presentedToken(presentedToken).currentToken(currentToken)
-                .leaderAddress(leaderAddress).policy(policy).why(why).identity(identity).permission(permission);
+                .leaderAddress(leaderAddress).policy(policy).why(why).identity(identity).permission(permission)
+                .oldestRevision(oldestRevision);
     }
 
     /**
@@ -152,7 +163,23 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
                     fields -> new UnavailableException(fields.message()));
             case INTERNAL -> new Mapping<>(InternalException.class, (error, fields) -> { },
                     fields -> new InternalException(fields.message()));
+            case OUT_OF_RANGE -> new Mapping<>(RevisionOutOfRangeException.class,
+                    (error, fields) -> fields.value(Long.toString(error.requestedRevision()))
+                            .oldestRevision(error.oldestRevision()),
+                    fields -> new RevisionOutOfRangeException(revision(fields.value()), fields.oldestRevision()));
         };
+    }
+
+    /**
+     * Returns the revision an OUT_OF_RANGE detail names in {@code value}; 0 when it names none or no number (the
+     * sentence still says what the server meant; {@code oldestRevision}, the field that matters, is numeric).
+     */
+    private static long revision(String value) {
+        try {
+            return Long.parseUnsignedLong(value);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     private static Map<ErrorReason, Mapping<?>> mappings() {
@@ -195,6 +222,7 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
         private String why = "";
         private String identity = "";
         private String permission = "";
+        private long oldestRevision;
 
         private Builder(ErrorReason reason) {
             this.reason = Objects.requireNonNull(reason, "reason");
@@ -270,9 +298,14 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
             return this;
         }
 
+        public Builder oldestRevision(long oldestRevision) {
+            this.oldestRevision = oldestRevision;
+            return this;
+        }
+
         public ErrorFields build() {
             return new ErrorFields(reason, message, field, value, limit, limitValue, sessionId, lock, presentedToken,
-                    currentToken, leaderAddress, policy, why, identity, permission);
+                    currentToken, leaderAddress, policy, why, identity, permission, oldestRevision);
         }
     }
 }

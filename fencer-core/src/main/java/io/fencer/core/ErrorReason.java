@@ -18,5 +18,6 @@ public enum ErrorReason {
     PERMISSION_DENIED,
     NOT_LEADER,
     UNAVAILABLE,
-    INTERNAL
+    INTERNAL,
+    OUT_OF_RANGE
 }

@@ -26,6 +26,7 @@ class ErrorFieldsTest {
             case NOT_LEADER -> new NotLeaderException("host-23:24");
             case UNAVAILABLE -> new UnavailableException("message 25");
             case INTERNAL -> new InternalException("message 26");
+            case OUT_OF_RANGE -> new RevisionOutOfRangeException(30, 31);
         };
     }
 
@@ -101,6 +102,17 @@ class ErrorFieldsTest {
 
         assertThatThrownBy(() -> ErrorFields.of(impostor)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("NOT_HOLDER").hasMessageContaining("NotHolderException");
+    }
+
+    /** Regression: a detail whose value is no number (a malformed or generic one) made toException throw. */
+    @Test
+    void toException_outOfRangeWhoseValueIsNoNumber_buildsItWithRevisionZero() {
+        FencerException error = ErrorFields.builder(ErrorReason.OUT_OF_RANGE).value("orders").oldestRevision(12)
+                .build().toException();
+
+        assertThat(error).isInstanceOf(RevisionOutOfRangeException.class);
+        assertThat(((RevisionOutOfRangeException) error).requestedRevision()).isZero();
+        assertThat(((RevisionOutOfRangeException) error).oldestRevision()).isEqualTo(12);
     }
 
     @Test

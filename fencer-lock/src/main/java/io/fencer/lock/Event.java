@@ -25,4 +25,10 @@ public sealed interface Event {
 
     /** A lock freed by expiry entered lock-delay: the leader proposes {@code EndLockDelay} after the delay. */
     record LockDelayStarted(String lock) implements Event {}
+
+    /** A session joined the FIFO queue of {@code lock} (a retry that keeps its place reports nothing). */
+    record Queued(long sessionId, String lock, String requestId) implements Event {}
+
+    /** A queued wait was cancelled by its caller (its wait deadline passed, or the call was abandoned). */
+    record WaitCancelled(long sessionId, String lock) implements Event {}
 }

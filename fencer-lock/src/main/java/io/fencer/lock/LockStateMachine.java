@@ -97,7 +97,7 @@ public final class LockStateMachine {
         } else if (command instanceof Command.Acquire acquire) {
             result = acquire(acquire, events);
         } else if (command instanceof Command.CancelWait cancel) {
-            result = cancelWait(cancel);
+            result = cancelWait(cancel, events);
         } else if (command instanceof Command.Release release) {
             result = release(release, events);
         } else if (command instanceof Command.EndLockDelay end) {
@@ -207,7 +207,7 @@ public final class LockStateMachine {
         if (!acquire.waitQueued()) {
             return new Result.Busy(record.name, record.holderToken());
         }
-        return enqueue(session, acquire, record);
+        return enqueue(session, acquire, record, events);
     }
 
     /** Grants a lock nobody holds, waits for or delays; {@code existing} is its record, or null when none. */
@@ -235,7 +235,7 @@ public final class LockStateMachine {
         return new Result.Granted(issue(record, session, acquire.requestId(), events));
     }
 
-    private Result enqueue(SessionRecord session, Command.Acquire acquire, LockRecord record) {
+    private Result enqueue(SessionRecord session, Command.Acquire acquire, LockRecord record, List<Event> events) {
         if (record.waiters.size() >= limits.waitersPerLockMax()) {
             return new Result.Rejected(new LimitExceededException("waitersPerLockMax", limits.waitersPerLockMax(),
                     "cannot queue on lock '" + record.name + "': " + record.waiters.size()
@@ -253,6 +253,7 @@ public final class LockStateMachine {
         record.waiters.put(session.id, acquire.requestId());
         session.waiting.add(record.name);
         waiterCount++;
+        events.add(new Event.Queued(session.id, record.name, acquire.requestId()));
         return new Result.Queued(record.name, position);
     }
 
@@ -415,7 +416,7 @@ public final class LockStateMachine {
         return new Result.DelayEnded(lock, true, grantNext(record, events));
     }
 
-    private Result cancelWait(Command.CancelWait cancel) {
+    private Result cancelWait(Command.CancelWait cancel, List<Event> events) {
         SessionRecord session = sessions.get(cancel.sessionId());
         if (session == null) {
             return new Result.WaitCancelled(false); // an ended session waits for nothing
@@ -437,6 +438,7 @@ public final class LockStateMachine {
         }
         waiterCount--;
         session.waiting.remove(record.name);
+        events.add(new Event.WaitCancelled(cancel.sessionId(), record.name));
         dropIfIdle(record);
         return new Result.WaitCancelled(true);
     }

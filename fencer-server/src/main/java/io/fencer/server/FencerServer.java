@@ -23,6 +23,7 @@ import io.fencer.server.rpc.MalformedRequests;
 import io.fencer.server.rpc.StreamFlow;
 import io.fencer.server.store.StoreRole;
 import io.fencer.server.tls.TlsMaterial;
+import io.fencer.server.watch.WatchHub;
 import io.grpc.Server;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
@@ -72,6 +73,7 @@ public final class FencerServer implements AutoCloseable {
     private volatile SessionKeeper keeper;
     private volatile ServerMetrics metrics;
     private volatile LocksService service;
+    private final WatchHub watches;
     private volatile StoreRole store;
     private volatile Server grpc;
     private volatile AdminHttpServer admin;
@@ -81,6 +83,7 @@ public final class FencerServer implements AutoCloseable {
         this.config = config;
         this.testIdentities = testIdentities;
         this.stateMachine = new RaftLockStateMachine(config.limits());
+        this.watches = new WatchHub(config.watch(), config.id());
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "fencer-timers-" + config.id());
             thread.setDaemon(true);
@@ -150,6 +153,7 @@ public final class FencerServer implements AutoCloseable {
         TlsMaterial tls = config.tls() == null ? null : config.tls().load();
         Files.createDirectories(config.dataDir());
         stateMachine.addListener(pending);
+        stateMachine.addListener(watches); // before the start: the snapshot loaded and the log replayed count
         // Listeners that need the raft node are added before it starts: replaying the log already emits events.
         SessionKeeperHolder keeperHolder = new SessionKeeperHolder();
         stateMachine.addListener(keeperHolder);
@@ -167,9 +171,10 @@ public final class FencerServer implements AutoCloseable {
 
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
-                config.tokenKeys(), new SessionSecrets(config.ticker()), metrics::recordRequest, authorizer);
+                config.tokenKeys(), new SessionSecrets(config.ticker()), metrics::recordRequest, authorizer, watches);
         RefusedCalls refusals = new RefusedCalls(metrics.registry(), config.ticker());
         service.registerStreamMetrics(metrics.registry());
+        watches.register(metrics.registry());
         List<ServerServiceDefinition> services = new ArrayList<>();
         services.add(intercepted(MalformedRequests.guard(service.bindService(), INBOUND_MESSAGE_BYTES_MAX),
                 refusals));
@@ -275,6 +280,7 @@ public final class FencerServer implements AutoCloseable {
             if (server != null) {
                 server.shutdown();
                 service.shutdown();
+                watches.close();
                 if (store != null) {
                     store.shutdownStreams();
                 }
@@ -310,6 +316,11 @@ public final class FencerServer implements AutoCloseable {
     long appliedIndex() {
         RaftNode node = raft;
         return node == null ? 0 : node.appliedIndex();
+    }
+
+    /** Returns how many Watch streams this peer serves now (for tests). */
+    int watchStreams() {
+        return watches.streamCount();
     }
 
     /** Returns the hosted store role, or null when the store is off (for tests). */

@@ -4,6 +4,7 @@ import io.fencer.core.Ticker;
 import io.fencer.core.TokenKeys;
 import io.fencer.lock.Limits;
 import io.fencer.server.tls.TlsFiles;
+import io.fencer.server.watch.WatchLimits;
 import io.fencer.store.StoreOptions;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -36,10 +37,11 @@ import java.util.Objects;
  * @param httpPort the HTTP port serving the unary methods of Locks and Store in the Connect protocol (HTTPS with
  *     {@code tls}); -1 = off (the default here, so that settings on free ports bind no fixed one; the CLI's
  *     default is the port + 3), 0 = any free port
+ * @param watch the limits of the Watch service (watchers, events kept); default {@link WatchLimits#DEFAULT}
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
         List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
-        StoreOptions store, Path acl, TlsFiles tls, int httpPort) {
+        StoreOptions store, Path acl, TlsFiles tls, int httpPort, WatchLimits watch) {
 
     public ServerConfig {
         Objects.requireNonNull(dataDir, "dataDir");
@@ -49,14 +51,15 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
         Objects.requireNonNull(lockDelay, "lockDelay");
         Objects.requireNonNull(limits, "limits");
         Objects.requireNonNull(ticker, "ticker");
+        Objects.requireNonNull(watch, "watch");
     }
 
-    /** Returns settings without an HTTP port. */
+    /** Returns settings without an HTTP port and with the default Watch limits. */
     public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
             List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
             StoreOptions store, Path acl, TlsFiles tls) {
         this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, tokenKeys, store, acl,
-                tls, -1);
+                tls, -1, WatchLimits.DEFAULT);
     }
 
     /** Returns settings without an ACL file, in plaintext. */
@@ -82,57 +85,63 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort);
+                tokenKeys, store, acl, tls, httpPort, watch);
     }
 
     public ServerConfig withPeers(String id, List<Peer> peers) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort);
+                tokenKeys, store, acl, tls, httpPort, watch);
     }
 
     public ServerConfig withLockDelay(Duration lockDelay) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort);
+                tokenKeys, store, acl, tls, httpPort, watch);
     }
 
     public ServerConfig withLimits(Limits limits) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort);
+                tokenKeys, store, acl, tls, httpPort, watch);
     }
 
     public ServerConfig withTicker(Ticker ticker) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort);
+                tokenKeys, store, acl, tls, httpPort, watch);
     }
 
     /** Returns these settings signing sequencers with {@code tokenKeys} (null = unsigned). */
     public ServerConfig withTokenKeys(TokenKeys tokenKeys) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort);
+                tokenKeys, store, acl, tls, httpPort, watch);
     }
 
     /** Returns these settings hosting the store with {@code store} limits, or no store when null. */
     public ServerConfig withStore(StoreOptions store) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort);
+                tokenKeys, store, acl, tls, httpPort, watch);
     }
 
     /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
     public ServerConfig withAcl(Path acl) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort);
+                tokenKeys, store, acl, tls, httpPort, watch);
     }
 
     /** Returns these settings serving TLS with {@code tls} on every port, or plaintext when null. */
     public ServerConfig withTls(TlsFiles tls) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort);
+                tokenKeys, store, acl, tls, httpPort, watch);
     }
 
     /** Returns these settings serving the HTTP port on {@code httpPort} (-1 = off, 0 = any free port). */
     public ServerConfig withHttpPort(int httpPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort);
+                tokenKeys, store, acl, tls, httpPort, watch);
+    }
+
+    /** Returns these settings with {@code watch} as the Watch service's limits. */
+    public ServerConfig withWatchLimits(WatchLimits watch) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store, acl, tls, httpPort, watch);
     }
 
     /**

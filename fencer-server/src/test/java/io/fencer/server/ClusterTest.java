@@ -112,6 +112,41 @@ class ClusterTest {
         assertThat(health.body()).contains("\"status\":\"no-leader\"", "\"leader\":\"\"");
     }
 
+    /**
+     * Watch on a follower: the same events at the same positions as on the leader, and the stream survives the
+     * leader's death, going on with the new leader's events.
+     */
+    @Test
+    void watch_onAFollower_seesTheLeadersEventsAtTheSamePositionsAcrossAFailover() throws Exception {
+        startThreePeers();
+        FencerServer leader = awaitLeader();
+        FencerServer follower = followersOf(leader).get(0);
+        Watching onLeader = Watching.start(channelOf(leader), Watching.from("", 0, 0));
+        long from = onLeader.next().getRevision();
+        LocksGrpc.LocksBlockingStub leaderStub = stubOf(leader);
+        TestServers.TestSession session = openSession(leaderStub, TTL_MILLIS);
+        release(leaderStub, session, acquire(leaderStub, session, "orders", 0).getToken());
+        List<io.fencer.api.v1.LockEvent> leaderEvents = onLeader.next(2);
+
+        Watching onFollower = await().atMost(ELECTION_MAX).ignoreExceptions().until(() -> {
+            Watching watching = Watching.start(channelOf(follower), Watching.from("", from, 0));
+            watching.next(); // a follower that has not applied `from - 1` yet refuses it as a future revision
+            return watching;
+        }, java.util.Objects::nonNull);
+        assertThat(onFollower.next(2)).as("a follower's view: the leader's events, positions included")
+                .isEqualTo(leaderEvents);
+
+        kill(leader);
+        FencerServer newLeader = awaitLeader();
+        LocksGrpc.LocksBlockingStub newStub = stubOf(newLeader);
+        AcquireResponse after = acquire(newStub, session, "orders", 0);
+
+        io.fencer.api.v1.LockEvent granted = onFollower.next();
+        assertThat(granted.getToken()).as("the same stream, after the failover").isEqualTo(after.getToken());
+        assertThat(granted.getRevision()).isGreaterThan(leaderEvents.get(1).getRevision());
+        onFollower.cancel();
+    }
+
     private void startThreePeers() throws Exception {
         for (String id : List.of("n1", "n2", "n3")) {
             peers.add(new ServerConfig.Peer(id, "127.0.0.1", TestServers.freePort(), TestServers.freePort()));

@@ -23,6 +23,7 @@ import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.StorePipelineRequest;
 import io.fencer.api.v1.StorePipelineResponse;
+import io.fencer.api.v1.WatchRequest;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.core.ErrorReason;
 import io.fencer.core.Sequencer;
@@ -31,6 +32,7 @@ import io.fencer.core.TokenKeys;
 import io.fencer.server.StoreServiceTest.StoreTesting;
 import io.fencer.server.rpc.ErrorCatalogue;
 import io.fencer.server.rpc.TestIdentities;
+import io.fencer.server.watch.WatchLimits;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
@@ -121,6 +123,7 @@ class StandardErrorDetailsTest {
             case PERMISSION_DENIED -> Status.Code.PERMISSION_DENIED;
             case NOT_LEADER, UNAVAILABLE -> Status.Code.UNAVAILABLE;
             case INTERNAL -> Status.Code.INTERNAL;
+            case OUT_OF_RANGE -> Status.Code.OUT_OF_RANGE;
         };
     }
 
@@ -143,6 +146,7 @@ class StandardErrorDetailsTest {
                     "hijacked", 0));
             case UNAVAILABLE -> unavailable();
             case TOKEN_EXHAUSTED, INTERNAL -> fromTheCatalogueOverRealGrpc(reason);
+            case OUT_OF_RANGE -> outOfRange();
         };
     }
 
@@ -170,6 +174,10 @@ class StandardErrorDetailsTest {
             case TOKEN_EXHAUSTED -> assertThat(detail.getCurrentToken()).isEqualTo(
                     io.fencer.core.FencingToken.VALUE_MAX);
             case INTERNAL -> assertThat(message).contains("IllegalStateException", "a bug");
+            case OUT_OF_RANGE -> {
+                assertThat(detail.getValue()).isEqualTo("1");
+                assertThat(detail.getOldestRevision()).isGreaterThan(1);
+            }
         }
     }
 
@@ -223,6 +231,23 @@ class StandardErrorDetailsTest {
                 return failing(() -> acquire(mallory, session, "jobs/nightly", 0));
             } finally {
                 TestServers.close(guardedChannel);
+            }
+        }
+    }
+
+    /** A Watch from revision 1 on a server that keeps one event and has applied two since. */
+    private StatusRuntimeException outOfRange() throws Exception {
+        try (FencerServer small = FencerServer.start(TestServers.singlePeer(dataRoot.resolve("small-history"),
+                new TestServers.ManualTicker()).withWatchLimits(new WatchLimits(10, 1)))) {
+            ManagedChannel smallChannel = TestServers.channel(small);
+            try {
+                TestServers.awaitServing(small, smallChannel);
+                LocksGrpc.LocksBlockingStub stub = TestServers.stub(smallChannel);
+                TestSession session = openSession(stub, TTL_MILLIS);
+                release(stub, session, acquire(stub, session, "a", 0).getToken()); // two events: the grant is gone
+                return failing(() -> stub.watch(WatchRequest.newBuilder().setFromRevision(1).build()).next());
+            } finally {
+                TestServers.close(smallChannel);
             }
         }
     }

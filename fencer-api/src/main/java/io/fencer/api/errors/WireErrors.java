@@ -72,6 +72,7 @@ public final class WireErrors {
             case PERMISSION_DENIED -> Status.PERMISSION_DENIED;
             case NOT_LEADER, UNAVAILABLE -> Status.UNAVAILABLE;
             case INTERNAL -> Status.INTERNAL;
+            case OUT_OF_RANGE -> Status.OUT_OF_RANGE;
         };
     }
 
@@ -159,6 +160,7 @@ public final class WireErrors {
                 .setWhy(text(fields.why()))
                 .setIdentity(text(fields.identity()))
                 .setPermission(text(fields.permission()))
+                .setOldestRevision(fields.oldestRevision())
                 .build();
     }
 
@@ -305,7 +307,7 @@ public final class WireErrors {
         return new ErrorFields(reason, message, detail.getField(), detail.getValue(), detail.getLimit(),
                 detail.getLimitValue(), detail.getSessionId(), detail.getLock(), detail.getPresentedToken(),
                 detail.getCurrentToken(), detail.getLeaderAddress(), policy(detail.getPolicy()), detail.getWhy(),
-                detail.getIdentity(), detail.getPermission());
+                detail.getIdentity(), detail.getPermission(), detail.getOldestRevision());
     }
 
     private static FencerException byStatus(Status status) {

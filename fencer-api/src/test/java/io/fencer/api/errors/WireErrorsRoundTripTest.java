@@ -17,6 +17,7 @@ import io.fencer.core.LimitExceededException;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.NotLeaderException;
 import io.fencer.core.PermissionDeniedException;
+import io.fencer.core.RevisionOutOfRangeException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;
@@ -64,6 +65,7 @@ class WireErrorsRoundTripTest {
             case NOT_LEADER -> new NotLeaderException("host-23:24");
             case UNAVAILABLE -> new UnavailableException("message 25");
             case INTERNAL -> new InternalException("message 26");
+            case OUT_OF_RANGE -> new RevisionOutOfRangeException(30, 31);
         };
     }
 

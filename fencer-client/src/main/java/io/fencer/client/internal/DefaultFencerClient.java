@@ -12,6 +12,9 @@ import io.fencer.client.FencerClient;
 import io.fencer.client.LockStatus;
 import io.fencer.client.Session;
 import io.fencer.client.TokenStatus;
+import io.fencer.client.Watch;
+import io.fencer.client.WatchListener;
+import io.fencer.client.WatchPosition;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
@@ -23,6 +26,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -51,6 +55,7 @@ public final class DefaultFencerClient implements FencerClient {
     private final ExecutorService events;
     private final RequestIds requestIds = new RequestIds();
     private final Map<Long, DefaultSession> sessions = new ConcurrentHashMap<>();
+    private final Set<DefaultWatch> watches = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     DefaultFencerClient(List<String> endpoints, Duration callTimeout, Ticker ticker, ClientTransport transport) {
@@ -164,11 +169,22 @@ public final class DefaultFencerClient implements FencerClient {
     }
 
     @Override
+    public Watch watch(String prefix, WatchPosition from, WatchListener listener) {
+        Objects.requireNonNull(prefix, "prefix");
+        checkOpen();
+        DefaultWatch watch = new DefaultWatch(router, prefix, from, listener, watches::remove);
+        watches.add(watch);
+        watch.connect();
+        return watch;
+    }
+
+    @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
         try {
+            List.copyOf(watches).forEach(DefaultWatch::close);
             boolean reachable = true;
             for (DefaultSession session : List.copyOf(sessions.values())) {
                 // Once the service proved unreachable, do not spend a call timeout per session: they expire.

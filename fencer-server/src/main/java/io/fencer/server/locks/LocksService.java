@@ -10,6 +10,7 @@ import io.fencer.api.v1.KeepAliveRequest;
 import io.fencer.api.v1.KeepAliveResponse;
 import io.fencer.api.v1.ListRequest;
 import io.fencer.api.v1.ListResponse;
+import io.fencer.api.v1.LockEvent;
 import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
@@ -22,6 +23,7 @@ import io.fencer.api.v1.RenewRequest;
 import io.fencer.api.v1.RenewResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
+import io.fencer.api.v1.WatchRequest;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.LimitExceededException;
@@ -47,6 +49,7 @@ import io.fencer.server.rpc.Identities;
 import io.fencer.server.rpc.PipelineStream;
 import io.fencer.server.rpc.Replies;
 import io.fencer.server.rpc.StreamFlow;
+import io.fencer.server.watch.WatchHub;
 import io.grpc.Context;
 import io.grpc.MethodDescriptor;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -103,10 +106,13 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     private final BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos;
     /** Checks each call's permission, after its fields are validated and before anything is proposed or read. */
     private final Authorizer authorizer;
+    /** Serves Watch streams from this peer's history of applied lock events. */
+    private final WatchHub watches;
 
     public LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
             RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers, TokenKeys keys,
-            SessionSecrets secrets, BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos, Authorizer authorizer) {
+            SessionSecrets secrets, BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos, Authorizer authorizer,
+            WatchHub watches) {
         this.raft = raft;
         this.proposer = proposer;
         this.keeper = keeper;
@@ -118,6 +124,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         this.secrets = secrets;
         this.latencyNanos = latencyNanos;
         this.authorizer = authorizer;
+        this.watches = watches;
     }
 
     @Override
@@ -519,6 +526,24 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
             new KeepAliveStream(new RenewCall(call)).onNext(KeepAliveRequest.newBuilder().setSessionId(sessionId)
                     .setSessionSecret(request.getSessionSecret()).build());
+        } catch (RuntimeException e) {
+            Replies.send(call, null, e);
+        }
+    }
+
+    // --- watch ---
+
+    /**
+     * Streams lock events under a prefix from this peer's history (see locks.proto): served by every peer, leader or
+     * not, so no leadership check. Needs {@code read} on the whole prefix, as List.
+     */
+    @Override
+    public void watch(WatchRequest request, StreamObserver<LockEvent> out) {
+        ServerCallStreamObserver<LockEvent> call = (ServerCallStreamObserver<LockEvent>) out;
+        try {
+            String prefix = RequestChecks.prefix(request.getPrefix());
+            authorizer.checkPrefix(Permission.READ, prefix);
+            watches.watch(prefix, request.getFromRevision(), request.getFromOrdinal(), call);
         } catch (RuntimeException e) {
             Replies.send(call, null, e);
         }

@@ -194,15 +194,15 @@ public final class RaftLockStateMachine extends BaseStateMachine {
             counts = new Counts(machine.sessionCount(), machine.lockCount(), machine.waiterCount());
             lock.unlock();
         }
-        notifyListeners(events);
+        notifyListeners(entry.getIndex(), events);
         byte[] reply = CommandCodec.encodeResults(results);
         return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(reply)));
     }
 
-    private void notifyListeners(List<Event> events) {
+    private void notifyListeners(long revision, List<Event> events) {
         for (AppliedListener listener : listeners) {
             try {
-                listener.onApplied(events);
+                listener.onApplied(revision, events);
             } catch (RuntimeException e) {
                 LOG.error("listener {} failed on events {}", listener, events, e);
             }
@@ -318,6 +318,9 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         }
         LOG.info("state loaded from snapshot {} ({} sessions, {} locks)", snapshot.getTermIndex(),
                 counts.sessions(), counts.locks());
+        for (AppliedListener listener : listeners) {
+            listener.onStateLoaded(snapshot.getIndex());
+        }
     }
 
     /** A read waiting for {@link #query}; completes its future with the reader's answer or its failure. */

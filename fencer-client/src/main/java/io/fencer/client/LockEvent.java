@@ -1,0 +1,31 @@
+package io.fencer.client;
+
+import io.fencer.core.FencingToken;
+
+/**
+ * One event of a lock, as a {@link FencerClient#watch watch} delivers it, at its position in the lock service's log.
+ *
+ * @param position where the event is in the log: resume after it with {@link WatchPosition#next()}
+ * @param kind what happened
+ * @param lock the lock's name
+ * @param token GRANTED, RELEASED, EXPIRED: the grant's token (its sequencer unsigned); otherwise null
+ * @param sessionId the session that queued, was granted, or whose grant or wait ended
+ * @param endCause RELEASED, EXPIRED: how the grant ended (RELEASED, SESSION_CLOSED, SESSION_EXPIRED); otherwise null
+ */
+public record LockEvent(WatchPosition position, Kind kind, String lock, FencingToken token, long sessionId,
+        String endCause) {
+
+    /** What happened to the lock. */
+    public enum Kind {
+        /** A session joined the lock's queue. */
+        QUEUED,
+        /** The lock was granted under {@link #token()}. */
+        GRANTED,
+        /** The grant {@link #token()} was released, or its session closed. */
+        RELEASED,
+        /** The grant {@link #token()} ended because its session expired. */
+        EXPIRED,
+        /** A session's wait ended without a grant: cancelled, or its session ended. */
+        WAIT_ENDED
+    }
+}

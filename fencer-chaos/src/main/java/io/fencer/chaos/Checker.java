@@ -79,6 +79,8 @@ public final class Checker {
         counts.put("kills", digest.kills);
         counts.put("session_losses", digest.sessionLosses);
         counts.put("failovers", digest.failovers);
+        counts.put("partitions", digest.partitions);
+        counts.put("flaky", digest.flaky);
         if (digest.workload == Workload.COUNTER) {
             counts.put("final_value", digest.finalValue);
         } else {

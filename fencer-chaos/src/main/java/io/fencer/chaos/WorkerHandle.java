@@ -116,6 +116,9 @@ final class WorkerHandle implements AutoCloseable {
                 continue;
             }
             HistoryEvent last = HistoryJson.parse(lines.get(i));
+            if (last.type() == HistoryEvent.Type.INFO) {
+                continue; // a note (the worker's lease belief) says nothing about the last operation
+            }
             if (last.type() == HistoryEvent.Type.INVOKE) {
                 try (HistoryLog log = HistoryLog.open(historyFile, id, 0)) {
                     log.append(new HistoryEvent(nemesis.nowMicros(), id, HistoryEvent.Type.UNKNOWN, last.op(),

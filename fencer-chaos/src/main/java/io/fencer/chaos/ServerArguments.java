@@ -74,6 +74,8 @@ public record ServerArguments(Path dataDirectory, int port, int adminPort, int r
                 "--admin-port=" + adminPort, "--raft-port=" + raftPort, "--id=" + id));
         if (!host.equals(LOOPBACK)) {
             arguments.add("--host=" + host); // the loopback is the server's default: older command lines stay
+            // plaintext on purpose: a run's private namespaces on one machine, which only the harness reaches
+            arguments.add("--insecure");
         }
         if (!peers.isEmpty()) {
             arguments.add("--peers=" + peers.stream().map(Peer::toArgument).collect(Collectors.joining(",")));

@@ -36,7 +36,8 @@ public record StoreServerArguments(Path dataDirectory, int port, int adminPort, 
                 "--admin-port=" + adminPort);
         // the loopback is the store's default: older command lines stay as they were
         return host.equals(ServerArguments.LOOPBACK) ? arguments
-                : java.util.stream.Stream.concat(arguments.stream(), java.util.stream.Stream.of("--host=" + host))
-                        .toList();
+                // plaintext on purpose: a run's private namespaces on one machine, which only the harness reaches
+                : java.util.stream.Stream.concat(arguments.stream(), java.util.stream.Stream.of("--host=" + host,
+                        "--insecure")).toList();
     }
 }

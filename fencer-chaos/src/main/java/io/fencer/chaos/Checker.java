@@ -54,6 +54,7 @@ public final class Checker {
         }
         violationsByCheck.put(CheckResult.GRANTS_INCREASE,
                 GrantsCheck.violations(digest.grants, digest.failoversByTime));
+        violationsByCheck.put(CheckResult.LEASE_BELIEF, LeaseBeliefCheck.violations(history));
 
         Map<String, Integer> violationCounts = new LinkedHashMap<>();
         List<Violation> violations = new ArrayList<>();

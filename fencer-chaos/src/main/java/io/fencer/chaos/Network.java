@@ -28,8 +28,8 @@ import java.util.stream.Stream;
  * {@code tc netem} on a host's own end of its veth pair.
  *
  * <p>Every name carries the run's tag, {@code <pid>x<run>} in base 36, so a later run can tell an earlier run's
- * leftovers from a live run's: {@link #sweepLeftovers} removes the namespaces and links of tags whose harness
- * process is gone. The network is removed on {@link #close}, and by a shutdown hook when the harness exits without
+ * leftovers from a live run's: {@link #sweepLeftovers} removes the namespaces (killing what still runs in them:
+ * a crashed harness's servers) and links of tags whose harness process is gone. The network is removed on {@link #close}, and by a shutdown hook when the harness exits without
  * closing it (SIGTERM, SIGINT); after a SIGKILL the next run's sweep removes it.
  *
  * <p>Needs root and the {@code ip} and {@code tc} commands; {@link #requireAvailable} says what is missing.
@@ -272,6 +272,7 @@ final class Network implements AutoCloseable {
             }
         }
         for (String namespace : namespaces) {
+            killProcessesIn(namespace);
             runQuietly("ip", "netns", "del", namespace);
         }
         for (String link : existingLinks()) {
@@ -284,6 +285,24 @@ final class Network implements AutoCloseable {
             Files.deleteIfExists(STATE_DIRECTORY.resolve(tag));
         } catch (IOException e) {
             // a leftover file only names a tag; the next sweep finds it again
+        }
+    }
+
+    /**
+     * Kills (SIGKILL) every process still running in {@code namespace}: after a harness crash its servers would
+     * outlive it, and a namespace lives on while a process is in it.
+     */
+    private static void killProcessesIn(String namespace) {
+        for (String line : execute("ip", "netns", "pids", namespace).output.split("\n")) {
+            try {
+                ProcessHandle.of(Long.parseLong(line.strip())).ifPresent(process -> {
+                    process.destroyForcibly();
+                    process.onExit().orTimeout(COMMAND_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                            .exceptionally(failure -> process).join();
+                });
+            } catch (NumberFormatException e) {
+                // not a pid: an error message of a namespace gone meanwhile
+            }
         }
     }
 

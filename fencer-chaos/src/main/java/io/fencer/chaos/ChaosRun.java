@@ -208,9 +208,20 @@ public final class ChaosRun {
                 cluster.restartLock(victim);
                 nemesis.info(Op.RESTART, victim);
             }
-            case PARTITION -> NetworkFaults.partition(fault, network, cluster, nemesis);
+            case PARTITION -> NetworkFaults.partition(fault, network, cluster, nemesis, this::lastReader);
             case FLAKY -> NetworkFaults.flaky(fault, network, cluster, nemesis);
         }
+    }
+
+    /** Returns the worker that last read under a grant: the lock's holder, most likely. */
+    private String lastReader() {
+        WorkerHandle last = workers.get(0);
+        for (WorkerHandle worker : workers) {
+            if (worker.lastReadNanos() != 0 && worker.lastReadNanos() - last.lastReadNanos() > 0) {
+                last = worker;
+            }
+        }
+        return last.id;
     }
 
     /** Reads the counter or the set once every worker has stopped, retrying while the store comes back. */

@@ -69,7 +69,14 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
          * under Jepsen). Five peers: each sees its two ring neighbours. Three peers: the leader and one follower
          * are cut from each other, the third peer sees both (each of the two sees itself and that one).
          */
-        RING("ring");
+        RING("ring"),
+        /**
+         * The lock leader and the worker holding the lock (the last one to read under a grant) cut from the other
+         * peers: the holder's session sits on the deposed leader, the only peer it reaches, while the majority
+         * elects another leader and, once the holder's session expires there, grants the lock to someone else.
+         * The seed's partition of a client with a deposed leader; what the server's lease fix is for.
+         */
+        LEADER_MINORITY("leader-minority");
 
         private final String flag;
 
@@ -90,7 +97,7 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
                 }
             }
             throw new IllegalArgumentException("unknown partition '" + flag + "': expected leader-isolated, "
-                    + "worker-isolated or ring");
+                    + "worker-isolated, ring or leader-minority");
         }
     }
 
@@ -131,6 +138,8 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
                 case LEADER_ISOLATED -> "partition: the lock leader cut from the other peers, heal after ";
                 case WORKER_ISOLATED -> "partition: w" + worker + " cut from the lock service, heal after ";
                 case RING -> "partition: majorities ring of the lock peers, heal after ";
+                case LEADER_MINORITY -> "partition: the lock leader and the holder cut from the other peers, "
+                        + "heal after ";
             };
             case FLAKY -> "flaky: the lock leader's sends delayed and lost, end after ";
         };

@@ -38,8 +38,8 @@ public final class FaultSchedule {
 
     /**
      * Draws the schedule of a run with {@code peers} lock peers, whose partitions are drawn from
-     * {@code partitions}: leader-isolated and ring partitions need at least three peers, so with one peer only
-     * worker-isolated ones are drawn. The draws of the other kinds do not depend on these two arguments.
+     * {@code partitions}: leader-isolated, ring and leader-minority partitions need at least three peers, so with
+     * one peer only worker-isolated ones are drawn. The draws of the other kinds do not depend on these two arguments.
      *
      * @throws IllegalArgumentException when partitions are asked for and none of {@code partitions} applies
      */
@@ -49,7 +49,7 @@ public final class FaultSchedule {
                 .filter(partition -> peers >= 3 || partition == Fault.Partition.WORKER_ISOLATED).sorted().toList();
         if (kinds.contains(Fault.Kind.PARTITION) && partitionChoices.isEmpty()) {
             throw new IllegalArgumentException("no partition of " + partitions + " applies to " + peers
-                    + " lock peer(s): leader-isolated and ring need at least 3");
+                    + " lock peer(s): all but worker-isolated need at least 3");
         }
         if (workers < 1) {
             throw new IllegalArgumentException("workers " + workers + " < 1");

@@ -73,19 +73,19 @@ final class Network implements AutoCloseable {
      * @throws IllegalStateException naming what is missing
      */
     static void requireAvailable() {
-        requireAvailable(effectiveUserId(), System.getenv("PATH"));
+        requireAvailable(effectiveUserId(), searchDirectories(System.getenv("PATH")));
     }
 
-    /** Checks that user {@code userId} with {@code path} may build a network (injectable for tests). */
-    static void requireAvailable(long userId, String path) {
+    /** Checks that user {@code userId} finds {@code ip} and {@code tc} in {@code directories} (for tests). */
+    static void requireAvailable(long userId, List<Path> directories) {
         List<String> missing = new ArrayList<>();
         if (userId != 0) {
             missing.add("root (this process runs as uid " + userId + "; network namespaces, veth and tc need"
                     + " CAP_NET_ADMIN: run as root or with sudo)");
         }
         for (String command : List.of("ip", "tc")) {
-            if (findOnPath(command, path) == null) {
-                missing.add("the '" + command + "' command (iproute2) on PATH " + path);
+            if (findIn(command, directories) == null) {
+                missing.add("the '" + command + "' command (iproute2) in " + directories);
             }
         }
         if (!missing.isEmpty()) {
@@ -93,13 +93,22 @@ final class Network implements AutoCloseable {
         }
     }
 
-    private static Path findOnPath(String command, String path) {
-        List<String> directories = new ArrayList<>(List.of((path == null ? "" : path).split(":")));
-        // ip and tc live in sbin, which a root shell has on PATH but a service's environment may not
-        directories.addAll(List.of("/usr/sbin", "/sbin"));
-        for (String directory : directories) {
-            if (!directory.isEmpty() && Files.isExecutable(Path.of(directory, command))) {
-                return Path.of(directory, command);
+    /** Returns the directories of {@code path}, then sbin: a service's PATH may lack it, where ip and tc live. */
+    static List<Path> searchDirectories(String path) {
+        List<Path> directories = new ArrayList<>();
+        for (String directory : (path == null ? "" : path).split(":")) {
+            if (!directory.isEmpty()) {
+                directories.add(Path.of(directory));
+            }
+        }
+        directories.addAll(List.of(Path.of("/usr/sbin"), Path.of("/sbin")));
+        return directories;
+    }
+
+    private static Path findIn(String command, List<Path> directories) {
+        for (Path directory : directories) {
+            if (Files.isExecutable(directory.resolve(command))) {
+                return directory.resolve(command);
             }
         }
         return null;
@@ -107,7 +116,7 @@ final class Network implements AutoCloseable {
 
     /** Returns the absolute path of {@code command} when it is found on PATH or in sbin, else the name itself. */
     private static String binary(String command) {
-        Path found = findOnPath(command, System.getenv("PATH"));
+        Path found = findIn(command, searchDirectories(System.getenv("PATH")));
         return found == null ? command : found.toString();
     }
 

@@ -3,6 +3,7 @@ package io.fencer.chaos;
 import io.fencer.chaos.HistoryEvent.Op;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * The network faults of a run: partitions (blackhole routes between the processes' network hosts) and flaky
@@ -13,8 +14,11 @@ final class NetworkFaults {
     private NetworkFaults() {
     }
 
-    /** Makes {@code fault}'s partition, waits for its duration and heals it. */
-    static void partition(Fault fault, Network network, Cluster cluster, HistoryLog nemesis)
+    /**
+     * Makes {@code fault}'s partition, waits for its duration and heals it; {@code holder} names the worker that
+     * last read under a grant (the likely holder of the lock) at the moment it is asked.
+     */
+    static void partition(Fault fault, Network network, Cluster cluster, HistoryLog nemesis, Supplier<String> holder)
             throws InterruptedException {
         List<String> peers = cluster.lockHostNames();
         List<String[]> cuts = new ArrayList<>();
@@ -40,6 +44,20 @@ final class NetworkFaults {
                 description = worker + " cut from every lock peer; it still reaches the store";
             }
             case RING -> description = ring(cluster.leaderHostName(), peers, cuts, cutOff);
+            case LEADER_MINORITY -> {
+                String leader = cluster.leaderHostName();
+                String worker = holder.get();
+                for (String peer : peers) {
+                    if (!peer.equals(leader)) {
+                        cuts.add(new String[] {leader, peer});
+                        cuts.add(new String[] {worker, peer});
+                    }
+                }
+                cutOff.add(lane(leader));
+                cutOff.add(worker);
+                description = lane(leader) + " (the leader) and " + worker + " (the last to read under a grant) cut"
+                        + " from the other lock peers: " + worker + " reaches only the old leader";
+            }
             default -> throw new IllegalStateException("unknown partition " + fault.partition());
         }
         for (String[] cut : cuts) {

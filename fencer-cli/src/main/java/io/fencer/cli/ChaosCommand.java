@@ -56,9 +56,9 @@ final class ChaosCommand implements Callable<Integer> {
     List<String> faults;
 
     @Option(names = "--partitions", paramLabel = "LIST", split = ",",
-            defaultValue = "leader-isolated,worker-isolated,ring",
-            description = "Partitions the partition fault draws from: leader-isolated, worker-isolated, ring "
-                    + "(default: ${DEFAULT-VALUE}).")
+            defaultValue = "leader-isolated,worker-isolated,ring,leader-minority",
+            description = "Partitions the partition fault draws from: leader-isolated, worker-isolated, ring, "
+                    + "leader-minority (default: ${DEFAULT-VALUE}).")
     List<String> partitions;
 
     /**

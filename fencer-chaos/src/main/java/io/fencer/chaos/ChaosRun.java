@@ -208,7 +208,8 @@ public final class ChaosRun {
                 cluster.restartLock(victim);
                 nemesis.info(Op.RESTART, victim);
             }
-            case PARTITION -> NetworkFaults.partition(fault, network, cluster, nemesis, this::lastReader);
+            case PARTITION -> NetworkFaults.partition(fault, network, cluster, nemesis, this::lastReader,
+                    workers.stream().map(worker -> worker.id).toList());
             case FLAKY -> NetworkFaults.flaky(fault, network, cluster, nemesis);
         }
     }

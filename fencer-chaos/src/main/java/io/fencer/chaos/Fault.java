@@ -71,10 +71,11 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
          */
         RING("ring"),
         /**
-         * The lock leader and the worker holding the lock (the last one to read under a grant) cut from the other
-         * peers: the holder's session sits on the deposed leader, the only peer it reaches, while the majority
-         * elects another leader and, once the holder's session expires there, grants the lock to someone else.
-         * The seed's partition of a client with a deposed leader; what the server's lease fix is for.
+         * A clean split: the lock leader and the worker holding the lock (the last one to read under a grant) on
+         * one side, the other peers and workers on the other. The holder's session sits on the deposed leader, the
+         * only peer it reaches, while the majority elects another leader and, once the holder's session expires
+         * there, grants the lock to another worker. The seed's partition of a client with a deposed leader; what
+         * the server's lease fix is for.
          */
         LEADER_MINORITY("leader-minority");
 

@@ -16,10 +16,11 @@ final class NetworkFaults {
 
     /**
      * Makes {@code fault}'s partition, waits for its duration and heals it; {@code holder} names the worker that
-     * last read under a grant (the likely holder of the lock) at the moment it is asked.
+     * last read under a grant (the likely holder of the lock) at the moment it is asked, and {@code otherWorkers}
+     * are every worker's name.
      */
-    static void partition(Fault fault, Network network, Cluster cluster, HistoryLog nemesis, Supplier<String> holder)
-            throws InterruptedException {
+    static void partition(Fault fault, Network network, Cluster cluster, HistoryLog nemesis, Supplier<String> holder,
+            List<String> otherWorkers) throws InterruptedException {
         List<String> peers = cluster.lockHostNames();
         List<String[]> cuts = new ArrayList<>();
         List<String> cutOff = new ArrayList<>();
@@ -47,16 +48,18 @@ final class NetworkFaults {
             case LEADER_MINORITY -> {
                 String leader = cluster.leaderHostName();
                 String worker = holder.get();
-                for (String peer : peers) {
-                    if (!peer.equals(leader)) {
-                        cuts.add(new String[] {leader, peer});
-                        cuts.add(new String[] {worker, peer});
-                    }
+                List<String> majority = new ArrayList<>(peers);
+                majority.remove(leader);
+                majority.addAll(otherWorkers.stream().filter(other -> !other.equals(worker)).toList());
+                for (String host : majority) {
+                    cuts.add(new String[] {leader, host});
+                    cuts.add(new String[] {worker, host});
                 }
                 cutOff.add(lane(leader));
                 cutOff.add(worker);
                 description = lane(leader) + " (the leader) and " + worker + " (the last to read under a grant) cut"
-                        + " from the other lock peers: " + worker + " reaches only the old leader";
+                        + " from the other lock peers and workers: " + worker + " reaches only the old leader, the"
+                        + " others only the majority";
             }
             default -> throw new IllegalStateException("unknown partition " + fault.partition());
         }

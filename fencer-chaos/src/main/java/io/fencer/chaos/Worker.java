@@ -56,6 +56,8 @@ public final class Worker {
     static final long BELIEF_POLL_MILLIS = 20;
     /** A believed end is recorded when it moved on by at least this much (a keepalive's acknowledgement). */
     private static final long BELIEF_STEP_MICROS = 1_000;
+    /** What {@link #believedEndMicros} returns for a local lease that has ended. */
+    static final long NO_BELIEF = -1;
 
     private final WorkerOptions options;
     private final HistoryLog history;
@@ -157,12 +159,21 @@ public final class Worker {
             return; // released meanwhile: the belief ended with the release
         }
         long nowMicros = history.nowMicros();
-        long endMicros = nowMicros + current.session().leaseRemaining().toNanos() / 1_000;
-        if (endMicros >= believedEndMicros + BELIEF_STEP_MICROS) {
+        long endMicros = believedEndMicros(nowMicros, current.session().leaseRemaining());
+        if (endMicros != NO_BELIEF && endMicros >= believedEndMicros + BELIEF_STEP_MICROS) {
             believedEndMicros = endMicros;
             history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.INFO, Op.LEASE)
                     .withToken(current.token()).withValue(Long.toString(endMicros)));
         }
+    }
+
+    /**
+     * Returns the believed end of a local lease with {@code remaining} left at {@code nowMicros}, or
+     * {@link #NO_BELIEF} when it has ended: "now + 0" is no belief, and recording it would make an ended lease
+     * look as if it moved on with every look (a regression the lease-belief check once reported as violations).
+     */
+    static long believedEndMicros(long nowMicros, Duration remaining) {
+        return remaining.isZero() || remaining.isNegative() ? NO_BELIEF : nowMicros + remaining.toNanos() / 1_000;
     }
 
     private synchronized void hold(Session session, long token) {

@@ -17,7 +17,8 @@ import java.util.Map;
  * local lease end its session promised during the hold ({@code lease} events carrying the grant's token). A grant
  * of another worker that begins (its acquire's ok) inside that interval means the service granted the lock while a
  * holder could still, by its own lease, act unfenced: what a deposed leader acknowledging keepalives causes. A
- * grant with no {@code lease} event (a history from before the check) is a hold of no length and finds nothing.
+ * grant with no {@code lease} event (a history from before the check, or an answer that came after the worker's
+ * own local lease had ended) is a hold of no length: it finds nothing and is found by nothing.
  */
 final class LeaseBeliefCheck {
     /** One believed hold: who, under which token, from the grant to the end of the belief. */
@@ -107,6 +108,10 @@ final class LeaseBeliefCheck {
         List<Violation> violations = new ArrayList<>();
         Map<String, Hold> longestByProcess = new HashMap<>();
         for (Hold hold : holds(history)) {
+            if (hold.endMicros() <= hold.startMicros()) {
+                // its own local lease had ended when the grant's answer came: the worker never believed it held it
+                continue;
+            }
             Hold longest = null;
             for (Hold other : longestByProcess.values()) {
                 if (!other.process().equals(hold.process())

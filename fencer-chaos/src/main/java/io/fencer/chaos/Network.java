@@ -29,8 +29,9 @@ import java.util.stream.Stream;
  *
  * <p>Every name carries the run's tag, {@code <pid>x<run>} in base 36, so a later run can tell an earlier run's
  * leftovers from a live run's: {@link #sweepLeftovers} removes the namespaces (killing what still runs in them:
- * a crashed harness's servers) and links of tags whose harness process is gone. The network is removed on {@link #close}, and by a shutdown hook when the harness exits without
- * closing it (SIGTERM, SIGINT); after a SIGKILL the next run's sweep removes it.
+ * a crashed harness's servers) and links of tags whose harness process is gone. The network is removed on
+ * {@link #close}, and by a shutdown hook when the harness exits without closing it (SIGTERM, SIGINT); after a
+ * SIGKILL the next run's sweep removes it.
  *
  * <p>Needs root and the {@code ip} and {@code tc} commands; {@link #requireAvailable} says what is missing.
  */
@@ -44,6 +45,9 @@ final class Network implements AutoCloseable {
     private static final Pattern STATE_NAME = Pattern.compile("([0-9a-z]+)x([0-9a-z]+)");
     private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(30);
     private static final int HOSTS_MAX = 250;
+    /** The flaky link's rate and burst where the kernel has no netem. */
+    private static final String TBF_RATE = "256kbit";
+    private static final String TBF_BURST = "4kb";
     private static final AtomicInteger RUNS = new AtomicInteger();
 
     /** One process host: its name in the run ({@code n1}, {@code store}, {@code w3}), namespace and address. */
@@ -236,12 +240,37 @@ final class Network implements AutoCloseable {
         return blackholes.values().stream().mapToInt(Set::size).sum();
     }
 
-    /** Makes everything {@code hostName} sends late by {@code delay} ± {@code jitter}, and lost {@code lossPercent}%. */
-    synchronized void flaky(String hostName, Duration delay, Duration jitter, int lossPercent) {
+    /**
+     * Makes what {@code hostName} sends late by {@code delay} ± {@code jitter}, and lost {@code lossPercent}%, with
+     * {@code tc netem}; where the kernel has no netem (some VM kernels), throttles it instead with a token bucket
+     * ({@code tbf}: a small rate and queue, so packets wait and the excess is dropped). Returns what was applied.
+     */
+    synchronized String flaky(String hostName, Duration delay, Duration jitter, int lossPercent) {
         Host host = host(hostName);
-        run("ip", "netns", "exec", host.namespace(), "tc", "qdisc", "replace", "dev", host.namespaceLink(), "root",
-                "netem", "delay", delay.toMillis() + "ms", jitter.toMillis() + "ms", "loss", lossPercent + "%");
+        List<String> qdisc = new ArrayList<>(List.of("ip", "netns", "exec", host.namespace(), "tc", "qdisc",
+                "replace", "dev", host.namespaceLink(), "root"));
+        Result netem = execute(concat(qdisc, "netem", "delay", delay.toMillis() + "ms", jitter.toMillis() + "ms",
+                "loss", lossPercent + "%"));
+        String applied;
+        if (netem.status == 0) {
+            applied = "netem: delay " + delay.toMillis() + " ms ± " + jitter.toMillis() + " ms, loss " + lossPercent
+                    + "%";
+        } else if (netem.output.contains("qdisc kind is unknown")) {
+            run(concat(qdisc, "tbf", "rate", TBF_RATE, "burst", TBF_BURST, "latency", delay.toMillis() + "ms"));
+            applied = "tbf (this kernel has no netem): rate " + TBF_RATE + ", burst " + TBF_BURST + ", queue "
+                    + delay.toMillis() + " ms, the excess dropped";
+        } else {
+            throw new IllegalStateException("'" + String.join(" ", qdisc) + " netem ...' failed with status "
+                    + netem.status + ": " + netem.output.strip());
+        }
         flakyHosts.add(hostName);
+        return applied;
+    }
+
+    private static String[] concat(List<String> head, String... tail) {
+        List<String> all = new ArrayList<>(head);
+        all.addAll(List.of(tail));
+        return all.toArray(String[]::new);
     }
 
     /** Ends {@code hostName}'s flaky link. */

@@ -102,10 +102,10 @@ final class NetworkFaults {
     static void flaky(Fault fault, Network network, Cluster cluster, HistoryLog nemesis)
             throws InterruptedException {
         String leader = cluster.leaderHostName();
-        network.flaky(leader, ChaosRun.FLAKY_DELAY, ChaosRun.FLAKY_JITTER, ChaosRun.FLAKY_LOSS_PERCENT);
+        String applied = network.flaky(leader, ChaosRun.FLAKY_DELAY, ChaosRun.FLAKY_JITTER,
+                ChaosRun.FLAKY_LOSS_PERCENT);
         nemesis.append(HistoryEvent.of(nemesis.nowMicros(), nemesis.process(), HistoryEvent.Type.INFO, Op.FLAKY)
-                .withTarget(lane(leader)).withValue("delay " + ChaosRun.FLAKY_DELAY.toMillis() + " ms ± "
-                        + ChaosRun.FLAKY_JITTER.toMillis() + " ms, loss " + ChaosRun.FLAKY_LOSS_PERCENT + "%"));
+                .withTarget(lane(leader)).withValue(applied));
         Thread.sleep(fault.durationMillis());
         network.steady(leader);
         nemesis.append(HistoryEvent.of(nemesis.nowMicros(), nemesis.process(), HistoryEvent.Type.INFO, Op.HEAL)

@@ -70,7 +70,7 @@ final class LeaseBeliefCheck {
                 }
             } else if (event.op() == Op.RELEASE && event.type() == Type.INVOKE) {
                 closeIfOpen(open, process, event.timeMicros(), "its release", holds);
-            } else if (event.op() == Op.LEASE_LOST || event.op() == Op.SESSION_LOST) {
+            } else if (event.op() == Op.SESSION_LOST || event.op() == Op.LEASE_LOST && lostHeld(open, event)) {
                 closeIfOpen(open, process, event.timeMicros(), "learning its session was lost", holds);
             } else if (event.op() == Op.KILL && event.type() == Type.INFO) {
                 closeIfOpen(open, event.target(), event.timeMicros(), "its kill", holds);
@@ -81,6 +81,12 @@ final class LeaseBeliefCheck {
         }
         holds.sort(Comparator.comparingLong(Hold::startMicros));
         return holds;
+    }
+
+    /** Whether a {@code lease_lost} is of the session the open hold is held through (it carries the token). */
+    private static boolean lostHeld(Map<String, Open> open, HistoryEvent lost) {
+        Open hold = open.get(lost.process());
+        return hold != null && hold.token == lost.token();
     }
 
     private static void closeIfOpen(Map<String, Open> open, String process, long atMicros, String why,

@@ -23,17 +23,33 @@ import java.util.Set;
  * @param htmlFile where to write the HTML timeline, or null
  * @param svgFile where to write the timeline as an SVG picture alone, or null
  * @param summaryFile where to write the summary JSON, or null
+ * @param partitions the partitions a {@link Fault.Kind#PARTITION} fault is drawn from
+ * @param unsafeLeaseAck test only: start every lock peer with {@code -Dfencer.testing.unsafeLeaseAck=true}, which
+ *     switches the server's lease fix off (a peer acknowledges keepalives without confirming it still leads), so
+ *     a test can show that the {@code lease-belief} check finds what the fix prevents
  */
 public record ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
         int peers, Duration thinkMax, Duration ttl, Duration faultInterval, boolean fencing, Path directory,
-        Path htmlFile, Path svgFile, Path summaryFile) {
+        Path htmlFile, Path svgFile, Path summaryFile, Set<Fault.Partition> partitions, boolean unsafeLeaseAck) {
     /** The most workers a run may start. */
     public static final int WORKERS_MAX = 32;
     /** The longest run. */
     public static final Duration DURATION_MAX = Duration.ofHours(24);
 
+    /** The options of a run that draws every partition and keeps the server's lease fix on. */
+    public ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
+            int peers, Duration thinkMax, Duration ttl, Duration faultInterval, boolean fencing, Path directory,
+            Path htmlFile, Path svgFile, Path summaryFile) {
+        this(workers, workload, duration, seed, faults, peers, thinkMax, ttl, faultInterval, fencing, directory,
+                htmlFile, svgFile, summaryFile, EnumSet.allOf(Fault.Partition.class), false);
+    }
+
     public ChaosOptions {
         Objects.requireNonNull(workload, "workload");
+        if (partitions.isEmpty()) {
+            throw new IllegalArgumentException("no partition kinds to draw from");
+        }
+        partitions = Set.copyOf(EnumSet.copyOf(partitions));
         Objects.requireNonNull(duration, "duration");
         faults = faults.isEmpty() ? Set.of() : Set.copyOf(EnumSet.copyOf(faults));
         Objects.requireNonNull(thinkMax, "thinkMax");
@@ -57,15 +73,20 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
         }
     }
 
+    /** Returns true when a fault of the run needs the processes on their own network hosts (and root). */
+    public boolean networkFaults() {
+        return faults.stream().anyMatch(Fault.Kind::network);
+    }
+
     /** Returns these options with {@code newDirectory}. */
     public ChaosOptions withDirectory(Path newDirectory) {
         return new ChaosOptions(workers, workload, duration, seed, faults, peers, thinkMax, ttl, faultInterval,
-                fencing, newDirectory, htmlFile, svgFile, summaryFile);
+                fencing, newDirectory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck);
     }
 
     /** Returns these options with {@code newSeed}. */
     public ChaosOptions withSeed(long newSeed) {
         return new ChaosOptions(workers, workload, duration, newSeed, faults, peers, thinkMax, ttl, faultInterval,
-                fencing, directory, htmlFile, svgFile, summaryFile);
+                fencing, directory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck);
     }
 }

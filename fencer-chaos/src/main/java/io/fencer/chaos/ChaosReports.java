@@ -86,6 +86,9 @@ final class ChaosReports {
                 json.name("kind").value(fault.kind().flag());
                 json.name("worker").value(fault.worker());
                 json.name("duration_ms").value(fault.durationMillis());
+                if (fault.partition() != null) {
+                    json.name("partition").value(fault.partition().flag());
+                }
                 endOneLineObject(json);
             }
             json.endArray();

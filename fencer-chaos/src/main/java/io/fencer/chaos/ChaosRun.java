@@ -28,6 +28,12 @@ public final class ChaosRun {
     private static final Duration PAUSE_ARM_WAIT = Duration.ofSeconds(10);
     private static final Duration WORKER_STOP_TIMEOUT = Duration.ofSeconds(20);
     private static final Duration FINAL_READ_TIMEOUT = Duration.ofSeconds(60);
+    /** The JVM option that switches a lock peer's lease fix off (test only; see {@link ChaosOptions}). */
+    static final String UNSAFE_LEASE_ACK_OPTION = "-Dfencer.testing.unsafeLeaseAck=true";
+    /** A flaky link's delay, its jitter and the share of packets it loses. */
+    static final Duration FLAKY_DELAY = Duration.ofMillis(100);
+    static final Duration FLAKY_JITTER = Duration.ofMillis(50);
+    static final int FLAKY_LOSS_PERCENT = 10;
 
     private final ChaosOptions options;
     private final Launcher launcher;
@@ -35,13 +41,15 @@ public final class ChaosRun {
     private final List<Fault> schedule;
     private final long originNanos = System.nanoTime();
     private final List<WorkerHandle> workers = new ArrayList<>();
+    /** The run's network hosts when it has network faults; else null (every process on the loopback). */
+    private Network network;
 
     private ChaosRun(ChaosOptions options, Launcher launcher, PrintStream out) {
         this.options = options;
         this.launcher = launcher;
         this.out = out;
-        this.schedule = FaultSchedule.plan(options.seed(), options.faults(), options.workers(), options.duration(),
-                options.ttl(), options.faultInterval());
+        this.schedule = FaultSchedule.plan(options.seed(), options.faults(), options.partitions(), options.workers(),
+                options.peers(), options.duration(), options.ttl(), options.faultInterval());
     }
 
     /** What a run produced. */
@@ -58,13 +66,22 @@ public final class ChaosRun {
     }
 
     private Outcome run() throws IOException, InterruptedException {
+        if (options.networkFaults()) {
+            Network.requireAvailable(); // before anything starts: a run that cannot cut the network must not pass
+        }
         Path directory = options.directory();
         Files.createDirectories(directory.resolve("workers"));
         printPlan();
         List<HistoryEvent> history;
-        try (HistoryLog nemesis = HistoryLog.open(directory.resolve("workers").resolve("nemesis.jsonl"),
+        try (NetworkScope scope = new NetworkScope(options.networkFaults() ? Network.create(hostNames()) : null);
+             HistoryLog nemesis = HistoryLog.open(directory.resolve("workers").resolve("nemesis.jsonl"),
                 "nemesis", originNanos);
-             Cluster cluster = new Cluster(launcher, directory.resolve("servers"), options.peers())) {
+             Cluster cluster = new Cluster(launcher, directory.resolve("servers"), options.peers(), scope.network,
+                     options.unsafeLeaseAck() ? List.of(UNSAFE_LEASE_ACK_OPTION) : List.of())) {
+            network = scope.network;
+            if (network != null) {
+                out.println(network + ": namespaces " + String.join(", ", network.namespaces()));
+            }
             cluster.start();
             out.println("servers up: lock " + String.join(",", cluster.lockEndpoints()) + ", store "
                     + cluster.storeEndpoint());
@@ -94,6 +111,29 @@ public final class ChaosRun {
         return new Outcome(result, schedule, historyFile);
     }
 
+    /** Closes the network (when there is one) after everything that ran on it. */
+    private record NetworkScope(Network network) implements AutoCloseable {
+        @Override
+        public void close() {
+            if (network != null) {
+                network.close();
+            }
+        }
+    }
+
+    /** Returns the network host of every process: the lock peers, the store, the workers. */
+    private List<String> hostNames() {
+        List<String> names = new ArrayList<>();
+        for (int i = 1; i <= options.peers(); i++) {
+            names.add("n" + i);
+        }
+        names.add(Cluster.STORE);
+        for (int i = 1; i <= options.workers(); i++) {
+            names.add("w" + i);
+        }
+        return names;
+    }
+
     private void printPlan() {
         out.printf(Locale.ROOT, "fencer chaos: seed %d, %d workers, %s, %s, %d peer%s, fencing %s%n",
                 options.seed(), options.workers(), options.workload().name().toLowerCase(Locale.ROOT),
@@ -114,8 +154,9 @@ public final class ChaosRun {
             String id = "w" + i;
             Path historyFile = options.directory().resolve("workers").resolve(id + ".jsonl");
             int number = i;
-            workers.add(new WorkerHandle(id, historyFile, launcher, options.directory().resolve("logs"), nemesis,
-                    incarnation -> workerArguments(cluster, id, historyFile, number, incarnation)));
+            Launcher workerLauncher = network == null ? launcher : network.launcherOn(id, launcher);
+            workers.add(new WorkerHandle(id, historyFile, workerLauncher, options.directory().resolve("logs"),
+                    nemesis, incarnation -> workerArguments(cluster, id, historyFile, number, incarnation)));
         }
         for (WorkerHandle worker : workers) {
             worker.start();
@@ -167,7 +208,21 @@ public final class ChaosRun {
                 cluster.restartLock(victim);
                 nemesis.info(Op.RESTART, victim);
             }
+            case PARTITION -> NetworkFaults.partition(fault, network, cluster, nemesis, this::lastReader,
+                    workers.stream().map(worker -> worker.id).toList());
+            case FLAKY -> NetworkFaults.flaky(fault, network, cluster, nemesis);
         }
+    }
+
+    /** Returns the worker that last read under a grant: the lock's holder, most likely. */
+    private String lastReader() {
+        WorkerHandle last = workers.get(0);
+        for (WorkerHandle worker : workers) {
+            if (worker.lastReadNanos() != 0 && worker.lastReadNanos() - last.lastReadNanos() > 0) {
+                last = worker;
+            }
+        }
+        return last.id;
     }
 
     /** Reads the counter or the set once every worker has stopped, retrying while the store comes back. */

@@ -16,7 +16,8 @@ import java.util.Objects;
  * @param counts what happened, by name, in a stable order: {@code grants}, {@code writes_ok} (acknowledged
  *     writes or adds), {@code writes_refused} (definitely not applied: refused as stale, or failed before
  *     sending), {@code writes_unknown}, {@code pauses}, {@code kills}, {@code session_losses},
- *     {@code failovers} (kills of a lock server), {@code final_value} (counter) or {@code final_elements} (set)
+ *     {@code failovers} (kills of a lock server), {@code partitions}, {@code flaky} (network faults),
+ *     {@code final_value} (counter) or {@code final_elements} (set)
  */
 public record CheckResult(Workload workload, Map<String, Integer> violationsByCheck, List<Violation> violations,
         Map<String, Long> counts) {
@@ -32,9 +33,14 @@ public record CheckResult(Workload workload, Map<String, Integer> violationsByCh
     public static final String SET_COMPLETE = "set-complete";
     /** Grants: a grant that begins after another one ended has a higher token, failovers included. */
     public static final String GRANTS_INCREASE = "grants-increase";
+    /**
+     * Leases: no worker's believed hold (from its grant to its release or its local lease end) overlaps another
+     * worker's grant, on the host's monotonic clock.
+     */
+    public static final String LEASE_BELIEF = "lease-belief";
     /** Every check, in report order. */
     public static final List<String> CHECKS = List.of(TOKENS_MONOTONIC, ACKNOWLEDGED_SURVIVE, NO_LOST_UPDATE,
-            SET_COMPLETE, GRANTS_INCREASE);
+            SET_COMPLETE, GRANTS_INCREASE, LEASE_BELIEF);
 
     public CheckResult {
         Objects.requireNonNull(workload, "workload");

@@ -54,6 +54,7 @@ public final class Checker {
         }
         violationsByCheck.put(CheckResult.GRANTS_INCREASE,
                 GrantsCheck.violations(digest.grants, digest.failoversByTime));
+        violationsByCheck.put(CheckResult.LEASE_BELIEF, LeaseBeliefCheck.violations(history));
 
         Map<String, Integer> violationCounts = new LinkedHashMap<>();
         List<Violation> violations = new ArrayList<>();
@@ -79,6 +80,8 @@ public final class Checker {
         counts.put("kills", digest.kills);
         counts.put("session_losses", digest.sessionLosses);
         counts.put("failovers", digest.failovers);
+        counts.put("partitions", digest.partitions);
+        counts.put("flaky", digest.flaky);
         if (digest.workload == Workload.COUNTER) {
             counts.put("final_value", digest.finalValue);
         } else {

@@ -14,59 +14,87 @@ import java.util.List;
 
 /**
  * The servers of a run as real processes: one lock server or a group of peers, and one store server, each with
- * its own data directory and ports on 127.0.0.1. Kills are SIGKILL; restarts reuse the data directory and ports,
- * so durability is what is tested.
+ * its own data directory and ports on 127.0.0.1, or, in a run with network faults, on its own host of the run's
+ * {@link Network} (lock peer {@code n1} on host {@code n1}, the store on host {@code store}). Kills are SIGKILL;
+ * restarts reuse the data directory and ports, so durability is what is tested.
  */
 final class Cluster implements AutoCloseable {
     private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     /** The store's name in the history and the report. */
     static final String STORE = "store";
-    /** Every server binds the loopback address: the run is one machine's processes. */
-    private static final String HOST = "127.0.0.1";
+    /** Without a network every server binds the loopback address: the run is one machine's processes. */
+    private static final String LOOPBACK = "127.0.0.1";
 
-    private final Launcher launcher;
     private final Path directory;
     private final List<Server> lockServers = new ArrayList<>();
     private final Server store;
 
-    /** One server: its name, ports, arguments and, while it runs, its process. */
+    /** One server: its name, network host, address, ports, launcher, arguments and, while it runs, its process. */
     private static final class Server {
         final String name;
+        final String hostName;
+        final String address;
         final int clientPort;
         final int adminPort;
+        final Launcher launcher;
         final List<String> arguments;
         ChildProcess process;
 
-        Server(String name, int clientPort, int adminPort, List<String> arguments) {
+        Server(String name, String hostName, String address, int clientPort, int adminPort, Launcher launcher,
+                List<String> arguments) {
             this.name = name;
+            this.hostName = hostName;
+            this.address = address;
             this.clientPort = clientPort;
             this.adminPort = adminPort;
+            this.launcher = launcher;
             this.arguments = List.copyOf(arguments);
         }
     }
 
     Cluster(Launcher launcher, Path directory, int peers) {
+        this(launcher, directory, peers, null, List.of());
+    }
+
+    /**
+     * A cluster whose servers run on {@code network}'s hosts (null: all on the loopback address), its lock peers
+     * started with the extra JVM options {@code lockJvmOptions}.
+     */
+    Cluster(Launcher launcher, Path directory, int peers, Network network, List<String> lockJvmOptions) {
         if (peers != 1 && peers != 3 && peers != 5) {
             throw new IllegalArgumentException("peers must be 1, 3 or 5, not " + peers);
         }
-        this.launcher = launcher;
         this.directory = directory;
         int[][] ports = new int[peers][];
         List<ServerArguments.Peer> group = new ArrayList<>();
         for (int i = 0; i < peers; i++) {
             ports[i] = freePorts(3);
-            group.add(new ServerArguments.Peer("n" + (i + 1), HOST, ports[i][0], ports[i][2]));
+            group.add(new ServerArguments.Peer("n" + (i + 1), address(network, "n" + (i + 1)), ports[i][0],
+                    ports[i][2]));
         }
+        Launcher lockLauncher = lockJvmOptions.isEmpty() ? launcher : launcher.withJvmOptions(lockJvmOptions);
         for (int i = 0; i < peers; i++) {
             String id = "n" + (i + 1);
+            String address = address(network, id);
             ServerArguments arguments = new ServerArguments(directory.resolve(id), ports[i][0], ports[i][1],
-                    ports[i][2], id, peers > 1 ? group : List.of());
-            lockServers.add(new Server("lock-" + id, ports[i][0], ports[i][1], arguments.toArguments()));
+                    ports[i][2], id, peers > 1 ? group : List.of(), address);
+            lockServers.add(new Server("lock-" + id, id, address, ports[i][0], ports[i][1],
+                    on(network, id, lockLauncher), arguments.toArguments()));
         }
         int[] storePorts = freePorts(2);
-        store = new Server(STORE, storePorts[0], storePorts[1],
-                new StoreServerArguments(directory.resolve(STORE), storePorts[0], storePorts[1]).toArguments());
+        String storeAddress = address(network, STORE);
+        store = new Server(STORE, STORE, storeAddress, storePorts[0], storePorts[1], on(network, STORE, launcher),
+                new StoreServerArguments(directory.resolve(STORE), storePorts[0], storePorts[1], storeAddress)
+                        .toArguments());
+    }
+
+    private static String address(Network network, String hostName) {
+        return network == null ? LOOPBACK : network.host(hostName).address();
+    }
+
+    private static Launcher on(Network network, String hostName, Launcher launcher) {
+        return network == null ? launcher : network.launcherOn(hostName, launcher);
     }
 
     /** Starts every server and waits until each is healthy (the lock service has a leader). */
@@ -82,11 +110,44 @@ final class Cluster implements AutoCloseable {
     }
 
     List<String> lockEndpoints() {
-        return lockServers.stream().map(server -> HOST + ":" + server.clientPort).toList();
+        return lockServers.stream().map(server -> server.address + ":" + server.clientPort).toList();
     }
 
     String storeEndpoint() {
-        return HOST + ":" + store.clientPort;
+        return store.address + ":" + store.clientPort;
+    }
+
+    /** Returns the lock peers' network host names, {@code n1} ... */
+    List<String> lockHostNames() {
+        return lockServers.stream().map(server -> server.hostName).toList();
+    }
+
+    /**
+     * Returns the network host name of the lock peer that says it leads ({@code n2}); when none says so, of the
+     * first running one.
+     */
+    String leaderHostName() {
+        return leader().hostName;
+    }
+
+    /** Returns the running peer that says it leads; the first running one when none does. */
+    private Server leader() {
+        Server leader = null;
+        for (Server server : lockServers) {
+            if (server.process != null && server.process.isAlive()) {
+                HttpResponse<String> health = health(server);
+                if (leader == null || health != null && health.body().contains("\"role\":\"LEADER\"")) {
+                    leader = server;
+                    if (health != null && health.body().contains("\"role\":\"LEADER\"")) {
+                        return server;
+                    }
+                }
+            }
+        }
+        if (leader == null) {
+            throw new IllegalStateException("no lock server runs");
+        }
+        return leader;
     }
 
     /** Returns the lock servers' names, {@code lock-n1} ... */
@@ -99,18 +160,7 @@ final class Cluster implements AutoCloseable {
      * when none does) with SIGKILL; returns its name.
      */
     String killLockLeader() {
-        Server victim = null;
-        for (Server server : lockServers) {
-            if (server.process != null && server.process.isAlive()) {
-                HttpResponse<String> health = health(server.adminPort);
-                if (victim == null || health != null && health.body().contains("\"role\":\"LEADER\"")) {
-                    victim = server;
-                }
-            }
-        }
-        if (victim == null) {
-            throw new IllegalStateException("no lock server runs");
-        }
+        Server victim = leader();
         victim.process.kill();
         return victim.name;
     }
@@ -145,7 +195,7 @@ final class Cluster implements AutoCloseable {
         if (server.process != null && server.process.isAlive()) {
             throw new IllegalStateException(server.name + " is already running");
         }
-        server.process = ChildProcess.start(server.name, launcher, server.arguments, directory, line -> { });
+        server.process = ChildProcess.start(server.name, server.launcher, server.arguments, directory, line -> { });
     }
 
     private static void awaitHealthy(Server server) {
@@ -155,7 +205,7 @@ final class Cluster implements AutoCloseable {
                 throw new IllegalStateException(server.name + " exited while starting; its log ends:\n"
                         + server.process.logTail());
             }
-            if (healthStatus(server.adminPort) == 200) {
+            if (healthStatus(server) == 200) {
                 return;
             }
             Worker.pause(100);
@@ -164,15 +214,15 @@ final class Cluster implements AutoCloseable {
                 + server.process.logTail());
     }
 
-    private static int healthStatus(int adminPort) {
-        HttpResponse<String> response = health(adminPort);
+    private static int healthStatus(Server server) {
+        HttpResponse<String> response = health(server);
         return response == null ? -1 : response.statusCode();
     }
 
     /** Returns the answer to {@code /healthz}, or null when the server does not answer. */
-    private static HttpResponse<String> health(int adminPort) {
+    private static HttpResponse<String> health(Server server) {
         try {
-            return HTTP.send(request(adminPort), HttpResponse.BodyHandlers.ofString());
+            return HTTP.send(request(server), HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             return null;
         } catch (InterruptedException e) {
@@ -181,8 +231,8 @@ final class Cluster implements AutoCloseable {
         }
     }
 
-    private static HttpRequest request(int adminPort) {
-        return HttpRequest.newBuilder(URI.create("http://" + HOST + ":" + adminPort + "/healthz"))
+    private static HttpRequest request(Server server) {
+        return HttpRequest.newBuilder(URI.create("http://" + server.address + ":" + server.adminPort + "/healthz"))
                 .timeout(Duration.ofSeconds(2)).build();
     }
 

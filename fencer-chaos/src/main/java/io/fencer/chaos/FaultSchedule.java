@@ -33,6 +33,24 @@ public final class FaultSchedule {
      */
     public static List<Fault> plan(long seed, Set<Fault.Kind> kinds, int workers, Duration run, Duration ttl,
             Duration interval) {
+        return plan(seed, kinds, EnumSet.allOf(Fault.Partition.class), workers, 3, run, ttl, interval);
+    }
+
+    /**
+     * Draws the schedule of a run with {@code peers} lock peers, whose partitions are drawn from
+     * {@code partitions}: leader-isolated, ring and leader-minority partitions need at least three peers, so with
+     * one peer only worker-isolated ones are drawn. The draws of the other kinds do not depend on these two arguments.
+     *
+     * @throws IllegalArgumentException when partitions are asked for and none of {@code partitions} applies
+     */
+    public static List<Fault> plan(long seed, Set<Fault.Kind> kinds, Set<Fault.Partition> partitions, int workers,
+            int peers, Duration run, Duration ttl, Duration interval) {
+        List<Fault.Partition> partitionChoices = partitions.stream()
+                .filter(partition -> peers >= 3 || partition == Fault.Partition.WORKER_ISOLATED).sorted().toList();
+        if (kinds.contains(Fault.Kind.PARTITION) && partitionChoices.isEmpty()) {
+            throw new IllegalArgumentException("no partition of " + partitions + " applies to " + peers
+                    + " lock peer(s): all but worker-isolated need at least 3");
+        }
         if (workers < 1) {
             throw new IllegalArgumentException("workers " + workers + " < 1");
         }
@@ -51,17 +69,23 @@ public final class FaultSchedule {
         while (true) {
             at += intervalMillis / 2 + random.nextLong(intervalMillis);
             Fault.Kind kind = choices.get(random.nextInt(choices.size()));
-            int worker = kind == Fault.Kind.PAUSE || kind == Fault.Kind.KILL_WORKER ? 1 + random.nextInt(workers) : 0;
+            Fault.Partition partition = kind == Fault.Kind.PARTITION
+                    ? partitionChoices.get(random.nextInt(partitionChoices.size())) : null;
+            int worker = kind == Fault.Kind.PAUSE || kind == Fault.Kind.KILL_WORKER
+                    || partition == Fault.Partition.WORKER_ISOLATED ? 1 + random.nextInt(workers) : 0;
             long duration = switch (kind) {
                 case PAUSE -> ttl.toMillis() + PAUSE_BEYOND_TTL_MILLIS + random.nextLong(1_000);
                 case KILL_WORKER -> 500 + random.nextLong(1_000);
                 case KILL_STORE -> 200 + random.nextLong(1_000);
                 case KILL_LOCK -> 500 + random.nextLong(1_500);
+                // long enough that the cut side's leases end and the lock moves on
+                case PARTITION -> ttl.toMillis() + PAUSE_BEYOND_TTL_MILLIS + random.nextLong(2_000);
+                case FLAKY -> 1_000 + random.nextLong(2_000);
             };
             if (at + duration > run.toMillis()) {
                 return List.copyOf(faults);
             }
-            faults.add(new Fault(at, kind, worker, duration));
+            faults.add(new Fault(at, kind, worker, duration, partition));
             at += duration;
         }
     }

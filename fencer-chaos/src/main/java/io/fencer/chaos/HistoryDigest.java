@@ -49,6 +49,8 @@ final class HistoryDigest {
     long kills;
     long sessionLosses;
     long failovers;
+    long partitions;
+    long flaky;
     /** The last acknowledged final read, or null when the history has none. */
     HistoryEvent finalRead;
     /** Counter: the final value (0 when the final read found nothing). */
@@ -108,6 +110,8 @@ final class HistoryDigest {
     private void info(HistoryEvent event) {
         switch (event.op()) {
             case PAUSE -> pauses++;
+            case PARTITION -> partitions++;
+            case FLAKY -> flaky++;
             case SESSION_LOST -> sessionLosses++;
             case KILL -> {
                 kills++;

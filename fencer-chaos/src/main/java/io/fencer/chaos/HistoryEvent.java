@@ -53,7 +53,24 @@ public record HistoryEvent(long timeMicros, String process, Type type, Op op, lo
         /** {@code target} is started again after a kill. */
         RESTART,
         /** A worker's session was lost (expired, or unreachable for a whole ttl); it opens a new one. */
-        SESSION_LOST
+        SESSION_LOST,
+        /**
+         * Fault: the network is cut; {@code target} names the cut-off processes, comma-separated, and
+         * {@code value} says what was cut from what.
+         */
+        PARTITION,
+        /** Fault ends: every cut of the last partition, or the flaky link of {@code target}, is healed. */
+        HEAL,
+        /** Fault: what {@code target} sends is delayed and partly lost ({@code value} says how much). */
+        FLAKY,
+        /**
+         * A worker's belief while it holds a grant: {@code value} is the end of its session's local lease, in
+         * microseconds since the origin (the time of the event plus {@code Session.leaseRemaining()}), recorded
+         * whenever it moves; {@code token} is the grant's.
+         */
+        LEASE,
+        /** A worker learned its session is lost ({@code Session.lost()} completed); its belief ends here. */
+        LEASE_LOST
     }
 
     public HistoryEvent {

@@ -33,6 +33,11 @@ final class HistoryLog implements AutoCloseable {
         return new HistoryLog(file, process, originNanos, System::nanoTime);
     }
 
+    /** Returns the process whose history this is. */
+    String process() {
+        return process;
+    }
+
     /** Returns microseconds since the origin now. */
     long nowMicros() {
         return Math.max(0, (nanoClock.getAsLong() - originNanos) / 1_000);

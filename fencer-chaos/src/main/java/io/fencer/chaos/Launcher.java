@@ -40,6 +40,16 @@ public record Launcher(List<String> commandPrefix) {
         return new Launcher(prefix);
     }
 
+    /**
+     * Returns this launcher with {@code options} added to the JVM's options, right after the java binary (so this
+     * launcher must not be wrapped in another command yet).
+     */
+    Launcher withJvmOptions(List<String> options) {
+        List<String> prefix = new ArrayList<>(commandPrefix);
+        prefix.addAll(1, options);
+        return new Launcher(prefix);
+    }
+
     /** Returns the full command for {@code arguments}. */
     List<String> command(List<String> arguments) {
         List<String> command = new ArrayList<>(commandPrefix);

@@ -19,15 +19,24 @@ import java.util.stream.Collectors;
  * @param raftPort the Raft port
  * @param id this peer's id, which names its entry in {@code peers}
  * @param peers every peer of the group, this one included; empty for a group of one
+ * @param host the address the server binds (its network host's address when the run has network faults)
  */
 public record ServerArguments(Path dataDirectory, int port, int adminPort, int raftPort, String id,
-        List<Peer> peers) {
+        List<Peer> peers, String host) {
     /** The subcommand that runs a lock server. */
     static final String SUBCOMMAND = "server";
+    /** The address servers bind when every process of a run shares the host's loopback. */
+    static final String LOOPBACK = "127.0.0.1";
+
+    /** The arguments of a server bound to the loopback address. */
+    public ServerArguments(Path dataDirectory, int port, int adminPort, int raftPort, String id, List<Peer> peers) {
+        this(dataDirectory, port, adminPort, raftPort, id, peers, LOOPBACK);
+    }
 
     public ServerArguments {
         Objects.requireNonNull(dataDirectory, "dataDirectory");
         Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(host, "host");
         peers = List.copyOf(peers);
         if (!peers.isEmpty() && peers.stream().noneMatch(peer -> peer.id().equals(id))) {
             throw new IllegalArgumentException("server " + id + " is not among its peers " + peers);
@@ -63,6 +72,11 @@ public record ServerArguments(Path dataDirectory, int port, int adminPort, int r
     public List<String> toArguments() {
         List<String> arguments = new ArrayList<>(List.of(SUBCOMMAND, "--data=" + dataDirectory, "--port=" + port,
                 "--admin-port=" + adminPort, "--raft-port=" + raftPort, "--id=" + id));
+        if (!host.equals(LOOPBACK)) {
+            arguments.add("--host=" + host); // the loopback is the server's default: older command lines stay
+            // plaintext on purpose: a run's private namespaces on one machine, which only the harness reaches
+            arguments.add("--insecure");
+        }
         if (!peers.isEmpty()) {
             arguments.add("--peers=" + peers.stream().map(Peer::toArgument).collect(Collectors.joining(",")));
         }

@@ -14,17 +14,30 @@ import java.util.Objects;
  * @param dataDirectory the store's data directory (RocksDB)
  * @param port the gRPC port
  * @param adminPort the admin HTTP port ({@code /healthz}, {@code /metrics})
+ * @param host the address the store binds (its network host's address when the run has network faults)
  */
-public record StoreServerArguments(Path dataDirectory, int port, int adminPort) {
+public record StoreServerArguments(Path dataDirectory, int port, int adminPort, String host) {
     /** The subcommand that runs a store server. */
     static final String SUBCOMMAND = "store-server";
 
-    public StoreServerArguments {
-        Objects.requireNonNull(dataDirectory, "dataDirectory");
+    /** The arguments of a store bound to the loopback address. */
+    public StoreServerArguments(Path dataDirectory, int port, int adminPort) {
+        this(dataDirectory, port, adminPort, ServerArguments.LOOPBACK);
     }
 
-    /** Returns the subcommand and its options, {@code store-server --data=DIR --port=PORT --admin-port=PORT}. */
+    public StoreServerArguments {
+        Objects.requireNonNull(dataDirectory, "dataDirectory");
+        Objects.requireNonNull(host, "host");
+    }
+
+    /** Returns the subcommand and its options, {@code store-server --data=DIR --port=PORT --admin-port=PORT ...}. */
     public List<String> toArguments() {
-        return List.of(SUBCOMMAND, "--data=" + dataDirectory, "--port=" + port, "--admin-port=" + adminPort);
+        List<String> arguments = List.of(SUBCOMMAND, "--data=" + dataDirectory, "--port=" + port,
+                "--admin-port=" + adminPort);
+        // the loopback is the store's default: older command lines stay as they were
+        return host.equals(ServerArguments.LOOPBACK) ? arguments
+                // plaintext on purpose: a run's private namespaces on one machine, which only the harness reaches
+                : java.util.stream.Stream.concat(arguments.stream(), java.util.stream.Stream.of("--host=" + host,
+                        "--insecure")).toList();
     }
 }

@@ -56,6 +56,8 @@ final class Timeline {
     final List<Span> holds = new ArrayList<>();
     final List<Span> pauses = new ArrayList<>();
     final List<Span> downs = new ArrayList<>();
+    /** Network faults: the time each lane was cut off by a partition or on a flaky link. */
+    final List<Span> cuts = new ArrayList<>();
     final List<OutcomeMark> outcomes = new ArrayList<>();
     final List<FaultMark> faults = new ArrayList<>();
     /** Violations drawn at their time on their process's lane, in time order. */
@@ -67,6 +69,7 @@ final class Timeline {
     private final Map<String, HistoryEvent> openGrants = new HashMap<>();
     private final Map<String, HistoryEvent> openPauses = new HashMap<>();
     private final Map<String, HistoryEvent> openKills = new HashMap<>();
+    private final Map<String, HistoryEvent> openCuts = new HashMap<>();
     private final Map<String, HistoryEvent> pendingInvocations = new HashMap<>();
 
     private Timeline(List<HistoryEvent> history) {
@@ -100,13 +103,24 @@ final class Timeline {
             if (!event.process().equals(NEMESIS) && !event.process().equals(FINAL)) {
                 names.add(event.process());
             }
-            if (!event.target().isEmpty() && !event.target().equals(NEMESIS) && !event.target().equals(FINAL)) {
-                names.add(event.target());
+            for (String target : targets(event)) {
+                if (!target.equals(NEMESIS) && !target.equals(FINAL)) {
+                    names.add(target);
+                }
             }
         }
         List<String> lanes = new ArrayList<>(names);
         lanes.sort(Comparator.comparingInt(Timeline::laneGroup).thenComparing(Timeline::compareNaturally));
         return lanes;
+    }
+
+    /** Returns the event's targets: a network fault's are comma-separated, every other event has at most one. */
+    static List<String> targets(HistoryEvent event) {
+        if (event.target().isEmpty()) {
+            return List.of();
+        }
+        boolean network = event.op() == Op.PARTITION || event.op() == Op.HEAL || event.op() == Op.FLAKY;
+        return network ? List.of(event.target().split(",")) : List.of(event.target());
     }
 
     private static int laneGroup(String lane) {
@@ -225,6 +239,16 @@ final class Timeline {
     }
 
     private void info(HistoryEvent event) {
+        if (event.op() == Op.PARTITION || event.op() == Op.FLAKY || event.op() == Op.HEAL) {
+            for (String target : targets(event)) {
+                if (event.op() == Op.HEAL) {
+                    closeCut(target, event.timeMicros(), "healed");
+                } else if (laneSet.contains(target)) {
+                    openCuts.putIfAbsent(target, event);
+                }
+            }
+            return;
+        }
         String lane = event.target().isEmpty() ? event.process() : event.target();
         if (!laneSet.contains(lane)) {
             return;
@@ -283,6 +307,17 @@ final class Timeline {
         }
     }
 
+    private void closeCut(String lane, long endMicros, String how) {
+        HistoryEvent cut = openCuts.remove(lane);
+        if (cut != null) {
+            long start = sinceOrigin(cut.timeMicros());
+            String what = cut.op() == Op.FLAKY ? "on a flaky link (" + cut.value() + ")" : "cut off (" + cut.value()
+                    + ")";
+            cuts.add(new Span(lane, start, sinceOrigin(endMicros), 0, lane + " " + detail(what) + " from "
+                    + Markup.seconds(start) + " s, " + how + " at " + Markup.seconds(sinceOrigin(endMicros)) + " s"));
+        }
+    }
+
     private void closeDown(String lane, long endMicros, String how) {
         HistoryEvent kill = openKills.remove(lane);
         if (kill != null) {
@@ -299,6 +334,7 @@ final class Timeline {
             closeHold(lane, endMicros, "still held at the end of the history");
             closePause(lane, endMicros, "not resumed by the end of the history");
             closeDown(lane, endMicros, "not restarted by the end of the history");
+            closeCut(lane, endMicros, "not healed by the end of the history");
             HistoryEvent unanswered = pendingInvocations.remove(lane);
             if (unanswered != null) {
                 unanswered(unanswered, "no completion by the end of the history");

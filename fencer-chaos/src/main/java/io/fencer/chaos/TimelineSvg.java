@@ -44,6 +44,8 @@ final class TimelineSvg {
     static final String RED = "#cf222e";
     static final String AMBER = "#d98e04";
     static final String GREY = "#6e7781";
+    /** The band of a lane cut off by a partition or on a flaky link. */
+    static final String ORANGE = "#fb8f44";
 
     private static final int LABEL_WIDTH_PX = 100;
     private static final int MARGIN_RIGHT_PX = 24;
@@ -176,6 +178,8 @@ final class TimelineSvg {
                 new LegendItem("<rect x=\"-12\" y=\"-8\" width=\"24\" height=\"16\" fill=\"" + GREY
                         + "\" fill-opacity=\".35\"/>", "down (killed)"),
                 new LegendItem("<use href=\"#fr-session\"/>", "session lost"),
+                new LegendItem("<rect x=\"-12\" y=\"-8\" width=\"24\" height=\"16\" fill=\"" + ORANGE
+                        + "\" fill-opacity=\".3\"/>", "cut off / flaky"),
                 new LegendItem("<g fill=\"none\" stroke=\"" + RED + "\" stroke-width=\"2\"><circle r=\"6.5\"/>"
                         + "<path d=\"M0 7v5\"/></g>", "violation"));
     }
@@ -235,6 +239,7 @@ final class TimelineSvg {
             Markup.escape(out, Markup.truncate(lane, 12)).append("</text>\n");
         }
         out.append("</g>\n");
+        spans(timeline.cuts, "fr-cuts", "fill=\"" + ORANGE + "\" fill-opacity=\".3\"", 0, LANE_HEIGHT_PX);
         spans(timeline.pauses, "fr-pauses", "fill=\"url(#fr-hatch)\" opacity=\".85\"", 2, LANE_HEIGHT_PX - 4);
         Map<String, List<Span>> holdsByLane = byLane(timeline.holds, Span::lane);
         out.append(withinBudget(columnPx -> holds(holdsByLane, columnPx), HOLDS_LAYER_CHARS_MAX));

@@ -36,6 +36,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * needs the token checked before the read); read under the token; think; write value + 1 into the unit; commit;
  * release. Without fencing (the control), the read is plain and the write presents one constant token, so the
  * store cannot tell a stale holder from the current one: what a lease alone gives.
+ *
+ * <p>While it holds a grant the worker records its <em>belief</em>: the end of its session's local lease
+ * ({@link Session#leaseRemaining()} from now, on the host's monotonic clock), as a {@code lease} event whenever it
+ * moves on. It looks at the grant, before the read, before the write and before the release, and a watcher thread
+ * looks every {@link #BELIEF_POLL_MILLIS} ms in between, so the latest end the session promised is in the
+ * history; when {@link Session#lost()} completes it records {@code lease_lost}. The {@code lease-belief} check
+ * holds these against the other workers' grants.
  */
 public final class Worker {
     /** The counter's key, and the set's. */
@@ -45,6 +52,12 @@ public final class Worker {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration UNIT_TIMEOUT = Duration.ofSeconds(10);
     private static final long RETRY_PAUSE_MILLIS = 100;
+    /** How often the watcher looks at the local lease while the worker holds a grant. */
+    static final long BELIEF_POLL_MILLIS = 20;
+    /** A believed end is recorded when it moved on by at least this much (a keepalive's acknowledgement). */
+    private static final long BELIEF_STEP_MICROS = 1_000;
+    /** What {@link #believedEndMicros} returns for a local lease that has ended. */
+    static final long NO_BELIEF = -1;
 
     private final WorkerOptions options;
     private final HistoryLog history;
@@ -52,6 +65,14 @@ public final class Worker {
     private final SplittableRandom random;
     private final AtomicBoolean stopping = new AtomicBoolean();
     private int elementsAdded;
+    /** The grant the worker holds and its session, or null: what the watcher looks at. */
+    private volatile Held held;
+    /** The latest believed end recorded for the current grant, in microseconds since the origin. */
+    private long believedEndMicros;
+
+    /** A grant being held, with the session it is held through. */
+    private record Held(Session session, long token) {
+    }
 
     private Worker(WorkerOptions options, HistoryLog history, PrintStream control) {
         this.options = options;
@@ -67,6 +88,9 @@ public final class Worker {
             Thread stdin = new Thread(worker::awaitStop, "stdin");
             stdin.setDaemon(true);
             stdin.start();
+            Thread watcher = new Thread(worker::watchBelief, "lease-belief");
+            watcher.setDaemon(true);
+            watcher.start();
             worker.loop();
         }
         return 0;
@@ -115,9 +139,73 @@ public final class Worker {
         }
     }
 
+    /** Looks at the held grant's local lease every {@link #BELIEF_POLL_MILLIS} ms until the worker stops. */
+    private void watchBelief() {
+        while (!stopping.get()) {
+            Held current = held;
+            if (current != null) {
+                believe(current);
+            }
+            pause(BELIEF_POLL_MILLIS);
+        }
+    }
+
+    /**
+     * Records the held grant's believed end when it moved on. The time is read before the local lease, so the end
+     * recorded is never later than the one the session computed.
+     */
+    private synchronized void believe(Held current) {
+        if (current != held) {
+            return; // released meanwhile: the belief ended with the release
+        }
+        long nowMicros = history.nowMicros();
+        long endMicros = believedEndMicros(nowMicros, current.session().leaseRemaining());
+        if (endMicros != NO_BELIEF && endMicros >= believedEndMicros + BELIEF_STEP_MICROS) {
+            believedEndMicros = endMicros;
+            history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.INFO, Op.LEASE)
+                    .withToken(current.token()).withValue(Long.toString(endMicros)));
+        }
+    }
+
+    /**
+     * Returns the believed end of a local lease with {@code remaining} left at {@code nowMicros}, or
+     * {@link #NO_BELIEF} when it has ended: "now + 0" is no belief, and recording it would make an ended lease
+     * look as if it moved on with every look (a regression the lease-belief check once reported as violations).
+     */
+    static long believedEndMicros(long nowMicros, Duration remaining) {
+        return remaining.isZero() || remaining.isNegative() ? NO_BELIEF : nowMicros + remaining.toNanos() / 1_000;
+    }
+
+    private synchronized void hold(Session session, long token) {
+        believedEndMicros = 0;
+        held = new Held(session, token);
+        believe(held);
+    }
+
+    private synchronized void stopHolding() {
+        Held current = held;
+        if (current != null) {
+            believe(current); // the last look, before the release is invoked
+        }
+        held = null;
+    }
+
+    private void believeNow() {
+        Held current = held;
+        if (current != null) {
+            believe(current);
+        }
+    }
+
     private Session openSession(FencerClient fencer) {
         try {
-            return fencer.openSession(options.ttl());
+            Session session = fencer.openSession(options.ttl());
+            session.lost().thenRun(() -> {
+                Held current = held;
+                history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.INFO, Op.LEASE_LOST)
+                        .withToken(current != null && current.session() == session ? current.token() : 0));
+            });
+            return session;
         } catch (RuntimeException e) {
             pause(RETRY_PAUSE_MILLIS); // the lock service is down or electing: try again
             return null;
@@ -131,8 +219,10 @@ public final class Worker {
             return;
         }
         long token = grant.token().value();
+        hold(session, token);
         StoreUnit unit = null;
         try {
+            believeNow();
             history.record(Type.INVOKE, Op.READ, token, "");
             String read;
             try {
@@ -149,11 +239,13 @@ public final class Worker {
             control.println("read " + token);
             control.flush();
             pause(random.nextLong(options.thinkMax().toMillis() + 1));
+            believeNow();
             write(store, unit, grant, read);
         } finally {
             if (unit != null) {
                 unit.close();
             }
+            stopHolding();
             release(grant);
         }
     }

@@ -26,6 +26,8 @@ final class WorkerHandle implements AutoCloseable {
     private final HistoryLog nemesis;
     private final AtomicReference<CountDownLatch> armedPause = new AtomicReference<>();
     private volatile ChildProcess process;
+    /** When the worker last said it read under a grant ({@code System.nanoTime()}), or 0. */
+    private volatile long lastReadNanos;
     private int incarnation;
 
     WorkerHandle(String id, Path historyFile, Launcher launcher, Path logDirectory, HistoryLog nemesis,
@@ -55,12 +57,18 @@ final class WorkerHandle implements AutoCloseable {
 
     private void onLine(String line) {
         if (line.startsWith("read ")) {
+            lastReadNanos = System.nanoTime();
             CountDownLatch latch = armedPause.getAndSet(null);
             if (latch != null) {
                 freeze();
                 latch.countDown();
             }
         }
+    }
+
+    /** Returns when the worker last read under a grant, on {@code System.nanoTime()}; 0 when it never did. */
+    long lastReadNanos() {
+        return lastReadNanos;
     }
 
     /**
@@ -116,6 +124,9 @@ final class WorkerHandle implements AutoCloseable {
                 continue;
             }
             HistoryEvent last = HistoryJson.parse(lines.get(i));
+            if (last.type() == HistoryEvent.Type.INFO) {
+                continue; // a note (the worker's lease belief) says nothing about the last operation
+            }
             if (last.type() == HistoryEvent.Type.INVOKE) {
                 try (HistoryLog log = HistoryLog.open(historyFile, id, 0)) {
                     log.append(new HistoryEvent(nemesis.nowMicros(), id, HistoryEvent.Type.UNKNOWN, last.op(),

@@ -23,6 +23,7 @@ class CheckerTest {
     private static final String LOST_UPDATE = CheckResult.NO_LOST_UPDATE;
     private static final String SET_COMPLETE = CheckResult.SET_COMPLETE;
     private static final String GRANTS = CheckResult.GRANTS_INCREASE;
+    private static final String LEASE = CheckResult.LEASE_BELIEF;
 
     /** Builds a history line by line, each line 100 us after the previous one, as a worker thread records it. */
     static final class History {
@@ -59,6 +60,11 @@ class CheckerTest {
 
         History sessionLost(String process) {
             return line(process, Type.INFO, Op.SESSION_LOST, 0, "", 0, "", "");
+        }
+
+        /** The worker's belief that its local lease under {@code token} ends at {@code endMicros}. */
+        History lease(String process, long token, long endMicros) {
+            return line(process, Type.INFO, Op.LEASE, token, Long.toString(endMicros), 0, "", "");
         }
 
         History finalRead(String value) {
@@ -132,10 +138,11 @@ class CheckerTest {
         assertThat(result.valid()).isTrue();
         assertThat(result.workload()).isEqualTo(Workload.COUNTER);
         assertThat(result.violationsByCheck()).containsExactly(entry(TOKENS, 0), entry(SURVIVE, 0),
-                entry(LOST_UPDATE, 0), entry(GRANTS, 0));
+                entry(LOST_UPDATE, 0), entry(GRANTS, 0), entry(LEASE, 0));
         assertThat(result.counts()).containsExactly(entry("grants", 9L), entry("writes_ok", 7L),
                 entry("writes_refused", 1L), entry("writes_unknown", 2L), entry("pauses", 1L), entry("kills", 3L),
-                entry("session_losses", 1L), entry("failovers", 1L), entry("final_value", 8L));
+                entry("session_losses", 1L), entry("failovers", 1L), entry("partitions", 0L), entry("flaky", 0L),
+                entry("final_value", 8L));
     }
 
     /** The seed's timeline: five increments, then A reads 5 under token 7 and pauses past its lease. */
@@ -155,7 +162,7 @@ class CheckerTest {
         CheckResult result = Checker.check(history.events(), Workload.COUNTER);
 
         assertThat(result.violationsByCheck()).containsExactly(entry(TOKENS, 1), entry(SURVIVE, 0),
-                entry(LOST_UPDATE, 2), entry(GRANTS, 0));
+                entry(LOST_UPDATE, 2), entry(GRANTS, 0), entry(LEASE, 0));
         Violation stale = of(result, TOKENS).get(0);
         assertThat(stale.process()).isEqualTo("w1");
         assertThat(stale.token()).isEqualTo(7);
@@ -191,7 +198,7 @@ class CheckerTest {
         CheckResult result = Checker.check(history.events(), Workload.COUNTER);
 
         assertThat(result.violationsByCheck()).containsExactly(entry(TOKENS, 0), entry(SURVIVE, 1),
-                entry(LOST_UPDATE, 1), entry(GRANTS, 0));
+                entry(LOST_UPDATE, 1), entry(GRANTS, 0), entry(LEASE, 0));
         Violation lost = of(result, SURVIVE).get(0);
         assertThat(lost.process()).isEqualTo("w1");
         assertThat(lost.token()).isEqualTo(3);
@@ -262,7 +269,7 @@ class CheckerTest {
         CheckResult result = Checker.check(history.events(), Workload.SET);
 
         assertThat(result.violationsByCheck()).containsExactly(entry(TOKENS, 1), entry(SURVIVE, 0),
-                entry(SET_COMPLETE, 1), entry(GRANTS, 0));
+                entry(SET_COMPLETE, 1), entry(GRANTS, 0), entry(LEASE, 0));
         assertThat(of(result, SET_COMPLETE)).singleElement().satisfies(violation -> {
             assertThat(violation.process()).isEqualTo("w2");
             assertThat(violation.token()).isEqualTo(3);
@@ -298,7 +305,7 @@ class CheckerTest {
 
         assertThat(result.violations()).isEmpty();
         assertThat(result.violationsByCheck()).containsExactly(entry(TOKENS, 0), entry(SURVIVE, 0),
-                entry(SET_COMPLETE, 0), entry(GRANTS, 0));
+                entry(SET_COMPLETE, 0), entry(GRANTS, 0), entry(LEASE, 0));
     }
 
     @Test
@@ -310,7 +317,7 @@ class CheckerTest {
         CheckResult result = Checker.check(history.events(), Workload.COUNTER);
 
         assertThat(result.violationsByCheck()).containsExactly(entry(TOKENS, 0), entry(SURVIVE, 0),
-                entry(LOST_UPDATE, 0), entry(GRANTS, 2));
+                entry(LOST_UPDATE, 0), entry(GRANTS, 2), entry(LEASE, 0));
         assertThat(of(result, GRANTS)).extracting(Violation::process).containsExactly("w2", "w1");
         assertThat(of(result, GRANTS).get(0)).satisfies(violation -> {
             assertThat(violation.token()).isEqualTo(5);
@@ -366,7 +373,7 @@ class CheckerTest {
         CheckResult result = Checker.check(history.events(), Workload.COUNTER);
 
         assertThat(result.violationsByCheck()).containsExactly(entry(TOKENS, 0), entry(SURVIVE, 1),
-                entry(LOST_UPDATE, 1), entry(GRANTS, 0));
+                entry(LOST_UPDATE, 1), entry(GRANTS, 0), entry(LEASE, 0));
         assertThat(result.violations()).allSatisfy(violation -> {
             assertThat(violation.process()).isEqualTo("final");
             assertThat(violation.description()).startsWith("no final read in the history");
@@ -380,7 +387,7 @@ class CheckerTest {
         CheckResult result = Checker.check(history.events(), Workload.SET);
 
         assertThat(result.violationsByCheck()).containsExactly(entry(TOKENS, 0), entry(SURVIVE, 1),
-                entry(SET_COMPLETE, 1), entry(GRANTS, 0));
+                entry(SET_COMPLETE, 1), entry(GRANTS, 0), entry(LEASE, 0));
         assertThat(result.violations()).extracting(Violation::description)
                 .allMatch(description -> description.startsWith("no final read in the history"));
     }
@@ -467,5 +474,83 @@ class CheckerTest {
                 "\"process\":\"w2\",\"type\":\"info\",\"op\":\"session_lost\"}",
                 "\"process\":\"final\",\"type\":\"ok\",\"op\":\"final_read\",\"value\":\"6\"}");
         assertThat(Checker.check(parsed, Workload.COUNTER).violationsByCheck()).containsEntry(TOKENS, 1);
+    }
+
+    @Test
+    void check_whenGrantBeginsInsideAnotherWorkersBelievedHold_reportsLeaseBeliefViolation() {
+        // w1's session (on a deposed leader) still promises its lease to 10 ms when w2 is granted at 0.7 ms
+        History history = new History().acquire("w1", 1).lease("w1", 1, 10_000).read("w1", 1, "0");
+        long w1GrantMicros = 200;
+        history.acquire("w2", 2).lease("w2", 2, 20_000).read("w2", 2, "0").write("w2", 2, 1, 1)
+                .release("w2", 2).invoke("w1", Op.WRITE, 1, "1")
+                .fail("w1", Op.WRITE, 1, "1", "stale token: presented 1, accepted 2").release("w1", 1)
+                .finalRead("1");
+
+        CheckResult result = Checker.check(history.events(), Workload.COUNTER);
+
+        assertThat(result.violationsByCheck()).containsEntry(LEASE, 1);
+        Violation violation = of(result, LEASE).get(0);
+        assertThat(violation.process()).isEqualTo("w1");
+        assertThat(violation.token()).isEqualTo(1);
+        assertThat(violation.description()).isEqualTo("w1 believed it held token 1 from "
+                + Checker.seconds(w1GrantMicros) + " to " + Checker.seconds(1_700)
+                + " (its release), but w2 was granted token 2 at " + Checker.seconds(700) + " (held to "
+                + Checker.seconds(1_300) + ")");
+        assertThat(of(result, TOKENS)).isEmpty();
+    }
+
+    @Test
+    void check_whenLocalLeaseEndedBeforeTheNextGrant_findsNoLeaseBeliefViolation() {
+        // w1 is paused past its lease: it still holds the grant in the history, but believed it only to 500 us
+        History history = new History().acquire("w1", 1).lease("w1", 1, 500).read("w1", 1, "0")
+                .nemesis(Op.PAUSE, "w1");
+        history.acquire("w2", 2).lease("w2", 2, 5_000).read("w2", 2, "0").write("w2", 2, 1, 1).release("w2", 2)
+                .nemesis(Op.RESUME, "w1").invoke("w1", Op.WRITE, 1, "1")
+                .fail("w1", Op.WRITE, 1, "1", "stale token: presented 1, accepted 2").release("w1", 1)
+                .finalRead("1");
+
+        CheckResult result = Checker.check(history.events(), Workload.COUNTER);
+
+        assertThat(result.violations()).isEmpty();
+        assertThat(LeaseBeliefCheck.holds(history.events())).extracting(LeaseBeliefCheck.Hold::ending)
+                .containsExactly("its local lease end", "its release");
+    }
+
+    @Test
+    void check_whenBeliefEndsByKillOrLostSession_findsNoLeaseBeliefViolation() {
+        History history = new History().acquire("w1", 1).lease("w1", 1, 1_000_000).nemesis(Op.KILL, "w1")
+                .acquire("w2", 2).lease("w2", 2, 1_000_000)
+                .line("w2", Type.INFO, Op.LEASE_LOST, 0, "", 0, "", "") // an earlier session's: the hold goes on
+                .line("w2", Type.INFO, Op.LEASE_LOST, 2, "", 0, "", "")
+                .acquire("w3", 3).lease("w3", 3, 1_000_000).release("w3", 3).finalRead("0");
+
+        CheckResult result = Checker.check(history.events(), Workload.COUNTER);
+
+        assertThat(of(result, LEASE)).isEmpty();
+        assertThat(LeaseBeliefCheck.holds(history.events())).extracting(LeaseBeliefCheck.Hold::ending)
+                .containsExactly("its kill", "learning its session was lost", "its release");
+    }
+
+    @Test
+    void check_whenLeaseEventCarriesAnotherToken_ignoresIt() {
+        // a late look of the watcher at the previous grant must not extend the current one
+        History history = new History().acquire("w1", 1).lease("w1", 1, 300).lease("w1", 9, 1_000_000)
+                .acquire("w2", 2).release("w2", 2).release("w1", 1).finalRead("0");
+
+        assertThat(of(Checker.check(history.events(), Workload.COUNTER), LEASE)).isEmpty();
+    }
+
+    /**
+     * Regression: grants queued for sessions whose local leases had ended were answered late, inside the next
+     * holder's belief; a worker that never believed it held a grant conflicts with no one.
+     */
+    @Test
+    void check_whenGrantAnswerArrivesAfterItsOwnLeaseEnded_findsNoLeaseBeliefViolation() {
+        History history = new History().acquire("w2", 14).lease("w2", 14, 5_000).acquire("w1", 12)
+                .read("w2", 14, "0").release("w2", 14).finalRead("0");
+
+        assertThat(LeaseBeliefCheck.holds(history.events())).extracting(LeaseBeliefCheck.Hold::process,
+                hold -> hold.endMicros() - hold.startMicros()).contains(org.assertj.core.groups.Tuple.tuple("w1", 0L));
+        assertThat(of(Checker.check(history.events(), Workload.COUNTER), LEASE)).isEmpty();
     }
 }

@@ -77,4 +77,46 @@ class FaultScheduleTest {
         assertThatThrownBy(() -> Fault.Kind.ofFlag("reboot")).hasMessageContaining("'reboot'")
                 .hasMessageContaining("kill-lock");
     }
+
+    @Test
+    void plan_partitionsWithOnePeer_drawOnlyWorkerIsolated() {
+        List<Fault> faults = FaultSchedule.plan(3, EnumSet.of(Fault.Kind.PARTITION),
+                EnumSet.allOf(Fault.Partition.class), 4, 1, RUN, TTL, INTERVAL);
+
+        assertThat(faults).isNotEmpty().allSatisfy(fault -> {
+            assertThat(fault.partition()).isEqualTo(Fault.Partition.WORKER_ISOLATED);
+            assertThat(fault.worker()).isBetween(1, 4);
+            assertThat(fault.durationMillis()).isGreaterThan(TTL.toMillis());
+        });
+        assertThatThrownBy(() -> FaultSchedule.plan(3, EnumSet.of(Fault.Kind.PARTITION),
+                EnumSet.of(Fault.Partition.RING), 4, 1, RUN, TTL, INTERVAL))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 lock peer(s)");
+    }
+
+    @Test
+    void plan_partitionsWithThreePeers_drawEveryChosenPartitionAndLeaveOtherKindsAsTheyWere() {
+        List<Fault> faults = FaultSchedule.plan(5, EnumSet.of(Fault.Kind.PARTITION, Fault.Kind.FLAKY),
+                EnumSet.allOf(Fault.Partition.class), 3, 3, Duration.ofMinutes(10), TTL, INTERVAL);
+
+        assertThat(faults).extracting(Fault::partition).filteredOn(java.util.Objects::nonNull)
+                .containsAll(EnumSet.allOf(Fault.Partition.class));
+        assertThat(faults).filteredOn(fault -> fault.kind() == Fault.Kind.FLAKY)
+                .isNotEmpty().allSatisfy(fault -> assertThat(fault.partition()).isNull());
+        // the process faults' draws do not depend on the partitions or the peers
+        Set<Fault.Kind> processFaults = EnumSet.of(Fault.Kind.PAUSE, Fault.Kind.KILL_LOCK);
+        assertThat(FaultSchedule.plan(5, processFaults, EnumSet.of(Fault.Partition.RING), 3, 5, RUN, TTL,
+                INTERVAL)).isEqualTo(FaultSchedule.plan(5, processFaults, 3, RUN, TTL, INTERVAL));
+    }
+
+    @Test
+    void fault_partitionWithoutItsKindOrWorker_isRefused() {
+        assertThatThrownBy(() -> new Fault(10, Fault.Kind.PARTITION, 0, 10))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("partition null");
+        assertThatThrownBy(() -> new Fault(10, Fault.Kind.PARTITION, 0, 10, Fault.Partition.WORKER_ISOLATED))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("worker 0");
+        assertThat(new Fault(4_200, Fault.Kind.PARTITION, 2, 3_100, Fault.Partition.WORKER_ISOLATED))
+                .hasToString("at 4.20 s: partition: w2 cut from the lock service, heal after 3.10 s");
+        assertThat(Fault.Partition.ofFlag("ring")).isEqualTo(Fault.Partition.RING);
+        assertThatThrownBy(() -> Fault.Partition.ofFlag("split")).hasMessageContaining("leader-minority");
+    }
 }

@@ -43,4 +43,15 @@ class WorkerTest {
         return new StaleWriteException(new StaleTokenException("chaos", 7, 8, FencePolicy.AT_LEAST), TOKEN, retried,
                 null);
     }
+
+    @Test
+    void believedEndMicros_leaseRunning_isNowPlusTheRemainder() {
+        assertThat(Worker.believedEndMicros(5_000_000, java.time.Duration.ofMillis(1_250))).isEqualTo(6_250_000);
+    }
+
+    /** Regression: an ended local lease once recorded "now + 0" at every look, a belief moving on with the clock. */
+    @Test
+    void believedEndMicros_localLeaseEnded_isNoBelief() {
+        assertThat(Worker.believedEndMicros(5_000_000, java.time.Duration.ZERO)).isEqualTo(Worker.NO_BELIEF);
+    }
 }

@@ -30,7 +30,8 @@ import picocli.CommandLine.Spec;
             "lock leader and workers (SIGKILL) on a schedule drawn from --seed; records every operation; checks",
             "that tokens never decrease in the store, that no acknowledged write or increment is lost.",
             "--no-fencing is the control: the same run with writes that carry no meaningful token, which the",
-            "checker must fail."},
+            "checker must fail.",
+            "Network faults (partition, flaky) put every process on its own network namespace and need root."},
         subcommands = {ChaosWorkerCommand.class, ChaosClientCommand.class})
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--workers", paramLabel = "N", defaultValue = "5",
@@ -50,9 +51,23 @@ final class ChaosCommand implements Callable<Integer> {
 
     @Option(names = "--faults", paramLabel = "LIST", split = ",",
             defaultValue = "pause,kill-worker,kill-store,kill-lock",
-            description = "Faults to inject: pause, kill-worker, kill-store, kill-lock, or none "
-                    + "(default: ${DEFAULT-VALUE}).")
+            description = "Faults to inject: pause, kill-worker, kill-store, kill-lock, partition, flaky (these two "
+                    + "need root), or none (default: ${DEFAULT-VALUE}).")
     List<String> faults;
+
+    @Option(names = "--partitions", paramLabel = "LIST", split = ",",
+            defaultValue = "leader-isolated,worker-isolated,ring,leader-minority",
+            description = "Partitions the partition fault draws from: leader-isolated, worker-isolated, ring, "
+                    + "leader-minority (default: ${DEFAULT-VALUE}).")
+    List<String> partitions;
+
+    /**
+     * Test only: starts every lock peer with {@code -Dfencer.testing.unsafeLeaseAck=true}, which switches the
+     * server's lease fix off, so a test can show that the {@code lease-belief} check finds what the fix prevents.
+     * Hidden: no user run should ever set it.
+     */
+    @Option(names = "--unsafe-lease-ack", hidden = true)
+    boolean unsafeLeaseAck;
 
     @Option(names = "--peers", paramLabel = "N", defaultValue = "1",
             description = "Lock service peers: 1, 3 or 5 (default: ${DEFAULT-VALUE}).")
@@ -109,12 +124,25 @@ final class ChaosCommand implements Callable<Integer> {
         try {
             options = new ChaosOptions(workers, kind, duration, seed != null ? seed : new SecureRandom().nextLong(),
                     faultKinds(), peers, thinkMax, ttl, faultInterval, !noFencing,
-                    directory != null ? directory : Path.of("."), html, svg, summary);
+                    directory != null ? directory : Path.of("."), html, svg, summary, partitionKinds(),
+                    unsafeLeaseAck);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
         // the temporary directory is made only once the settings are known to be good
         return directory != null ? options : options.withDirectory(Files.createTempDirectory("fencer-chaos-"));
+    }
+
+    private Set<Fault.Partition> partitionKinds() {
+        Set<Fault.Partition> kinds = EnumSet.noneOf(Fault.Partition.class);
+        for (String name : partitions) {
+            try {
+                kinds.add(Fault.Partition.ofFlag(name));
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), e.getMessage());
+            }
+        }
+        return kinds;
     }
 
     private Set<Fault.Kind> faultKinds() {

@@ -24,7 +24,9 @@ class ChaosUsageTest {
 
         assertThat(run.exitCode()).isZero();
         assertThat(run.out()).contains("--seed", "--faults", "--no-fencing", "--peers", "--html", "--svg",
-                "--summary", "kill-store", "kill-lock");
+                "--summary", "kill-store", "kill-lock", "partition", "flaky", "--partitions", "leader-minority",
+                "root");
+        assertThat(run.out()).as("the test-only switch stays hidden").doesNotContain("unsafe");
     }
 
     @ParameterizedTest(name = "{0}")
@@ -33,6 +35,7 @@ class ChaosUsageTest {
         "chaos --workers 33 | workers 33 is outside [1, 32]",
         "chaos --workload queue | --workload must be counter or set, not 'queue'",
         "chaos --faults pause,reboot | unknown fault 'reboot'",
+        "chaos --faults partition --partitions split | unknown partition 'split'",
         "chaos --peers 2 | peers must be 1, 3 or 5, not 2",
         "chaos --ttl 500ms | ttl PT0.5S is outside [1 s, 60 s]",
         "chaos --duration 0s | duration PT0S is outside [1 s, PT24H]",

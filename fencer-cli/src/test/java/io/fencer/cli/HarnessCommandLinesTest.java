@@ -75,6 +75,24 @@ class HarnessCommandLinesTest {
         assertThat(config.adminPort()).isEqualTo(7449);
     }
 
+    @Test
+    void serverArgumentsOnANetworkHost_bindThatAddressInPlaintext() {
+        List<ServerArguments.Peer> peers = List.of(new ServerArguments.Peer("n1", "10.77.3.2", 7401, 7403),
+                new ServerArguments.Peer("n2", "10.77.3.3", 7411, 7413));
+        ServerArguments arguments = new ServerArguments(directory.resolve("n2"), 7411, 7419, 7413, "n2", peers,
+                "10.77.3.3");
+
+        ServerConfig config = this.<ServerCommand>parse(arguments.toArguments()).config();
+
+        assertThat(config.host()).isEqualTo("10.77.3.3");
+        assertThat(config.tls()).isNull();
+        assertThat(config.peers()).contains(new ServerConfig.Peer("n1", "10.77.3.2", 7401, 7403));
+        StoreServerConfig store = this.<StoreServerCommand>parse(new StoreServerArguments(directory.resolve("s"),
+                7441, 7449, "10.77.3.4").toArguments()).config();
+        assertThat(store.host()).isEqualTo("10.77.3.4");
+        assertThat(store.tls()).isNull();
+    }
+
     @ParameterizedTest(name = "[{0}]")
     @ValueSource(strings = {"w 7", "", "--", "@file", "--id=w2", "--verbose", "--help", "-h", "a=b,c", "ünï ✓"})
     void workerCommand_oddStrings_arriveInTheWorkerAndClientCommands(String odd) {

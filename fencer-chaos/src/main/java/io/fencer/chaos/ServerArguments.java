@@ -71,7 +71,8 @@ public record ServerArguments(Path dataDirectory, int port, int adminPort, int r
     /** Returns the subcommand and its options, {@code server --data=DIR --port=PORT ...}. */
     public List<String> toArguments() {
         List<String> arguments = new ArrayList<>(List.of(SUBCOMMAND, "--data=" + dataDirectory, "--port=" + port,
-                "--admin-port=" + adminPort, "--raft-port=" + raftPort, "--id=" + id));
+                "--admin-port=" + adminPort, "--raft-port=" + raftPort, "--id=" + id,
+                "--http-port=0")); // off: the harness speaks gRPC, and port + 3 may be another server's port
         if (!host.equals(LOOPBACK)) {
             arguments.add("--host=" + host); // the loopback is the server's default: older command lines stay
             // plaintext on purpose: a run's private namespaces on one machine, which only the harness reaches

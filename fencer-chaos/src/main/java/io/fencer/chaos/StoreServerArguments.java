@@ -33,7 +33,7 @@ public record StoreServerArguments(Path dataDirectory, int port, int adminPort, 
     /** Returns the subcommand and its options, {@code store-server --data=DIR --port=PORT --admin-port=PORT ...}. */
     public List<String> toArguments() {
         List<String> arguments = List.of(SUBCOMMAND, "--data=" + dataDirectory, "--port=" + port,
-                "--admin-port=" + adminPort);
+                "--admin-port=" + adminPort, "--http-port=0"); // off: port + 3 may be another server's port
         // the loopback is the store's default: older command lines stay as they were
         return host.equals(ServerArguments.LOOPBACK) ? arguments
                 // plaintext on purpose: a run's private namespaces on one machine, which only the harness reaches

@@ -18,16 +18,18 @@ class ServerArgumentsTest {
 
         assertThat(new ServerArguments(Path.of("/d/n2"), 7011, 7012, 7013, "n2", peers).toArguments())
                 .containsExactly("server", "--data=/d/n2", "--port=7011", "--admin-port=7012", "--raft-port=7013",
-                        "--id=n2", "--peers=n1=127.0.0.1:7001:7003,n2=127.0.0.1:7011:7013,n3=127.0.0.1:7021:7023");
+                        "--id=n2", "--http-port=0",
+                        "--peers=n1=127.0.0.1:7001:7003,n2=127.0.0.1:7011:7013,n3=127.0.0.1:7021:7023");
     }
 
     @Test
     void toArguments_alone_writesNoPeers() {
         assertThat(new ServerArguments(Path.of("/d/n1"), 7001, 7002, 7003, "n1", List.of()).toArguments())
                 .containsExactly("server", "--data=/d/n1", "--port=7001", "--admin-port=7002", "--raft-port=7003",
-                        "--id=n1");
+                        "--id=n1", "--http-port=0");
         assertThat(new StoreServerArguments(Path.of("/d/store"), 7080, -1).toArguments())
-                .containsExactly("store-server", "--data=/d/store", "--port=7080", "--admin-port=-1");
+                .containsExactly("store-server", "--data=/d/store", "--port=7080", "--admin-port=-1",
+                        "--http-port=0");
     }
 
     @Test

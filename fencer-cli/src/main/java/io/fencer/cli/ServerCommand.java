@@ -143,7 +143,8 @@ final class ServerCommand implements Callable<Integer> {
         ServerConfig defaults = ServerConfig.defaults(data);
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
                 defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
-                aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tls.files(boundHost), http);
+                aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tls.files(boundHost), http,
+                defaults.watch());
     }
 
     /**

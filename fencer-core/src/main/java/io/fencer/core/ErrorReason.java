@@ -18,5 +18,7 @@ public enum ErrorReason {
     PERMISSION_DENIED,
     NOT_LEADER,
     UNAVAILABLE,
-    INTERNAL
+    INTERNAL,
+    /** A write under a shared-mode token ({@link ModeMismatchException}). */
+    MODE_MISMATCH
 }

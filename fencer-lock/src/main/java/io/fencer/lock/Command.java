@@ -1,5 +1,6 @@
 package io.fencer.lock;
 
+import io.fencer.core.LockMode;
 import io.fencer.core.LockName;
 import java.util.Objects;
 
@@ -53,21 +54,36 @@ public sealed interface Command {
     record ExpireSession(long sessionId, boolean lockDelay) implements Command {}
 
     /**
-     * Acquires {@code lockName} for a session: granted at once when free; otherwise queued when {@code waitQueued},
-     * or refused as busy when not. The holder acquiring again gets its grant back; a retry while waiting keeps
-     * its place.
+     * Acquires {@code lockName} for a session in {@code mode}: granted at once when the FIFO rule allows it (an
+     * exclusive acquire when nobody holds or waits; a shared one when no exclusive holder holds and nobody waits);
+     * otherwise queued when {@code waitQueued}, or refused as busy when not. The holder acquiring again in the same
+     * mode gets its grant back; in the other mode it is refused (there is no upgrade or downgrade); a retry while
+     * waiting keeps its place.
      */
-    record Acquire(long sessionId, SecretHash secretHash, LockName lockName, String requestId, boolean waitQueued)
-            implements Command {
+    record Acquire(long sessionId, SecretHash secretHash, LockName lockName, String requestId, boolean waitQueued,
+            LockMode mode) implements Command {
         public Acquire {
             Objects.requireNonNull(secretHash, "secretHash");
             Objects.requireNonNull(lockName, "lockName");
             Limits.checkRequestId(requestId, false);
+            Objects.requireNonNull(mode, "mode");
+        }
+
+        /** An exclusive acquire. */
+        public Acquire(long sessionId, SecretHash secretHash, LockName lockName, String requestId,
+                boolean waitQueued) {
+            this(sessionId, secretHash, lockName, requestId, waitQueued, LockMode.EXCLUSIVE);
         }
 
         /** As the canonical constructor, checking {@code lock} first; for callers that hold a plain string. */
+        public Acquire(long sessionId, SecretHash secretHash, String lock, String requestId, boolean waitQueued,
+                LockMode mode) {
+            this(sessionId, secretHash, LockName.of(lock), requestId, waitQueued, mode);
+        }
+
+        /** An exclusive acquire of a plain-string lock name, checked first. */
         public Acquire(long sessionId, SecretHash secretHash, String lock, String requestId, boolean waitQueued) {
-            this(sessionId, secretHash, LockName.of(lock), requestId, waitQueued);
+            this(sessionId, secretHash, LockName.of(lock), requestId, waitQueued, LockMode.EXCLUSIVE);
         }
 
         /** Returns the lock's name as a string: the key of the state machine's maps. */

@@ -4,6 +4,7 @@ import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.LockMode;
 import io.fencer.core.LockName;
 import io.fencer.core.LockNames;
 import io.fencer.core.NotHolderException;
@@ -49,7 +50,9 @@ import java.util.TreeSet;
  */
 public final class LockStateMachine {
     /** The leading byte of a snapshot; a reader refuses versions it does not know. */
-    private static final int SNAPSHOT_VERSION = 2;
+    private static final int SNAPSHOT_VERSION = 3;
+    /** Version 2: sessions with identity and secret hash, locks without shared holders or waiter modes. Read. */
+    private static final int SNAPSHOT_VERSION_TWO = 2;
     /** The previous release's snapshot: sessions without identity or secret hash. Read, never written. */
     private static final int SNAPSHOT_VERSION_ONE = 1;
 
@@ -97,7 +100,7 @@ public final class LockStateMachine {
         } else if (command instanceof Command.Acquire acquire) {
             result = acquire(acquire, events);
         } else if (command instanceof Command.CancelWait cancel) {
-            result = cancelWait(cancel);
+            result = cancelWait(cancel, events);
         } else if (command instanceof Command.Release release) {
             result = release(release, events);
         } else if (command instanceof Command.EndLockDelay end) {
@@ -195,19 +198,42 @@ public final class LockStateMachine {
             return refused;
         }
         LockRecord record = locks.get(acquire.lock());
-        if (record != null && record.held() && record.holderSessionId == session.id) {
-            return new Result.Granted(record.holderToken());
+        if (record != null) {
+            Result again = acquireAgain(session, acquire, record);
+            if (again != null) {
+                return again;
+            }
         }
-        if (record != null && record.waiters.containsKey(session.id)) {
-            return new Result.Queued(record.name, record.positionOf(session.id));
-        }
-        if (record == null || (!record.held() && !record.delayed)) {
+        if (record == null || record.grantableNow(acquire.mode())) {
             return grantFree(session, acquire, record, events);
         }
         if (!acquire.waitQueued()) {
-            return new Result.Busy(record.name, record.holderToken());
+            return new Result.Busy(record.name, record.anyHolderToken());
         }
         return enqueue(session, acquire, record);
+    }
+
+    /**
+     * Answers an acquire by a session that already holds or waits for the lock: its grant or its place, in the mode
+     * it asked for before; an acquire in the other mode is refused, since a session holds a lock in one mode and
+     * there is no upgrade (two readers upgrading at once would wait for each other forever). Returns null when the
+     * session neither holds nor waits.
+     */
+    private static Result acquireAgain(SessionRecord session, Command.Acquire acquire, LockRecord record) {
+        FencingToken holding = record.tokenOf(session.id);
+        LockRecord.Waiter waiting = record.waiters.get(session.id);
+        if (holding == null && waiting == null) {
+            return null;
+        }
+        LockMode mode = holding != null ? holding.mode() : waiting.mode();
+        if (mode != acquire.mode()) {
+            return new Result.Rejected(new InvalidArgumentException("mode", acquire.mode().text(), "session "
+                    + session.id + (holding != null ? " holds" : " waits for") + " lock '" + record.name + "' in "
+                    + mode.text() + " mode and asked for it in " + acquire.mode().text() + " mode: release it"
+                    + " first (a lock is held in one mode; there is no upgrade or downgrade)"));
+        }
+        return holding != null ? new Result.Granted(holding) : new Result.Queued(record.name,
+                record.positionOf(session.id));
     }
 
     /** Grants a lock nobody holds, waits for or delays; {@code existing} is its record, or null when none. */
@@ -232,7 +258,7 @@ public final class LockStateMachine {
             record = new LockRecord(acquire.lockName(), floor);
             locks.put(record.name, record);
         }
-        return new Result.Granted(issue(record, session, acquire.requestId(), events));
+        return new Result.Granted(issue(record, session, acquire.requestId(), acquire.mode(), events));
     }
 
     private Result enqueue(SessionRecord session, Command.Acquire acquire, LockRecord record) {
@@ -250,7 +276,7 @@ public final class LockStateMachine {
             return new Result.Rejected(new TokenExhaustedException(record.name, base));
         }
         int position = record.waiters.size();
-        record.waiters.put(session.id, acquire.requestId());
+        record.waiters.put(session.id, new LockRecord.Waiter(acquire.requestId(), acquire.mode()));
         session.waiting.add(record.name);
         waiterCount++;
         return new Result.Queued(record.name, position);
@@ -262,19 +288,29 @@ public final class LockStateMachine {
                         + " locks, locksPerSessionMax is " + limits.locksPerSessionMax()));
     }
 
-    /** Grants {@code record} to {@code session} under the next token; the caller checked it is not exhausted. */
-    private FencingToken issue(LockRecord record, SessionRecord session, String requestId, List<Event> events) {
+    /**
+     * Grants {@code record} to {@code session} in {@code mode} under the next token; the caller checked it is not
+     * exhausted and that the mode is compatible with the holders.
+     */
+    private FencingToken issue(LockRecord record, SessionRecord session, String requestId, LockMode mode,
+            List<Event> events) {
         assert !record.held() : "lock " + record.name + " granted while held by session " + record.holderSessionId;
+        assert mode == LockMode.SHARED || record.sharedHolders.isEmpty()
+                : "lock " + record.name + " granted exclusively while " + record.sharedHolders.size() + " share it";
         long value = Math.max(record.lastToken, floor) + 1;
         assert value > record.lastToken
                 : String.format("token %d <= lastToken %d for lock %s", value, record.lastToken, record.name);
         assert value > floor : String.format("token %d <= floor %d for lock %s", value, floor, record.name);
         assert value <= FencingToken.VALUE_MAX : String.format("token %d > max for lock %s", value, record.name);
         record.lastToken = value;
-        record.holderSessionId = session.id;
-        record.holderTokenValue = value;
+        if (mode == LockMode.EXCLUSIVE) {
+            record.holderSessionId = session.id;
+            record.holderTokenValue = value;
+        } else {
+            record.sharedHolders.put(session.id, value);
+        }
         session.held.add(record.name);
-        FencingToken token = FencingToken.of(record.lockName, value);
+        FencingToken token = FencingToken.of(record.lockName, value, mode);
         events.add(new Event.Granted(session.id, requestId, token));
         return token;
     }
@@ -292,11 +328,13 @@ public final class LockStateMachine {
             return refused;
         }
         LockRecord record = locks.get(release.lock());
-        long current = record == null ? FencingToken.NONE : record.holderTokenValue;
-        if (current == FencingToken.NONE || current != release.token() || record.holderSessionId != session.id) {
-            return new Result.Rejected(new NotHolderException(release.lock(), release.token(), current, session.id));
+        FencingToken held = record == null ? null : record.tokenOf(session.id);
+        if (held == null || held.value() != release.token()) {
+            FencingToken current = held != null ? held : record == null ? null : record.anyHolderToken();
+            return new Result.Rejected(new NotHolderException(release.lock(), release.token(),
+                    current == null ? FencingToken.NONE : current.value(), session.id));
         }
-        FencingToken released = endGrant(record, EndCause.RELEASED, events);
+        FencingToken released = endGrant(record, session.id, EndCause.RELEASED, events);
         FencingToken next = grantNext(record, events);
         return new Result.Released(released, next);
     }
@@ -311,27 +349,34 @@ public final class LockStateMachine {
         if (current == FencingToken.NONE || current != release.token()) {
             return new Result.Rejected(new NotHolderException(release.lock(), release.token(), current));
         }
-        FencingToken released = endGrant(record, EndCause.RELEASED, events);
+        FencingToken released = endGrant(record, record.holderSessionId, EndCause.RELEASED, events);
         FencingToken next = grantNext(record, events);
         return new Result.Released(released, next);
     }
 
-    /** Ends the current grant of {@code record}, leaving it without holder; returns the ended token. */
-    private FencingToken endGrant(LockRecord record, EndCause cause, List<Event> events) {
-        FencingToken token = record.holderToken();
-        SessionRecord holder = sessions.get(record.holderSessionId);
+    /** Ends the grant of {@code record} that {@code sessionId} holds, in either mode; returns the ended token. */
+    private FencingToken endGrant(LockRecord record, long sessionId, EndCause cause, List<Event> events) {
+        FencingToken token = record.tokenOf(sessionId);
+        assert token != null : "session " + sessionId + " holds no grant of lock " + record.name;
+        SessionRecord holder = sessions.get(sessionId);
         boolean listed = holder.held.remove(record.name);
         assert listed : "session " + holder.id + " did not list held lock " + record.name;
-        record.holderSessionId = 0;
-        record.holderTokenValue = FencingToken.NONE;
+        if (token.mode() == LockMode.EXCLUSIVE) {
+            record.holderSessionId = 0;
+            record.holderTokenValue = FencingToken.NONE;
+        } else {
+            record.sharedHolders.remove(sessionId);
+        }
         record.lastEnd = cause;
         events.add(new Event.GrantEnded(token, holder.id, cause));
         return token;
     }
 
     /**
-     * Grants a lock that has no holder and no delay to its next waiter, or drops the record when nobody waits.
-     * Returns the new token, or null.
+     * Grants a lock without exclusive holder and delay to the waiters at the head of its queue that the FIFO rule
+     * lets in: one exclusive waiter when nobody holds, or every shared waiter up to the first exclusive one (which
+     * then waits for them; shared requests behind it wait too, so a writer is never starved). Drops the record when
+     * it is left idle. Returns the first new token, or null.
      */
     private FencingToken grantNext(LockRecord record, List<Event> events) {
         assert !record.held() && !record.delayed : "lock " + record.name + " is not free";
@@ -340,25 +385,51 @@ public final class LockStateMachine {
             return null;
         }
         if (Math.max(record.lastToken, floor) >= FencingToken.VALUE_MAX) {
-            // Unreachable in practice (2^63 grants); the waiters can never be granted, so they are dropped.
-            dropWaiters(record, events);
-            dropIfIdle(record);
+            if (!record.hasHolder()) {
+                // Unreachable in practice (2^63 grants); the waiters can never be granted, so they are dropped.
+                dropWaiters(record, events);
+                dropIfIdle(record);
+            }
             return null;
         }
-        Iterator<Map.Entry<Long, String>> queue = record.waiters.entrySet().iterator();
-        Map.Entry<Long, String> head = queue.next();
-        queue.remove();
-        waiterCount--;
-        SessionRecord session = sessions.get(head.getKey());
-        boolean listed = session.waiting.remove(record.name);
-        assert listed : "session " + session.id + " did not list its wait on lock " + record.name;
-        return issue(record, session, head.getValue(), events);
+        FencingToken first = null;
+        Iterator<Map.Entry<Long, LockRecord.Waiter>> queue = record.waiters.entrySet().iterator();
+        while (queue.hasNext() && Math.max(record.lastToken, floor) < FencingToken.VALUE_MAX) {
+            Map.Entry<Long, LockRecord.Waiter> head = queue.next();
+            LockMode mode = head.getValue().mode();
+            if (mode == LockMode.EXCLUSIVE && record.hasHolder()) {
+                break; // the writer waits for the readers that hold; everybody behind it waits for the writer
+            }
+            queue.remove();
+            waiterCount--;
+            SessionRecord session = sessions.get(head.getKey());
+            boolean listed = session.waiting.remove(record.name);
+            assert listed : "session " + session.id + " did not list its wait on lock " + record.name;
+            FencingToken token = issue(record, session, head.getValue().requestId(), mode, events);
+            first = first == null ? token : first;
+            if (mode == LockMode.EXCLUSIVE) {
+                break;
+            }
+        }
+        return first;
+    }
+
+    /**
+     * After a wait left {@code record}'s queue: grants the waiters the departed one held back (an exclusive waiter
+     * at the head keeps shared ones behind it out while readers hold), or drops the record when idle.
+     */
+    private void afterWaitRemoved(LockRecord record, List<Event> events) {
+        if (!record.held() && !record.delayed) {
+            grantNext(record, events);
+        } else {
+            dropIfIdle(record);
+        }
     }
 
     private void dropWaiters(LockRecord record, List<Event> events) {
-        for (Map.Entry<Long, String> waiter : record.waiters.entrySet()) {
+        for (Map.Entry<Long, LockRecord.Waiter> waiter : record.waiters.entrySet()) {
             sessions.get(waiter.getKey()).waiting.remove(record.name);
-            events.add(new Event.WaitDropped(waiter.getKey(), record.name, waiter.getValue()));
+            events.add(new Event.WaitDropped(waiter.getKey(), record.name, waiter.getValue().requestId()));
             waiterCount--;
         }
         record.waiters.clear();
@@ -380,8 +451,11 @@ public final class LockStateMachine {
         List<FencingToken> released = new ArrayList<>(session.held.size());
         for (String name : List.copyOf(session.held)) {
             LockRecord record = locks.get(name);
-            released.add(endGrant(record, cause, events));
-            if (lockDelay) {
+            FencingToken ended = endGrant(record, sessionId, cause, events);
+            released.add(ended);
+            // A shared holder never delays its lock: a paused reader cannot write, and its fenced reads are refused
+            // once a writer has written; other readers may still hold the lock, which a delay would contradict.
+            if (lockDelay && ended.mode() == LockMode.EXCLUSIVE) {
                 record.delayed = true;
                 delayed.add(name);
                 events.add(new Event.LockDelayStarted(name));
@@ -391,11 +465,11 @@ public final class LockStateMachine {
         }
         for (String name : List.copyOf(session.waiting)) {
             LockRecord record = locks.get(name);
-            String requestId = record.waiters.remove(sessionId);
+            String requestId = record.waiters.remove(sessionId).requestId();
             waiterCount--;
             session.waiting.remove(name);
             events.add(new Event.WaitDropped(sessionId, name, requestId));
-            dropIfIdle(record);
+            afterWaitRemoved(record, events);
         }
         sessions.remove(sessionId);
         if (!session.requestId.isEmpty()) {
@@ -415,7 +489,7 @@ public final class LockStateMachine {
         return new Result.DelayEnded(lock, true, grantNext(record, events));
     }
 
-    private Result cancelWait(Command.CancelWait cancel) {
+    private Result cancelWait(Command.CancelWait cancel, List<Event> events) {
         SessionRecord session = sessions.get(cancel.sessionId());
         if (session == null) {
             return new Result.WaitCancelled(false); // an ended session waits for nothing
@@ -428,16 +502,17 @@ public final class LockStateMachine {
         if (record == null) {
             return new Result.WaitCancelled(false);
         }
-        if (record.held() && record.holderSessionId == cancel.sessionId()) {
+        FencingToken holding = record.tokenOf(cancel.sessionId());
+        if (holding != null) {
             // The grant won the race against the wait's deadline: the caller holds the lock.
-            return new Result.Granted(record.holderToken());
+            return new Result.Granted(holding);
         }
         if (record.waiters.remove(cancel.sessionId()) == null) {
             return new Result.WaitCancelled(false);
         }
         waiterCount--;
         session.waiting.remove(record.name);
-        dropIfIdle(record);
+        afterWaitRemoved(record, events);
         return new Result.WaitCancelled(true);
     }
 
@@ -469,12 +544,18 @@ public final class LockStateMachine {
     }
 
     private LockView view(LockRecord record) {
-        return record.view(record.held() ? sessions.get(record.holderSessionId).identity : null);
+        List<LockView.SharedHolderView> shared = new ArrayList<>(record.sharedHolders.size());
+        for (Map.Entry<Long, Long> holder : record.sharedHolders.entrySet()) {
+            shared.add(new LockView.SharedHolderView(FencingToken.of(record.lockName, holder.getValue(),
+                    LockMode.SHARED), holder.getKey(), sessions.get(holder.getKey()).identity));
+        }
+        return record.view(record.held() ? sessions.get(record.holderSessionId).identity : null, shared);
     }
 
     /**
      * Tells what a token is now. The lock's record gives its last token, or the floor when it has none; a value
-     * above it was never issued, the holder's is current, a lower one is superseded, and the last one ended.
+     * above it was never issued, a holder's (exclusive, or one of the shared holders', in the mode it was granted
+     * in) is current, another lower one is superseded, and the last one ended.
      */
     public Validation validate(FencingToken token) {
         Objects.requireNonNull(token, "token");
@@ -483,9 +564,18 @@ public final class LockStateMachine {
         if (token.value() > lastToken) {
             return new Validation(Validation.Status.NEVER_ISSUED, lastToken, 0, null, null);
         }
-        if (record != null && record.held() && record.holderTokenValue == token.value()) {
+        if (record != null && token.mode() == LockMode.EXCLUSIVE && record.held()
+                && record.holderTokenValue == token.value()) {
             return new Validation(Validation.Status.CURRENT, lastToken, record.holderSessionId,
                     sessions.get(record.holderSessionId).identity, null);
+        }
+        if (record != null && token.mode() == LockMode.SHARED) {
+            for (Map.Entry<Long, Long> holder : record.sharedHolders.entrySet()) {
+                if (holder.getValue() == token.value()) {
+                    return new Validation(Validation.Status.CURRENT, lastToken, holder.getKey(),
+                            sessions.get(holder.getKey()).identity, null);
+                }
+            }
         }
         if (token.value() < lastToken) {
             return new Validation(Validation.Status.SUPERSEDED, lastToken, 0, null, null);
@@ -578,21 +668,49 @@ public final class LockStateMachine {
         if (record.held()) {
             checkHolder(record);
         }
+        checkSharedHolders(record);
         if (!record.waiters.isEmpty() && !record.held() && !record.delayed) {
-            throw broken("lock %s has %d waiters but neither holder nor delay", name, record.waiters.size());
+            // Only an exclusive waiter at the head, held back by readers, may wait without a writer or a delay.
+            LockRecord.Waiter head = record.waiters.values().iterator().next();
+            if (head.mode() != LockMode.EXCLUSIVE || record.sharedHolders.isEmpty()) {
+                throw broken("lock %s has %d waiters (the first %s) but no exclusive holder, no delay and %d"
+                        + " shared holders: the head should have been granted", name, record.waiters.size(),
+                        head.mode().text(), record.sharedHolders.size());
+            }
         }
         if (record.delayed != delayed.contains(name)) {
             throw broken("lock %s delayed=%s but the delayed set says %s", name, record.delayed,
                     delayed.contains(name));
         }
-        for (Map.Entry<Long, String> waiter : record.waiters.entrySet()) {
+        for (Map.Entry<Long, LockRecord.Waiter> waiter : record.waiters.entrySet()) {
             SessionRecord session = sessions.get(waiter.getKey());
             if (session == null || !session.waiting.contains(name)) {
                 throw broken("waiter session %d of lock %s is %s", waiter.getKey(), name,
                         session == null ? "unknown" : "not listing the wait");
             }
-            if (record.holderSessionId == waiter.getKey()) {
+            if (record.tokenOf(waiter.getKey()) != null) {
                 throw broken("session %d both holds and waits on lock %s", waiter.getKey(), name);
+            }
+        }
+    }
+
+    private void checkSharedHolders(LockRecord record) {
+        if (record.sharedHolders.isEmpty()) {
+            return;
+        }
+        if (record.held() || record.delayed) {
+            throw broken("lock %s has %d shared holders and %s", record.name, record.sharedHolders.size(),
+                    record.held() ? "the exclusive holder session " + record.holderSessionId : "a lock-delay");
+        }
+        for (Map.Entry<Long, Long> holder : record.sharedHolders.entrySet()) {
+            if (holder.getValue() < 1 || holder.getValue() > record.lastToken) {
+                throw broken("lock %s shared holder %d has token %d outside [1, lastToken %d]", record.name,
+                        holder.getKey(), holder.getValue(), record.lastToken);
+            }
+            SessionRecord session = sessions.get(holder.getKey());
+            if (session == null || !session.held.contains(record.name)) {
+                throw broken("shared holder session %d of lock %s is %s", holder.getKey(), record.name,
+                        session == null ? "unknown" : "not listing the lock as held");
             }
         }
     }
@@ -618,9 +736,10 @@ public final class LockStateMachine {
         }
         for (String name : session.held) {
             LockRecord record = locks.get(name);
-            if (record == null || record.holderSessionId != session.id) {
+            if (record == null || record.tokenOf(session.id) == null) {
                 throw broken("session %d lists lock %s as held but its holder is %s", session.id, name,
-                        record == null ? "none (no record)" : Long.toString(record.holderSessionId));
+                        record == null ? "none (no record)" : record.holderSessionId + " (shared holders "
+                                + record.sharedHolders.keySet() + ")");
             }
             if (session.waiting.contains(name)) {
                 throw broken("session %d both holds and waits on lock %s", session.id, name);
@@ -670,9 +789,15 @@ public final class LockStateMachine {
             out.writeBoolean(record.delayed);
             out.writeByte(record.lastEnd == null ? -1 : record.lastEnd.ordinal());
             out.writeInt(record.waiters.size());
-            for (Map.Entry<Long, String> waiter : record.waiters.entrySet()) {
+            for (Map.Entry<Long, LockRecord.Waiter> waiter : record.waiters.entrySet()) {
                 out.writeLong(waiter.getKey());
-                out.writeUTF(waiter.getValue());
+                out.writeUTF(waiter.getValue().requestId());
+                out.writeByte(waiter.getValue().mode().ordinal());
+            }
+            out.writeInt(record.sharedHolders.size());
+            for (Map.Entry<Long, Long> holder : record.sharedHolders.entrySet()) {
+                out.writeLong(holder.getKey());
+                out.writeLong(holder.getValue());
             }
         }
     }
@@ -689,25 +814,29 @@ public final class LockStateMachine {
      * whole: a corrupt snapshot fails with an {@link IOException} saying what is wrong, never yields a machine that
      * breaks its invariants.
      *
-     * <p>A version-1 snapshot has the same layout without a session's identity and secret hash. Its sessions are
+     * <p>A version-2 snapshot (before read-write locks) has the layout of version 3 without a waiter's mode and a
+     * lock's shared holders: its waiters are exclusive and it has no shared holders.
+     *
+     * <p>A version-1 snapshot has the same layout as version 2 without a session's identity and secret hash. Its sessions are
      * restored with the identity {@link CommandCodec#VERSION_ONE_IDENTITY} and the hash {@link SecretHash#NONE}:
      * nobody can act for them, so they expire at the end of their lease and their locks pass on with higher tokens;
      * every token counter and the floor are kept as they were, so every later grant is above every token the old
-     * state issued. The next snapshot is written as version 2, with the {@link SecretHash#NONE} bytes.
+     * state issued. The next snapshot is written as version 3, with the {@link SecretHash#NONE} bytes.
      */
     public static LockStateMachine readSnapshot(DataInput in, Limits limits) throws IOException {
         Objects.requireNonNull(in, "in");
         int version = in.readUnsignedByte();
-        if (version != SNAPSHOT_VERSION && version != SNAPSHOT_VERSION_ONE) {
+        if (version != SNAPSHOT_VERSION && version != SNAPSHOT_VERSION_TWO && version != SNAPSHOT_VERSION_ONE) {
             throw new IOException("unsupported lock state snapshot version " + version + ", expected "
-                    + SNAPSHOT_VERSION + " (or " + SNAPSHOT_VERSION_ONE + ", the previous release's)");
+                    + SNAPSHOT_VERSION + " (or " + SNAPSHOT_VERSION_TWO + " or " + SNAPSHOT_VERSION_ONE
+                    + ", of earlier releases)");
         }
         LockStateMachine machine = new LockStateMachine(limits);
         try {
             machine.sessionIdLast = in.readLong();
             machine.floor = in.readLong();
             machine.readSessions(in, version);
-            machine.readLocks(in);
+            machine.readLocks(in, version);
             machine.checkInvariants();
         } catch (IllegalStateException | IllegalArgumentException | FencerException e) {
             throw new IOException("corrupt lock state snapshot: " + e.getMessage(), e);
@@ -753,7 +882,7 @@ public final class LockStateMachine {
         }
     }
 
-    private void readLocks(DataInput in) throws IOException {
+    private void readLocks(DataInput in, int version) throws IOException {
         int count = readCount(in, "locks");
         for (int i = 0; i < count; i++) {
             LockRecord record = new LockRecord(LockName.of(in.readUTF()), in.readLong());
@@ -770,9 +899,13 @@ public final class LockStateMachine {
                 long sessionId = in.readLong();
                 String requestId = in.readUTF();
                 Limits.checkRequestId(requestId, false);
-                if (record.waiters.put(sessionId, requestId) != null) {
+                LockMode mode = version >= SNAPSHOT_VERSION ? readMode(in, record.name) : LockMode.EXCLUSIVE;
+                if (record.waiters.put(sessionId, new LockRecord.Waiter(requestId, mode)) != null) {
                     throw new IOException("session " + sessionId + " waits twice on lock '" + record.name + "'");
                 }
+            }
+            if (version >= SNAPSHOT_VERSION) {
+                readSharedHolders(in, record);
             }
             if (locks.put(record.name, record) != null) {
                 throw new IOException("snapshot lists lock '" + record.name + "' twice");
@@ -781,6 +914,24 @@ public final class LockStateMachine {
                 delayed.add(record.name);
             }
             waiterCount += record.waiters.size();
+        }
+    }
+
+    private static LockMode readMode(DataInput in, String lock) throws IOException {
+        int mode = in.readByte();
+        if (mode < 0 || mode >= LockMode.values().length) {
+            throw new IOException("a waiter of lock '" + lock + "' has unknown mode " + mode);
+        }
+        return LockMode.values()[mode];
+    }
+
+    private static void readSharedHolders(DataInput in, LockRecord record) throws IOException {
+        int holders = readCount(in, "shared holders of lock " + record.name);
+        for (int h = 0; h < holders; h++) {
+            long sessionId = in.readLong();
+            if (record.sharedHolders.put(sessionId, in.readLong()) != null) {
+                throw new IOException("session " + sessionId + " shares lock '" + record.name + "' twice");
+            }
         }
     }
 

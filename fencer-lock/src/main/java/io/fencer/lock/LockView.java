@@ -30,6 +30,12 @@ public record LockView(String lock, FencingToken holder, long holderSessionId, S
         this(lock, holder, holderSessionId, holderIdentity, waiters, lastToken, delayed, lastEnd, List.of());
     }
 
+    /** Returns a token that holds the lock now: the exclusive holder's, else the latest reader's, else null. */
+    public FencingToken anyHolder() {
+        return holder != null ? holder : sharedHolders.isEmpty() ? null
+                : sharedHolders.get(sharedHolders.size() - 1).token();
+    }
+
     /** One queued wait, in the mode it asked for. */
     public record WaiterView(long sessionId, String requestId, LockMode mode) {
         /** An exclusive wait. */

@@ -146,7 +146,7 @@ final class AcquireCall {
 
     private void answerWithHolder() {
         Optional<LockView> view = stateMachine.readLocal(machine -> machine.describe(acquire.lock()));
-        answer(notAcquired(view.map(LockView::holder).orElse(null)), null);
+        answer(notAcquired(view.map(LockView::anyHolder).orElse(null)), null);
     }
 
     private void answer(AcquireResponse response, Throwable error) {

@@ -150,7 +150,9 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
             authorizer.check(Permission.LOCK, lock.value());
             SecretHash presented = authenticate(sessionId, request.getSessionSecret());
-            Command.Acquire acquire = new Command.Acquire(sessionId, presented, lock, requestId, waitMillis > 0);
+            io.fencer.core.LockMode mode = Protos.mode("mode", request.getModeValue());
+            Command.Acquire acquire = new Command.Acquire(sessionId, presented, lock, requestId, waitMillis > 0,
+                    mode);
             if (waitMillis > 0) {
                 new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
                         Context.current().getDeadline(), keys).start();
@@ -170,7 +172,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         if (result instanceof Result.Queued queued) {
             // The session already waits for the lock through another call: a try does not get the lock either.
             return AcquireCall.notAcquired(stateMachine.readLocal(machine -> machine.describe(queued.lock()))
-                    .map(LockView::holder).orElse(null));
+                    .map(LockView::anyHolder).orElse(null));
         }
         Result.Granted granted = expect(result, Result.Granted.class);
         return AcquireCall.acquired(granted.token(), keys);

@@ -1,9 +1,12 @@
 package io.fencer.server.locks;
 
 import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.SharedHolder;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.Waiter;
 import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockMode;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
 import io.fencer.lock.EndCause;
@@ -16,11 +19,33 @@ final class Protos {
 
     /** Returns the wire token, its sequencer signed with {@code keys} (unsigned when keys are null). */
     static io.fencer.api.v1.FencingToken token(FencingToken token, TokenKeys keys) {
-        return io.fencer.api.v1.FencingToken.newBuilder()
+        io.fencer.api.v1.FencingToken.Builder wire = io.fencer.api.v1.FencingToken.newBuilder()
                 .setLock(token.lock())
                 .setValue(token.value())
-                .setSequencer(Sequencer.format(token, keys))
-                .build();
+                .setSequencer(Sequencer.format(token, keys));
+        if (token.mode() == LockMode.SHARED) {
+            wire.setMode(io.fencer.api.v1.LockMode.LOCK_MODE_SHARED);
+        }
+        return wire.build();
+    }
+
+    /**
+     * Returns the mode a request names by its wire number: unspecified is exclusive, as from every client before
+     * modes.
+     *
+     * @throws InvalidArgumentException naming the field and the number when it is no lock mode
+     */
+    static LockMode mode(String field, int wireMode) {
+        if (wireMode == io.fencer.api.v1.LockMode.LOCK_MODE_UNSPECIFIED_VALUE
+                || wireMode == io.fencer.api.v1.LockMode.LOCK_MODE_EXCLUSIVE_VALUE) {
+            return LockMode.EXCLUSIVE;
+        }
+        if (wireMode == io.fencer.api.v1.LockMode.LOCK_MODE_SHARED_VALUE) {
+            return LockMode.SHARED;
+        }
+        throw new InvalidArgumentException(field, Integer.toString(wireMode), field + " " + wireMode
+                + " is not a lock mode: expected 0 (unspecified: exclusive), 1 (LOCK_MODE_EXCLUSIVE) or 2"
+                + " (LOCK_MODE_SHARED)");
     }
 
     static io.fencer.api.v1.EndCause endCause(EndCause cause) {
@@ -44,9 +69,18 @@ final class Protos {
             info.setHolder(token(view.holder(), null)).setHolderIdentity(view.holderIdentity());
         }
         for (LockView.WaiterView waiter : view.waiters()) {
-            info.addWaiters(Waiter.newBuilder().setSessionId(waiter.sessionId()).setRequestId(waiter.requestId()));
+            Waiter.Builder wire = Waiter.newBuilder().setSessionId(waiter.sessionId())
+                    .setRequestId(waiter.requestId());
+            if (waiter.mode() == LockMode.SHARED) {
+                wire.setMode(io.fencer.api.v1.LockMode.LOCK_MODE_SHARED);
+            }
+            info.addWaiters(wire);
         }
-        if (view.holder() == null && view.lastEnd() != null) {
+        for (LockView.SharedHolderView reader : view.sharedHolders()) {
+            info.addSharedHolders(SharedHolder.newBuilder().setToken(token(reader.token(), null))
+                    .setIdentity(reader.identity()));
+        }
+        if (view.anyHolder() == null && view.lastEnd() != null) {
             info.setLastEnd(endCause(view.lastEnd()));
         }
         return info.build();

@@ -1,5 +1,6 @@
 package io.fencer.cli;
 
+import io.fencer.client.FencedLock;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
@@ -25,8 +26,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "exec", mixinStandardHelpOptions = true,
         description = {"Acquires a lock and runs CMD with FENCER_LOCK, FENCER_TOKEN (the sequencer) and "
-                + "FENCER_TOKEN_VALUE in its environment; releases the lock when CMD ends and exits with CMD's "
-                + "status.",
+                + "FENCER_TOKEN_VALUE (and FENCER_TOKEN_MODE, exclusive or shared) in its environment; releases the "
+                + "lock when CMD ends and exits with CMD's status.",
             "",
             "Fails closed. CMD runs in its own session and process group (through setsid(1), Linux only; it has no "
                 + "controlling terminal). The local lease counts from the send time of the last acknowledged "
@@ -64,6 +65,12 @@ final class LockExecCommand implements Callable<Integer> {
                     + "${DEFAULT-VALUE}); capped at a third of --ttl and by the local lease left.")
     Duration killAfter;
 
+    @Option(names = "--shared",
+            description = "Hold the lock in shared mode (a reader of a read-write lock): CMD runs beside other "
+                    + "shared holders and never beside an exclusive one; FENCER_TOKEN is then a shared-mode token, "
+                    + "which resources accept for fenced reads and refuse for writes (MODE_MISMATCH).")
+    boolean shared;
+
     /** For the test that shows what the process group buys; hidden, since it gives up the guarantee. */
     @Option(names = "--signal-child-only", hidden = true,
             description = "For tests: run CMD as a plain child and signal it alone, as before process groups.")
@@ -82,7 +89,9 @@ final class LockExecCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException, IOException {
         CompletionStage<String> stopRequested = parent.main.stopSignals();
         try (FencerClient fencer = client.connect(); Session session = fencer.openSession(ttl)) {
-            Grant grant = Acquisition.acquire(session.lock(name), wait, stopRequested);
+            FencedLock lock = session.lock(name);
+            Grant grant = Acquisition.acquire(() -> shared ? lock.acquireShared(wait) : lock.acquire(wait),
+                    stopRequested);
             if (grant == null) {
                 return StopSignals.exitCode(stopRequested.toCompletableFuture().getNow("INT"));
             }

@@ -151,4 +151,32 @@ public sealed interface Command {
             return lockName.value();
         }
     }
+
+    /**
+     * Acquires one permit of semaphore {@code semaphoreName} of {@code permits} permits for a session: the lowest
+     * free slot {@code <name>/permit-<i>} (a lock with its own token counter) when one is free and nobody waits;
+     * otherwise queued when {@code waitQueued}, or refused as busy. The permit count is fixed while the semaphore is
+     * in use (a slot held or delayed, or a session waiting); another count is refused. A session holding a permit
+     * acquiring again gets its grant back; a retry while waiting keeps its place. A permit is released as the lock
+     * of its slot ({@link Release} of the slot's token), and by the end of the session.
+     */
+    record AcquirePermit(long sessionId, SecretHash secretHash, LockName semaphoreName, int permits,
+            String requestId, boolean waitQueued) implements Command {
+        public AcquirePermit {
+            Objects.requireNonNull(secretHash, "secretHash");
+            Objects.requireNonNull(semaphoreName, "semaphoreName");
+            Limits.checkRequestId(requestId, false);
+        }
+
+        /** As the canonical constructor, checking {@code semaphore}; for callers that hold a plain string. */
+        public AcquirePermit(long sessionId, SecretHash secretHash, String semaphore, int permits, String requestId,
+                boolean waitQueued) {
+            this(sessionId, secretHash, LockName.of(semaphore), permits, requestId, waitQueued);
+        }
+
+        /** Returns the semaphore's name as a string. */
+        public String semaphore() {
+            return semaphoreName.value();
+        }
+    }
 }

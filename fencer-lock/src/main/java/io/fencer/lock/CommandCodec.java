@@ -41,6 +41,8 @@ import java.util.Set;
  * followed by its {@link LockMode} as one byte (its ordinal). An exclusive Acquire is still written with tag 4, so a
  * version-3 batch of mutex commands differs from version 2 in its version byte only. The codec always writes
  * version 3, and reads command batches of versions 1, 2 and 3; a version-2 batch holding tag 8 is refused.
+ * Version 3 also adds tag {@code ACQUIRE_PERMIT} (9): {@code sessionId:i64, secretHash, semaphore:string,
+ * permits:i32, requestId:string, waitQueued:bool}.
  *
  * <p>Version 1 (the previous release, before session secrets): the same frame, with OpenSession
  * {@code requestId, ttl}; CloseSession {@code sessionId}; Acquire {@code sessionId, lock, requestId, waitQueued};
@@ -112,6 +114,8 @@ public final class CommandCodec {
     private static final int END_LOCK_DELAY = 7;
     /** Since version 3: an Acquire with its mode. */
     private static final int ACQUIRE_IN_MODE = 8;
+    /** Since version 3: an acquire of a semaphore's permit. */
+    private static final int ACQUIRE_PERMIT = 9;
 
     private static final int SESSION_OPENED = 1;
     private static final int SESSION_ENDED = 2;
@@ -190,6 +194,14 @@ public final class CommandCodec {
         } else if (command instanceof Command.EndLockDelay end) {
             out.writeByte(END_LOCK_DELAY);
             writeName(out, end.lockName());
+        } else if (command instanceof Command.AcquirePermit permit) {
+            out.writeByte(ACQUIRE_PERMIT);
+            out.writeLong(permit.sessionId());
+            writeSecretHash(out, permit.secretHash());
+            writeName(out, permit.semaphoreName());
+            out.writeInt(permit.permits());
+            writeString(out, permit.requestId());
+            out.writeBoolean(permit.waitQueued());
         } else {
             throw new IllegalArgumentException("unknown command type " + command.getClass().getName());
         }
@@ -232,6 +244,13 @@ public final class CommandCodec {
     private static Command readCommand(ByteReader in, int version) {
         int tag = in.readByte("command tag");
         switch (tag) {
+            case ACQUIRE_PERMIT:
+                if (version < VERSION) {
+                    throw in.malformed("command tag " + tag + " is not in version " + version);
+                }
+                return new Command.AcquirePermit(in.readLong("session id"), readSecretHash(in),
+                        in.readLockName("semaphore"), in.readInt("permits"), in.readRequiredString("request id"),
+                        in.readBoolean("wait queued"));
             case ACQUIRE_IN_MODE:
                 if (version < VERSION) {
                     throw in.malformed("command tag " + tag + " is not in version " + version);

@@ -31,6 +31,8 @@ final class LockRecord {
     final LinkedHashMap<Long, Long> sharedHolders = new LinkedHashMap<>();
     /** True while the lock waits out its lock-delay after its holder's session expired. */
     boolean delayed;
+    /** The semaphore this lock is a permit slot of, or null for a plain lock; slots never have waiters. */
+    SemaphoreRecord semaphore;
     /** How the last grant of this record ended, or null when none ended yet. */
     EndCause lastEnd;
     /**

@@ -62,6 +62,8 @@ public final class LockStateMachine {
     private final Map<String, Long> sessionIdsByRequestId = new HashMap<>();
     /** Lock records by name; a sorted map so that listings and snapshots come in name order. */
     private final TreeMap<String, LockRecord> locks = new TreeMap<>();
+    /** Semaphores in use (a slot held or delayed, or a session waiting), by name. */
+    private final TreeMap<String, SemaphoreRecord> semaphores = new TreeMap<>();
     /** Names of the locks in lock-delay. */
     private final TreeSet<String> delayed = new TreeSet<>();
     private final Limits limits;
@@ -105,6 +107,8 @@ public final class LockStateMachine {
             result = release(release, events);
         } else if (command instanceof Command.EndLockDelay end) {
             result = endLockDelay(end.lock(), events);
+        } else if (command instanceof Command.AcquirePermit permit) {
+            result = acquirePermit(permit, events);
         } else {
             throw new IllegalArgumentException("unknown command type " + command.getClass().getName());
         }
@@ -197,6 +201,10 @@ public final class LockStateMachine {
         if (refused != null) {
             return refused;
         }
+        Result.Rejected reserved = reservedSlot(acquire.lock());
+        if (reserved != null) {
+            return reserved;
+        }
         LockRecord record = locks.get(acquire.lock());
         if (record != null) {
             Result again = acquireAgain(session, acquire, record);
@@ -234,6 +242,22 @@ public final class LockStateMachine {
         }
         return holding != null ? new Result.Granted(holding) : new Result.Queued(record.name,
                 record.positionOf(session.id));
+    }
+
+    /**
+     * Refuses a plain acquire of a permit slot of a semaphore in use: the semaphore grants its slots in its own FIFO
+     * order, and a plain holder of a slot would be a permit nobody counted. Returns null for any other name.
+     */
+    private Result.Rejected reservedSlot(String lock) {
+        SemaphoreRecord.Slot slot = SemaphoreRecord.parseSlot(lock);
+        SemaphoreRecord semaphore = slot == null ? null : semaphores.get(slot.semaphore());
+        if (semaphore == null || slot.permit() >= semaphore.permits) {
+            return null;
+        }
+        return new Result.Rejected(new InvalidArgumentException("lock", lock, "lock '"
+                + InvalidArgumentException.printable(lock) + "' is permit slot " + slot.permit() + " of semaphore '"
+                + InvalidArgumentException.printable(semaphore.name) + "' (" + semaphore.permits
+                + " permits): acquire a permit of the semaphore, not its slot"));
     }
 
     /** Grants a lock nobody holds, waits for or delays; {@code existing} is its record, or null when none. */
@@ -380,6 +404,9 @@ public final class LockStateMachine {
      */
     private FencingToken grantNext(LockRecord record, List<Event> events) {
         assert !record.held() && !record.delayed : "lock " + record.name + " is not free";
+        if (record.semaphore != null) {
+            return grantSlot(record, events);
+        }
         if (record.waiters.isEmpty()) {
             dropIfIdle(record);
             return null;
@@ -471,6 +498,14 @@ public final class LockStateMachine {
             events.add(new Event.WaitDropped(sessionId, name, requestId));
             afterWaitRemoved(record, events);
         }
+        for (String name : List.copyOf(session.waitingPermits)) {
+            SemaphoreRecord semaphore = semaphores.get(name);
+            String requestId = semaphore.waiters.remove(sessionId);
+            waiterCount--;
+            session.waitingPermits.remove(name);
+            events.add(new Event.WaitDropped(sessionId, name, requestId));
+            dropIfIdle(semaphore);
+        }
         sessions.remove(sessionId);
         if (!session.requestId.isEmpty()) {
             sessionIdsByRequestId.remove(session.requestId);
@@ -498,6 +533,10 @@ public final class LockStateMachine {
         if (refused != null) {
             return refused;
         }
+        SemaphoreRecord semaphore = semaphores.get(cancel.lock());
+        if (semaphore != null) {
+            return cancelPermitWait(session, semaphore);
+        }
         LockRecord record = locks.get(cancel.lock());
         if (record == null) {
             return new Result.WaitCancelled(false);
@@ -514,6 +553,200 @@ public final class LockStateMachine {
         session.waiting.remove(record.name);
         afterWaitRemoved(record, events);
         return new Result.WaitCancelled(true);
+    }
+
+    // ---- semaphores ----
+
+    private Result acquirePermit(Command.AcquirePermit acquire, List<Event> events) {
+        SessionRecord session = sessions.get(acquire.sessionId());
+        if (session == null) {
+            return new Result.Rejected(new SessionExpiredException(acquire.sessionId()));
+        }
+        Result.Rejected refused = refusal(session, acquire.secretHash());
+        if (refused != null) {
+            return refused;
+        }
+        SemaphoreRecord semaphore = semaphores.get(acquire.semaphore());
+        Result.Rejected invalid = checkPermitAcquire(acquire, semaphore);
+        if (invalid != null) {
+            return invalid;
+        }
+        if (semaphore != null) {
+            FencingToken holding = permitOf(semaphore, session.id);
+            if (holding != null) {
+                return new Result.Granted(holding);
+            }
+            if (semaphore.waiters.containsKey(session.id)) {
+                return new Result.Queued(semaphore.name, semaphore.positionOf(session.id));
+            }
+        }
+        int free = semaphore == null || semaphore.waiters.isEmpty() ? freeSlot(acquire.semaphore(),
+                acquire.permits()) : -1;
+        if (free >= 0) {
+            return grantPermit(session, acquire, semaphore, free, events);
+        }
+        if (!acquire.waitQueued()) {
+            return new Result.Busy(semaphore.name, null);
+        }
+        return enqueuePermit(session, acquire, semaphore);
+    }
+
+    /**
+     * Refuses an acquire whose permit count is out of bounds or differs from the semaphore's in use, whose slot
+     * names would be too long, or (for a semaphore not in use) one of whose slot names is held as a plain lock.
+     */
+    private Result.Rejected checkPermitAcquire(Command.AcquirePermit acquire, SemaphoreRecord semaphore) {
+        try {
+            Limits.checkPermits(acquire.semaphore(), acquire.permits());
+            SemaphoreRecord.lastSlot(acquire.semaphore(), acquire.permits());
+        } catch (InvalidArgumentException e) {
+            return new Result.Rejected(e);
+        }
+        if (semaphore != null && semaphore.permits != acquire.permits()) {
+            return new Result.Rejected(new InvalidArgumentException("permits", Integer.toString(acquire.permits()),
+                    "semaphore '" + InvalidArgumentException.printable(semaphore.name) + "' is in use with "
+                            + semaphore.permits + " permits, asked with " + acquire.permits() + ": the permit count"
+                            + " is fixed while a permit is held or waited for"));
+        }
+        for (int permit = 0; semaphore == null && permit < acquire.permits(); permit++) {
+            String slot = SemaphoreRecord.slotName(acquire.semaphore(), permit);
+            if (locks.containsKey(slot)) {
+                return new Result.Rejected(new InvalidArgumentException("semaphore", acquire.semaphore(),
+                        "semaphore '" + InvalidArgumentException.printable(acquire.semaphore()) + "' cannot use slot '"
+                                + InvalidArgumentException.printable(slot) + "': it is in use as a plain lock"));
+            }
+        }
+        return null;
+    }
+
+    /** Returns the permit {@code sessionId} holds of {@code semaphore}, or null. Linear in its permits. */
+    private FencingToken permitOf(SemaphoreRecord semaphore, long sessionId) {
+        for (int permit = 0; permit < semaphore.permits; permit++) {
+            LockRecord slot = locks.get(semaphore.slot(permit));
+            if (slot != null && slot.holderSessionId == sessionId) {
+                return slot.holderToken();
+            }
+        }
+        return null;
+    }
+
+    /** Returns the lowest slot without a record (neither held nor delayed), or -1. Linear in the permits. */
+    private int freeSlot(String semaphore, int permits) {
+        for (int permit = 0; permit < permits; permit++) {
+            if (!locks.containsKey(SemaphoreRecord.slotName(semaphore, permit))) {
+                return permit;
+            }
+        }
+        return -1;
+    }
+
+    private Result grantPermit(SessionRecord session, Command.AcquirePermit acquire, SemaphoreRecord existing,
+            int permit, List<Event> events) {
+        if (session.lockCount() >= limits.locksPerSessionMax()) {
+            return locksPerSessionExceeded(session);
+        }
+        if (locks.size() >= limits.locksMax()) {
+            return new Result.Rejected(new LimitExceededException("locksMax", limits.locksMax(),
+                    "cannot take a permit of semaphore '" + acquire.semaphore() + "': " + locks.size()
+                            + " locks exist, locksMax is " + limits.locksMax()));
+        }
+        if (floor >= FencingToken.VALUE_MAX) {
+            return new Result.Rejected(new TokenExhaustedException(acquire.semaphore(), floor));
+        }
+        SemaphoreRecord semaphore = existing;
+        if (semaphore == null) {
+            semaphore = new SemaphoreRecord(acquire.semaphoreName(), acquire.permits());
+            semaphores.put(semaphore.name, semaphore);
+        }
+        LockRecord slot = new LockRecord(LockName.of(semaphore.slot(permit)), floor);
+        slot.semaphore = semaphore;
+        locks.put(slot.name, slot);
+        return new Result.Granted(issue(slot, session, acquire.requestId(), LockMode.EXCLUSIVE, events));
+    }
+
+    private Result enqueuePermit(SessionRecord session, Command.AcquirePermit acquire, SemaphoreRecord semaphore) {
+        if (semaphore.waiters.size() >= limits.waitersPerLockMax()) {
+            return new Result.Rejected(new LimitExceededException("waitersPerLockMax", limits.waitersPerLockMax(),
+                    "cannot queue on semaphore '" + semaphore.name + "': " + semaphore.waiters.size()
+                            + " sessions wait, waitersPerLockMax is " + limits.waitersPerLockMax()));
+        }
+        if (session.lockCount() >= limits.locksPerSessionMax()) {
+            return locksPerSessionExceeded(session);
+        }
+        int position = semaphore.waiters.size();
+        semaphore.waiters.put(session.id, acquire.requestId());
+        session.waitingPermits.add(semaphore.name);
+        waiterCount++;
+        return new Result.Queued(semaphore.name, position);
+    }
+
+    /**
+     * Grants a freed permit slot (no holder, no delay) to its semaphore's next waiter, under a token above every
+     * token of that slot; or drops the slot's record, and the semaphore's when it is left idle. Returns the new
+     * token, or null.
+     */
+    private FencingToken grantSlot(LockRecord slot, List<Event> events) {
+        SemaphoreRecord semaphore = slot.semaphore;
+        if (semaphore.waiters.isEmpty() || Math.max(slot.lastToken, floor) >= FencingToken.VALUE_MAX) {
+            dropIfIdle(slot);
+            dropIfIdle(semaphore);
+            return null;
+        }
+        Iterator<Map.Entry<Long, String>> queue = semaphore.waiters.entrySet().iterator();
+        Map.Entry<Long, String> head = queue.next();
+        queue.remove();
+        waiterCount--;
+        SessionRecord session = sessions.get(head.getKey());
+        boolean listed = session.waitingPermits.remove(semaphore.name);
+        assert listed : "session " + session.id + " did not list its wait on semaphore " + semaphore.name;
+        return issue(slot, session, head.getValue(), LockMode.EXCLUSIVE, events);
+    }
+
+    /** Drops a semaphore that no slot record and no waiter keeps; linear in its permits. */
+    private void dropIfIdle(SemaphoreRecord semaphore) {
+        if (semaphore.waiters.isEmpty() && freeSlotCount(semaphore) == semaphore.permits) {
+            semaphores.remove(semaphore.name);
+        }
+    }
+
+    private int freeSlotCount(SemaphoreRecord semaphore) {
+        int free = 0;
+        for (int permit = 0; permit < semaphore.permits; permit++) {
+            free += locks.containsKey(semaphore.slot(permit)) ? 0 : 1;
+        }
+        return free;
+    }
+
+    private Result cancelPermitWait(SessionRecord session, SemaphoreRecord semaphore) {
+        FencingToken holding = permitOf(semaphore, session.id);
+        if (holding != null) {
+            return new Result.Granted(holding); // the grant won the race against the wait's deadline
+        }
+        if (semaphore.waiters.remove(session.id) == null) {
+            return new Result.WaitCancelled(false);
+        }
+        waiterCount--;
+        session.waitingPermits.remove(semaphore.name);
+        dropIfIdle(semaphore);
+        return new Result.WaitCancelled(true);
+    }
+
+    /** The state of one semaphore in use, or empty when it has no record (unused, or idle and dropped). */
+    public Optional<SemaphoreView> describeSemaphore(String semaphore) {
+        SemaphoreRecord record = semaphores.get(semaphore);
+        if (record == null) {
+            return Optional.empty();
+        }
+        List<LockView> slots = new ArrayList<>(record.permits);
+        for (int permit = 0; permit < record.permits; permit++) {
+            LockRecord slot = locks.get(record.slot(permit));
+            slots.add(slot == null ? null : view(slot));
+        }
+        List<LockView.WaiterView> queue = new ArrayList<>(record.waiters.size());
+        for (Map.Entry<Long, String> waiter : record.waiters.entrySet()) {
+            queue.add(new LockView.WaiterView(waiter.getKey(), waiter.getValue()));
+        }
+        return Optional.of(new SemaphoreView(record.name, record.permits, slots, queue));
     }
 
     /** The bounds this machine enforces. */
@@ -637,6 +870,10 @@ public final class LockStateMachine {
             checkLock(record);
             waits += record.waiters.size();
         }
+        for (SemaphoreRecord semaphore : semaphores.values()) {
+            checkSemaphore(semaphore);
+            waits += semaphore.waiters.size();
+        }
         for (SessionRecord session : sessions.values()) {
             checkSession(session);
         }
@@ -669,6 +906,9 @@ public final class LockStateMachine {
             checkHolder(record);
         }
         checkSharedHolders(record);
+        if (record.semaphore != null && semaphores.get(record.semaphore.name) != record.semaphore) {
+            throw broken("slot %s belongs to semaphore %s, which has no record", name, record.semaphore.name);
+        }
         if (!record.waiters.isEmpty() && !record.held() && !record.delayed) {
             // Only an exclusive waiter at the head, held back by readers, may wait without a writer or a delay.
             LockRecord.Waiter head = record.waiters.values().iterator().next();
@@ -690,6 +930,38 @@ public final class LockStateMachine {
             }
             if (record.tokenOf(waiter.getKey()) != null) {
                 throw broken("session %d both holds and waits on lock %s", waiter.getKey(), name);
+            }
+        }
+    }
+
+    private void checkSemaphore(SemaphoreRecord semaphore) {
+        if (semaphore.permits < 1 || semaphore.permits > Limits.PERMITS_MAX) {
+            throw broken("semaphore %s has %d permits", semaphore.name, semaphore.permits);
+        }
+        int free = freeSlotCount(semaphore);
+        if (free == semaphore.permits && semaphore.waiters.isEmpty()) {
+            throw broken("semaphore %s is idle (no slot held or delayed, no waiter) but has a record", semaphore.name);
+        }
+        if (free > 0 && !semaphore.waiters.isEmpty()) {
+            throw broken("semaphore %s has %d free permits and %d waiters: the head should have been granted",
+                    semaphore.name, free, semaphore.waiters.size());
+        }
+        for (int permit = 0; permit < semaphore.permits; permit++) {
+            LockRecord slot = locks.get(semaphore.slot(permit));
+            if (slot != null && (slot.semaphore != semaphore || !slot.waiters.isEmpty()
+                    || !slot.sharedHolders.isEmpty())) {
+                throw broken("slot %s of semaphore %s is %s", slot.name, semaphore.name, slot.semaphore != semaphore
+                        ? "not linked to it" : "waited for or shared, as no slot may be");
+            }
+        }
+        for (Long waiter : semaphore.waiters.keySet()) {
+            SessionRecord session = sessions.get(waiter);
+            if (session == null || !session.waitingPermits.contains(semaphore.name)) {
+                throw broken("waiter session %d of semaphore %s is %s", waiter, semaphore.name,
+                        session == null ? "unknown" : "not listing the wait");
+            }
+            if (permitOf(semaphore, waiter) != null) {
+                throw broken("session %d both holds a permit of and waits on semaphore %s", waiter, semaphore.name);
             }
         }
     }
@@ -751,6 +1023,12 @@ public final class LockStateMachine {
                 throw broken("session %d lists a wait on lock %s that its queue lacks", session.id, name);
             }
         }
+        for (String name : session.waitingPermits) {
+            SemaphoreRecord semaphore = semaphores.get(name);
+            if (semaphore == null || !semaphore.waiters.containsKey(session.id)) {
+                throw broken("session %d lists a wait on semaphore %s that its queue lacks", session.id, name);
+            }
+        }
         if (!session.requestId.isEmpty()
                 && !Long.valueOf(session.id).equals(sessionIdsByRequestId.get(session.requestId))) {
             throw broken("session %d request id '%s' maps to session %s", session.id, session.requestId,
@@ -800,6 +1078,21 @@ public final class LockStateMachine {
                 out.writeLong(holder.getValue());
             }
         }
+        writeSemaphores(out);
+    }
+
+    /** Writes the semaphores in use (since version 3): name, permits, queue; their slots are among the locks. */
+    private void writeSemaphores(DataOutput out) throws IOException {
+        out.writeInt(semaphores.size());
+        for (SemaphoreRecord semaphore : semaphores.values()) {
+            out.writeUTF(semaphore.name);
+            out.writeInt(semaphore.permits);
+            out.writeInt(semaphore.waiters.size());
+            for (Map.Entry<Long, String> waiter : semaphore.waiters.entrySet()) {
+                out.writeLong(waiter.getKey());
+                out.writeUTF(waiter.getValue());
+            }
+        }
     }
 
     private static void writeNames(DataOutput out, Collection<String> names) throws IOException {
@@ -837,6 +1130,9 @@ public final class LockStateMachine {
             machine.floor = in.readLong();
             machine.readSessions(in, version);
             machine.readLocks(in, version);
+            if (version >= SNAPSHOT_VERSION) {
+                machine.readSemaphores(in);
+            }
             machine.checkInvariants();
         } catch (IllegalStateException | IllegalArgumentException | FencerException e) {
             throw new IOException("corrupt lock state snapshot: " + e.getMessage(), e);
@@ -914,6 +1210,39 @@ public final class LockStateMachine {
                 delayed.add(record.name);
             }
             waiterCount += record.waiters.size();
+        }
+    }
+
+    /** Reads the semaphores, links their slots and rebuilds the sessions' permit waits from their queues. */
+    private void readSemaphores(DataInput in) throws IOException {
+        int count = readCount(in, "semaphores");
+        for (int i = 0; i < count; i++) {
+            LockName name = LockName.of(in.readUTF());
+            int permits = in.readInt();
+            Limits.checkPermits(name.value(), permits);
+            SemaphoreRecord semaphore = new SemaphoreRecord(name, permits);
+            int waiters = readCount(in, "waiters of semaphore " + name.value());
+            for (int w = 0; w < waiters; w++) {
+                long sessionId = in.readLong();
+                String requestId = in.readUTF();
+                Limits.checkRequestId(requestId, false);
+                SessionRecord session = sessions.get(sessionId);
+                if (session == null || semaphore.waiters.put(sessionId, requestId) != null) {
+                    throw new IOException("semaphore '" + name.value() + "' lists waiter session " + sessionId
+                            + (session == null ? ", which is unknown" : " twice"));
+                }
+                session.waitingPermits.add(name.value());
+            }
+            if (semaphores.put(semaphore.name, semaphore) != null) {
+                throw new IOException("snapshot lists semaphore '" + semaphore.name + "' twice");
+            }
+            for (int permit = 0; permit < permits; permit++) {
+                LockRecord slot = locks.get(semaphore.slot(permit));
+                if (slot != null) {
+                    slot.semaphore = semaphore;
+                }
+            }
+            waiterCount += semaphore.waiters.size();
         }
     }
 

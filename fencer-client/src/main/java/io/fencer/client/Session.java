@@ -49,6 +49,13 @@ public interface Session extends AutoCloseable {
     LeaderElection election(String name);
 
     /**
+     * Returns the semaphore of this name with {@code permits} permits (1 to 1,000), acquired through this session.
+     *
+     * @throws io.fencer.core.InvalidArgumentException naming the count when it is outside [1, 1000]
+     */
+    FencedSemaphore semaphore(String name, int permits);
+
+    /**
      * Releases a lock this session holds, by its token.
      *
      * @throws io.fencer.core.NotHolderException when the token is not the one this session holds the lock under

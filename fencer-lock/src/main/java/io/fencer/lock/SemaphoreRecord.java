@@ -2,6 +2,7 @@ package io.fencer.lock;
 
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockName;
+import io.fencer.core.PermitSlots;
 import java.util.LinkedHashMap;
 
 /**
@@ -11,8 +12,6 @@ import java.util.LinkedHashMap;
  * delayed or a session waits; the state machine drops an idle one, and the permit count is then forgotten.
  */
 final class SemaphoreRecord {
-    /** The infix of a slot's lock name: slot {@code i} of semaphore {@code jobs} is {@code jobs/permit-i}. */
-    static final String SLOT_INFIX = "/permit-";
 
     final LockName lockName;
     final String name;
@@ -34,7 +33,7 @@ final class SemaphoreRecord {
 
     /** Returns the lock name of slot {@code permit} of semaphore {@code semaphore}. */
     static String slotName(String semaphore, int permit) {
-        return semaphore + SLOT_INFIX + permit;
+        return PermitSlots.slotName(semaphore, permit);
     }
 
     /**
@@ -46,21 +45,10 @@ final class SemaphoreRecord {
         return LockName.of("semaphore", slotName(semaphore, permits - 1));
     }
 
-    /**
-     * Returns the semaphore a lock name is a slot of, with its permit index, or null when the name has no slot form
-     * ({@code <semaphore>/permit-<decimal>}).
-     */
+    /** Returns the semaphore a lock name is a slot of, with its permit index, or null; see {@link PermitSlots}. */
     static Slot parseSlot(String lock) {
-        int infix = lock.lastIndexOf(SLOT_INFIX);
-        if (infix <= 0) {
-            return null;
-        }
-        String digits = lock.substring(infix + SLOT_INFIX.length());
-        if (digits.isEmpty() || digits.length() > 9 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')
-                || (digits.length() > 1 && digits.charAt(0) == '0')) {
-            return null;
-        }
-        return new Slot(lock.substring(0, infix), Integer.parseInt(digits));
+        PermitSlots.Slot slot = PermitSlots.parse(lock);
+        return slot == null ? null : new Slot(slot.semaphore(), slot.permit());
     }
 
     /** A slot lock's semaphore and permit index. */

@@ -65,7 +65,7 @@ final class DefaultFencedLock implements FencedLock {
         return acquire(0, LockMode.SHARED);
     }
 
-    private static long checkWait(Duration wait) {
+    static long checkWait(Duration wait) {
         Objects.requireNonNull(wait, "wait");
         if (wait.isNegative() || wait.compareTo(WAIT_MAX) > 0) {
             throw new InvalidArgumentException("wait", wait.toString(), "wait must be between 0 and waitMillisMax "

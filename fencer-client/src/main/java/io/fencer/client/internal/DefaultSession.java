@@ -4,6 +4,7 @@ import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.client.FencedLock;
+import io.fencer.client.FencedSemaphore;
 import io.fencer.client.LeaderElection;
 import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
@@ -75,6 +76,11 @@ final class DefaultSession implements Session {
     @Override
     public FencedLock lock(String name) {
         return new DefaultFencedLock(this, LockNames.check(name));
+    }
+
+    @Override
+    public FencedSemaphore semaphore(String name, int permits) {
+        return new DefaultFencedSemaphore(this, LockNames.check(name), permits);
     }
 
     @Override

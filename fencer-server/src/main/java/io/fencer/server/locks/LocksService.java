@@ -1,10 +1,12 @@
 package io.fencer.server.locks;
 
+import io.fencer.api.v1.AcquirePermitRequest;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.CloseSessionResponse;
 import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.DescribeSemaphoreRequest;
 import io.fencer.api.v1.KeepAliveRequest;
 import io.fencer.api.v1.KeepAliveResponse;
 import io.fencer.api.v1.ListRequest;
@@ -17,11 +19,13 @@ import io.fencer.api.v1.PipelineRequest;
 import io.fencer.api.v1.PipelineResponse;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
+import io.fencer.api.v1.SemaphoreInfo;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.LockName;
+import io.fencer.core.PermitSlots;
 import io.fencer.core.NotLeaderException;
 import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.TokenKeys;
@@ -165,9 +169,50 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         }
     }
 
+    @Override
+    public void acquirePermit(AcquirePermitRequest request, StreamObserver<AcquireResponse> out) {
+        ServerCallStreamObserver<AcquireResponse> call = (ServerCallStreamObserver<AcquireResponse>) out;
+        try {
+            checkLeader();
+            long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
+            LockName semaphore = RequestChecks.lock("semaphore", request.getSemaphore());
+            Limits.checkPermits(semaphore.value(), request.getPermits() & 0xffffffffL);
+            String requestId = RequestChecks.requestId(request.getRequestId(), true);
+            long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
+            authorizer.checkPrefix(Permission.LOCK, semaphore.value() + PermitSlots.INFIX);
+            SecretHash presented = authenticate(sessionId, request.getSessionSecret());
+            Command.AcquirePermit acquire = new Command.AcquirePermit(sessionId, presented, semaphore,
+                    request.getPermits(), requestId, waitMillis > 0);
+            if (waitMillis > 0) {
+                new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
+                        Context.current().getDeadline(), keys).start();
+                return;
+            }
+            proposer.propose(acquire).thenApply(result -> result instanceof Result.Granted granted
+                    ? AcquireCall.permitAcquired(granted.token(), keys) : tryAcquireResponse(result))
+                    .whenComplete((response, error) -> Replies.send(call, response, error));
+        } catch (RuntimeException e) {
+            Replies.send(call, null, e);
+        }
+    }
+
+    @Override
+    public void describeSemaphore(DescribeSemaphoreRequest request, StreamObserver<SemaphoreInfo> out) {
+        serve(out, () -> {
+            String semaphore = RequestChecks.lock("semaphore", request.getSemaphore()).value();
+            authorizer.check(Permission.READ, semaphore);
+            return proposer.read(machine -> machine.describeSemaphore(semaphore).map(Protos::semaphoreInfo)
+                    .orElseGet(() -> SemaphoreInfo.newBuilder().setSemaphore(semaphore).build()));
+        });
+    }
+
     private AcquireResponse tryAcquireResponse(Result result) {
         if (result instanceof Result.Busy busy) {
             return AcquireCall.notAcquired(busy.holder());
+        }
+        if (result instanceof Result.Queued queued && stateMachine.readLocal(machine -> machine.describeSemaphore(
+                queued.lock())).isPresent()) {
+            return AcquireCall.notAcquired(null); // waits for a permit through another call
         }
         if (result instanceof Result.Queued queued) {
             // The session already waits for the lock through another call: a try does not get the lock either.

@@ -1,16 +1,19 @@
 package io.fencer.server.locks;
 
 import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.SemaphoreInfo;
 import io.fencer.api.v1.SharedHolder;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.Waiter;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
+import io.fencer.core.PermitSlots;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
 import io.fencer.lock.EndCause;
 import io.fencer.lock.LockView;
+import io.fencer.lock.SemaphoreView;
 import io.fencer.lock.Validation;
 
 /** Conversions from the lock state machine's values to the wire messages of {@code fencer.v1}. */
@@ -27,6 +30,30 @@ final class Protos {
             wire.setMode(io.fencer.api.v1.LockMode.LOCK_MODE_SHARED);
         }
         return wire.build();
+    }
+
+    /** Returns the wire token of a semaphore's permit grant: the slot's token with its semaphore and index. */
+    static io.fencer.api.v1.FencingToken permitToken(FencingToken token, TokenKeys keys) {
+        PermitSlots.Slot slot = PermitSlots.parse(token.lock());
+        if (slot == null) {
+            throw new IllegalStateException("permit grant " + token + " is not of a slot lock");
+        }
+        return token(token, keys).toBuilder().setSemaphore(slot.semaphore()).setPermit(slot.permit()).build();
+    }
+
+    /** Returns the wire form of a semaphore in use; its holders' sequencers unsigned. */
+    static SemaphoreInfo semaphoreInfo(SemaphoreView view) {
+        SemaphoreInfo.Builder info = SemaphoreInfo.newBuilder().setSemaphore(view.semaphore())
+                .setPermits(view.permits());
+        for (int permit = 0; permit < view.permits(); permit++) {
+            LockView slot = view.slots().get(permit);
+            info.addSlots(slot == null ? LockInfo.newBuilder().setLock(PermitSlots.slotName(view.semaphore(),
+                    permit)).build() : lockInfo(slot));
+        }
+        for (LockView.WaiterView waiter : view.waiters()) {
+            info.addWaiters(Waiter.newBuilder().setSessionId(waiter.sessionId()).setRequestId(waiter.requestId()));
+        }
+        return info.build();
     }
 
     /**

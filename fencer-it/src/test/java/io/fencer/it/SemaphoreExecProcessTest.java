@@ -102,11 +102,12 @@ class SemaphoreExecProcessTest {
         return logs.toString();
     }
 
+    /** The command: a marker while it runs, until the test lets it go (or its directory is gone, after the test). */
     private String script(String name) {
         Path run = dir.resolve("run");
         return "echo \"$FENCER_PERMIT $FENCER_TOKEN_VALUE $FENCER_LOCK\" > '" + run + "/in-" + name + "'; ls '" + run
                 + "' | grep -c '^in-' > '" + run + "/seen-" + name + "'; while [ ! -e '" + run + "/go-" + name
-                + "' ]; do sleep 0.05; done; rm '" + run + "/in-" + name + "'";
+                + "' ] && [ -d '" + run + "' ]; do sleep 0.05; done; rm -f '" + run + "/in-" + name + "'";
     }
 
     /** Returns the markers present: command name to its permit slot, token value and slot lock. */

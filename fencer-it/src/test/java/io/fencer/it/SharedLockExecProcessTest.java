@@ -54,8 +54,8 @@ class SharedLockExecProcessTest {
     void lockExecShared_readersOverlap_aQueuedWriterRunsAlone_andReaderTokensMayNotWrite() throws Exception {
         for (int i = 0; i < READERS; i++) {
             execs.add(exec("reader-" + i, true, "echo \"$FENCER_TOKEN\" > '" + dir + "/token-" + i + "'; touch '"
-                    + dir + "/reading-" + i + "'; while [ ! -e '" + dir + "/go' ]; do sleep 0.05; done; rm '" + dir
-                    + "/reading-" + i + "'"));
+                    + dir + "/reading-" + i + "'; while [ ! -e '" + dir + "/go' ] && [ -d '" + dir + "' ]; do sleep 0.05;"
+                    + " done; rm -f '" + dir + "/reading-" + i + "'"));
         }
         await().atMost(PATIENCE).until(() -> markers("reading-").size() == READERS);
 

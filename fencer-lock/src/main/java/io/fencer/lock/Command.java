@@ -1,8 +1,13 @@
 package io.fencer.lock;
 
+import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
 import io.fencer.core.LockName;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * A command to the lock state machine: the only way its state changes. Commands are replicated in the
@@ -177,6 +182,65 @@ public sealed interface Command {
         /** Returns the semaphore's name as a string. */
         public String semaphore() {
             return semaphoreName.value();
+        }
+    }
+
+    /**
+     * Acquires every lock of {@code lockNames} exclusively for a session, all or none, in one step: granted when
+     * every one is free and nobody waits for it; otherwise queued as a unit when {@code waitQueued} (one wait in the
+     * queue of each lock, granted all together once it is first in line at every one of them and all are free), or
+     * refused as busy. No deadlock whatever order callers name the locks in: a multi-lock never holds some of its
+     * locks while it waits for others, and since it joins all its queues in one step, the queues agree on the order
+     * of waiters, so the earliest waiter is first in line at each of its locks. Each lock keeps its own token.
+     */
+    record AcquireAll(long sessionId, SecretHash secretHash, List<LockName> lockNames, String requestId,
+            boolean waitQueued) implements Command {
+        /** The most locks one multi-lock may name ({@code locksPerAcquireMax}). */
+        public static final int LOCKS_MAX = 64;
+
+        public AcquireAll {
+            Objects.requireNonNull(secretHash, "secretHash");
+            lockNames = List.copyOf(lockNames);
+            Limits.checkRequestId(requestId, false);
+            checkLocks(lockNames);
+        }
+
+        /** As the canonical constructor, checking every name; for callers that hold plain strings. */
+        public static AcquireAll of(long sessionId, SecretHash secretHash, List<String> locks, String requestId,
+                boolean waitQueued) {
+            List<LockName> names = new ArrayList<>(locks.size());
+            for (String lock : locks) {
+                names.add(LockName.of(lock));
+            }
+            return new AcquireAll(sessionId, secretHash, names, requestId, waitQueued);
+        }
+
+        /**
+         * Checks that a multi-lock names 1 to {@link #LOCKS_MAX} locks, none twice.
+         *
+         * @throws InvalidArgumentException naming the count and the limit, or the lock named twice
+         */
+        public static void checkLocks(List<LockName> lockNames) {
+            if (lockNames.isEmpty() || lockNames.size() > LOCKS_MAX) {
+                throw new InvalidArgumentException("locks", Integer.toString(lockNames.size()), "a multi-lock names "
+                        + lockNames.size() + " locks: it must name 1 to locksPerAcquireMax " + LOCKS_MAX);
+            }
+            Set<String> seen = new HashSet<>();
+            for (LockName name : lockNames) {
+                if (!seen.add(name.value())) {
+                    throw new InvalidArgumentException("locks", name.value(), "a multi-lock names lock '"
+                            + InvalidArgumentException.printable(name.value()) + "' twice");
+                }
+            }
+        }
+
+        /** Returns the locks' names as strings, in the order named. */
+        public List<String> locks() {
+            List<String> locks = new ArrayList<>(lockNames.size());
+            for (LockName name : lockNames) {
+                locks.add(name.value());
+            }
+            return locks;
         }
     }
 }

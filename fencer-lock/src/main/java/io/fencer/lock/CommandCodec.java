@@ -42,7 +42,8 @@ import java.util.Set;
  * version-3 batch of mutex commands differs from version 2 in its version byte only. The codec always writes
  * version 3, and reads command batches of versions 1, 2 and 3; a version-2 batch holding tag 8 is refused.
  * Version 3 also adds tag {@code ACQUIRE_PERMIT} (9): {@code sessionId:i64, secretHash, semaphore:string,
- * permits:i32, requestId:string, waitQueued:bool}.
+ * permits:i32, requestId:string, waitQueued:bool}, and {@code ACQUIRE_ALL} (10): {@code sessionId:i64, secretHash,
+ * count:i32, count × lock:string, requestId:string, waitQueued:bool}.
  *
  * <p>Version 1 (the previous release, before session secrets): the same frame, with OpenSession
  * {@code requestId, ttl}; CloseSession {@code sessionId}; Acquire {@code sessionId, lock, requestId, waitQueued};
@@ -116,6 +117,8 @@ public final class CommandCodec {
     private static final int ACQUIRE_IN_MODE = 8;
     /** Since version 3: an acquire of a semaphore's permit. */
     private static final int ACQUIRE_PERMIT = 9;
+    /** Since version 3: a multi-lock. */
+    private static final int ACQUIRE_ALL = 10;
 
     private static final int SESSION_OPENED = 1;
     private static final int SESSION_ENDED = 2;
@@ -126,6 +129,7 @@ public final class CommandCodec {
     private static final int RELEASED = 7;
     private static final int DELAY_ENDED = 8;
     private static final int REJECTED = 9;
+    private static final int GRANTED_ALL = 10;
 
     /** The reasons the lock state machine rejects commands with; the codec refuses every other as a bug. */
     private static final Set<ErrorReason> REJECTION_REASONS = Collections.unmodifiableSet(EnumSet.of(
@@ -194,6 +198,16 @@ public final class CommandCodec {
         } else if (command instanceof Command.EndLockDelay end) {
             out.writeByte(END_LOCK_DELAY);
             writeName(out, end.lockName());
+        } else if (command instanceof Command.AcquireAll all) {
+            out.writeByte(ACQUIRE_ALL);
+            out.writeLong(all.sessionId());
+            writeSecretHash(out, all.secretHash());
+            out.writeInt(all.lockNames().size());
+            for (LockName name : all.lockNames()) {
+                writeName(out, name);
+            }
+            writeString(out, all.requestId());
+            out.writeBoolean(all.waitQueued());
         } else if (command instanceof Command.AcquirePermit permit) {
             out.writeByte(ACQUIRE_PERMIT);
             out.writeLong(permit.sessionId());
@@ -244,6 +258,11 @@ public final class CommandCodec {
     private static Command readCommand(ByteReader in, int version) {
         int tag = in.readByte("command tag");
         switch (tag) {
+            case ACQUIRE_ALL:
+                if (version < VERSION) {
+                    throw in.malformed("command tag " + tag + " is not in version " + version);
+                }
+                return readAcquireAll(in);
             case ACQUIRE_PERMIT:
                 if (version < VERSION) {
                     throw in.malformed("command tag " + tag + " is not in version " + version);
@@ -308,6 +327,18 @@ public final class CommandCodec {
         }
     }
 
+    private static Command.AcquireAll readAcquireAll(ByteReader in) {
+        long sessionId = in.readLong("session id");
+        SecretHash hash = readSecretHash(in);
+        int count = in.readCount("multi-lock locks", TOKEN_BYTES_MIN - 8 - 1);
+        List<LockName> names = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            names.add(in.readLockName("lock"));
+        }
+        return new Command.AcquireAll(sessionId, hash, names, in.readRequiredString("request id"),
+                in.readBoolean("wait queued"));
+    }
+
     private static LockMode readMode(ByteReader in) {
         int mode = in.readByte("mode");
         if (mode >= LockMode.values().length) {
@@ -350,6 +381,12 @@ public final class CommandCodec {
         } else if (result instanceof Result.Granted granted) {
             out.writeByte(GRANTED);
             writeToken(out, Objects.requireNonNull(granted.token(), "granted token"));
+        } else if (result instanceof Result.GrantedAll all) {
+            out.writeByte(GRANTED_ALL);
+            out.writeInt(all.tokens().size());
+            for (FencingToken token : all.tokens()) {
+                writeToken(out, token);
+            }
         } else if (result instanceof Result.Queued queued) {
             out.writeByte(QUEUED);
             writeString(out, queued.lock());
@@ -434,6 +471,13 @@ public final class CommandCodec {
                 return new Result.SessionEnded(sessionId, released);
             case GRANTED:
                 return new Result.Granted(readToken(in));
+            case GRANTED_ALL:
+                int tokens = in.readCount("granted tokens", TOKEN_BYTES_MIN);
+                List<FencingToken> granted = new ArrayList<>(tokens);
+                for (int i = 0; i < tokens; i++) {
+                    granted.add(readToken(in));
+                }
+                return new Result.GrantedAll(granted);
             case QUEUED:
                 return new Result.Queued(in.readRequiredString("lock"), in.readInt("position"));
             case BUSY:

@@ -41,8 +41,15 @@ final class LockRecord {
      */
     final LinkedHashMap<Long, Waiter> waiters = new LinkedHashMap<>();
 
-    /** One queued acquire: the request id to answer and the mode asked for. */
-    record Waiter(String requestId, LockMode mode) {}
+    /**
+     * One queued acquire: the request id to answer, the mode asked for, and for a multi-lock the names of all its
+     * locks (it waits in each of their queues, and is granted all of them in one step), else null.
+     */
+    record Waiter(String requestId, LockMode mode, List<String> group) {
+        Waiter(String requestId, LockMode mode) {
+            this(requestId, mode, null);
+        }
+    }
 
     LockRecord(LockName lockName, long lastToken) {
         this.lockName = lockName;

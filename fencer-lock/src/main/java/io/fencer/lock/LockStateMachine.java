@@ -109,6 +109,8 @@ public final class LockStateMachine {
             result = endLockDelay(end.lock(), events);
         } else if (command instanceof Command.AcquirePermit permit) {
             result = acquirePermit(permit, events);
+        } else if (command instanceof Command.AcquireAll all) {
+            result = acquireAll(all, events);
         } else {
             throw new IllegalArgumentException("unknown command type " + command.getClass().getName());
         }
@@ -306,7 +308,7 @@ public final class LockStateMachine {
         return new Result.Queued(record.name, position);
     }
 
-    private Result locksPerSessionExceeded(SessionRecord session) {
+    private Result.Rejected locksPerSessionExceeded(SessionRecord session) {
         return new Result.Rejected(new LimitExceededException("locksPerSessionMax", limits.locksPerSessionMax(),
                 "session " + session.id + " holds or waits for " + session.lockCount()
                         + " locks, locksPerSessionMax is " + limits.locksPerSessionMax()));
@@ -427,6 +429,11 @@ public final class LockStateMachine {
             if (mode == LockMode.EXCLUSIVE && record.hasHolder()) {
                 break; // the writer waits for the readers that hold; everybody behind it waits for the writer
             }
+            if (head.getValue().group() != null) {
+                // A multi-lock is granted all its locks at once, when first in line and free at every one.
+                return groupGrantable(head.getKey(), head.getValue())
+                        ? grantGroup(sessions.get(head.getKey()), head.getValue(), record.name, events) : first;
+            }
             queue.remove();
             waiterCount--;
             SessionRecord session = sessions.get(head.getKey());
@@ -546,13 +553,188 @@ public final class LockStateMachine {
             // The grant won the race against the wait's deadline: the caller holds the lock.
             return new Result.Granted(holding);
         }
-        if (record.waiters.remove(cancel.sessionId()) == null) {
+        LockRecord.Waiter waiter = record.waiters.get(cancel.sessionId());
+        if (waiter == null) {
             return new Result.WaitCancelled(false);
         }
+        if (waiter.group() != null) {
+            removeGroupWait(session, waiter, events); // a multi-lock waits as a unit and leaves as one
+            return new Result.WaitCancelled(true);
+        }
+        record.waiters.remove(cancel.sessionId());
         waiterCount--;
         session.waiting.remove(record.name);
         afterWaitRemoved(record, events);
         return new Result.WaitCancelled(true);
+    }
+
+    // ---- multi-locks ----
+
+    private Result acquireAll(Command.AcquireAll acquire, List<Event> events) {
+        SessionRecord session = sessions.get(acquire.sessionId());
+        if (session == null) {
+            return new Result.Rejected(new SessionExpiredException(acquire.sessionId()));
+        }
+        Result.Rejected refused = refusal(session, acquire.secretHash());
+        if (refused != null) {
+            return refused;
+        }
+        Result again = acquireAllAgain(session, acquire);
+        if (again != null) {
+            return again;
+        }
+        boolean free = true;
+        for (String name : acquire.locks()) {
+            Result.Rejected reserved = reservedSlot(name);
+            if (reserved != null) {
+                return reserved;
+            }
+            LockRecord record = locks.get(name);
+            free &= record == null || record.grantableNow(LockMode.EXCLUSIVE);
+        }
+        Result.Rejected bounded = checkAllLimits(session, acquire, free || acquire.waitQueued());
+        if (bounded != null) {
+            return bounded;
+        }
+        if (free) {
+            List<FencingToken> tokens = new ArrayList<>(acquire.lockNames().size());
+            for (LockName name : acquire.lockNames()) {
+                tokens.add(issue(recordFor(name), session, acquire.requestId(), LockMode.EXCLUSIVE, events));
+            }
+            return new Result.GrantedAll(tokens);
+        }
+        if (!acquire.waitQueued()) {
+            return busyOfAll(acquire);
+        }
+        LockRecord.Waiter waiter = new LockRecord.Waiter(acquire.requestId(), LockMode.EXCLUSIVE, acquire.locks());
+        for (LockName name : acquire.lockNames()) {
+            recordFor(name).waiters.put(session.id, waiter);
+            session.waiting.add(name.value());
+            waiterCount++;
+        }
+        String first = acquire.locks().get(0);
+        return new Result.Queued(first, locks.get(first).positionOf(session.id));
+    }
+
+    /**
+     * Answers a multi-lock by a session that holds or waits for some of its locks: its grants again when it holds
+     * all of them exclusively, its place when this very multi-lock waits; any other overlap is refused (a session
+     * holds or waits for a lock once). Returns null when the session neither holds nor waits for any of them.
+     */
+    private Result acquireAllAgain(SessionRecord session, Command.AcquireAll acquire) {
+        List<FencingToken> held = new ArrayList<>();
+        int waiting = 0;
+        for (String name : acquire.locks()) {
+            LockRecord record = locks.get(name);
+            FencingToken token = record == null ? null : record.tokenOf(session.id);
+            LockRecord.Waiter waiter = record == null ? null : record.waiters.get(session.id);
+            if (token != null && token.mode() == LockMode.EXCLUSIVE) {
+                held.add(token);
+            } else if (waiter != null && acquire.locks().equals(waiter.group())) {
+                waiting++;
+            } else if (token != null || waiter != null) {
+                return overlap(session, name);
+            }
+        }
+        if (held.size() == acquire.locks().size()) {
+            return new Result.GrantedAll(held);
+        }
+        if (waiting == acquire.locks().size()) {
+            String first = acquire.locks().get(0);
+            return new Result.Queued(first, locks.get(first).positionOf(session.id));
+        }
+        return held.isEmpty() && waiting == 0 ? null : overlap(session, acquire.locks().get(0));
+    }
+
+    private static Result.Rejected overlap(SessionRecord session, String lock) {
+        return new Result.Rejected(new InvalidArgumentException("locks", lock, "session " + session.id
+                + " already holds or waits for lock '" + InvalidArgumentException.printable(lock) + "' otherwise than"
+                + " through this multi-lock: release it or let that wait end first"));
+    }
+
+    /** Refuses a multi-lock that would pass a bound: locks per session, lock records, waiters, exhausted tokens. */
+    private Result.Rejected checkAllLimits(SessionRecord session, Command.AcquireAll acquire, boolean taking) {
+        int count = acquire.locks().size();
+        if (taking && session.lockCount() + count > limits.locksPerSessionMax()) {
+            return locksPerSessionExceeded(session);
+        }
+        int created = 0;
+        for (String name : acquire.locks()) {
+            LockRecord record = locks.get(name);
+            created += record == null ? 1 : 0;
+            if (record != null && record.waiters.size() >= limits.waitersPerLockMax()) {
+                return new Result.Rejected(new LimitExceededException("waitersPerLockMax",
+                        limits.waitersPerLockMax(), "cannot queue on lock '" + name + "': " + record.waiters.size()
+                                + " sessions wait, waitersPerLockMax is " + limits.waitersPerLockMax()));
+            }
+            long base = record == null ? floor : Math.max(record.lastToken, floor);
+            if (base >= FencingToken.VALUE_MAX) {
+                return new Result.Rejected(new TokenExhaustedException(name, base));
+            }
+        }
+        if (taking && locks.size() + created > limits.locksMax()) {
+            return new Result.Rejected(new LimitExceededException("locksMax", limits.locksMax(), "cannot create "
+                    + created + " locks for a multi-lock: " + locks.size() + " locks exist, locksMax is "
+                    + limits.locksMax()));
+        }
+        return null;
+    }
+
+    /** Returns the record of {@code name}, made (empty, above the floor) when it has none. */
+    private LockRecord recordFor(LockName name) {
+        LockRecord record = locks.get(name.value());
+        if (record == null) {
+            record = new LockRecord(name, floor);
+            locks.put(record.name, record);
+        }
+        return record;
+    }
+
+    private Result busyOfAll(Command.AcquireAll acquire) {
+        for (String name : acquire.locks()) {
+            LockRecord record = locks.get(name);
+            if (record != null && !record.grantableNow(LockMode.EXCLUSIVE)) {
+                return new Result.Busy(name, record.anyHolderToken());
+            }
+        }
+        throw new IllegalStateException("a multi-lock found busy has no busy lock: " + acquire.locks());
+    }
+
+    /** True when a multi-lock wait is first in line at every one of its locks and all of them are free. */
+    private boolean groupGrantable(long sessionId, LockRecord.Waiter waiter) {
+        for (String name : waiter.group()) {
+            LockRecord record = locks.get(name);
+            if (record.hasHolder() || record.delayed || record.waiters.keySet().iterator().next() != sessionId) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Grants every lock of a grantable multi-lock wait in this step; returns the token of lock {@code of}. */
+    private FencingToken grantGroup(SessionRecord session, LockRecord.Waiter waiter, String of, List<Event> events) {
+        FencingToken asked = null;
+        for (String name : waiter.group()) {
+            LockRecord record = locks.get(name);
+            record.waiters.remove(session.id);
+            session.waiting.remove(name);
+            waiterCount--;
+            FencingToken token = issue(record, session, waiter.requestId(), LockMode.EXCLUSIVE, events);
+            asked = name.equals(of) ? token : asked;
+        }
+        return asked;
+    }
+
+    /** Removes a multi-lock's waits from every one of its locks, granting what each freed queue lets in. */
+    private void removeGroupWait(SessionRecord session, LockRecord.Waiter waiter, List<Event> events) {
+        for (String name : waiter.group()) {
+            LockRecord record = locks.get(name);
+            if (record != null && record.waiters.remove(session.id) != null) {
+                session.waiting.remove(name);
+                waiterCount--;
+                afterWaitRemoved(record, events);
+            }
+        }
     }
 
     // ---- semaphores ----
@@ -911,8 +1093,14 @@ public final class LockStateMachine {
         }
         if (!record.waiters.isEmpty() && !record.held() && !record.delayed) {
             // Only an exclusive waiter at the head, held back by readers, may wait without a writer or a delay.
-            LockRecord.Waiter head = record.waiters.values().iterator().next();
-            if (head.mode() != LockMode.EXCLUSIVE || record.sharedHolders.isEmpty()) {
+            Map.Entry<Long, LockRecord.Waiter> first = record.waiters.entrySet().iterator().next();
+            LockRecord.Waiter head = first.getValue();
+            if (head.group() != null) {
+                if (groupGrantable(first.getKey(), head)) {
+                    throw broken("lock %s is free with multi-lock %s of session %d first in line at all its locks,"
+                            + " all free: it should have been granted", name, head.group(), first.getKey());
+                }
+            } else if (head.mode() != LockMode.EXCLUSIVE || record.sharedHolders.isEmpty()) {
                 throw broken("lock %s has %d waiters (the first %s) but no exclusive holder, no delay and %d"
                         + " shared holders: the head should have been granted", name, record.waiters.size(),
                         head.mode().text(), record.sharedHolders.size());
@@ -931,6 +1119,7 @@ public final class LockStateMachine {
             if (record.tokenOf(waiter.getKey()) != null) {
                 throw broken("session %d both holds and waits on lock %s", waiter.getKey(), name);
             }
+            checkGroupWait(waiter.getKey(), waiter.getValue(), name);
         }
     }
 
@@ -962,6 +1151,24 @@ public final class LockStateMachine {
             }
             if (permitOf(semaphore, waiter) != null) {
                 throw broken("session %d both holds a permit of and waits on semaphore %s", waiter, semaphore.name);
+            }
+        }
+    }
+
+    /** A multi-lock wait names this lock and waits, the same wait, in the queue of every lock it names. */
+    private void checkGroupWait(long sessionId, LockRecord.Waiter waiter, String lock) {
+        if (waiter.group() == null) {
+            return;
+        }
+        if (!waiter.group().contains(lock)) {
+            throw broken("multi-lock wait %s of session %d is queued on lock %s, which it does not name",
+                    waiter.group(), sessionId, lock);
+        }
+        for (String name : waiter.group()) {
+            LockRecord other = locks.get(name);
+            if (other == null || !waiter.equals(other.waiters.get(sessionId))) {
+                throw broken("multi-lock wait %s of session %d is missing from the queue of lock %s",
+                        waiter.group(), sessionId, name);
             }
         }
     }
@@ -1071,6 +1278,8 @@ public final class LockStateMachine {
                 out.writeLong(waiter.getKey());
                 out.writeUTF(waiter.getValue().requestId());
                 out.writeByte(waiter.getValue().mode().ordinal());
+                List<String> group = waiter.getValue().group();
+                writeNames(out, group == null ? List.of() : group);
             }
             out.writeInt(record.sharedHolders.size());
             for (Map.Entry<Long, Long> holder : record.sharedHolders.entrySet()) {
@@ -1196,7 +1405,13 @@ public final class LockStateMachine {
                 String requestId = in.readUTF();
                 Limits.checkRequestId(requestId, false);
                 LockMode mode = version >= SNAPSHOT_VERSION ? readMode(in, record.name) : LockMode.EXCLUSIVE;
-                if (record.waiters.put(sessionId, new LockRecord.Waiter(requestId, mode)) != null) {
+                List<String> group = null;
+                if (version >= SNAPSHOT_VERSION) {
+                    List<String> names = new ArrayList<>();
+                    readNames(in, names, "multi-lock of session " + sessionId + " on lock " + record.name);
+                    group = names.isEmpty() ? null : List.copyOf(names);
+                }
+                if (record.waiters.put(sessionId, new LockRecord.Waiter(requestId, mode, group)) != null) {
                     throw new IOException("session " + sessionId + " waits twice on lock '" + record.name + "'");
                 }
             }

@@ -221,16 +221,25 @@ public sealed interface Command {
          * @throws InvalidArgumentException naming the count and the limit, or the lock named twice
          */
         public static void checkLocks(List<LockName> lockNames) {
-            if (lockNames.isEmpty() || lockNames.size() > LOCKS_MAX) {
-                throw new InvalidArgumentException("locks", Integer.toString(lockNames.size()), "a multi-lock names "
-                        + lockNames.size() + " locks: it must name 1 to locksPerAcquireMax " + LOCKS_MAX);
-            }
+            checkCount(lockNames.size());
             Set<String> seen = new HashSet<>();
             for (LockName name : lockNames) {
                 if (!seen.add(name.value())) {
                     throw new InvalidArgumentException("locks", name.value(), "a multi-lock names lock '"
                             + InvalidArgumentException.printable(name.value()) + "' twice");
                 }
+            }
+        }
+
+        /**
+         * Checks that a multi-lock of {@code count} locks names 1 to {@link #LOCKS_MAX}.
+         *
+         * @throws InvalidArgumentException naming the count and the limit
+         */
+        public static void checkCount(int count) {
+            if (count < 1 || count > LOCKS_MAX) {
+                throw new InvalidArgumentException("locks", Integer.toString(count), "a multi-lock names " + count
+                        + " locks: it must name 1 to locksPerAcquireMax " + LOCKS_MAX);
             }
         }
 

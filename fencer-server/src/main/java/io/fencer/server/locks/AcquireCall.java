@@ -45,6 +45,8 @@ final class AcquireCall {
     private final String requestId;
     /** True for a semaphore's permit: its grants are answered with the slot's semaphore and index. */
     private final boolean permit;
+    /** For a multi-lock, its locks in the order named (it waits under the first); else null. */
+    private final java.util.List<String> group;
     private final long waitMillis;
     private final Deadline deadline;
     private final TokenKeys keys;
@@ -72,6 +74,7 @@ final class AcquireCall {
         this.waitName = acquire.lockName();
         this.requestId = acquire.requestId();
         this.permit = false;
+        this.group = null;
         this.waitMillis = waitMillis;
         this.deadline = deadline;
         this.keys = keys;
@@ -96,6 +99,32 @@ final class AcquireCall {
         this.waitName = acquire.semaphoreName();
         this.requestId = acquire.requestId();
         this.permit = true;
+        this.group = null;
+        this.waitMillis = waitMillis;
+        this.deadline = deadline;
+        this.keys = keys;
+    }
+
+    /** A waiting multi-lock; it waits under its first lock. As the other constructors. */
+    AcquireCall(PendingAcquires pending, Proposer proposer, RaftLockStateMachine stateMachine,
+            ScheduledExecutorService timers, ServerCallStreamObserver<AcquireResponse> call,
+            Command.AcquireAll acquire, long waitMillis, Deadline deadline, TokenKeys keys) {
+        this.pending = pending;
+        this.proposer = proposer;
+        this.stateMachine = stateMachine;
+        this.timers = timers;
+        this.call = call;
+        this.proposal = Objects.requireNonNull(acquire, "acquire");
+        if (!acquire.waitQueued() || waitMillis <= 0) {
+            throw new IllegalArgumentException("a waiting acquire needs waitQueued and wait > 0: " + acquire + ", "
+                    + waitMillis + " ms");
+        }
+        this.sessionId = acquire.sessionId();
+        this.secretHash = acquire.secretHash();
+        this.waitName = acquire.lockNames().get(0);
+        this.requestId = acquire.requestId();
+        this.permit = false;
+        this.group = acquire.locks();
         this.waitMillis = waitMillis;
         this.deadline = deadline;
         this.keys = keys;
@@ -115,6 +144,8 @@ final class AcquireCall {
         }
         if (result instanceof Result.Granted granted) {
             answer(granted(granted.token()), null);
+        } else if (result instanceof Result.GrantedAll all) {
+            answer(allAcquired(all.tokens(), keys), null);
         } else if (result instanceof Result.Busy busy) {
             answer(notAcquired(busy.holder()), null);
         } else if (result instanceof Result.Rejected rejected) {
@@ -193,7 +224,37 @@ final class AcquireCall {
 
     /** Returns the answer of a grant: a permit's token names its semaphore and slot. */
     private AcquireResponse granted(FencingToken token) {
+        if (group != null) {
+            return groupAcquired();
+        }
         return permit ? permitAcquired(token, keys) : acquired(token, keys);
+    }
+
+    /**
+     * Answers a multi-lock granted while it waited: all its locks were granted in one step, whose events completed
+     * this call with its first lock's token; the others are read from the state that step left.
+     */
+    private AcquireResponse groupAcquired() {
+        java.util.List<FencingToken> tokens = stateMachine.readLocal(machine -> {
+            java.util.List<FencingToken> held = new java.util.ArrayList<>(group.size());
+            for (String lock : group) {
+                machine.describe(lock).filter(view -> view.holderSessionId() == sessionId)
+                        .ifPresent(view -> held.add(view.holder()));
+            }
+            return held;
+        });
+        if (tokens.size() != group.size()) {
+            throw new InternalException("multi-lock " + group + " of session " + sessionId + " was granted, but the"
+                    + " session holds only " + tokens);
+        }
+        return allAcquired(tokens, keys);
+    }
+
+    static AcquireResponse allAcquired(java.util.List<FencingToken> tokens, TokenKeys keys) {
+        AcquireResponse.Builder response = AcquireResponse.newBuilder().setAcquired(true)
+                .setToken(Protos.token(tokens.get(0), keys));
+        tokens.forEach(token -> response.addTokens(Protos.token(token, keys)));
+        return response.build();
     }
 
     private void answer(AcquireResponse response, Throwable error) {

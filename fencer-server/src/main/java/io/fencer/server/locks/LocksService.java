@@ -1,5 +1,6 @@
 package io.fencer.server.locks;
 
+import io.fencer.api.v1.AcquireAllRequest;
 import io.fencer.api.v1.AcquirePermitRequest;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
@@ -190,6 +191,37 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             }
             proposer.propose(acquire).thenApply(result -> result instanceof Result.Granted granted
                     ? AcquireCall.permitAcquired(granted.token(), keys) : tryAcquireResponse(result))
+                    .whenComplete((response, error) -> Replies.send(call, response, error));
+        } catch (RuntimeException e) {
+            Replies.send(call, null, e);
+        }
+    }
+
+    @Override
+    public void acquireAll(AcquireAllRequest request, StreamObserver<AcquireResponse> out) {
+        ServerCallStreamObserver<AcquireResponse> call = (ServerCallStreamObserver<AcquireResponse>) out;
+        try {
+            checkLeader();
+            long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
+            Command.AcquireAll.checkCount(request.getLocksCount()); // before checking thousands of names
+            java.util.List<LockName> names = new java.util.ArrayList<>(request.getLocksCount());
+            for (String lock : request.getLocksList()) {
+                names.add(RequestChecks.lock("locks", lock));
+                authorizer.check(Permission.LOCK, lock);
+            }
+            Command.AcquireAll.checkLocks(names);
+            String requestId = RequestChecks.requestId(request.getRequestId(), true);
+            long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
+            SecretHash presented = authenticate(sessionId, request.getSessionSecret());
+            Command.AcquireAll acquire = new Command.AcquireAll(sessionId, presented, names, requestId,
+                    waitMillis > 0);
+            if (waitMillis > 0) {
+                new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
+                        Context.current().getDeadline(), keys).start();
+                return;
+            }
+            proposer.propose(acquire).thenApply(result -> result instanceof Result.GrantedAll all
+                    ? AcquireCall.allAcquired(all.tokens(), keys) : tryAcquireResponse(result))
                     .whenComplete((response, error) -> Replies.send(call, response, error));
         } catch (RuntimeException e) {
             Replies.send(call, null, e);

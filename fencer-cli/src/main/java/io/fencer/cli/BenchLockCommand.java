@@ -120,8 +120,11 @@ final class BenchLockCommand implements Callable<Integer> {
         text.append("errors:                   ").append(result.errors())
                 .append(result.firstError() == null ? "" : " (first: " + result.firstError() + ")")
                 .append(System.lineSeparator());
-        text.append(settings.mode() == LockBench.Mode.SHARED ? "(shared: readers overlap, token order not checked) "
-                : settings.mode() == LockBench.Mode.SEMAPHORE ? "(per permit slot) " : "");
+        if (settings.mode() == LockBench.Mode.SHARED) {
+            return text.append("tokens: order not checked (shared holders overlap, so their order means nothing)")
+                    .toString();
+        }
+        text.append(settings.mode() == LockBench.Mode.SEMAPHORE ? "per permit slot, " : "");
         text.append("tokens strictly increasing per lock: ").append(result.tokensIncreasing()
                 ? "yes (" + result.tokensChecked() + " tokens on " + settings.locks()
                         + (settings.locks() == 1 ? " lock)" : " locks)")

@@ -7,6 +7,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
 
 /** An acquire that the user can interrupt with SIGINT or SIGTERM while it waits in line. */
 final class Acquisition {
@@ -22,10 +23,19 @@ final class Acquisition {
      * @throws io.fencer.client.LockTimeoutException when not granted within {@code wait}
      */
     static Grant acquire(FencedLock lock, Duration wait, CompletionStage<?> stopRequested) throws InterruptedException {
-        CompletableFuture<Grant> granted = new CompletableFuture<>();
+        return acquire(() -> lock.acquire(wait), stopRequested);
+    }
+
+    /**
+     * Runs {@code acquire} (an acquire of a lock in either mode, a semaphore permit, a multi-lock) unless
+     * {@code stopRequested} completes first; as {@link #acquire(FencedLock, Duration, CompletionStage)}.
+     */
+    static <G extends AutoCloseable> G acquire(Supplier<G> acquire, CompletionStage<?> stopRequested)
+            throws InterruptedException {
+        CompletableFuture<G> granted = new CompletableFuture<>();
         Thread acquirer = new Thread(() -> {
             try {
-                granted.complete(lock.acquire(wait));
+                granted.complete(acquire.get());
             } catch (RuntimeException | Error e) {
                 granted.completeExceptionally(e);
             }
@@ -39,13 +49,21 @@ final class Acquisition {
             // the grant failed (rethrown below) or the stop stage failed (treated as a stop)
         }
         if (stopRequested.toCompletableFuture().isDone()) {
-            granted.thenAccept(Grant::close); // a grant that raced the stop is given back at once
+            granted.thenAccept(Acquisition::closeQuietly); // a grant that raced the stop is given back at once
             return null;
         }
         try {
             return granted.join();
         } catch (CompletionException e) {
             throw rethrow(e.getCause());
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable grant) {
+        try {
+            grant.close();
+        } catch (Exception e) {
+            // the session closes next, which releases it on the service anyway
         }
     }
 

@@ -43,6 +43,14 @@ final class BenchLockCommand implements Callable<Integer> {
             description = "Each session's lease (default: ${DEFAULT-VALUE}).")
     Duration ttl;
 
+    @Option(names = "--shared", description = "Acquire every lock in shared mode (read-write locks' readers).")
+    boolean shared;
+
+    @Option(names = "--semaphore", paramLabel = "N",
+            description = "Acquire a permit of semaphore bench-<i %% --locks> of N permits instead of a lock; tokens"
+                    + " are checked per permit slot.")
+    Integer semaphorePermits;
+
     @Option(names = "--json", description = "Print the summary as one JSON object.")
     boolean json;
 
@@ -95,15 +103,31 @@ final class BenchLockCommand implements Callable<Integer> {
         BenchCommand.checkRange(spec, "--clients", clients, 1, LockBench.CLIENTS_MAX);
         BenchCommand.checkRange(spec, "--locks", lockCount, 1, LockBench.LOCKS_MAX);
         BenchCommand.checkDuration(spec, duration);
-        return new LockBench.Settings(clients, lockCount, duration, warmup, ttl);
+        if (shared && semaphorePermits != null) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                    "--shared and --semaphore cannot be combined: a semaphore's permits are exclusive");
+        }
+        if (semaphorePermits != null) {
+            BenchCommand.checkRange(spec, "--semaphore", semaphorePermits, 1, LockBench.PERMITS_MAX);
+        }
+        LockBench.Mode mode = shared ? LockBench.Mode.SHARED
+                : semaphorePermits != null ? LockBench.Mode.SEMAPHORE : LockBench.Mode.EXCLUSIVE;
+        return new LockBench.Settings(clients, lockCount, duration, warmup, ttl, mode,
+                semaphorePermits == null ? 1 : semaphorePermits);
     }
 
     /** Returns the human summary: settings, throughput, latency, errors and the fencing check. */
     static String text(LockBench.Result result) {
         LockBench.Settings settings = result.settings();
         StringBuilder text = new StringBuilder();
-        text.append(String.format(Locale.ROOT, "fencer bench lock: %d clients on %d lock%s, %s measured after %s"
-                + " warmup, session ttl %s%n", settings.clients(), settings.locks(), settings.locks() == 1 ? "" : "s",
+        String what = switch (settings.mode()) {
+            case EXCLUSIVE -> "lock";
+            case SHARED -> "shared lock";
+            case SEMAPHORE -> settings.permits() + "-permit semaphore";
+        };
+        text.append(String.format(Locale.ROOT, "fencer bench lock: %d clients on %d %s%s, %s measured after %s"
+                + " warmup, session ttl %s%n", settings.clients(), settings.locks(), what,
+                settings.locks() == 1 ? "" : "s",
                 Durations.format(settings.duration()), Durations.format(settings.warmup()),
                 Durations.format(settings.ttl())));
         text.append(String.format(Locale.ROOT, "cycles (acquire+release): %d  %.1f/s%n", result.cycles(),
@@ -115,6 +139,11 @@ final class BenchLockCommand implements Callable<Integer> {
         text.append("errors:                   ").append(result.errors())
                 .append(result.firstError() == null ? "" : " (first: " + result.firstError() + ")")
                 .append(System.lineSeparator());
+        if (settings.mode() == LockBench.Mode.SHARED) {
+            return text.append("tokens: order not checked (shared holders overlap, so their order means nothing)")
+                    .toString();
+        }
+        text.append(settings.mode() == LockBench.Mode.SEMAPHORE ? "per permit slot, " : "");
         text.append("tokens strictly increasing per lock: ").append(result.tokensIncreasing()
                 ? "yes (" + result.tokensChecked() + " tokens on " + settings.locks()
                         + (settings.locks() == 1 ? " lock)" : " locks)")
@@ -131,6 +160,8 @@ final class BenchLockCommand implements Callable<Integer> {
                 .add("durationMillis", settings.duration().toMillis())
                 .add("warmupMillis", settings.warmup().toMillis())
                 .add("ttlMillis", settings.ttl().toMillis())
+                .add("mode", settings.mode().name().toLowerCase(Locale.ROOT))
+                .add("permits", settings.permits())
                 .add("cycles", result.cycles())
                 .add("cyclesPerSecond", result.cyclesPerSecond())
                 .add("grants", result.grants())

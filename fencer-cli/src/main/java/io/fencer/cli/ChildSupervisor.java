@@ -91,9 +91,10 @@ final class ChildSupervisor {
 
     /**
      * Returns a process builder for {@code command} with the caller's environment plus {@code FENCER_LOCK},
-     * {@code FENCER_TOKEN} (the sequencer to hand to resources) and {@code FENCER_TOKEN_VALUE}. The caller chooses
-     * the child's stdio (the command inherits its own). {@code sequencer} is the grant's wire form exactly as the
-     * service sent it (signed when the service signs), so resources that require signatures accept it.
+     * {@code FENCER_TOKEN} (the sequencer to hand to resources), {@code FENCER_TOKEN_VALUE} and
+     * {@code FENCER_TOKEN_MODE} ({@code exclusive} or {@code shared}). The caller chooses the child's stdio (the
+     * command inherits its own). {@code sequencer} is the grant's wire form exactly as the service sent it (signed
+     * when the service signs), so resources that require signatures accept it.
      */
     static ProcessBuilder processBuilder(List<String> command, FencingToken token, String sequencer) {
         if (command.isEmpty()) {
@@ -104,6 +105,7 @@ final class ChildSupervisor {
         environment.put("FENCER_LOCK", token.lock());
         environment.put("FENCER_TOKEN", sequencer);
         environment.put("FENCER_TOKEN_VALUE", Long.toString(token.value()));
+        environment.put("FENCER_TOKEN_MODE", token.mode().text());
         return builder;
     }
 

@@ -80,6 +80,14 @@ final class Json {
         return this;
     }
 
+    /** Adds an array of objects. */
+    Json addObjects(String name, List<Json> values) {
+        JsonArray array = new JsonArray(values.size());
+        values.forEach(value -> array.add(value.members.deepCopy()));
+        members.add(name, array);
+        return this;
+    }
+
     Json addLongs(String name, List<Long> values) {
         JsonArray array = new JsonArray(values.size());
         values.forEach(array::add);

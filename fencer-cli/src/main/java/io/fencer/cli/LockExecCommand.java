@@ -1,14 +1,12 @@
 package io.fencer.cli;
 
+import io.fencer.client.FencedLock;
 import io.fencer.client.FencerClient;
-import io.fencer.client.Grant;
-import io.fencer.client.Session;
-import io.fencer.core.FencerException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -25,8 +23,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "exec", mixinStandardHelpOptions = true,
         description = {"Acquires a lock and runs CMD with FENCER_LOCK, FENCER_TOKEN (the sequencer) and "
-                + "FENCER_TOKEN_VALUE in its environment; releases the lock when CMD ends and exits with CMD's "
-                + "status.",
+                + "FENCER_TOKEN_VALUE (and FENCER_TOKEN_MODE, exclusive or shared) in its environment; releases the "
+                + "lock when CMD ends and exits with CMD's status.",
             "",
             "Fails closed. CMD runs in its own session and process group (through setsid(1), Linux only; it has no "
                 + "controlling terminal). The local lease counts from the send time of the last acknowledged "
@@ -64,6 +62,12 @@ final class LockExecCommand implements Callable<Integer> {
                     + "${DEFAULT-VALUE}); capped at a third of --ttl and by the local lease left.")
     Duration killAfter;
 
+    @Option(names = "--shared",
+            description = "Hold the lock in shared mode (a reader of a read-write lock): CMD runs beside other "
+                    + "shared holders and never beside an exclusive one; FENCER_TOKEN is then a shared-mode token, "
+                    + "which resources accept for fenced reads and refuse for writes (MODE_MISMATCH).")
+    boolean shared;
+
     /** For the test that shows what the process group buys; hidden, since it gives up the guarantee. */
     @Option(names = "--signal-child-only", hidden = true,
             description = "For tests: run CMD as a plain child and signal it alone, as before process groups.")
@@ -81,77 +85,12 @@ final class LockExecCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException, IOException {
         CompletionStage<String> stopRequested = parent.main.stopSignals();
-        try (FencerClient fencer = client.connect(); Session session = fencer.openSession(ttl)) {
-            Grant grant = Acquisition.acquire(session.lock(name), wait, stopRequested);
-            if (grant == null) {
-                return StopSignals.exitCode(stopRequested.toCompletableFuture().getNow("INT"));
-            }
-            int status;
-            try {
-                status = run(session, grant, stopRequested);
-            } catch (Throwable e) {
-                closeAfterFailure(grant, e);
-                throw e;
-            }
-            return release(grant, status);
-        }
-    }
-
-    private int run(Session session, Grant grant, CompletionStage<String> stopRequested)
-            throws IOException, InterruptedException {
-        // At jeopardy a third of the ttl is left: a longer grace could not end before the local lease does.
-        Duration killAfterCapped = killAfter.compareTo(session.ttl().dividedBy(3)) < 0 ? killAfter
-                : session.ttl().dividedBy(3);
-        ProcessGroup group = start(grant);
-        ChildSupervisor supervisor = new ChildSupervisor(group, command.get(0), grant.token(), killAfterCapped,
-                spec.commandLine().getErr());
-        return supervisor.supervise(lease(session), stopRequested);
-    }
-
-    /** Returns what the supervisor watches: the first of jeopardy and loss, and the local lease left. */
-    private static ChildSupervisor.Lease lease(Session session) {
-        // Jeopardy also completes (first) when the session ends: then say how it ended.
-        CompletionStage<String> endangered = session.jeopardy().thenCompose(left -> session.isAlive()
-                ? CompletableFuture.completedFuture("in jeopardy: no keepalive acknowledged for 2/3 of the "
-                        + session.ttl().toMillis() + " ms ttl")
-                : session.lost().thenApply(loss -> "lost: " + loss.detail()));
-        return new ChildSupervisor.Lease(endangered, session::leaseRemaining);
-    }
-
-    private ProcessGroup start(Grant grant) throws IOException {
-        ProcessBuilder builder = ChildSupervisor.processBuilder(command, grant.token(), grant.sequencer())
-                .inheritIO();
-        try {
-            return signalChildOnly ? ProcessGroup.directChildOnly(builder) : ProcessGroup.start(builder);
-        } catch (IOException e) {
-            throw new IOException("cannot run " + command.get(0) + ": " + e.getMessage(), e);
-        }
-    }
-
-    /**
-     * Releases the lock after the command; after a lost lease the service may be unreachable (that may be why it
-     * was lost), so a failure then is reported and the exit status stays 3: the service frees the lock when the
-     * session expires.
-     */
-    private int release(Grant grant, int status) {
-        if (status != ChildSupervisor.EXIT_LEASE_LOST) {
-            grant.close();
-            return status;
-        }
-        try {
-            grant.close();
-        } catch (FencerException e) {
-            spec.commandLine().getErr().println("fencer: could not release " + grant.token() + ": " + e.getMessage()
-                    + "; the service frees it when the session expires");
-        }
-        return status;
-    }
-
-    private static void closeAfterFailure(Grant grant, Throwable failure) {
-        try {
-            grant.close();
-        } catch (RuntimeException e) {
-            failure.addSuppressed(e);
+        GrantExec exec = new GrantExec(ttl, killAfter, signalChildOnly, command, spec.commandLine().getErr());
+        try (FencerClient fencer = client.connect()) {
+            return exec.run(fencer, stopRequested, session -> {
+                FencedLock lock = session.lock(name);
+                return shared ? lock.acquireShared(wait) : lock.acquire(wait);
+            }, grant -> Map.of());
         }
     }
 }

@@ -67,7 +67,20 @@ final class LockStatusCommand implements Callable<Integer> {
                 .addLongs("waiterSessionIds", status.waiterSessionIds())
                 .add("lastToken", status.lastToken())
                 .add("delayed", status.delayed())
-                .add("lastEnd", status.lastEnd());
+                .add("lastEnd", status.lastEnd())
+                .addObjects("sharedHolders", status.sharedHolders().stream()
+                        .map(token -> Json.object().add("token", token.toString()).add("value", token.value())
+                                .add("sequencer", token.sequencer()))
+                        .toList());
+    }
+
+    /** Returns the exclusive holder's token, or how many readers share the lock and the latest one's token. */
+    private static String holderText(LockStatus status) {
+        if (status.holder() != null) {
+            return status.holder().toString();
+        }
+        List<io.fencer.core.FencingToken> readers = status.sharedHolders();
+        return readers.isEmpty() ? "-" : readers.size() + " shared, latest " + readers.get(readers.size() - 1);
     }
 
     /** Returns the locks as an aligned text table with a header row. */
@@ -77,7 +90,7 @@ final class LockStatusCommand implements Callable<Integer> {
         for (LockStatus status : locks) {
             rows.add(new String[] {
                 status.lock(),
-                status.holder() == null ? "-" : status.holder().toString(),
+                holderText(status),
                 status.holderIdentity() == null ? "-" : status.holderIdentity(),
                 Integer.toString(status.waiterSessionIds().size()),
                 Long.toString(status.lastToken()),

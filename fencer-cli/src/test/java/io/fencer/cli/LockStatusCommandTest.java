@@ -25,7 +25,7 @@ class LockStatusCommandTest {
         assertThat(json).isEqualTo("{\"lock\":" + quotedLock + "\",\"holder\":" + quotedLock + "#9223372036854775806\","
                 + "\"holderSequencer\":\"" + holder.sequencer() + "\",\"holderToken\":9223372036854775806,"
                 + "\"holderIdentity\":\"billing \\\"eu\\\"\",\"waiterSessionIds\":[3,9223372036854775807],"
-                + "\"lastToken\":9223372036854775807,\"delayed\":true,\"lastEnd\":\"ended\\u0001\\n\"}");
+                + "\"lastToken\":9223372036854775807,\"delayed\":true,\"lastEnd\":\"ended\\u0001\\n\",\"sharedHolders\":[]}");
         JsonObject read = JsonParser.parseString(json).getAsJsonObject();
         assertThat(read.get("lock").getAsString()).isEqualTo(lock);
         assertThat(read.get("lastToken").getAsLong()).isEqualTo(Long.MAX_VALUE);
@@ -40,7 +40,20 @@ class LockStatusCommandTest {
 
         String one = "{\"lock\":\"free\",\"holder\":null,\"holderSequencer\":null,\"holderToken\":null,"
                 + "\"holderIdentity\":null,\"waiterSessionIds\":[],\"lastToken\":0,\"delayed\":false,"
-                + "\"lastEnd\":null}";
+                + "\"lastEnd\":null,\"sharedHolders\":[]}";
         assertThat(json).isEqualTo("[" + one + "," + one + "]");
+    }
+
+    @Test
+    void tableAndJson_sharedLock_showTheReadersAndTheLatestToken() {
+        FencingToken first = new FencingToken("db", 3, io.fencer.core.LockMode.SHARED);
+        FencingToken second = new FencingToken("db", 4, io.fencer.core.LockMode.SHARED);
+        LockStatus shared = new LockStatus("db", null, null, List.of(), 4, false, null, List.of(first, second));
+
+        assertThat(LockStatusCommand.table(List.of(shared))).contains("2 shared, latest db#4(shared)");
+        JsonObject read = JsonParser.parseString(LockStatusCommand.toJson(shared).toString()).getAsJsonObject();
+        assertThat(read.getAsJsonArray("sharedHolders")).hasSize(2);
+        assertThat(read.getAsJsonArray("sharedHolders").get(1).getAsJsonObject().get("sequencer").getAsString())
+                .isEqualTo(second.sequencer());
     }
 }

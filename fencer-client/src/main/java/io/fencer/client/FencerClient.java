@@ -23,6 +23,9 @@ public interface FencerClient extends AutoCloseable {
     /** Describes a lock: holder, token, waiters, last token issued. */
     LockStatus describe(String lock);
 
+    /** Describes a semaphore: its permits, each slot's holder, its waiters (permits 0 when not in use). */
+    SemaphoreStatus describeSemaphore(String semaphore);
+
     /** Lists locks that are held, waited for or delayed, whose names start with {@code prefix}. */
     List<LockStatus> list(String prefix, int limit);
 

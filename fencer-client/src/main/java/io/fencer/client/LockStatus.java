@@ -14,10 +14,18 @@ import java.util.List;
  * @param lastToken the latest token ever issued for the lock
  * @param delayed true while in lock-delay after its holder's session expired
  * @param lastEnd how the last grant ended (RELEASED, SESSION_CLOSED, SESSION_EXPIRED), or null
+ * @param sharedHolders the tokens of the shared (reader) holders, in grant order; empty while {@code holder} is set
  */
 public record LockStatus(String lock, FencingToken holder, String holderIdentity, List<Long> waiterSessionIds,
-        long lastToken, boolean delayed, String lastEnd) {
+        long lastToken, boolean delayed, String lastEnd, List<FencingToken> sharedHolders) {
     public LockStatus {
         waiterSessionIds = List.copyOf(waiterSessionIds);
+        sharedHolders = List.copyOf(sharedHolders);
+    }
+
+    /** A lock without shared holders. */
+    public LockStatus(String lock, FencingToken holder, String holderIdentity, List<Long> waiterSessionIds,
+            long lastToken, boolean delayed, String lastEnd) {
+        this(lock, holder, holderIdentity, waiterSessionIds, lastToken, delayed, lastEnd, List.of());
     }
 }

@@ -49,6 +49,20 @@ public interface Session extends AutoCloseable {
     LeaderElection election(String name);
 
     /**
+     * Returns the semaphore of this name with {@code permits} permits (1 to 1,000), acquired through this session.
+     *
+     * @throws io.fencer.core.InvalidArgumentException naming the count when it is outside [1, 1000]
+     */
+    FencedSemaphore semaphore(String name, int permits);
+
+    /**
+     * Returns the locks of these names (1 to 64, none twice), acquired together, all or none, through this session.
+     *
+     * @throws io.fencer.core.InvalidArgumentException naming a lock named twice, or the count
+     */
+    FencedMultiLock locks(String... names);
+
+    /**
      * Releases a lock this session holds, by its token.
      *
      * @throws io.fencer.core.NotHolderException when the token is not the one this session holds the lock under

@@ -30,6 +30,7 @@ import java.util.function.Function;
  *   PERMISSION_DENIED    lock                                 identity, permission (lock = the name, may be empty)
  *   NOT_LEADER                                                leaderAddress
  *   UNAVAILABLE, INTERNAL                                     message
+ *   MODE_MISMATCH        scope  presented                     value = the presented token's mode (shared)
  *   OUT_OF_RANGE                                              value = the requested revision, oldestRevision
  * </pre>
  *
@@ -41,7 +42,7 @@ import java.util.function.Function;
  * @param message the error's sentence, {@link Throwable#getMessage()}
  * @param field INVALID_ARGUMENT: the offending field's name
  * @param value INVALID_ARGUMENT: the offending value; SCOPE_MISMATCH: the lock of the presented token;
- *     IDEMPOTENCY_MISMATCH: the idempotency key
+ *     IDEMPOTENCY_MISMATCH: the idempotency key; MODE_MISMATCH: the presented token's mode
  * @param limit LIMIT_EXCEEDED: the limit's configuration name, e.g. {@code waitersPerLockMax}
  * @param limitValue LIMIT_EXCEEDED: the limit's value
  * @param sessionId SESSION_EXPIRED, SESSION_UNAUTHENTICATED: the session; NOT_HOLDER: the session that presented
@@ -163,6 +164,12 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
                     fields -> new UnavailableException(fields.message()));
             case INTERNAL -> new Mapping<>(InternalException.class, (error, fields) -> { },
                     fields -> new InternalException(fields.message()));
+            case MODE_MISMATCH -> new Mapping<>(ModeMismatchException.class,
+                    (error, fields) -> fields.lock(error.scope()).presentedToken(error.presented())
+                            .value(error.mode().text()),
+                    // Only a shared token is ever refused for its mode; a detail without the mode still says so.
+                    fields -> new ModeMismatchException(fields.lock(), fields.presentedToken(),
+                            "exclusive".equals(fields.value()) ? LockMode.EXCLUSIVE : LockMode.SHARED));
             case OUT_OF_RANGE -> new Mapping<>(RevisionOutOfRangeException.class,
                     (error, fields) -> fields.value(Long.toString(error.requestedRevision()))
                             .oldestRevision(error.oldestRevision()),

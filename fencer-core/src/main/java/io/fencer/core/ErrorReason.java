@@ -19,5 +19,7 @@ public enum ErrorReason {
     NOT_LEADER,
     UNAVAILABLE,
     INTERNAL,
+    /** A write under a shared-mode token ({@link ModeMismatchException}). */
+    MODE_MISMATCH,
     OUT_OF_RANGE
 }

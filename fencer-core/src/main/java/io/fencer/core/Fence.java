@@ -63,12 +63,16 @@ public final class Fence {
      *
      * @throws ScopeMismatchException when the token belongs to another lock
      * @throws StaleTokenException when the policy refuses the token against the accepted one
+     * @throws ModeMismatchException when the token is a shared-mode grant: readers may not write
      * @throws IllegalStateException when called from inside one of this fence's own mutations
      */
     public <T> T call(FencingToken token, Supplier<T> mutation) {
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(mutation, "mutation");
         checkScope(token);
+        if (token.mode() != LockMode.EXCLUSIVE) {
+            throw modeMismatch(token);
+        }
         if (!mutex.lock()) {
             throw reentered(token);
         }
@@ -84,7 +88,8 @@ public final class Fence {
     }
 
     /**
-     * Checks {@code token} against the accepted one without writing; a fenced read. Inside one of this fence's own
+     * Checks {@code token} against the accepted one without writing; a fenced read, which a token of either mode
+     * may make (a shared token is compared as any token). Inside one of this fence's own
      * mutations it checks against the token accepted before that mutation.
      */
     public void check(FencingToken token) {
@@ -112,6 +117,10 @@ public final class Fence {
         if (!policy.admits(token.value(), accepted)) {
             throw stale(token);
         }
+    }
+
+    private ModeMismatchException modeMismatch(FencingToken token) {
+        return new ModeMismatchException(scope, token.value(), token.mode());
     }
 
     private ScopeMismatchException mismatch(FencingToken token) {

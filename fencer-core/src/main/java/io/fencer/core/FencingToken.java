@@ -24,7 +24,11 @@ import java.util.Objects;
  * <p>The resource keeps the highest token it has accepted, durably, and compares every presented token
  * against it in the same atomic step as the write ({@link Fence} does exactly that in process).
  *
- * <p>An immutable value: two tokens are equal when their lock and value are. (A final class rather than a record
+ * <p>A token has a {@link LockMode}: {@link LockMode#EXCLUSIVE} (every mutex grant, the default) or
+ * {@link LockMode#SHARED} (a reader of a read-write lock). The mode travels in the sequencer; a resource refuses a
+ * write under a shared token ({@link ModeMismatchException}) and compares it as any token on a fenced read.
+ *
+ * <p>An immutable value: two tokens are equal when their lock, value and mode are. (A final class rather than a record
  * so that {@link #of(LockName, long)} can skip checking a name that is already checked: a record's every
  * constructor runs its canonical one.)
  */
@@ -36,6 +40,7 @@ public final class FencingToken implements Comparable<FencingToken> {
 
     private final String lock;
     private final long value;
+    private final LockMode mode;
 
     /**
      * Makes the token {@code value} of {@code lock}, checking both.
@@ -45,16 +50,27 @@ public final class FencingToken implements Comparable<FencingToken> {
      * @throws InvalidArgumentException naming the offending lock name or value
      */
     public FencingToken(String lock, long value) {
+        this(lock, value, LockMode.EXCLUSIVE);
+    }
+
+    /**
+     * Makes the token {@code value} of {@code lock} in {@code mode}, checking the name and the value.
+     *
+     * @throws InvalidArgumentException naming the offending lock name or value
+     */
+    public FencingToken(String lock, long value, LockMode mode) {
         LockNames.check(lock);
         checkValue(lock, value);
         this.lock = lock;
         this.value = value;
+        this.mode = Objects.requireNonNull(mode, "mode");
     }
 
-    private FencingToken(LockName lock, long value) {
+    private FencingToken(LockName lock, long value, LockMode mode) {
         this.lock = lock.value();
         checkValue(this.lock, value);
         this.value = value;
+        this.mode = Objects.requireNonNull(mode, "mode");
     }
 
     /**
@@ -64,7 +80,12 @@ public final class FencingToken implements Comparable<FencingToken> {
      * @throws InvalidArgumentException naming the value when it is outside [1, {@link #VALUE_MAX}]
      */
     public static FencingToken of(LockName lock, long value) {
-        return new FencingToken(Objects.requireNonNull(lock, "lock"), value);
+        return new FencingToken(Objects.requireNonNull(lock, "lock"), value, LockMode.EXCLUSIVE);
+    }
+
+    /** As {@link #of(LockName, long)} for a grant in {@code mode}. */
+    public static FencingToken of(LockName lock, long value, LockMode mode) {
+        return new FencingToken(Objects.requireNonNull(lock, "lock"), value, mode);
     }
 
     private static void checkValue(String lock, long value) {
@@ -84,7 +105,20 @@ public final class FencingToken implements Comparable<FencingToken> {
         return value;
     }
 
-    /** Returns the opaque wire form, {@code fencer1.<base64url(lock)>.<value>}, to hand to resources. */
+    /** Returns how the grant holds its lock: {@link LockMode#EXCLUSIVE} unless it is a shared (reader) grant. */
+    public LockMode mode() {
+        return mode;
+    }
+
+    /** Returns this lock and value in {@code mode}. */
+    public FencingToken withMode(LockMode mode) {
+        return mode == this.mode ? this : new FencingToken(LockName.of(lock), value, mode);
+    }
+
+    /**
+     * Returns the opaque wire form, {@code fencer1.<base64url(lock)>.<value>} ({@code .shared} appended for a
+     * shared grant), to hand to resources.
+     */
     public String sequencer() {
         return Sequencer.format(this);
     }
@@ -124,7 +158,8 @@ public final class FencingToken implements Comparable<FencingToken> {
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof FencingToken token && value == token.value && lock.equals(token.lock);
+        return other instanceof FencingToken token && value == token.value && lock.equals(token.lock)
+                && mode == token.mode;
     }
 
     /** Returns the hash a record of {@code (lock, value)} would have. */
@@ -133,9 +168,9 @@ public final class FencingToken implements Comparable<FencingToken> {
         return 31 * lock.hashCode() + Long.hashCode(value);
     }
 
-    /** Returns the display form, {@code orders#32}. */
+    /** Returns the display form, {@code orders#32}, or {@code orders#32(shared)} for a shared grant. */
     @Override
     public String toString() {
-        return lock + "#" + value;
+        return mode == LockMode.EXCLUSIVE ? lock + "#" + value : lock + "#" + value + "(shared)";
     }
 }

@@ -7,7 +7,14 @@ import java.util.Base64;
 /**
  * The sequencer: a token's opaque wire form, {@code fencer1.<base64url(lock)>.<value>} (Chubby's name for
  * it), optionally signed as {@code fencer1.<base64url(lock)>.<value>.<kid>.<base64url(mac)>} with a key of
- * {@link TokenKeys}. Resources receive it from clients and parse it with {@link #parse(String)} (any form,
+ * {@link TokenKeys}.
+ *
+ * <p>The mode: a {@link LockMode#SHARED} token has the part {@code shared} after its value,
+ * {@code fencer1.<lock>.<value>.shared[.<kid>.<mac>]} (4 parts, 6 when signed), and its MAC covers the mode. An
+ * exclusive token is written without a mode part, exactly as before read-write locks, so every sequencer issued
+ * before still parses (as exclusive) and resources of that release refuse a shared one as malformed rather than
+ * let it write. A mode part {@code exclusive} is read too; any other mode is refused as a malformed sequencer
+ * ({@link InvalidArgumentException} of field {@code sequencer}) whose sentence names the unknown mode. Resources receive it from clients and parse it with {@link #parse(String)} (any form,
  * signature ignored) or {@link #parse(String, TokenKeys)} (signature required); it is not meant to be read by
  * people ({@link FencingToken#toString()} is).
  */
@@ -26,7 +33,8 @@ public final class Sequencer {
     public static String format(FencingToken token) {
         String lock = Base64.getUrlEncoder().withoutPadding()
                 .encodeToString(token.lock().getBytes(StandardCharsets.UTF_8));
-        return PREFIX + "." + lock + "." + token.value();
+        String text = PREFIX + "." + lock + "." + token.value();
+        return token.mode() == LockMode.EXCLUSIVE ? text : text + "." + token.mode().text();
     }
 
     /**
@@ -94,8 +102,9 @@ public final class Sequencer {
             throw malformed(sequencer, "it is " + sequencer.length() + " characters, more than " + LENGTH_MAX);
         }
         String[] parts = sequencer.split("\\.", -1);
-        if (parts.length != 3 && parts.length != 5) {
-            throw malformed(sequencer, "expected 3 dot-separated parts (5 when signed), found " + parts.length);
+        if (parts.length < 3 || parts.length > 6) {
+            throw malformed(sequencer, "expected 3 dot-separated parts (5 when signed; one more with a mode),"
+                    + " found " + parts.length);
         }
         if (!PREFIX.equals(parts[0])) {
             throw malformed(sequencer, "it does not start with '" + PREFIX + ".'");
@@ -112,15 +121,27 @@ public final class Sequencer {
         } catch (InvalidArgumentException e) {
             throw malformed(sequencer, e.getMessage());
         }
-        FencingToken token = new FencingToken(lock, parseValue(sequencer, parts[2]));
-        if (parts.length == 3) {
+        boolean moded = parts.length == 4 || parts.length == 6;
+        LockMode mode = moded ? parseMode(sequencer, parts[3]) : LockMode.EXCLUSIVE;
+        FencingToken token = new FencingToken(lock, parseValue(sequencer, parts[2]), mode);
+        int keyPart = moded ? 4 : 3;
+        if (parts.length == keyPart) {
             return new Parts(token, null, null);
         }
-        if (!TokenKeys.isKeyId(parts[3])) {
-            throw malformed(sequencer, "the key id '" + InvalidArgumentException.printable(parts[3])
+        if (!TokenKeys.isKeyId(parts[keyPart])) {
+            throw malformed(sequencer, "the key id '" + InvalidArgumentException.printable(parts[keyPart])
                     + "' is not 1 to " + TokenKeys.KEY_ID_CHARS_MAX + " characters of [A-Za-z0-9_-]");
         }
-        return new Parts(token, parts[3], parseMac(sequencer, parts[4]));
+        return new Parts(token, parts[keyPart], parseMac(sequencer, parts[keyPart + 1]));
+    }
+
+    private static LockMode parseMode(String sequencer, String text) {
+        try {
+            return LockMode.ofText(text);
+        } catch (InvalidArgumentException e) {
+            throw malformed(sequencer, "unknown mode '" + InvalidArgumentException.printable(text)
+                    + "' (expected exclusive or shared)");
+        }
     }
 
     private static byte[] parseMac(String sequencer, String text) {

@@ -181,7 +181,9 @@ public final class TokenKeys {
 
     /**
      * Returns the MAC of {@code token} under key {@code keyId}, or null when this set has no such key: HMAC-SHA256
-     * over {@code "fencer1" 0x00 lock-UTF-8 0x00 value-as-8-bytes-big-endian}.
+     * over {@code "fencer1" 0x00 lock-UTF-8 0x00 value-as-8-bytes-big-endian}, followed for a shared token by
+     * {@code 0x00 "shared"}: an exclusive token's MAC is the one of the release before modes, and a shared token's
+     * MAC does not verify for the same lock and value claimed exclusive.
      */
     byte[] mac(String keyId, FencingToken token) {
         SecretKeySpec key = keys.get(keyId);
@@ -190,8 +192,14 @@ public final class TokenKeys {
         }
         byte[] prefix = Sequencer.PREFIX.getBytes(StandardCharsets.US_ASCII);
         byte[] lock = token.lock().getBytes(StandardCharsets.UTF_8);
-        ByteBuffer message = ByteBuffer.allocate(prefix.length + 1 + lock.length + 1 + Long.BYTES);
+        byte[] mode = token.mode() == LockMode.EXCLUSIVE ? new byte[0]
+                : token.mode().text().getBytes(StandardCharsets.US_ASCII);
+        int modeBytes = mode.length == 0 ? 0 : 1 + mode.length;
+        ByteBuffer message = ByteBuffer.allocate(prefix.length + 1 + lock.length + 1 + Long.BYTES + modeBytes);
         message.put(prefix).put((byte) 0).put(lock).put((byte) 0).putLong(token.value());
+        if (modeBytes > 0) {
+            message.put((byte) 0).put(mode);
+        }
         try {
             Mac mac = Mac.getInstance(ALGORITHM);
             mac.init(key);

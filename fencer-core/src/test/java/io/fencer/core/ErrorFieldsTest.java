@@ -26,6 +26,7 @@ class ErrorFieldsTest {
             case NOT_LEADER -> new NotLeaderException("host-23:24");
             case UNAVAILABLE -> new UnavailableException("message 25");
             case INTERNAL -> new InternalException("message 26");
+            case MODE_MISMATCH -> new ModeMismatchException("scope-30", 31, LockMode.SHARED);
             case OUT_OF_RANGE -> new RevisionOutOfRangeException(30, 31);
         };
     }

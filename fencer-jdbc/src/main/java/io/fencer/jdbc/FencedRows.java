@@ -2,6 +2,8 @@ package io.fencer.jdbc;
 
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencingToken;
+import io.fencer.core.LockMode;
+import io.fencer.core.ModeMismatchException;
 import io.fencer.core.StaleTokenException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -48,6 +50,9 @@ public final class FencedRows {
         SqlIdentifiers.check("token column", tokenColumn);
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(token, "token");
+        if (token.mode() != LockMode.EXCLUSIVE) { // readers overlap: none of them may write
+            throw new ModeMismatchException(table + "/" + id, token.value(), token.mode());
+        }
         StringBuilder sql = new StringBuilder("UPDATE ").append(table).append(" SET ");
         List<Object> parameters = new ArrayList<>();
         for (Map.Entry<String, ?> value : values.entrySet()) {

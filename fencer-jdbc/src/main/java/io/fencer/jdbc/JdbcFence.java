@@ -2,7 +2,9 @@ package io.fencer.jdbc;
 
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencingToken;
+import io.fencer.core.LockMode;
 import io.fencer.core.LockNames;
+import io.fencer.core.ModeMismatchException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.Sequencer;
 import io.fencer.core.StaleTokenException;
@@ -131,10 +133,42 @@ public final class JdbcFence {
      *     COMMITTED (see the class comment)
      * @throws StaleTokenException when the scope has accepted a newer token (for AT_LEAST) or the same or newer
      *     (for STRICT); the transaction has been rolled back, so nothing written in it earlier can be committed
+     * @throws ModeMismatchException when {@code token} is a shared-mode grant, which may read
+     *     ({@link #checkRead}) but not write; the transaction has been rolled back as for a stale token
      */
     public void check(Connection connection, FencingToken token) throws SQLException {
         Objects.requireNonNull(token, "token");
+        requireExclusive(connection, token.lock(), token);
         admit(connection, token.lock(), token.value());
+    }
+
+    /**
+     * Checks {@code token} for a fenced read inside the caller's transaction, without locking or raising the
+     * scope's row: refused when the scope has accepted a higher token. A token of either mode may read; a
+     * shared-mode token (a reader of a read-write lock) is compared as any token, so a reader is refused once a
+     * later exclusive grant has written. Nothing is rolled back: a read wrote nothing.
+     *
+     * @throws StaleTokenException when the scope's accepted token is above {@code token}
+     */
+    public void checkRead(Connection connection, FencingToken token) throws SQLException {
+        Objects.requireNonNull(token, "token");
+        long accepted = accepted(connection, token.lock());
+        if (token.value() < accepted) {
+            throw new StaleTokenException(token.lock(), token.value(), accepted, policy);
+        }
+    }
+
+    /**
+     * Refuses a shared-mode token before anything is written under it, rolling the transaction back as every
+     * refusal does: shared holders overlap, so none of them may write.
+     */
+    private static void requireExclusive(Connection connection, String scope, FencingToken token)
+            throws SQLException {
+        if (token.mode() != LockMode.EXCLUSIVE) {
+            ModeMismatchException refusal = new ModeMismatchException(scope, token.value(), token.mode());
+            rollbackQuietly(connection, refusal);
+            throw refusal;
+        }
     }
 
     /**
@@ -158,6 +192,7 @@ public final class JdbcFence {
         if (!scope.equals(token.lock())) {
             throw new ScopeMismatchException(scope, token);
         }
+        requireExclusive(connection, scope, token);
         admit(connection, scope, token.value());
     }
 
@@ -241,6 +276,7 @@ public final class JdbcFence {
         if (sql.indexOf(';') >= 0) {
             throw new IllegalArgumentException("fenced statement must be one statement without ';': " + sql);
         }
+        requireExclusive(connection, token.lock(), token);
         if (!dialect.pipelinesStatements() || lockSql == null) {
             check(connection, token);
             try (PreparedStatement write = connection.prepareStatement(sql)) {

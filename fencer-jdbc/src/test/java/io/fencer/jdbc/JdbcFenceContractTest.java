@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.fencer.core.FencingToken;
+import io.fencer.core.LockMode;
+import io.fencer.core.ModeMismatchException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.StaleTokenException;
 import java.sql.Connection;
@@ -169,6 +171,39 @@ abstract class JdbcFenceContractTest {
             connection.commit();
             assertThat(fence.accepted(connection, "orders")).isEqualTo(4);
             assertThat(fence.accepted(connection, "invoices")).isEqualTo(FencingToken.NONE);
+        }
+    }
+
+    @Test
+    void check_sharedModeToken_isModeMismatchRollsBackAndFencedReadAcceptsIt() throws Exception {
+        JdbcFence fence = fence("mode_fence");
+        execute("CREATE TABLE mode_orders (item VARCHAR(64), token BIGINT)");
+        FencingToken reader = new FencingToken("orders", 4, LockMode.SHARED);
+        fence.run(dataSource(), new FencingToken("orders", 3), connection -> {
+            insertOrder(connection, "mode_orders", "from-3", 3);
+            return null;
+        });
+        try (Connection connection = dataSource().getConnection()) {
+            connection.setAutoCommit(false);
+            insertOrder(connection, "mode_orders", "from-reader", 4);
+            assertThatThrownBy(() -> fence.check(connection, reader))
+                    .isInstanceOfSatisfying(ModeMismatchException.class, e -> {
+                        assertThat(e.scope()).isEqualTo("orders");
+                        assertThat(e.presented()).isEqualTo(4);
+                    });
+            assertThatThrownBy(() -> fence.executeUpdate(connection, reader,
+                    "INSERT INTO mode_orders (item, token) VALUES (?, ?)", "again", 4))
+                    .isInstanceOf(ModeMismatchException.class);
+            connection.commit();
+            fence.checkRead(connection, reader);
+            assertThat(fence.accepted(connection, "orders")).isEqualTo(3);
+            connection.commit();
+        }
+        assertThat(count("SELECT COUNT(*) FROM mode_orders WHERE token = 4")).isZero();
+        fence.run(dataSource(), new FencingToken("orders", 5), connection -> null);
+        try (Connection connection = dataSource().getConnection()) {
+            assertThatThrownBy(() -> fence.checkRead(connection, reader))
+                    .isInstanceOfSatisfying(StaleTokenException.class, e -> assertThat(e.accepted()).isEqualTo(5));
         }
     }
 

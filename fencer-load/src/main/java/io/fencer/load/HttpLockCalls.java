@@ -19,7 +19,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongConsumer;
 
 /**
  * The calls of a lock bench over the HTTP port, as a plain HTTP client makes them ({@code java.net.http}, JSON
@@ -130,17 +129,29 @@ public final class HttpLockCalls implements LockCalls, AutoCloseable {
         }
 
         @Override
-        public void cycle(String lock, Duration wait, LongConsumer holding) {
+        public void cycle(String lock, Duration wait, LockBench.Mode mode, int permits, Holding holding) {
             JsonObject acquire = named();
-            acquire.addProperty("lock", lock);
             acquire.addProperty("requestId", UUID.randomUUID().toString());
             acquire.addProperty("waitMillis", wait.toMillis());
-            JsonObject granted = call("Locks/Acquire", acquire, wait.plus(CALL_MARGIN), id);
+            String method = "Locks/Acquire";
+            switch (mode) {
+                case EXCLUSIVE -> acquire.addProperty("lock", lock);
+                case SHARED -> {
+                    acquire.addProperty("lock", lock);
+                    acquire.addProperty("mode", "LOCK_MODE_SHARED");
+                }
+                case SEMAPHORE -> {
+                    method = "Locks/AcquirePermit";
+                    acquire.addProperty("semaphore", lock);
+                    acquire.addProperty("permits", permits);
+                }
+            }
+            JsonObject granted = call(method, acquire, wait.plus(CALL_MARGIN), id);
             if (!granted.has("acquired") || !granted.get("acquired").getAsBoolean()) {
-                throw new IllegalStateException("Acquire of " + lock + " over HTTP not granted within " + wait);
+                throw new IllegalStateException(method + " of " + lock + " over HTTP not granted within " + wait);
             }
             JsonObject token = granted.getAsJsonObject("token");
-            holding.accept(token.get("value").getAsLong());
+            holding.held(token.get("lock").getAsString(), token.get("value").getAsLong());
             JsonObject release = named();
             release.add("token", token);
             call("Locks/Release", release, CALL_MARGIN, id);

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
@@ -21,12 +22,19 @@ import org.HdrHistogram.Recorder;
  * <p>The fencing check: while holding its lock, each client appends the grant's token value to the lock's log.
  * The lock serializes holders and each append happens before that holder's release, so every log must be strictly
  * increasing; a duplicate or a step back means two clients held the lock at once, or a token was issued twice.
+ *
+ * <p>Modes: {@link Mode#EXCLUSIVE} is the mutex above. {@link Mode#SHARED} acquires every lock in shared mode
+ * (readers overlap, so their appends are not ordered and no order is checked). {@link Mode#SEMAPHORE} acquires a
+ * permit of semaphore {@code bench-<i % locks>} of {@code permits} permits; each slot serializes its holders, so
+ * the log of every slot lock must be strictly increasing.
  */
 public final class LockBench {
     /** The most client threads (each with a session) one bench runs. */
     public static final int CLIENTS_MAX = 4_096;
     /** The most distinct locks one bench uses. */
     public static final int LOCKS_MAX = 100_000;
+    /** The most permits of a semaphore, as the service bounds them. */
+    public static final int PERMITS_MAX = 1_000;
     /** How long one acquire may wait in line before it counts as an error. */
     static final Duration ACQUIRE_WAIT = Duration.ofSeconds(30);
     /** How long a client may take to finish its last cycle after the measurement ends. */
@@ -42,15 +50,36 @@ public final class LockBench {
      * @param duration how long to measure
      * @param warmup how long to run before measuring
      * @param ttl each session's lease
+     * @param mode what each cycle acquires
+     * @param permits in semaphore mode, each semaphore's permit count (1 otherwise)
      */
-    public record Settings(int clients, int locks, Duration duration, Duration warmup, Duration ttl) {
+    public record Settings(int clients, int locks, Duration duration, Duration warmup, Duration ttl, Mode mode,
+            int permits) {
         public Settings {
             SettingsChecks.window(duration, warmup);
             Objects.requireNonNull(ttl, "ttl");
+            Objects.requireNonNull(mode, "mode");
             SettingsChecks.range("clients", clients, 1, CLIENTS_MAX);
             SettingsChecks.range("locks", locks, 1, LOCKS_MAX);
+            SettingsChecks.range("permits", permits, 1, PERMITS_MAX);
+        }
+
+        /** A mutex bench. */
+        public Settings(int clients, int locks, Duration duration, Duration warmup, Duration ttl) {
+            this(clients, locks, duration, warmup, ttl, Mode.EXCLUSIVE, 1);
         }
     }
+
+    /** What each cycle acquires. */
+    public enum Mode {
+        /** The lock, exclusively. */
+        EXCLUSIVE,
+        /** The lock in shared mode (a reader). */
+        SHARED,
+        /** A permit of a semaphore of {@link Settings#permits()} permits. */
+        SEMAPHORE
+    }
+
 
     /**
      * What a bench measured. Cycles and grants count what completed inside the measured window only.
@@ -93,6 +122,8 @@ public final class LockBench {
     private final LongAdder errors = new LongAdder();
     private final AtomicReference<String> firstError = new AtomicReference<>();
     private final TokenLog[] logs;
+    /** Semaphore mode: the log of every slot lock, made on its first grant. */
+    private final ConcurrentHashMap<String, TokenLog> slotLogs = new ConcurrentHashMap<>();
     private final CountDownLatch go = new CountDownLatch(1);
     /** Set before {@link #go} opens, read by the clients after: the latch publishes them. */
     private long measureStartNanos;
@@ -160,7 +191,9 @@ public final class LockBench {
         Histogram histogram = cycleNanos.getIntervalHistogram();
         long tokensChecked = 0;
         String firstViolation = null;
-        for (TokenLog log : logs) {
+        List<TokenLog> checked = new ArrayList<>(List.of(logs));
+        checked.addAll(slotLogs.values());
+        for (TokenLog log : checked) {
             tokensChecked += log.count();
             if (firstViolation == null) {
                 firstViolation = log.firstViolation();
@@ -187,9 +220,12 @@ public final class LockBench {
         while (!Thread.currentThread().isInterrupted() && System.nanoTime() - measureEndNanos < 0) {
             long startNanos = System.nanoTime();
             try {
-                session.cycle(log.lock(), ACQUIRE_WAIT, token -> {
+                session.cycle(log.lock(), ACQUIRE_WAIT, settings.mode(), settings.permits(), (granted, token) -> {
                     long grantedNanos = System.nanoTime();
-                    log.append(token);
+                    TokenLog checked = logOf(log, granted);
+                    if (checked != null) {
+                        checked.append(token);
+                    }
                     if (grantedNanos - measureStartNanos >= 0 && grantedNanos - measureEndNanos <= 0) {
                         grants.increment();
                     }
@@ -211,6 +247,18 @@ public final class LockBench {
         if (session != firstSession) {
             session.close();
         }
+    }
+
+    /**
+     * Returns the log a grant of {@code grantedLock} goes to: its lock's, or in semaphore mode its slot's; null in
+     * shared mode, where readers overlap, so the order of their appends means nothing and is not checked.
+     */
+    private TokenLog logOf(TokenLog lockLog, String grantedLock) {
+        return switch (settings.mode()) {
+            case EXCLUSIVE -> lockLog;
+            case SHARED -> null;
+            case SEMAPHORE -> slotLogs.computeIfAbsent(grantedLock, TokenLog::new);
+        };
     }
 
     /** Replaces a lost session; on failure keeps the old one, whose next acquire fails and retries this. */

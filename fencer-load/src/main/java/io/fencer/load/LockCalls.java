@@ -5,7 +5,6 @@ import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import java.time.Duration;
-import java.util.function.LongConsumer;
 
 /**
  * The calls of a lock bench, over one transport: the Java client on the gRPC port ({@link #of(FencerClient)}), or
@@ -15,16 +14,25 @@ public interface LockCalls {
     /** Opens a session kept alive with {@code ttl} until it is closed. */
     BenchSession openSession(Duration ttl);
 
+    /** What a cycle does while it holds a grant. */
+    @FunctionalInterface
+    interface Holding {
+        /** Called while {@code grantedLock} is held under the token {@code tokenValue}. */
+        void held(String grantedLock, long tokenValue);
+    }
+
     /** One session of the bench. */
     interface BenchSession extends AutoCloseable {
         /**
-         * Acquires {@code lock}, waiting at most {@code wait}, hands the grant's token value to {@code holding}
-         * while holding it, and releases it.
+         * Acquires {@code lock} as {@code mode} says (exclusively, shared, or a permit of the semaphore of that
+         * name with {@code permits} permits), waiting at most {@code wait}, hands the granted lock's name (a
+         * semaphore's slot) and the token value to {@code holding} while holding it, and releases it.
          *
          * @throws io.fencer.core.SessionExpiredException when the session ended: open another
+         * @throws IllegalArgumentException when this transport does not serve {@code mode}
          * @throws RuntimeException any other failure of the cycle
          */
-        void cycle(String lock, Duration wait, LongConsumer holding);
+        void cycle(String lock, Duration wait, LockBench.Mode mode, int permits, Holding holding);
 
         /** Closes the session; quietly, since its lease ends on the service anyway. */
         @Override
@@ -46,13 +54,21 @@ public interface LockCalls {
         }
 
         @Override
-        public void cycle(String name, Duration wait, LongConsumer holding) {
+        public void cycle(String name, Duration wait, LockBench.Mode mode, int permits, Holding holding) {
             if (lock == null || !lock.name().equals(name)) {
                 lock = session.lock(name);
             }
-            try (Grant grant = lock.acquire(wait)) {
-                holding.accept(grant.token().value());
+            try (Grant grant = acquire(name, wait, mode, permits)) {
+                holding.held(grant.token().lock(), grant.token().value());
             }
+        }
+
+        private Grant acquire(String name, Duration wait, LockBench.Mode mode, int permits) {
+            return switch (mode) {
+                case EXCLUSIVE -> lock.acquire(wait);
+                case SHARED -> lock.acquireShared(wait);
+                case SEMAPHORE -> session.semaphore(name, permits).acquire(wait);
+            };
         }
 
         @Override

@@ -52,4 +52,14 @@ class LockBenchTest {
                 Duration.ofSeconds(10))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("duration must be positive");
     }
+
+    @Test
+    void settings_permitsOutOfRange_failNamingTheValue() {
+        assertThatThrownBy(() -> new LockBench.Settings(1, 1, Duration.ofSeconds(1), Duration.ZERO,
+                Duration.ofSeconds(10), LockBench.Mode.SEMAPHORE, 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("permits 0 is outside [1, 1000]");
+        assertThatThrownBy(() -> new LockBench.Settings(1, 1, Duration.ofSeconds(1), Duration.ZERO,
+                Duration.ofSeconds(10), LockBench.Mode.SEMAPHORE, 1_001)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("permits 1001 is outside [1, 1000]");
+    }
 }

@@ -1,7 +1,13 @@
 package io.fencer.lock;
 
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockMode;
 import io.fencer.core.LockName;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * A command to the lock state machine: the only way its state changes. Commands are replicated in the
@@ -53,21 +59,36 @@ public sealed interface Command {
     record ExpireSession(long sessionId, boolean lockDelay) implements Command {}
 
     /**
-     * Acquires {@code lockName} for a session: granted at once when free; otherwise queued when {@code waitQueued},
-     * or refused as busy when not. The holder acquiring again gets its grant back; a retry while waiting keeps
-     * its place.
+     * Acquires {@code lockName} for a session in {@code mode}: granted at once when the FIFO rule allows it (an
+     * exclusive acquire when nobody holds or waits; a shared one when no exclusive holder holds and nobody waits);
+     * otherwise queued when {@code waitQueued}, or refused as busy when not. The holder acquiring again in the same
+     * mode gets its grant back; in the other mode it is refused (there is no upgrade or downgrade); a retry while
+     * waiting keeps its place.
      */
-    record Acquire(long sessionId, SecretHash secretHash, LockName lockName, String requestId, boolean waitQueued)
-            implements Command {
+    record Acquire(long sessionId, SecretHash secretHash, LockName lockName, String requestId, boolean waitQueued,
+            LockMode mode) implements Command {
         public Acquire {
             Objects.requireNonNull(secretHash, "secretHash");
             Objects.requireNonNull(lockName, "lockName");
             Limits.checkRequestId(requestId, false);
+            Objects.requireNonNull(mode, "mode");
+        }
+
+        /** An exclusive acquire. */
+        public Acquire(long sessionId, SecretHash secretHash, LockName lockName, String requestId,
+                boolean waitQueued) {
+            this(sessionId, secretHash, lockName, requestId, waitQueued, LockMode.EXCLUSIVE);
         }
 
         /** As the canonical constructor, checking {@code lock} first; for callers that hold a plain string. */
+        public Acquire(long sessionId, SecretHash secretHash, String lock, String requestId, boolean waitQueued,
+                LockMode mode) {
+            this(sessionId, secretHash, LockName.of(lock), requestId, waitQueued, mode);
+        }
+
+        /** An exclusive acquire of a plain-string lock name, checked first. */
         public Acquire(long sessionId, SecretHash secretHash, String lock, String requestId, boolean waitQueued) {
-            this(sessionId, secretHash, LockName.of(lock), requestId, waitQueued);
+            this(sessionId, secretHash, LockName.of(lock), requestId, waitQueued, LockMode.EXCLUSIVE);
         }
 
         /** Returns the lock's name as a string: the key of the state machine's maps. */
@@ -133,6 +154,102 @@ public sealed interface Command {
         /** Returns the lock's name as a string: the key of the state machine's maps. */
         public String lock() {
             return lockName.value();
+        }
+    }
+
+    /**
+     * Acquires one permit of semaphore {@code semaphoreName} of {@code permits} permits for a session: the lowest
+     * free slot {@code <name>/permit-<i>} (a lock with its own token counter) when one is free and nobody waits;
+     * otherwise queued when {@code waitQueued}, or refused as busy. The permit count is fixed while the semaphore is
+     * in use (a slot held or delayed, or a session waiting); another count is refused. A session holding a permit
+     * acquiring again gets its grant back; a retry while waiting keeps its place. A permit is released as the lock
+     * of its slot ({@link Release} of the slot's token), and by the end of the session.
+     */
+    record AcquirePermit(long sessionId, SecretHash secretHash, LockName semaphoreName, int permits,
+            String requestId, boolean waitQueued) implements Command {
+        public AcquirePermit {
+            Objects.requireNonNull(secretHash, "secretHash");
+            Objects.requireNonNull(semaphoreName, "semaphoreName");
+            Limits.checkRequestId(requestId, false);
+        }
+
+        /** As the canonical constructor, checking {@code semaphore}; for callers that hold a plain string. */
+        public AcquirePermit(long sessionId, SecretHash secretHash, String semaphore, int permits, String requestId,
+                boolean waitQueued) {
+            this(sessionId, secretHash, LockName.of(semaphore), permits, requestId, waitQueued);
+        }
+
+        /** Returns the semaphore's name as a string. */
+        public String semaphore() {
+            return semaphoreName.value();
+        }
+    }
+
+    /**
+     * Acquires every lock of {@code lockNames} exclusively for a session, all or none, in one step: granted when
+     * every one is free and nobody waits for it; otherwise queued as a unit when {@code waitQueued} (one wait in the
+     * queue of each lock, granted all together once it is first in line at every one of them and all are free), or
+     * refused as busy. No deadlock whatever order callers name the locks in: a multi-lock never holds some of its
+     * locks while it waits for others, and since it joins all its queues in one step, the queues agree on the order
+     * of waiters, so the earliest waiter is first in line at each of its locks. Each lock keeps its own token.
+     */
+    record AcquireAll(long sessionId, SecretHash secretHash, List<LockName> lockNames, String requestId,
+            boolean waitQueued) implements Command {
+        /** The most locks one multi-lock may name ({@code locksPerAcquireMax}). */
+        public static final int LOCKS_MAX = 64;
+
+        public AcquireAll {
+            Objects.requireNonNull(secretHash, "secretHash");
+            lockNames = List.copyOf(lockNames);
+            Limits.checkRequestId(requestId, false);
+            checkLocks(lockNames);
+        }
+
+        /** As the canonical constructor, checking every name; for callers that hold plain strings. */
+        public static AcquireAll of(long sessionId, SecretHash secretHash, List<String> locks, String requestId,
+                boolean waitQueued) {
+            List<LockName> names = new ArrayList<>(locks.size());
+            for (String lock : locks) {
+                names.add(LockName.of(lock));
+            }
+            return new AcquireAll(sessionId, secretHash, names, requestId, waitQueued);
+        }
+
+        /**
+         * Checks that a multi-lock names 1 to {@link #LOCKS_MAX} locks, none twice.
+         *
+         * @throws InvalidArgumentException naming the count and the limit, or the lock named twice
+         */
+        public static void checkLocks(List<LockName> lockNames) {
+            checkCount(lockNames.size());
+            Set<String> seen = new HashSet<>();
+            for (LockName name : lockNames) {
+                if (!seen.add(name.value())) {
+                    throw new InvalidArgumentException("locks", name.value(), "a multi-lock names lock '"
+                            + InvalidArgumentException.printable(name.value()) + "' twice");
+                }
+            }
+        }
+
+        /**
+         * Checks that a multi-lock of {@code count} locks names 1 to {@link #LOCKS_MAX}.
+         *
+         * @throws InvalidArgumentException naming the count and the limit
+         */
+        public static void checkCount(int count) {
+            if (count < 1 || count > LOCKS_MAX) {
+                throw new InvalidArgumentException("locks", Integer.toString(count), "a multi-lock names " + count
+                        + " locks: it must name 1 to locksPerAcquireMax " + LOCKS_MAX);
+            }
+        }
+
+        /** Returns the locks' names as strings, in the order named. */
+        public List<String> locks() {
+            List<String> locks = new ArrayList<>(lockNames.size());
+            for (LockName name : lockNames) {
+                locks.add(name.value());
+            }
+            return locks;
         }
     }
 }

@@ -6,6 +6,7 @@ import io.fencer.core.FencePolicy;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockMode;
 import io.fencer.core.LockName;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
@@ -29,11 +30,20 @@ import java.util.Set;
  *
  * <p>Format (version 2, big-endian): {@code version:u8, count:i32, count × (tag:u8, fields)}. Strings are an
  * {@code i32} byte length (-1 for null) and strict UTF-8; booleans one byte 0 or 1; an optional token is a
- * boolean then {@code lock:string, value:i64}; a {@link SecretHash} is its 32 bytes. Version 2 added the identity
+ * boolean then {@code lock:string, value:i64} (in results, since version 3, then {@code mode:u8}); a
+ * {@link SecretHash} is its 32 bytes. Version 2 added the identity
  * and secret hash of OpenSession and the secret hash (and Release's session id) of the commands a client makes for
  * a session. Decoding refuses garbage, truncation, unknown tags and trailing bytes with an
  * {@link IllegalArgumentException} naming the offset, and reads every length and count against the bytes left
- * before allocating. The codec always writes version 2, and reads command batches of version 1 and 2.
+ * before allocating.
+ *
+ * <p>Version 3 (read-write locks) is version 2 plus the command tag {@code ACQUIRE_IN_MODE} (8): an Acquire
+ * followed by its {@link LockMode} as one byte (its ordinal). An exclusive Acquire is still written with tag 4, so a
+ * version-3 batch of mutex commands differs from version 2 in its version byte only. The codec always writes
+ * version 3, and reads command batches of versions 1, 2 and 3; a version-2 batch holding tag 8 is refused.
+ * Version 3 also adds tag {@code ACQUIRE_PERMIT} (9): {@code sessionId:i64, secretHash, semaphore:string,
+ * permits:i32, requestId:string, waitQueued:bool}, and {@code ACQUIRE_ALL} (10): {@code sessionId:i64, secretHash,
+ * count:i32, count × lock:string, requestId:string, waitQueued:bool}.
  *
  * <p>Version 1 (the previous release, before session secrets): the same frame, with OpenSession
  * {@code requestId, ttl}; CloseSession {@code sessionId}; Acquire {@code sessionId, lock, requestId, waitQueued};
@@ -84,7 +94,9 @@ import java.util.Set;
  */
 public final class CommandCodec {
     /** The version this codec writes. */
-    public static final int VERSION = 2;
+    public static final int VERSION = 3;
+    /** The version before read-write locks: read, never written. */
+    static final int VERSION_TWO = 2;
     /** The version of the previous release, before session secrets: read, never written. */
     static final int VERSION_ONE = 1;
     /**
@@ -101,6 +113,12 @@ public final class CommandCodec {
     private static final int CANCEL_WAIT = 5;
     private static final int RELEASE = 6;
     private static final int END_LOCK_DELAY = 7;
+    /** Since version 3: an Acquire with its mode. */
+    private static final int ACQUIRE_IN_MODE = 8;
+    /** Since version 3: an acquire of a semaphore's permit. */
+    private static final int ACQUIRE_PERMIT = 9;
+    /** Since version 3: a multi-lock. */
+    private static final int ACQUIRE_ALL = 10;
 
     private static final int SESSION_OPENED = 1;
     private static final int SESSION_ENDED = 2;
@@ -111,6 +129,7 @@ public final class CommandCodec {
     private static final int RELEASED = 7;
     private static final int DELAY_ENDED = 8;
     private static final int REJECTED = 9;
+    private static final int GRANTED_ALL = 10;
 
     /** The reasons the lock state machine rejects commands with; the codec refuses every other as a bug. */
     private static final Set<ErrorReason> REJECTION_REASONS = Collections.unmodifiableSet(EnumSet.of(
@@ -120,7 +139,7 @@ public final class CommandCodec {
     /** The fewest bytes one encoded command or result takes: its tag. */
     private static final int ITEM_BYTES_MIN = 1;
     /** The fewest bytes one encoded token takes: a string length, one name byte and a value. */
-    private static final int TOKEN_BYTES_MIN = 4 + 1 + 8;
+    private static final int TOKEN_BYTES_MIN = 4 + 1 + 8 + 1;
 
     private CommandCodec() {}
 
@@ -155,12 +174,15 @@ public final class CommandCodec {
             out.writeLong(expire.sessionId());
             out.writeBoolean(expire.lockDelay());
         } else if (command instanceof Command.Acquire acquire) {
-            out.writeByte(ACQUIRE);
+            out.writeByte(acquire.mode() == LockMode.EXCLUSIVE ? ACQUIRE : ACQUIRE_IN_MODE);
             out.writeLong(acquire.sessionId());
             writeSecretHash(out, acquire.secretHash());
             writeName(out, acquire.lockName());
             writeString(out, acquire.requestId());
             out.writeBoolean(acquire.waitQueued());
+            if (acquire.mode() != LockMode.EXCLUSIVE) {
+                out.writeByte(acquire.mode().ordinal());
+            }
         } else if (command instanceof Command.CancelWait cancel) {
             out.writeByte(CANCEL_WAIT);
             out.writeLong(cancel.sessionId());
@@ -176,6 +198,24 @@ public final class CommandCodec {
         } else if (command instanceof Command.EndLockDelay end) {
             out.writeByte(END_LOCK_DELAY);
             writeName(out, end.lockName());
+        } else if (command instanceof Command.AcquireAll all) {
+            out.writeByte(ACQUIRE_ALL);
+            out.writeLong(all.sessionId());
+            writeSecretHash(out, all.secretHash());
+            out.writeInt(all.lockNames().size());
+            for (LockName name : all.lockNames()) {
+                writeName(out, name);
+            }
+            writeString(out, all.requestId());
+            out.writeBoolean(all.waitQueued());
+        } else if (command instanceof Command.AcquirePermit permit) {
+            out.writeByte(ACQUIRE_PERMIT);
+            out.writeLong(permit.sessionId());
+            writeSecretHash(out, permit.secretHash());
+            writeName(out, permit.semaphoreName());
+            out.writeInt(permit.permits());
+            writeString(out, permit.requestId());
+            out.writeBoolean(permit.waitQueued());
         } else {
             throw new IllegalArgumentException("unknown command type " + command.getClass().getName());
         }
@@ -195,16 +235,16 @@ public final class CommandCodec {
         Objects.requireNonNull(bytes, "bytes");
         ByteReader in = new ByteReader(bytes, "command batch");
         int version = in.readByte("version");
-        if (version != VERSION && version != VERSION_ONE) {
-            throw in.malformed("unsupported version " + version + ", expected " + VERSION + " (or " + VERSION_ONE
-                    + ", the previous release's)");
+        if (version != VERSION && version != VERSION_TWO && version != VERSION_ONE) {
+            throw in.malformed("unsupported version " + version + ", expected " + VERSION + " (or " + VERSION_TWO
+                    + " or " + VERSION_ONE + ", of earlier releases)");
         }
         int count = in.readCount("commands", ITEM_BYTES_MIN);
         List<Command> commands = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             int start = in.offset();
             try {
-                commands.add(version == VERSION ? readCommand(in) : readVersionOneCommand(in));
+                commands.add(version == VERSION_ONE ? readVersionOneCommand(in) : readCommand(in, version));
             } catch (FencerException e) {
                 // A record's own validation (lock name, request id) refused the decoded fields.
                 throw new IllegalArgumentException("malformed command batch: command " + i + " at byte " + start
@@ -215,9 +255,27 @@ public final class CommandCodec {
         return commands;
     }
 
-    private static Command readCommand(ByteReader in) {
+    private static Command readCommand(ByteReader in, int version) {
         int tag = in.readByte("command tag");
         switch (tag) {
+            case ACQUIRE_ALL:
+                if (version < VERSION) {
+                    throw in.malformed("command tag " + tag + " is not in version " + version);
+                }
+                return readAcquireAll(in);
+            case ACQUIRE_PERMIT:
+                if (version < VERSION) {
+                    throw in.malformed("command tag " + tag + " is not in version " + version);
+                }
+                return new Command.AcquirePermit(in.readLong("session id"), readSecretHash(in),
+                        in.readLockName("semaphore"), in.readInt("permits"), in.readRequiredString("request id"),
+                        in.readBoolean("wait queued"));
+            case ACQUIRE_IN_MODE:
+                if (version < VERSION) {
+                    throw in.malformed("command tag " + tag + " is not in version " + version);
+                }
+                return new Command.Acquire(in.readLong("session id"), readSecretHash(in), in.readLockName("lock"),
+                        in.readRequiredString("request id"), in.readBoolean("wait queued"), readMode(in));
             case OPEN_SESSION:
                 return new Command.OpenSession(in.readRequiredString("request id"), in.readLong("ttl"),
                         in.readRequiredString("identity"), readSecretHash(in));
@@ -269,6 +327,26 @@ public final class CommandCodec {
         }
     }
 
+    private static Command.AcquireAll readAcquireAll(ByteReader in) {
+        long sessionId = in.readLong("session id");
+        SecretHash hash = readSecretHash(in);
+        int count = in.readCount("multi-lock locks", TOKEN_BYTES_MIN - 8 - 1);
+        List<LockName> names = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            names.add(in.readLockName("lock"));
+        }
+        return new Command.AcquireAll(sessionId, hash, names, in.readRequiredString("request id"),
+                in.readBoolean("wait queued"));
+    }
+
+    private static LockMode readMode(ByteReader in) {
+        int mode = in.readByte("mode");
+        if (mode >= LockMode.values().length) {
+            throw in.malformed("unknown lock mode " + mode);
+        }
+        return LockMode.values()[mode];
+    }
+
     private static SecretHash readSecretHash(ByteReader in) {
         return SecretHash.fromBytes(in.readBytes(SecretHash.BYTES, "secret hash"));
     }
@@ -303,6 +381,12 @@ public final class CommandCodec {
         } else if (result instanceof Result.Granted granted) {
             out.writeByte(GRANTED);
             writeToken(out, Objects.requireNonNull(granted.token(), "granted token"));
+        } else if (result instanceof Result.GrantedAll all) {
+            out.writeByte(GRANTED_ALL);
+            out.writeInt(all.tokens().size());
+            for (FencingToken token : all.tokens()) {
+                writeToken(out, token);
+            }
         } else if (result instanceof Result.Queued queued) {
             out.writeByte(QUEUED);
             writeString(out, queued.lock());
@@ -387,6 +471,13 @@ public final class CommandCodec {
                 return new Result.SessionEnded(sessionId, released);
             case GRANTED:
                 return new Result.Granted(readToken(in));
+            case GRANTED_ALL:
+                int tokens = in.readCount("granted tokens", TOKEN_BYTES_MIN);
+                List<FencingToken> granted = new ArrayList<>(tokens);
+                for (int i = 0; i < tokens; i++) {
+                    granted.add(readToken(in));
+                }
+                return new Result.GrantedAll(granted);
             case QUEUED:
                 return new Result.Queued(in.readRequiredString("lock"), in.readInt("position"));
             case BUSY:
@@ -450,9 +541,11 @@ public final class CommandCodec {
         return in;
     }
 
+    /** Writes a token of a result: its lock, value and mode (results are never persisted, see above). */
     private static void writeToken(DataOutputStream out, FencingToken token) throws IOException {
         writeCheckedName(out, token.lock());
         out.writeLong(token.value());
+        out.writeByte(token.mode().ordinal());
     }
 
     private static void writeOptionalToken(DataOutputStream out, FencingToken token) throws IOException {
@@ -463,7 +556,7 @@ public final class CommandCodec {
     }
 
     private static FencingToken readToken(ByteReader in) {
-        return FencingToken.of(in.readLockName("token lock"), in.readLong("token value"));
+        return FencingToken.of(in.readLockName("token lock"), in.readLong("token value"), readMode(in));
     }
 
     private static FencingToken readOptionalToken(ByteReader in) {

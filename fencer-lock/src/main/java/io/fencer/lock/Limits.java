@@ -20,6 +20,8 @@ public record Limits(int sessionsMax, int locksMax, int waitersPerLockMax, int l
     public static final int REQUEST_ID_BYTES_MAX = 128;
     /** The longest identity of a session's opener (a certificate's common name), in UTF-8 bytes. */
     public static final int IDENTITY_BYTES_MAX = 256;
+    /** The most permits one semaphore may have ({@code permitsMax}). */
+    public static final int PERMITS_MAX = 1_000;
 
     public static final Limits DEFAULT = new Limits(100_000, 1_000_000, 10_000, 10_000, 1_000, 3_600_000);
 
@@ -30,6 +32,19 @@ public record Limits(int sessionsMax, int locksMax, int waitersPerLockMax, int l
         }
         if (ttlMillisMin < 1 || ttlMillisMax < ttlMillisMin) {
             throw new IllegalArgumentException("ttl bounds out of order: [" + ttlMillisMin + ", " + ttlMillisMax + "]");
+        }
+    }
+
+    /**
+     * Checks a semaphore's permit count against [1, {@link #PERMITS_MAX}].
+     *
+     * @throws InvalidArgumentException naming the semaphore, the count and the limit
+     */
+    public static void checkPermits(String semaphore, long permits) {
+        if (permits < 1 || permits > PERMITS_MAX) {
+            throw new InvalidArgumentException("permits", Long.toString(permits), "semaphore '"
+                    + InvalidArgumentException.printable(semaphore) + "' asked with " + permits + " permits: a"
+                    + " semaphore has 1 to permitsMax " + PERMITS_MAX + " permits");
         }
     }
 

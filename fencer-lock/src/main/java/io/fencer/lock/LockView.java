@@ -1,6 +1,7 @@
 package io.fencer.lock;
 
 import io.fencer.core.FencingToken;
+import io.fencer.core.LockMode;
 import java.util.List;
 
 /**
@@ -13,14 +14,36 @@ import java.util.List;
  * @param lastToken the latest token ever issued for the lock (at least the global floor)
  * @param delayed true while in lock-delay after its holder's session expired
  * @param lastEnd how the last grant ended, or null
+ * @param sharedHolders the shared (reader) holders in grant order; empty while {@code holder} is set
  */
 public record LockView(String lock, FencingToken holder, long holderSessionId, String holderIdentity,
         List<WaiterView> waiters,
-        long lastToken, boolean delayed, EndCause lastEnd) {
+        long lastToken, boolean delayed, EndCause lastEnd, List<SharedHolderView> sharedHolders) {
     public LockView {
         waiters = List.copyOf(waiters);
+        sharedHolders = List.copyOf(sharedHolders);
     }
 
-    /** One queued wait. */
-    public record WaiterView(long sessionId, String requestId) {}
+    /** As the canonical constructor for a lock without shared holders. */
+    public LockView(String lock, FencingToken holder, long holderSessionId, String holderIdentity,
+            List<WaiterView> waiters, long lastToken, boolean delayed, EndCause lastEnd) {
+        this(lock, holder, holderSessionId, holderIdentity, waiters, lastToken, delayed, lastEnd, List.of());
+    }
+
+    /** Returns a token that holds the lock now: the exclusive holder's, else the latest reader's, else null. */
+    public FencingToken anyHolder() {
+        return holder != null ? holder : sharedHolders.isEmpty() ? null
+                : sharedHolders.get(sharedHolders.size() - 1).token();
+    }
+
+    /** One queued wait, in the mode it asked for. */
+    public record WaiterView(long sessionId, String requestId, LockMode mode) {
+        /** An exclusive wait. */
+        public WaiterView(long sessionId, String requestId) {
+            this(sessionId, requestId, LockMode.EXCLUSIVE);
+        }
+    }
+
+    /** One shared holder: its token (mode shared), its session and the identity that opened it. */
+    public record SharedHolderView(FencingToken token, long sessionId, String identity) {}
 }

@@ -20,6 +20,13 @@ public sealed interface Result {
     /** The session holds the lock under {@code token} (newly granted or granted before). */
     record Granted(FencingToken token) implements Result {}
 
+    /** The session holds every lock of a multi-lock, under these tokens in the order the locks were named. */
+    record GrantedAll(List<FencingToken> tokens) implements Result {
+        public GrantedAll {
+            tokens = List.copyOf(tokens);
+        }
+    }
+
     /** The session waits in the lock's queue at {@code position} (0 = next in line). */
     record Queued(String lock, int position) implements Result {}
 

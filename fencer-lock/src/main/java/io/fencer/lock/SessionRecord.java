@@ -2,6 +2,7 @@ package io.fencer.lock;
 
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.TreeSet;
 
 /**
  * The mutable state of one open session: its lease, who opened it and the hash of its secret, the locks it holds
@@ -20,6 +21,11 @@ final class SessionRecord {
     final LinkedHashSet<String> held = new LinkedHashSet<>();
     /** Locks waited for, in the order queued: the order in which closing the session drops the waits. */
     final LinkedHashSet<String> waiting = new LinkedHashSet<>();
+    /**
+     * Semaphores waited for, in name order (sorted, so that a restored machine, which rebuilds this set from the
+     * semaphores' queues, drops them in the same order as the machine it was written from).
+     */
+    final TreeSet<String> waitingPermits = new TreeSet<>();
 
     SessionRecord(long id, long ttlMillis, String requestId, String identity, SecretHash secretHash) {
         this.id = id;
@@ -31,7 +37,7 @@ final class SessionRecord {
 
     /** The locks this session holds or waits for, which {@link Limits#locksPerSessionMax()} bounds. */
     int lockCount() {
-        return held.size() + waiting.size();
+        return held.size() + waiting.size() + waitingPermits.size();
     }
 
     SessionView view() {

@@ -3,6 +3,7 @@ package io.fencer.lock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.core.FencingToken;
+import io.fencer.core.LockMode;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;
 import java.io.ByteArrayInputStream;
@@ -11,8 +12,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -28,7 +31,11 @@ import net.jqwik.api.statistics.Statistics;
  * machine rebuilt from an earlier snapshot plus replay, checking the invariants after every command.
  */
 class LockStateMachineProperties {
-    private static final List<String> LOCKS = List.of("a", "b", "c", "d");
+    /** The semaphore of the runs and its permit count; a few acquires ask with another count, refused in use. */
+    private static final String SEMAPHORE = "s";
+    private static final int PERMITS = 2;
+    /** Plain locks, and the semaphore's slots, which a plain acquire may name (refused while the semaphore is used). */
+    private static final List<String> LOCKS = List.of("a", "b", "c", "d", "s/permit-0", "s/permit-1");
     private static final Limits TIGHT = new Limits(4, 3, 2, 3, 1_000, 60_000);
     private static final Limits LOOSE = new Limits(6, 8, 6, 8, 1_000, 60_000);
     private static final String IDENTITY = "tester";
@@ -46,13 +53,20 @@ class LockStateMachineProperties {
 
     record Expire(int sessionPick, boolean lockDelay) implements Step {}
 
-    record Acquire(int sessionPick, int lockPick, boolean waitQueued) implements Step {}
+    /** An acquire; {@code shared} asks for the lock in shared mode (a reader of a read-write lock). */
+    record Acquire(int sessionPick, int lockPick, boolean waitQueued, boolean shared) implements Step {}
 
     record Cancel(int sessionPick, int lockPick) implements Step {}
 
     record Release(int lockPick, int mode, long randomValue) implements Step {}
 
     record EndDelay(int pick) implements Step {}
+
+    /** An acquire of a permit of {@link #SEMAPHORE}; {@code permitsPick} 0 asks with a wrong count. */
+    record AcquirePermit(int sessionPick, int permitsPick, boolean waitQueued) implements Step {}
+
+    /** A multi-lock of 2 or 3 of the plain locks, in an order the pick chooses. */
+    record AcquireAll(int sessionPick, int locksPick, boolean waitQueued) implements Step {}
 
     /** Replaces the machine by one restored from its own snapshot bytes. */
     record Restore() implements Step {}
@@ -75,11 +89,20 @@ class LockStateMachineProperties {
         Statistics.label("lock delay").collect(run.lockDelays > 0);
         Statistics.label("wait cancelled").collect(run.waitsCancelled > 0);
         Statistics.label("lock recreated").collect(run.recreations > 0);
+        Statistics.label("readers overlapped").collect(run.sharedOverlaps > 0);
+        Statistics.label("semaphore full").collect(run.semaphoreFull > 0);
+        Statistics.label("multi-lock granted").collect(run.groupsGranted > 0);
+        Statistics.label("exclusive grant after shared").collect(run.writersAfterReaders > 0);
         // Guards against a generator that stops reaching the interesting paths (measured: 93, 79, 67, 98 %).
         Statistics.label("waiter granted").coverage(coverage -> coverage.check(true).percentage(p -> p > 70));
         Statistics.label("lock delay").coverage(coverage -> coverage.check(true).percentage(p -> p > 55));
         Statistics.label("wait cancelled").coverage(coverage -> coverage.check(true).percentage(p -> p > 45));
         Statistics.label("lock recreated").coverage(coverage -> coverage.check(true).percentage(p -> p > 75));
+        Statistics.label("readers overlapped").coverage(coverage -> coverage.check(true).percentage(p -> p > 50));
+        Statistics.label("semaphore full").coverage(coverage -> coverage.check(true).percentage(p -> p > 40));
+        Statistics.label("multi-lock granted").coverage(coverage -> coverage.check(true).percentage(p -> p > 50));
+        Statistics.label("exclusive grant after shared")
+                .coverage(coverage -> coverage.check(true).percentage(p -> p > 20));
     }
 
     @Provide
@@ -97,8 +120,12 @@ class LockStateMachineProperties {
                         Arbitraries.integers().between(0, 9)).as(Open::new)),
                 Tuple.of(1, pick.map(Close::new)),
                 Tuple.of(2, Combinators.combine(pick, bool).as(Expire::new)),
-                Tuple.of(14, Combinators.combine(pick, lock, bool).as(Acquire::new)),
-                Tuple.of(3, Combinators.combine(pick, lock).as(Cancel::new)),
+                Tuple.of(14, Combinators.combine(pick, lock, bool, bool).as(Acquire::new)),
+                Tuple.of(4, Combinators.combine(pick, lock).as(Cancel::new)),
+                Tuple.of(8, Combinators.combine(pick, Arbitraries.integers().between(0, 9), bool)
+                        .as(AcquirePermit::new)),
+                Tuple.of(6, Combinators.combine(pick, Arbitraries.integers().between(0, 999), bool)
+                        .as(AcquireAll::new)),
                 Tuple.of(8, Combinators.combine(lock, Arbitraries.integers().between(0, 3),
                         Arbitraries.longs().between(1, 30)).as(Release::new)),
                 Tuple.of(3, pick.map(EndDelay::new)),
@@ -117,16 +144,29 @@ class LockStateMachineProperties {
         /** Commands and their outcomes since the checkpoint, for replay onto the shadow. */
         private final List<Command> commandsSinceCheckpoint = new ArrayList<>();
         private final List<Object> outcomesSinceCheckpoint = new ArrayList<>();
+        /** The locks of every multi-lock by its request id, for the all-or-nothing check. */
+        private final Map<String, Set<String>> groupsByRequestId = new HashMap<>();
+        private int groupsGranted;
+        /** The mode of the latest grant per lock. */
+        private final Map<String, LockMode> lastGrantModeByLock = new HashMap<>();
         /** The highest token granted per lock over the whole run. */
         private final Map<String, Long> tokenMaxByLock = new HashMap<>();
-        /** The holder per lock, as the events tell it. */
-        private final Map<String, FencingToken> holderByLock = new HashMap<>();
+        /** The holders per lock, as the events tell it: one exclusive token, or any number of shared ones. */
+        private final Map<String, Set<FencingToken>> holdersByLock = new HashMap<>();
         /** Queued acquires not yet resolved, keyed by session and lock, with their request id. */
         private final Map<List<Object>, String> pendingWaits = new HashMap<>();
         private int waitersGranted;
         private int lockDelays;
         private int waitsCancelled;
         private int recreations;
+        private int semaphoreUsed;
+        /** The permit count of the semaphore before the command, or 0 when it was not in use. */
+        private int permitsInUseBefore;
+        private int semaphoreFull;
+        /** Grants of a shared token while another shared token held the same lock. */
+        private int sharedOverlaps;
+        /** Exclusive grants from a queue whose last holder before was a reader. */
+        private int writersAfterReaders;
 
         Run(Limits limits) {
             this.limits = limits;
@@ -183,16 +223,32 @@ class LockStateMachineProperties {
                 return new Command.ExpireSession(session(expire.sessionPick()), expire.lockDelay());
             } else if (step instanceof Acquire acquire) {
                 return new Command.Acquire(session(acquire.sessionPick()), presented(index),
-                        LOCKS.get(acquire.lockPick()), "acquire-" + index, acquire.waitQueued());
+                        LOCKS.get(acquire.lockPick()), "acquire-" + index, acquire.waitQueued(),
+                        acquire.shared() ? LockMode.SHARED : LockMode.EXCLUSIVE);
             } else if (step instanceof Cancel cancel) {
                 long sessionId = session(cancel.sessionPick());
                 List<String> waiting = machine.session(sessionId).map(SessionView::waiting).orElse(List.of());
                 // Mostly cancel a wait that exists; sometimes one that does not, or one the grant won.
                 String lock = !waiting.isEmpty() && cancel.lockPick() != 0
-                        ? waiting.get(cancel.lockPick() % waiting.size()) : LOCKS.get(cancel.lockPick());
+                        ? waiting.get(cancel.lockPick() % waiting.size())
+                        : cancel.lockPick() == 5 ? SEMAPHORE : LOCKS.get(cancel.lockPick());
                 return new Command.CancelWait(sessionId, presented(index), lock, "cancel-" + index);
             } else if (step instanceof Release release) {
                 return resolveRelease(release, index);
+            } else if (step instanceof AcquireAll all) {
+                List<String> plain = new ArrayList<>(LOCKS.subList(0, 4));
+                java.util.Collections.rotate(plain, all.locksPick() % 4);
+                if (all.locksPick() % 2 == 0) {
+                    java.util.Collections.reverse(plain);
+                }
+                List<String> named = plain.subList(0, 2 + all.locksPick() % 2);
+                String requestId = "all-" + index;
+                groupsByRequestId.put(requestId, Set.copyOf(named));
+                return Command.AcquireAll.of(session(all.sessionPick()), presented(index), named, requestId,
+                        all.waitQueued());
+            } else if (step instanceof AcquirePermit permit) {
+                return new Command.AcquirePermit(session(permit.sessionPick()), presented(index), SEMAPHORE,
+                        permit.permitsPick() == 0 ? PERMITS + 1 : PERMITS, "permit-" + index, permit.waitQueued());
             } else if (step instanceof EndDelay end) {
                 List<String> delayed = machine.delayedLocks();
                 boolean pickDelayed = !delayed.isEmpty() && end.pick() < 80;
@@ -219,13 +275,24 @@ class LockStateMachineProperties {
         private Command resolveRelease(Release release, int index) {
             String lock = LOCKS.get(release.lockPick());
             LockView view = machine.describe(lock).orElse(null);
-            // Mostly the holder's session; with mode 1 the holder's token from any session.
-            long sessionId = view == null || view.holder() == null || release.mode() == 1
-                    ? session((int) Math.floorMod(release.randomValue(), 100L)) : view.holderSessionId();
+            // Mostly a holder's session (exclusive, or one of the readers); with mode 1 its token from any session.
+            FencingToken holderToken = null;
+            long holderSession = 0;
+            if (view != null && view.holder() != null) {
+                holderToken = view.holder();
+                holderSession = view.holderSessionId();
+            } else if (view != null && !view.sharedHolders().isEmpty()) {
+                LockView.SharedHolderView reader = view.sharedHolders().get(
+                        (int) Math.floorMod(release.randomValue(), (long) view.sharedHolders().size()));
+                holderToken = reader.token();
+                holderSession = reader.sessionId();
+            }
+            long sessionId = holderToken == null || release.mode() == 1
+                    ? session((int) Math.floorMod(release.randomValue(), 100L)) : holderSession;
             if (view == null) {
                 return new Command.Release(sessionId, presented(index), lock, release.randomValue());
             }
-            long holder = view.holder() == null ? view.lastToken() : view.holder().value();
+            long holder = holderToken == null ? view.lastToken() : holderToken.value();
             long value = switch (release.mode()) {
                 case 0, 1 -> holder;
                 case 2 -> holder - 1;
@@ -236,6 +303,7 @@ class LockStateMachineProperties {
         }
 
         private void apply(Command command) {
+            permitsInUseBefore = machine.describeSemaphore(SEMAPHORE).map(SemaphoreView::permits).orElse(0);
             Applied applied = machine.apply(command);
             machine.checkInvariants();
             Applied shadowed = shadow.apply(command);
@@ -247,29 +315,52 @@ class LockStateMachineProperties {
             checkResult(command, applied);
         }
 
+        /** Every multi-lock granted in a step is granted all its locks in that step: all or nothing. */
+        private void checkAllOrNothing(Applied applied) {
+            Map<String, Set<String>> grantedByRequestId = new HashMap<>();
+            for (Event event : applied.events()) {
+                if (event instanceof Event.Granted granted && groupsByRequestId.containsKey(granted.requestId())) {
+                    grantedByRequestId.computeIfAbsent(granted.requestId(), id -> new HashSet<>())
+                            .add(granted.token().lock());
+                }
+            }
+            grantedByRequestId.forEach((requestId, granted) -> assertThat(granted).as("locks granted to %s",
+                    requestId).isEqualTo(groupsByRequestId.get(requestId)));
+            groupsGranted += grantedByRequestId.size();
+        }
+
         private void checkEvents(Command command, Applied applied) {
+            checkAllOrNothing(applied);
             for (Event event : applied.events()) {
                 if (event instanceof Event.Granted granted) {
                     FencingToken token = granted.token();
-                    assertThat(holderByLock.get(token.lock())).as("holder of %s before %s", token.lock(), event)
-                            .isNull();
-                    holderByLock.put(token.lock(), token);
+                    checkCompatible(token, event);
                     Long before = tokenMaxByLock.put(token.lock(), token.value());
                     assertThat(token.value()).as("token of %s after %s", token.lock(), before)
                             .isGreaterThan(before == null ? 0 : before);
                     String pending = pendingWaits.remove(List.of(granted.sessionId(), token.lock()));
+                    if (pending == null && token.lock().startsWith(SEMAPHORE + "/permit-")) {
+                        pending = pendingWaits.remove(List.of(granted.sessionId(), SEMAPHORE));
+                    }
                     if (pending != null) {
                         assertThat(granted.requestId()).isEqualTo(pending);
                         waitersGranted++;
                     } else {
                         // A direct grant finds no record, so a lock granted before was dropped and recreated.
-                        assertThat(command).isInstanceOf(Command.Acquire.class);
-                        assertThat(granted.requestId()).isEqualTo(((Command.Acquire) command).requestId());
+                        assertThat(command).isInstanceOfAny(Command.Acquire.class, Command.AcquirePermit.class,
+                                Command.AcquireAll.class);
+                        assertThat(granted.requestId()).isEqualTo(command instanceof Command.Acquire acquire
+                                ? acquire.requestId() : command instanceof Command.AcquireAll all ? all.requestId()
+                                : ((Command.AcquirePermit) command).requestId());
                         recreations += before != null ? 1 : 0;
                     }
                 } else if (event instanceof Event.GrantEnded ended) {
-                    assertThat(holderByLock.remove(ended.token().lock())).as("holder ended by %s", event)
-                            .isEqualTo(ended.token());
+                    Set<FencingToken> holders = holdersByLock.getOrDefault(ended.token().lock(), Set.of());
+                    assertThat(holders).as("holders when %s", event).contains(ended.token());
+                    holders.remove(ended.token());
+                    if (holders.isEmpty()) {
+                        holdersByLock.remove(ended.token().lock());
+                    }
                 } else if (event instanceof Event.WaitDropped dropped) {
                     assertThat(pendingWaits.remove(List.of(dropped.sessionId(), dropped.lock())))
                             .as("pending wait dropped by %s", event).isEqualTo(dropped.requestId());
@@ -277,6 +368,24 @@ class LockStateMachineProperties {
                     lockDelays++;
                 }
             }
+        }
+
+        /**
+         * Checks a grant against the holders the events told of: an exclusive token overlaps no other holder of its
+         * lock, and a shared one overlaps no exclusive holder; then records it.
+         */
+        private void checkCompatible(FencingToken token, Event event) {
+            Set<FencingToken> holders = holdersByLock.computeIfAbsent(token.lock(), lock -> new HashSet<>());
+            if (token.mode() == LockMode.EXCLUSIVE) {
+                assertThat(holders).as("holders of %s before %s", token.lock(), event).isEmpty();
+                writersAfterReaders += lastGrantModeByLock.get(token.lock()) == LockMode.SHARED ? 1 : 0;
+            } else {
+                assertThat(holders).as("holders of %s before %s", token.lock(), event)
+                        .allSatisfy(holder -> assertThat(holder.mode()).isEqualTo(LockMode.SHARED));
+                sharedOverlaps += holders.isEmpty() ? 0 : 1;
+            }
+            holders.add(token);
+            lastGrantModeByLock.put(token.lock(), token.mode());
         }
 
         private void checkResult(Command command, Applied applied) {
@@ -294,24 +403,69 @@ class LockStateMachineProperties {
                 List<Object> key = List.of(acquire.sessionId(), acquire.lock());
                 pendingWaits.putIfAbsent(key, acquire.requestId());
             }
+            if (command instanceof Command.AcquireAll all && result instanceof Result.Queued) {
+                for (String lock : all.locks()) {
+                    pendingWaits.putIfAbsent(List.of(all.sessionId(), lock), all.requestId());
+                }
+            }
+            if (result instanceof Result.GrantedAll grantedAll) {
+                assertThat(grantedAll.tokens()).extracting(FencingToken::lock)
+                        .containsExactlyElementsOf(((Command.AcquireAll) command).locks());
+                grantedAll.tokens().forEach(token -> assertThat(holdersByLock.get(token.lock())).contains(token));
+            }
+            if (command instanceof Command.AcquirePermit acquire && result instanceof Result.Queued) {
+                pendingWaits.putIfAbsent(List.of(acquire.sessionId(), SEMAPHORE), acquire.requestId());
+            }
+            if (command instanceof Command.AcquirePermit acquire && permitsInUseBefore != 0
+                    && acquire.permits() != permitsInUseBefore && !presentedWrong(command)
+                    && machine.session(acquire.sessionId()).isPresent()) {
+                assertThat(result).as("a wrong permit count while in use").isInstanceOfSatisfying(
+                        Result.Rejected.class, rejected -> assertThat(rejected.error().getMessage()).contains(
+                                "is in use with " + permitsInUseBefore + " permits, asked with " + acquire.permits()));
+            }
+            checkSemaphore();
             if (command instanceof Command.CancelWait cancel && result instanceof Result.WaitCancelled cancelled
                     && cancelled.removed()) {
-                assertThat(pendingWaits.remove(List.of(cancel.sessionId(), cancel.lock()))).isNotNull();
+                String cancelledRequestId = pendingWaits.remove(List.of(cancel.sessionId(), cancel.lock()));
+                assertThat(cancelledRequestId).isNotNull();
+                if (groupsByRequestId.containsKey(cancelledRequestId)) { // a multi-lock leaves all its queues
+                    pendingWaits.entrySet().removeIf(wait -> wait.getKey().get(0).equals(cancel.sessionId())
+                            && wait.getValue().equals(cancelledRequestId));
+                }
                 waitsCancelled++;
             }
             if (result instanceof Result.Granted granted) {
-                assertThat(holderByLock.get(granted.token().lock())).isEqualTo(granted.token());
+                assertThat(holdersByLock.get(granted.token().lock())).contains(granted.token());
             }
             for (List<Object> wait : pendingWaits.keySet()) {
-                LockView view = machine.describe((String) wait.get(1)).orElseThrow();
-                assertThat(view.waiters()).extracting(LockView.WaiterView::sessionId).contains((Long) wait.get(0));
+                List<LockView.WaiterView> waiters = SEMAPHORE.equals(wait.get(1))
+                        ? machine.describeSemaphore(SEMAPHORE).orElseThrow().waiters()
+                        : machine.describe((String) wait.get(1)).orElseThrow().waiters();
+                assertThat(waiters).extracting(LockView.WaiterView::sessionId).contains((Long) wait.get(0));
             }
             assertThat(pendingWaits).hasSize(machine.waiterCount());
+        }
+
+        /** At most N (its permit count) holders of the semaphore, one per slot; waiters only when all are taken. */
+        private void checkSemaphore() {
+            machine.describeSemaphore(SEMAPHORE).ifPresent(view -> {
+                assertThat(view.permits()).isBetween(PERMITS, PERMITS + 1);
+                assertThat(view.slots()).hasSize(view.permits());
+                assertThat(view.held()).isLessThanOrEqualTo(view.permits());
+                assertThat(permitsInUseBefore).as("fixed while in use").isIn(0, view.permits());
+                if (!view.waiters().isEmpty()) {
+                    assertThat(view.slots()).as("waiters of %s", view).doesNotContainNull();
+                }
+                semaphoreUsed++;
+                semaphoreFull += view.held() == view.permits() ? 1 : 0;
+            });
         }
 
         /** True when {@code command} presented a wrong secret for a session that is open, before it applied. */
         private boolean presentedWrong(Command command) {
             SecretHash presented = command instanceof Command.Acquire acquire ? acquire.secretHash()
+                    : command instanceof Command.AcquirePermit permit ? permit.secretHash()
+                    : command instanceof Command.AcquireAll all ? all.secretHash()
                     : command instanceof Command.Release release ? release.secretHash()
                     : command instanceof Command.CancelWait cancel ? cancel.secretHash()
                     : command instanceof Command.CloseSession close ? close.secretHash() : HASH;
@@ -324,9 +478,10 @@ class LockStateMachineProperties {
             }
             assertThat(machine.waiterCount()).isZero();
             assertThat(pendingWaits).isEmpty();
-            assertThat(holderByLock).isEmpty();
+            assertThat(holdersByLock).isEmpty();
             assertThat(machine.list("", 100)).allSatisfy(view -> {
                 assertThat(view.holder()).isNull();
+                assertThat(view.sharedHolders()).isEmpty();
                 assertThat(view.waiters()).isEmpty();
                 assertThat(view.delayed()).isTrue();
             });

@@ -168,14 +168,14 @@ class VersionOneCompatibilityTest {
     }
 
     @Test
-    void writeSnapshot_ofVersionOneState_writesVersionTwoThatKeepsSessionsUnusable() throws IOException {
+    void writeSnapshot_ofVersionOneState_writesTheCurrentVersionThatKeepsSessionsUnusable() throws IOException {
         LockStateMachine machine = restore("snapshot-before.bin");
 
         byte[] rewritten = LockStateMachineTest.snapshot(machine);
         LockStateMachine again = LockStateMachine.readSnapshot(
                 new DataInputStream(new ByteArrayInputStream(rewritten)), Limits.DEFAULT);
 
-        assertThat(rewritten[0]).isEqualTo((byte) 2);
+        assertThat(rewritten[0]).isEqualTo((byte) 3);
         assertThat(again.sessions()).isEqualTo(machine.sessions());
         assertThat(again.list("", 100)).isEqualTo(machine.list("", 100));
         assertThat(again.floor()).isEqualTo(3);

@@ -3,7 +3,9 @@ package io.fencer.redis;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockMode;
 import io.fencer.core.LockNames;
+import io.fencer.core.ModeMismatchException;
 import io.fencer.core.StaleTokenException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -50,6 +52,10 @@ public final class RedisFence {
 
     private static final String SCRIPT_RESOURCE = "fenced-write.lua";
     private static final String SCRIPT = loadScript();
+    /** The fenced read: {admitted 0 or 1, the accepted token, the value or nil}, in one atomic script call. */
+    private static final String FENCED_READ = "local accepted = redis.call('GET', KEYS[1]) or '0'\n"
+            + "if tonumber(accepted) > tonumber(ARGV[1]) then return {0, accepted} end\n"
+            + "return {1, accepted, redis.call('GET', KEYS[2])}\n";
 
     private final RedisCommands<String, String> commands;
     private final FencePolicy policy;
@@ -100,6 +106,8 @@ public final class RedisFence {
      * Sets string key {@code key} to {@code value} when the fence of {@code token.lock()} admits {@code token},
      * advancing the fence to it in the same step.
      *
+     * @throws ModeMismatchException when {@code token} is a shared-mode grant, which may read ({@link #get}) but
+     *     not write; nothing was sent to Redis
      * @throws StaleTokenException when the fence has accepted a newer token (AT_LEAST) or the same or newer
      *     (STRICT); nothing was written
      * @throws InvalidArgumentException when the key or value is empty, too long, or the key is a fence key
@@ -153,10 +161,37 @@ public final class RedisFence {
         write(token, key, logKey, "set", List.of(value));
     }
 
+    /**
+     * Reads string key {@code key} fenced by {@code token}: the fence of {@code token.lock()} is compared and the
+     * key read in one script call, and the read is refused when the fence has accepted a higher token. A token of
+     * either mode may read; a shared-mode token (a reader of a read-write lock) is compared as any token, so a
+     * stale reader is refused once a later exclusive grant has written. Reads never move the fence.
+     *
+     * @return the key's value, or null when it has none
+     * @throws StaleTokenException when the fence has accepted a higher token (under either policy)
+     */
+    public String get(FencingToken token, String key) {
+        Objects.requireNonNull(token, "token");
+        checkKey(key);
+        String scope = token.lock();
+        List<Object> reply = commands.eval(FENCED_READ, ScriptOutputType.MULTI,
+                new String[] {fenceKey(scope), key}, Long.toString(token.value()));
+        if (reply.size() < 2 || !(reply.get(0) instanceof Long admitted) || !(reply.get(1) instanceof String)) {
+            throw new IllegalStateException("fenced read script of scope '" + scope + "' answered " + reply);
+        }
+        if (admitted == 0) {
+            throw new StaleTokenException(scope, token.value(), Long.parseLong((String) reply.get(1)), policy);
+        }
+        return reply.size() > 2 ? (String) reply.get(2) : null;
+    }
+
     private void write(FencingToken token, String key, String logKey, String operation, List<String> arguments) {
         Objects.requireNonNull(token, "token");
         checkKey(key);
         String scope = token.lock();
+        if (token.mode() != LockMode.EXCLUSIVE) { // readers overlap: none of them may write
+            throw new ModeMismatchException(scope, token.value(), token.mode());
+        }
         String[] keys = logKey == null
                 ? new String[] {fenceKey(scope), key}
                 : new String[] {fenceKey(scope), key, logKey};

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockMode;
+import io.fencer.core.ModeMismatchException;
 import io.fencer.core.StaleTokenException;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -71,6 +73,28 @@ class RedisFenceTest {
     @BeforeEach
     void flush() {
         redis.flushall();
+    }
+
+    @Test
+    void set_sharedModeToken_isModeMismatchAndGetAcceptsItUntilAHigherTokenWrote() {
+        RedisFence fence = new RedisFence(connection);
+        FencingToken reader = new FencingToken("orders", 3, LockMode.SHARED);
+        fence.set(new FencingToken("orders", 2), "orders:42", "by t2");
+
+        assertThatThrownBy(() -> fence.set(reader, "orders:42", "by reader"))
+                .isInstanceOfSatisfying(ModeMismatchException.class, e -> {
+                    assertThat(e.scope()).isEqualTo("orders");
+                    assertThat(e.presented()).isEqualTo(3);
+                });
+        assertThatThrownBy(() -> fence.del(reader, "orders:42")).isInstanceOf(ModeMismatchException.class);
+        assertThat(fence.accepted("orders")).isEqualTo(2);
+        assertThat(fence.get(reader, "orders:42")).isEqualTo("by t2");
+        assertThat(fence.get(reader, "orders:missing")).isNull();
+
+        fence.set(new FencingToken("orders", 4), "orders:42", "by t4");
+        assertThatThrownBy(() -> fence.get(reader, "orders:42"))
+                .isInstanceOfSatisfying(StaleTokenException.class, e -> assertThat(e.accepted()).isEqualTo(4));
+        assertThat(redis.get("orders:42")).isEqualTo("by t4");
     }
 
     @Test

@@ -117,8 +117,8 @@ class StandardErrorDetailsTest {
         return switch (reason) {
             case INVALID_ARGUMENT -> Status.Code.INVALID_ARGUMENT;
             case LIMIT_EXCEEDED -> Status.Code.RESOURCE_EXHAUSTED;
-            case SESSION_EXPIRED, NOT_HOLDER, STALE_TOKEN, SCOPE_MISMATCH, TOKEN_EXHAUSTED, IDEMPOTENCY_MISMATCH ->
-                    Status.Code.FAILED_PRECONDITION;
+            case SESSION_EXPIRED, NOT_HOLDER, STALE_TOKEN, SCOPE_MISMATCH, TOKEN_EXHAUSTED, IDEMPOTENCY_MISMATCH,
+                    MODE_MISMATCH -> Status.Code.FAILED_PRECONDITION;
             case BAD_TOKEN_SIGNATURE, SESSION_UNAUTHENTICATED -> Status.Code.UNAUTHENTICATED;
             case PERMISSION_DENIED -> Status.Code.PERMISSION_DENIED;
             case NOT_LEADER, UNAVAILABLE -> Status.Code.UNAVAILABLE;
@@ -146,6 +146,7 @@ class StandardErrorDetailsTest {
                     "hijacked", 0));
             case UNAVAILABLE -> unavailable();
             case TOKEN_EXHAUSTED, INTERNAL -> fromTheCatalogueOverRealGrpc(reason);
+            case MODE_MISMATCH -> modeMismatch();
             case OUT_OF_RANGE -> outOfRange();
         };
     }
@@ -174,11 +175,23 @@ class StandardErrorDetailsTest {
             case TOKEN_EXHAUSTED -> assertThat(detail.getCurrentToken()).isEqualTo(
                     io.fencer.core.FencingToken.VALUE_MAX);
             case INTERNAL -> assertThat(message).contains("IllegalStateException", "a bug");
+            case MODE_MISMATCH -> {
+                assertThat(detail.getLock()).isEqualTo("readers");
+                assertThat(detail.getValue()).isEqualTo("shared");
+            }
             case OUT_OF_RANGE -> {
                 assertThat(detail.getValue()).isEqualTo("1");
                 assertThat(detail.getOldestRevision()).isGreaterThan(1);
             }
         }
+    }
+
+    /** A write to the store under a shared-mode (reader) token of a read-write lock. */
+    private StatusRuntimeException modeMismatch() {
+        TestSession reader = openSession(locks, TTL_MILLIS);
+        FencingToken shared = locks.acquire(TestServers.acquireRequest(reader, "readers", "read-1", 0).toBuilder()
+                .setMode(io.fencer.api.v1.LockMode.LOCK_MODE_SHARED).build()).getToken();
+        return failing(() -> store.write(StoreTesting.put("readers", shared.getSequencer(), "k", "x")));
     }
 
     private StatusRuntimeException notHolder() {

@@ -2,6 +2,8 @@ package io.fencer.store;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockMode;
+import io.fencer.core.ModeMismatchException;
 import io.fencer.core.Sequencer;
 import java.time.Duration;
 import java.util.List;
@@ -22,6 +24,20 @@ final class RequestChecks {
     /** Parses {@code sequencer}, verifying its signature when the options carry keys. */
     FencingToken parseToken(String sequencer) {
         return Sequencer.parse(sequencer, options.keys());
+    }
+
+    /**
+     * Parses the sequencer of a write or unit to {@code scope}, as {@link #parseToken}, and refuses a shared-mode
+     * token: readers of a read-write lock overlap, so none of them may write.
+     *
+     * @throws ModeMismatchException when the token is a shared grant; nothing was written
+     */
+    FencingToken parseWriteToken(String scope, String sequencer) {
+        FencingToken token = parseToken(sequencer);
+        if (token.mode() != LockMode.EXCLUSIVE) {
+            throw new ModeMismatchException(scope, token.value(), token.mode());
+        }
+        return token;
     }
 
     /** Checks the ops of one write against the limits; returns their bytes of keys and values. */

@@ -165,6 +165,7 @@ public final class StoreEngine implements AutoCloseable {
      * @throws io.fencer.core.BadTokenSignatureException when keys are configured and the signature is not valid
      * @throws ScopeMismatchException when the token's lock is not the scope's
      * @throws StaleTokenException when the scope's policy refuses the token
+     * @throws io.fencer.core.ModeMismatchException when the token is a shared-mode grant, which may read only
      * @throws IdempotencyMismatchException when the idempotency key and token were first used with other ops
      * @throws LimitExceededException when a unit of the same token holds the scope ({@code unitsPerScopeMax}),
      *     the write would create a scope beyond {@code scopesMax}, or too many writes wait for the committer
@@ -202,7 +203,7 @@ public final class StoreEngine implements AutoCloseable {
 
     private PendingWrite submit(String scope, String sequencer, List<Op> ops, String idempotencyKey) {
         LockNames.check("scope", scope);
-        FencingToken token = checks.parseToken(sequencer);
+        FencingToken token = checks.parseWriteToken(scope, sequencer);
         List<Op> opsCopy = List.copyOf(ops);
         long bytes = checks.checkOps(scope, opsCopy);
         if (idempotencyKey != null) {
@@ -227,7 +228,8 @@ public final class StoreEngine implements AutoCloseable {
      * Reads {@code key} of {@code scope} with the token that wrote it and the scope's accepted token, from one
      * snapshot. With a sequencer, this is a fenced read: a token below the accepted one is refused (under either
      * policy: the current holder may read what it wrote), so a stale holder learns it on reads too. Reads never
-     * change the fence.
+     * change the fence. A shared-mode token (a reader of a read-write lock) is compared as any token: it reads
+     * until a higher token is accepted, so a stale reader is refused once a later exclusive grant has written.
      *
      * @param fencingSequencer null for a plain read
      * @throws StaleTokenException when the presented token is below the scope's accepted token
@@ -340,7 +342,7 @@ public final class StoreEngine implements AutoCloseable {
      */
     public Unit begin(String scope, String sequencer, Duration timeout) {
         LockNames.check("scope", scope);
-        FencingToken token = checks.parseToken(sequencer);
+        FencingToken token = checks.parseWriteToken(scope, sequencer);
         checks.checkTimeout(scope, timeout);
         return units.begin(scope, token, timeout);
     }

@@ -14,6 +14,8 @@ import io.fencer.core.IdempotencyMismatchException;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.LockMode;
+import io.fencer.core.ModeMismatchException;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.NotLeaderException;
 import io.fencer.core.PermissionDeniedException;
@@ -65,6 +67,7 @@ class WireErrorsRoundTripTest {
             case NOT_LEADER -> new NotLeaderException("host-23:24");
             case UNAVAILABLE -> new UnavailableException("message 25");
             case INTERNAL -> new InternalException("message 26");
+            case MODE_MISMATCH -> new ModeMismatchException("scope-30", 31, LockMode.SHARED);
             case OUT_OF_RANGE -> new RevisionOutOfRangeException(30, 31);
         };
     }

@@ -11,6 +11,7 @@ import io.fencer.client.LockTimeoutException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockMode;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;
 import java.time.Duration;
@@ -45,15 +46,26 @@ final class DefaultFencedLock implements FencedLock {
     @Override
     public Grant acquire(Duration wait) {
         long waitMillis = checkWait(wait);
-        return acquire(waitMillis).orElseThrow(() -> new LockTimeoutException(name, wait));
+        return acquire(waitMillis, LockMode.EXCLUSIVE).orElseThrow(() -> new LockTimeoutException(name, wait));
     }
 
     @Override
     public Optional<Grant> tryAcquire() {
-        return acquire(0);
+        return acquire(0, LockMode.EXCLUSIVE);
     }
 
-    private static long checkWait(Duration wait) {
+    @Override
+    public Grant acquireShared(Duration wait) {
+        long waitMillis = checkWait(wait);
+        return acquire(waitMillis, LockMode.SHARED).orElseThrow(() -> new LockTimeoutException(name, wait));
+    }
+
+    @Override
+    public Optional<Grant> tryAcquireShared() {
+        return acquire(0, LockMode.SHARED);
+    }
+
+    static long checkWait(Duration wait) {
         Objects.requireNonNull(wait, "wait");
         if (wait.isNegative() || wait.compareTo(WAIT_MAX) > 0) {
             throw new InvalidArgumentException("wait", wait.toString(), "wait must be between 0 and waitMillisMax "
@@ -67,7 +79,7 @@ final class DefaultFencedLock implements FencedLock {
      * beyond it so the server answers {@code acquired=false} itself; a transport failure mid-wait is retried on
      * the leader until the wait and then the client's call timeout are spent.
      */
-    private Optional<Grant> acquire(long waitMillis) {
+    private Optional<Grant> acquire(long waitMillis, LockMode mode) {
         session.checkAlive();
         Router router = session.router();
         String requestId = session.client().requestIds().next();
@@ -76,6 +88,9 @@ final class DefaultFencedLock implements FencedLock {
         long marginNanos = router.attemptTimeoutNanos();
         AcquireRequest.Builder request = AcquireRequest.newBuilder()
                 .setSessionId(session.id()).setSessionSecret(session.secret()).setLock(name).setRequestId(requestId);
+        if (mode == LockMode.SHARED) {
+            request.setMode(io.fencer.api.v1.LockMode.LOCK_MODE_SHARED);
+        }
         AcquireResponse response;
         try {
             response = router.call(operation, waitNanos + router.callTimeoutNanos(), calls -> {
@@ -99,6 +114,11 @@ final class DefaultFencedLock implements FencedLock {
         if (!token.lock().equals(name)) {
             throw new InternalException("Acquire of lock '" + name + "' was answered with a token of another lock: "
                     + token);
+        }
+        if (token.mode() != mode) {
+            // A server before read-write locks ignores the mode and grants exclusively: say so, never pretend.
+            throw new InternalException("Acquire of lock '" + name + "' in " + mode.text() + " mode was answered"
+                    + " with a " + token.mode().text() + " grant " + token + " (a server before read-write locks?)");
         }
         return Optional.of(new DefaultGrant(session, token, Protos.sequencer(response.getToken(), token)));
     }

@@ -1,15 +1,18 @@
 package io.fencer.client.internal;
 
 import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.DescribeSemaphoreRequest;
 import io.fencer.api.v1.ListRequest;
 import io.fencer.api.v1.ListResponse;
 import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
+import io.fencer.api.v1.SemaphoreInfo;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.client.FencerClient;
 import io.fencer.client.LockStatus;
+import io.fencer.client.SemaphoreStatus;
 import io.fencer.client.Session;
 import io.fencer.client.TokenStatus;
 import io.fencer.client.Watch;
@@ -131,6 +134,20 @@ public final class DefaultFencerClient implements FencerClient {
         OpenSessionRequest request = OpenSessionRequest.newBuilder()
                 .setTtlMillis(ttl.toMillis()).setRequestId(RequestIds.random()).build();
         return router.call("OpenSession", calls -> calls.call(LocksGrpc.getOpenSessionMethod(), request));
+    }
+
+    @Override
+    public SemaphoreStatus describeSemaphore(String semaphore) {
+        LockNames.check("semaphore", semaphore);
+        checkOpen();
+        DescribeSemaphoreRequest request = DescribeSemaphoreRequest.newBuilder().setSemaphore(semaphore).build();
+        SemaphoreInfo info = router.call("DescribeSemaphore " + semaphore,
+                calls -> calls.call(LocksGrpc.getDescribeSemaphoreMethod(), request));
+        List<LockStatus> slots = new ArrayList<>(info.getSlotsCount());
+        info.getSlotsList().forEach(slot -> slots.add(Protos.lockStatus(slot)));
+        List<Long> waiters = new ArrayList<>(info.getWaitersCount());
+        info.getWaitersList().forEach(waiter -> waiters.add(waiter.getSessionId()));
+        return new SemaphoreStatus(info.getSemaphore(), info.getPermits(), slots, waiters);
     }
 
     @Override

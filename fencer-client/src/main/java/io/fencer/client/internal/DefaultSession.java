@@ -4,6 +4,8 @@ import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.client.FencedLock;
+import io.fencer.client.FencedMultiLock;
+import io.fencer.client.FencedSemaphore;
 import io.fencer.client.LeaderElection;
 import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
@@ -14,6 +16,8 @@ import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.UnavailableException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -75,6 +79,20 @@ final class DefaultSession implements Session {
     @Override
     public FencedLock lock(String name) {
         return new DefaultFencedLock(this, LockNames.check(name));
+    }
+
+    @Override
+    public FencedSemaphore semaphore(String name, int permits) {
+        return new DefaultFencedSemaphore(this, LockNames.check(name), permits);
+    }
+
+    @Override
+    public FencedMultiLock locks(String... names) {
+        List<String> checked = new ArrayList<>(names.length);
+        for (String name : names) {
+            checked.add(LockNames.check(name));
+        }
+        return new DefaultFencedMultiLock(this, checked);
     }
 
     @Override

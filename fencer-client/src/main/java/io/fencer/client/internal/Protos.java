@@ -9,6 +9,7 @@ import io.fencer.client.TokenStatus;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockMode;
 import io.fencer.core.Sequencer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +24,12 @@ final class Protos {
     private Protos() {}
 
     static io.fencer.api.v1.FencingToken toProto(FencingToken token) {
-        return io.fencer.api.v1.FencingToken.newBuilder().setLock(token.lock()).setValue(token.value()).build();
+        io.fencer.api.v1.FencingToken.Builder proto = io.fencer.api.v1.FencingToken.newBuilder()
+                .setLock(token.lock()).setValue(token.value());
+        if (token.mode() == LockMode.SHARED) {
+            proto.setMode(io.fencer.api.v1.LockMode.LOCK_MODE_SHARED);
+        }
+        return proto.build();
     }
 
     /**
@@ -33,7 +39,9 @@ final class Protos {
      */
     static FencingToken token(io.fencer.api.v1.FencingToken proto) {
         try {
-            return new FencingToken(proto.getLock(), proto.getValue());
+            LockMode mode = proto.getMode() == io.fencer.api.v1.LockMode.LOCK_MODE_SHARED ? LockMode.SHARED
+                    : LockMode.EXCLUSIVE;
+            return new FencingToken(proto.getLock(), proto.getValue(), mode);
         } catch (InvalidArgumentException e) {
             throw new InternalException("the server sent an invalid token: " + e.getMessage());
         }
@@ -79,8 +87,12 @@ final class Protos {
             waiters.add(waiter.getSessionId());
         }
         FencingToken holder = tokenOrNull(info.hasHolder(), info.getHolder());
+        List<FencingToken> readers = new ArrayList<>(info.getSharedHoldersCount());
+        for (io.fencer.api.v1.SharedHolder reader : info.getSharedHoldersList()) {
+            readers.add(token(reader.getToken()));
+        }
         return new LockStatus(info.getLock(), holder, holder == null ? null : identity(info.getHolderIdentity()),
-                waiters, info.getLastToken(), info.getDelayed(), endCause(info.getLastEnd()));
+                waiters, info.getLastToken(), info.getDelayed(), endCause(info.getLastEnd()), readers);
     }
 
     static TokenStatus tokenStatus(ValidateResponse response) {

@@ -4,9 +4,11 @@ import io.fencer.api.v1.AcquireResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.TokenKeys;
+import io.fencer.core.LockName;
 import io.fencer.lock.Command;
 import io.fencer.lock.LockView;
 import io.fencer.lock.Result;
+import io.fencer.lock.SecretHash;
 import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.rpc.Replies;
@@ -34,7 +36,17 @@ final class AcquireCall {
     private final RaftLockStateMachine stateMachine;
     private final ScheduledExecutorService timers;
     private final ServerCallStreamObserver<AcquireResponse> call;
-    private final Command.Acquire acquire;
+    /** What is proposed: a {@link Command.Acquire} or a {@link Command.AcquirePermit}. */
+    private final Command proposal;
+    /** The wait in the state machine: the session and the lock (or semaphore) it queues on. */
+    private final long sessionId;
+    private final SecretHash secretHash;
+    private final LockName waitName;
+    private final String requestId;
+    /** True for a semaphore's permit: its grants are answered with the slot's semaphore and index. */
+    private final boolean permit;
+    /** For a multi-lock, its locks in the order named (it waits under the first); else null. */
+    private final java.util.List<String> group;
     private final long waitMillis;
     private final Deadline deadline;
     private final TokenKeys keys;
@@ -52,11 +64,67 @@ final class AcquireCall {
         this.stateMachine = stateMachine;
         this.timers = timers;
         this.call = call;
-        this.acquire = Objects.requireNonNull(acquire, "acquire");
+        this.proposal = Objects.requireNonNull(acquire, "acquire");
         if (!acquire.waitQueued() || waitMillis <= 0) {
             throw new IllegalArgumentException("a waiting acquire needs waitQueued and wait > 0: " + acquire + ", "
                     + waitMillis + " ms");
         }
+        this.sessionId = acquire.sessionId();
+        this.secretHash = acquire.secretHash();
+        this.waitName = acquire.lockName();
+        this.requestId = acquire.requestId();
+        this.permit = false;
+        this.group = null;
+        this.waitMillis = waitMillis;
+        this.deadline = deadline;
+        this.keys = keys;
+    }
+
+    /** A waiting acquire of a semaphore's permit; as the other constructor. */
+    AcquireCall(PendingAcquires pending, Proposer proposer, RaftLockStateMachine stateMachine,
+            ScheduledExecutorService timers, ServerCallStreamObserver<AcquireResponse> call,
+            Command.AcquirePermit acquire, long waitMillis, Deadline deadline, TokenKeys keys) {
+        this.pending = pending;
+        this.proposer = proposer;
+        this.stateMachine = stateMachine;
+        this.timers = timers;
+        this.call = call;
+        this.proposal = Objects.requireNonNull(acquire, "acquire");
+        if (!acquire.waitQueued() || waitMillis <= 0) {
+            throw new IllegalArgumentException("a waiting acquire needs waitQueued and wait > 0: " + acquire + ", "
+                    + waitMillis + " ms");
+        }
+        this.sessionId = acquire.sessionId();
+        this.secretHash = acquire.secretHash();
+        this.waitName = acquire.semaphoreName();
+        this.requestId = acquire.requestId();
+        this.permit = true;
+        this.group = null;
+        this.waitMillis = waitMillis;
+        this.deadline = deadline;
+        this.keys = keys;
+    }
+
+    /** A waiting multi-lock; it waits under its first lock. As the other constructors. */
+    AcquireCall(PendingAcquires pending, Proposer proposer, RaftLockStateMachine stateMachine,
+            ScheduledExecutorService timers, ServerCallStreamObserver<AcquireResponse> call,
+            Command.AcquireAll acquire, long waitMillis, Deadline deadline, TokenKeys keys) {
+        this.pending = pending;
+        this.proposer = proposer;
+        this.stateMachine = stateMachine;
+        this.timers = timers;
+        this.call = call;
+        this.proposal = Objects.requireNonNull(acquire, "acquire");
+        if (!acquire.waitQueued() || waitMillis <= 0) {
+            throw new IllegalArgumentException("a waiting acquire needs waitQueued and wait > 0: " + acquire + ", "
+                    + waitMillis + " ms");
+        }
+        this.sessionId = acquire.sessionId();
+        this.secretHash = acquire.secretHash();
+        this.waitName = acquire.lockNames().get(0);
+        this.requestId = acquire.requestId();
+        this.permit = false;
+        this.group = acquire.locks();
         this.waitMillis = waitMillis;
         this.deadline = deadline;
         this.keys = keys;
@@ -64,9 +132,9 @@ final class AcquireCall {
 
     /** Registers the wait and proposes the Acquire; must run in the service method (it sets the cancel hook). */
     void start() {
-        waiter = pending.register(acquire.sessionId(), acquire.lock());
+        waiter = pending.register(sessionId, waitName.value());
         call.setOnCancelHandler(this::endWait);
-        proposer.propose(acquire).whenComplete(this::onAcquired);
+        proposer.propose(proposal).whenComplete(this::onAcquired);
     }
 
     private void onAcquired(Result result, Throwable error) {
@@ -75,7 +143,9 @@ final class AcquireCall {
             return;
         }
         if (result instanceof Result.Granted granted) {
-            answer(acquired(granted.token(), keys), null);
+            answer(granted(granted.token()), null);
+        } else if (result instanceof Result.GrantedAll all) {
+            answer(allAcquired(all.tokens(), keys), null);
         } else if (result instanceof Result.Busy busy) {
             answer(notAcquired(busy.holder()), null);
         } else if (result instanceof Result.Rejected rejected) {
@@ -100,7 +170,7 @@ final class AcquireCall {
                 timeout = timers.schedule(this::endWait, millis, TimeUnit.MILLISECONDS);
             }
         }
-        waiter.outcome.whenComplete((token, error) -> answer(error == null ? acquired(token, keys) : null, error));
+        waiter.outcome.whenComplete((token, error) -> answer(error == null ? granted(token) : null, error));
         if (endNow) {
             cancelWait();
         }
@@ -129,13 +199,12 @@ final class AcquireCall {
             answerWithHolder(); // a retry of this acquire still waits: leave it the place in the queue
             return;
         }
-        Command.CancelWait cancel = new Command.CancelWait(acquire.sessionId(), acquire.secretHash(),
-                acquire.lockName(), acquire.requestId());
+        Command.CancelWait cancel = new Command.CancelWait(sessionId, secretHash, waitName, requestId);
         proposer.propose(cancel).whenComplete((result, error) -> {
             if (error != null) {
                 answer(null, error);
             } else if (result instanceof Result.Granted granted) {
-                answer(acquired(granted.token(), keys), null); // the grant won the race with the wait's end
+                answer(granted(granted.token()), null); // the grant won the race with the wait's end
             } else if (result instanceof Result.Rejected rejected) {
                 answer(null, rejected.error());
             } else {
@@ -145,8 +214,47 @@ final class AcquireCall {
     }
 
     private void answerWithHolder() {
-        Optional<LockView> view = stateMachine.readLocal(machine -> machine.describe(acquire.lock()));
-        answer(notAcquired(view.map(LockView::holder).orElse(null)), null);
+        if (permit) {
+            answer(notAcquired(null), null);
+            return;
+        }
+        Optional<LockView> view = stateMachine.readLocal(machine -> machine.describe(waitName.value()));
+        answer(notAcquired(view.map(LockView::anyHolder).orElse(null)), null);
+    }
+
+    /** Returns the answer of a grant: a permit's token names its semaphore and slot. */
+    private AcquireResponse granted(FencingToken token) {
+        if (group != null) {
+            return groupAcquired();
+        }
+        return permit ? permitAcquired(token, keys) : acquired(token, keys);
+    }
+
+    /**
+     * Answers a multi-lock granted while it waited: all its locks were granted in one step, whose events completed
+     * this call with its first lock's token; the others are read from the state that step left.
+     */
+    private AcquireResponse groupAcquired() {
+        java.util.List<FencingToken> tokens = stateMachine.readLocal(machine -> {
+            java.util.List<FencingToken> held = new java.util.ArrayList<>(group.size());
+            for (String lock : group) {
+                machine.describe(lock).filter(view -> view.holderSessionId() == sessionId)
+                        .ifPresent(view -> held.add(view.holder()));
+            }
+            return held;
+        });
+        if (tokens.size() != group.size()) {
+            throw new InternalException("multi-lock " + group + " of session " + sessionId + " was granted, but the"
+                    + " session holds only " + tokens);
+        }
+        return allAcquired(tokens, keys);
+    }
+
+    static AcquireResponse allAcquired(java.util.List<FencingToken> tokens, TokenKeys keys) {
+        AcquireResponse.Builder response = AcquireResponse.newBuilder().setAcquired(true)
+                .setToken(Protos.token(tokens.get(0), keys));
+        tokens.forEach(token -> response.addTokens(Protos.token(token, keys)));
+        return response.build();
     }
 
     private void answer(AcquireResponse response, Throwable error) {
@@ -165,6 +273,10 @@ final class AcquireCall {
 
     static AcquireResponse acquired(FencingToken token, TokenKeys keys) {
         return AcquireResponse.newBuilder().setAcquired(true).setToken(Protos.token(token, keys)).build();
+    }
+
+    static AcquireResponse permitAcquired(FencingToken token, TokenKeys keys) {
+        return AcquireResponse.newBuilder().setAcquired(true).setToken(Protos.permitToken(token, keys)).build();
     }
 
     /**

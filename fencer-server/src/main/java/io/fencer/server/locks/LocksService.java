@@ -1,11 +1,14 @@
 package io.fencer.server.locks;
 
 import io.fencer.api.errors.WireErrors;
+import io.fencer.api.v1.AcquireAllRequest;
+import io.fencer.api.v1.AcquirePermitRequest;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.CloseSessionResponse;
 import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.DescribeSemaphoreRequest;
 import io.fencer.api.v1.KeepAliveRequest;
 import io.fencer.api.v1.KeepAliveResponse;
 import io.fencer.api.v1.ListRequest;
@@ -21,6 +24,7 @@ import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.RenewRequest;
 import io.fencer.api.v1.RenewResponse;
+import io.fencer.api.v1.SemaphoreInfo;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.WatchRequest;
@@ -28,6 +32,7 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockName;
+import io.fencer.core.PermitSlots;
 import io.fencer.core.NotLeaderException;
 import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.TokenKeys;
@@ -171,17 +176,89 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
             authorizer.check(Permission.LOCK, lock.value());
             SecretHash presented = authenticate(sessionId, request.getSessionSecret());
-            Command.Acquire acquire = new Command.Acquire(sessionId, presented, lock, requestId, waitMillis > 0);
+            io.fencer.core.LockMode mode = Protos.mode("mode", request.getModeValue());
+            Command.Acquire acquire = new Command.Acquire(sessionId, presented, lock, requestId, waitMillis > 0,
+                    mode);
             if (waitMillis > 0) {
                 new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
                         Context.current().getDeadline(), keys).start();
                 return;
             }
-            proposer.propose(acquire).thenCompose(result -> tryAcquireResponse(acquire, result))
+            proposer.propose(acquire).thenCompose(result -> tryAcquireResponse(sessionId, presented, lock, requestId,
+                    result, false))
                     .whenComplete((response, error) -> Replies.send(call, response, error));
         } catch (RuntimeException e) {
             Replies.send(call, null, e);
         }
+    }
+
+    @Override
+    public void acquirePermit(AcquirePermitRequest request, StreamObserver<AcquireResponse> out) {
+        ServerCallStreamObserver<AcquireResponse> call = (ServerCallStreamObserver<AcquireResponse>) out;
+        try {
+            checkLeader();
+            long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
+            LockName semaphore = RequestChecks.lock("semaphore", request.getSemaphore());
+            Limits.checkPermits(semaphore.value(), request.getPermits() & 0xffffffffL);
+            String requestId = RequestChecks.requestId(request.getRequestId(), true);
+            long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
+            authorizer.checkPrefix(Permission.LOCK, semaphore.value() + PermitSlots.INFIX);
+            SecretHash presented = authenticate(sessionId, request.getSessionSecret());
+            Command.AcquirePermit acquire = new Command.AcquirePermit(sessionId, presented, semaphore,
+                    request.getPermits(), requestId, waitMillis > 0);
+            if (waitMillis > 0) {
+                new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
+                        Context.current().getDeadline(), keys).start();
+                return;
+            }
+            proposer.propose(acquire).thenCompose(result -> result instanceof Result.Granted granted
+                    ? CompletableFuture.completedFuture(AcquireCall.permitAcquired(granted.token(), keys))
+                    : tryAcquireResponse(sessionId, presented, semaphore, requestId, result, true))
+                    .whenComplete((response, error) -> Replies.send(call, response, error));
+        } catch (RuntimeException e) {
+            Replies.send(call, null, e);
+        }
+    }
+
+    @Override
+    public void acquireAll(AcquireAllRequest request, StreamObserver<AcquireResponse> out) {
+        ServerCallStreamObserver<AcquireResponse> call = (ServerCallStreamObserver<AcquireResponse>) out;
+        try {
+            checkLeader();
+            long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
+            Command.AcquireAll.checkCount(request.getLocksCount()); // before checking thousands of names
+            java.util.List<LockName> names = new java.util.ArrayList<>(request.getLocksCount());
+            for (String lock : request.getLocksList()) {
+                names.add(RequestChecks.lock("locks", lock));
+                authorizer.check(Permission.LOCK, lock);
+            }
+            Command.AcquireAll.checkLocks(names);
+            String requestId = RequestChecks.requestId(request.getRequestId(), true);
+            long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
+            SecretHash presented = authenticate(sessionId, request.getSessionSecret());
+            Command.AcquireAll acquire = new Command.AcquireAll(sessionId, presented, names, requestId,
+                    waitMillis > 0);
+            if (waitMillis > 0) {
+                new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
+                        Context.current().getDeadline(), keys).start();
+                return;
+            }
+            proposer.propose(acquire).thenApply(result -> result instanceof Result.GrantedAll all
+                    ? AcquireCall.allAcquired(all.tokens(), keys) : tryAllResponse(result))
+                    .whenComplete((response, error) -> Replies.send(call, response, error));
+        } catch (RuntimeException e) {
+            Replies.send(call, null, e);
+        }
+    }
+
+    @Override
+    public void describeSemaphore(DescribeSemaphoreRequest request, StreamObserver<SemaphoreInfo> out) {
+        serve(out, () -> {
+            String semaphore = RequestChecks.lock("semaphore", request.getSemaphore()).value();
+            authorizer.check(Permission.READ, semaphore);
+            return proposer.read(machine -> machine.describeSemaphore(semaphore).map(Protos::semaphoreInfo)
+                    .orElseGet(() -> SemaphoreInfo.newBuilder().setSemaphore(semaphore).build()));
+        });
     }
 
     /**
@@ -190,21 +267,23 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
      * went to a deposed leader), and this call is typically its retry with {@code wait_millis = 0} after the wait ran
      * out. Left queued, the lock would later be granted to a session no call waits for (issue 15), so the place is
      * given up with {@code CancelWait} and the answer is that command's: a grant that won the race is acquired, else
-     * not acquired, which is then true. A place some call on this leader still waits for is left to it.
+     * not acquired, which is then true. A place some call on this leader still waits for is left to it. A permit's
+     * try does the same with the semaphore's name ({@code permit}: a late grant is answered as a permit).
      */
-    private CompletableFuture<AcquireResponse> tryAcquireResponse(Command.Acquire acquire, Result result) {
+    private CompletableFuture<AcquireResponse> tryAcquireResponse(long sessionId, SecretHash secretHash,
+            LockName waitName, String requestId, Result result, boolean permit) {
         if (result instanceof Result.Busy busy) {
             return CompletableFuture.completedFuture(AcquireCall.notAcquired(busy.holder()));
         }
         if (result instanceof Result.Queued queued) {
-            if (pending.waiting(acquire.sessionId(), acquire.lock()) > 0) {
+            if (pending.waiting(sessionId, waitName.value()) > 0) {
                 return CompletableFuture.completedFuture(notAcquiredNow(queued.lock()));
             }
-            Command.CancelWait cancel = new Command.CancelWait(acquire.sessionId(), acquire.secretHash(),
-                    acquire.lockName(), acquire.requestId());
+            Command.CancelWait cancel = new Command.CancelWait(sessionId, secretHash, waitName, requestId);
             return proposer.propose(cancel).thenApply(cancelled -> {
                 if (cancelled instanceof Result.Granted granted) {
-                    return AcquireCall.acquired(granted.token(), keys);
+                    return permit ? AcquireCall.permitAcquired(granted.token(), keys)
+                            : AcquireCall.acquired(granted.token(), keys);
                 }
                 expect(cancelled, Result.WaitCancelled.class);
                 return notAcquiredNow(queued.lock());
@@ -216,7 +295,20 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
 
     private AcquireResponse notAcquiredNow(String lock) {
         return AcquireCall.notAcquired(stateMachine.readLocal(machine -> machine.describe(lock))
-                .map(LockView::holder).orElse(null));
+                .map(LockView::anyHolder).orElse(null));
+    }
+
+    /**
+     * Answers a multi-lock try that was not granted. A session already queued for the group through another call
+     * is left queued: unlike a single lock's try, an orphaned multi-lock wait is not cancelled here (see issue 18's
+     * note); the group's first lock names the holder.
+     */
+    private AcquireResponse tryAllResponse(Result result) {
+        if (result instanceof Result.Busy busy) {
+            return AcquireCall.notAcquired(busy.holder());
+        }
+        Result.Queued queued = expect(result, Result.Queued.class);
+        return notAcquiredNow(queued.lock());
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.fencer.server.locks;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.PermitSlots;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.lock.Event;
 import io.fencer.server.raft.AppliedListener;
@@ -92,6 +93,13 @@ public final class PendingAcquires implements AppliedListener {
             if (event instanceof Event.Granted granted) {
                 for (Waiter waiter : take(new Key(granted.sessionId(), granted.token().lock()))) {
                     waiter.outcome.complete(granted.token());
+                }
+                // A semaphore's permit is granted as its slot lock; its calls wait under the semaphore's name.
+                PermitSlots.Slot slot = PermitSlots.parse(granted.token().lock());
+                if (slot != null) {
+                    for (Waiter waiter : take(new Key(granted.sessionId(), slot.semaphore()))) {
+                        waiter.outcome.complete(granted.token());
+                    }
                 }
             } else if (event instanceof Event.WaitDropped dropped) {
                 SessionExpiredException error = new SessionExpiredException(dropped.sessionId(), "session "

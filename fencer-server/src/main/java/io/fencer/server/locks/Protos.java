@@ -1,13 +1,19 @@
 package io.fencer.server.locks;
 
 import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.SemaphoreInfo;
+import io.fencer.api.v1.SharedHolder;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.Waiter;
 import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockMode;
+import io.fencer.core.PermitSlots;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
 import io.fencer.lock.EndCause;
 import io.fencer.lock.LockView;
+import io.fencer.lock.SemaphoreView;
 import io.fencer.lock.Validation;
 
 /** Conversions from the lock state machine's values to the wire messages of {@code fencer.v1}. */
@@ -16,11 +22,57 @@ final class Protos {
 
     /** Returns the wire token, its sequencer signed with {@code keys} (unsigned when keys are null). */
     static io.fencer.api.v1.FencingToken token(FencingToken token, TokenKeys keys) {
-        return io.fencer.api.v1.FencingToken.newBuilder()
+        io.fencer.api.v1.FencingToken.Builder wire = io.fencer.api.v1.FencingToken.newBuilder()
                 .setLock(token.lock())
                 .setValue(token.value())
-                .setSequencer(Sequencer.format(token, keys))
-                .build();
+                .setSequencer(Sequencer.format(token, keys));
+        if (token.mode() == LockMode.SHARED) {
+            wire.setMode(io.fencer.api.v1.LockMode.LOCK_MODE_SHARED);
+        }
+        return wire.build();
+    }
+
+    /** Returns the wire token of a semaphore's permit grant: the slot's token with its semaphore and index. */
+    static io.fencer.api.v1.FencingToken permitToken(FencingToken token, TokenKeys keys) {
+        PermitSlots.Slot slot = PermitSlots.parse(token.lock());
+        if (slot == null) {
+            throw new IllegalStateException("permit grant " + token + " is not of a slot lock");
+        }
+        return token(token, keys).toBuilder().setSemaphore(slot.semaphore()).setPermit(slot.permit()).build();
+    }
+
+    /** Returns the wire form of a semaphore in use; its holders' sequencers unsigned. */
+    static SemaphoreInfo semaphoreInfo(SemaphoreView view) {
+        SemaphoreInfo.Builder info = SemaphoreInfo.newBuilder().setSemaphore(view.semaphore())
+                .setPermits(view.permits());
+        for (int permit = 0; permit < view.permits(); permit++) {
+            LockView slot = view.slots().get(permit);
+            info.addSlots(slot == null ? LockInfo.newBuilder().setLock(PermitSlots.slotName(view.semaphore(),
+                    permit)).build() : lockInfo(slot));
+        }
+        for (LockView.WaiterView waiter : view.waiters()) {
+            info.addWaiters(Waiter.newBuilder().setSessionId(waiter.sessionId()).setRequestId(waiter.requestId()));
+        }
+        return info.build();
+    }
+
+    /**
+     * Returns the mode a request names by its wire number: unspecified is exclusive, as from every client before
+     * modes.
+     *
+     * @throws InvalidArgumentException naming the field and the number when it is no lock mode
+     */
+    static LockMode mode(String field, int wireMode) {
+        if (wireMode == io.fencer.api.v1.LockMode.LOCK_MODE_UNSPECIFIED_VALUE
+                || wireMode == io.fencer.api.v1.LockMode.LOCK_MODE_EXCLUSIVE_VALUE) {
+            return LockMode.EXCLUSIVE;
+        }
+        if (wireMode == io.fencer.api.v1.LockMode.LOCK_MODE_SHARED_VALUE) {
+            return LockMode.SHARED;
+        }
+        throw new InvalidArgumentException(field, Integer.toString(wireMode), field + " " + wireMode
+                + " is not a lock mode: expected 0 (unspecified: exclusive), 1 (LOCK_MODE_EXCLUSIVE) or 2"
+                + " (LOCK_MODE_SHARED)");
     }
 
     static io.fencer.api.v1.EndCause endCause(EndCause cause) {
@@ -44,9 +96,18 @@ final class Protos {
             info.setHolder(token(view.holder(), null)).setHolderIdentity(view.holderIdentity());
         }
         for (LockView.WaiterView waiter : view.waiters()) {
-            info.addWaiters(Waiter.newBuilder().setSessionId(waiter.sessionId()).setRequestId(waiter.requestId()));
+            Waiter.Builder wire = Waiter.newBuilder().setSessionId(waiter.sessionId())
+                    .setRequestId(waiter.requestId());
+            if (waiter.mode() == LockMode.SHARED) {
+                wire.setMode(io.fencer.api.v1.LockMode.LOCK_MODE_SHARED);
+            }
+            info.addWaiters(wire);
         }
-        if (view.holder() == null && view.lastEnd() != null) {
+        for (LockView.SharedHolderView reader : view.sharedHolders()) {
+            info.addSharedHolders(SharedHolder.newBuilder().setToken(token(reader.token(), null))
+                    .setIdentity(reader.identity()));
+        }
+        if (view.anyHolder() == null && view.lastEnd() != null) {
             info.setLastEnd(endCause(view.lastEnd()));
         }
         return info.build();

@@ -2,6 +2,7 @@ package io.fencer.server.locks;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockMode;
 import io.fencer.core.LockName;
 import io.fencer.core.LockNames;
 import io.fencer.core.Sequencer;
@@ -125,9 +126,12 @@ final class RequestChecks {
                     + ".value must be in [1, " + FencingToken.VALUE_MAX + "], got " + Long.toUnsignedString(value)
                     + " for lock '" + InvalidArgumentException.printable(lock.value()) + "'");
         }
-        FencingToken checked = FencingToken.of(lock, value);
-        if (!sequencer.isEmpty()) {
-            FencingToken named = Sequencer.parse(sequencer);
+        // The mode: the field's when set; else the sequencer's (a client before modes sends none), else exclusive.
+        FencingToken named = sequencer.isEmpty() ? null : Sequencer.parse(sequencer);
+        LockMode mode = token.getModeValue() != 0 ? Protos.mode(field + ".mode", token.getModeValue())
+                : named != null ? named.mode() : LockMode.EXCLUSIVE;
+        FencingToken checked = FencingToken.of(lock, value, mode);
+        if (named != null) {
             if (!named.equals(checked)) {
                 throw new InvalidArgumentException(field + ".sequencer", sequencer, "the sequencer names "
                         + InvalidArgumentException.printable(named.toString()) + " but the token is "

@@ -1,0 +1,38 @@
+package io.fencer.client;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Several locks acquired together through a session, all or none, in one step of the lock service: each lock keeps
+ * its own token, and no caller ever holds some of them while waiting for the others, so there is no deadlock
+ * whatever order callers name them in. While it waits, the multi-lock waits in every lock's FIFO queue at once and is
+ * granted when first in line at all of them.
+ */
+public interface FencedMultiLock {
+
+    /** Returns the locks' names, in the order given. */
+    List<String> names();
+
+    /**
+     * Acquires every lock, waiting in line for at most {@code wait}.
+     *
+     * @throws LockTimeoutException when {@code wait} passed first; the waits were cancelled and nothing is held
+     * @throws io.fencer.core.SessionExpiredException when the session ended meanwhile
+     */
+    MultiGrant acquire(Duration wait);
+
+    /** Acquires every lock if all are free now; otherwise returns empty without waiting, holding none. */
+    Optional<MultiGrant> tryAcquire();
+
+    /** The grants of a multi-lock: one per lock, in the order named; {@link #close()} releases them all. */
+    interface MultiGrant extends AutoCloseable {
+        /** Returns each lock's grant, in the order the locks were named. */
+        List<Grant> grants();
+
+        /** Releases every lock still held by these grants. */
+        @Override
+        void close();
+    }
+}

@@ -1,0 +1,139 @@
+package io.fencer.lock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Semaphores in the state machine: N permit slots, each a lock with its own token counter, granted FIFO. */
+class SemaphoreTest {
+    private static final SecretHash HASH = SecretHash.of("the tests' session secret");
+    private final LockStateMachine machine = new LockStateMachine(Limits.DEFAULT);
+
+    private Applied apply(Command command) {
+        Applied applied = machine.apply(command);
+        machine.checkInvariants();
+        return applied;
+    }
+
+    private long open() {
+        return ((Result.SessionOpened) apply(new Command.OpenSession("", 10_000, "tester", HASH)).result())
+                .sessionId();
+    }
+
+    private Result permit(long session, int permits, String request) {
+        return apply(new Command.AcquirePermit(session, HASH, "jobs", permits, request, true)).result();
+    }
+
+    private static InvalidArgumentException refusal(Result result) {
+        assertThat(result).isInstanceOf(Result.Rejected.class);
+        return (InvalidArgumentException) ((Result.Rejected) result).error();
+    }
+
+    @Test
+    void acquirePermit_twoPermits_grantsTwoSlotsThenQueuesTheThird() {
+        Result first = permit(open(), 2, "a");
+        Result second = permit(open(), 2, "b");
+        Result third = permit(open(), 2, "c");
+
+        assertThat(first).isEqualTo(new Result.Granted(new FencingToken("jobs/permit-0", 1)));
+        assertThat(second).as("each slot its own counter").isEqualTo(new Result.Granted(
+                new FencingToken("jobs/permit-1", 1)));
+        assertThat(third).isEqualTo(new Result.Queued("jobs", 0));
+        assertThat(machine.describeSemaphore("jobs").orElseThrow().held()).isEqualTo(2);
+    }
+
+    @Test
+    void release_ofASlot_grantsItToTheNextWaiterWithAHigherTokenForThatSlot() {
+        long holder = open();
+        permit(holder, 2, "a");
+        permit(open(), 2, "b");
+        long waiter = open();
+        permit(waiter, 2, "c");
+
+        Applied released = apply(new Command.Release(holder, HASH, "jobs/permit-0", 1));
+
+        FencingToken next = new FencingToken("jobs/permit-0", 2);
+        assertThat(released.result()).isEqualTo(new Result.Released(new FencingToken("jobs/permit-0", 1), next));
+        assertThat(released.events()).contains(new Event.Granted(waiter, "c", next));
+    }
+
+    @Test
+    void expireSession_ofAHolder_freesItsPermitForTheWaiter() {
+        long holder = open();
+        permit(holder, 1, "a");
+        long waiter = open();
+        permit(waiter, 1, "b");
+
+        Applied expired = apply(new Command.ExpireSession(holder, false));
+
+        assertThat(expired.events()).contains(new Event.Granted(waiter, "b", new FencingToken("jobs/permit-0", 2)));
+    }
+
+    @Test
+    void acquirePermit_withAnotherCountWhileInUse_isInvalidArgumentNamingBoth() {
+        permit(open(), 2, "a");
+
+        InvalidArgumentException refused = refusal(permit(open(), 3, "b"));
+
+        assertThat(refused.field()).isEqualTo("permits");
+        assertThat(refused.value()).isEqualTo("3");
+        assertThat(refused).hasMessageContaining("in use with 2 permits, asked with 3");
+    }
+
+    @Test
+    void acquirePermit_zeroOrHugeCounts_areInvalidArgumentNamingTheCountAndTheLimit() {
+        long session = open();
+        assertThat(refusal(permit(session, 0, "zero"))).hasMessageContaining("0 permits")
+                .hasMessageContaining("permitsMax " + Limits.PERMITS_MAX);
+        InvalidArgumentException huge = refusal(permit(session, Limits.PERMITS_MAX + 1, "huge"));
+        assertThat(huge.value()).isEqualTo(Integer.toString(Limits.PERMITS_MAX + 1));
+        assertThat(machine.describeSemaphore("jobs")).isEmpty();
+    }
+
+    @Test
+    void acquire_ofASlotWhileTheSemaphoreIsInUse_isRefused_andASlotHeldPlainBlocksTheSemaphore() {
+        long session = open();
+        permit(session, 2, "a");
+        InvalidArgumentException slot = refusal(apply(new Command.Acquire(open(), HASH, "jobs/permit-1", "p", false))
+                .result());
+        assertThat(slot).hasMessageContaining("permit slot 1 of semaphore 'jobs'");
+
+        apply(new Command.Acquire(session, HASH, "other/permit-0", "p", false));
+        InvalidArgumentException blocked = refusal(apply(new Command.AcquirePermit(open(), HASH, "other", 2, "s",
+                false)).result());
+        assertThat(blocked).hasMessageContaining("'other/permit-0': it is in use as a plain lock");
+    }
+
+    @Test
+    void cancelWait_ofAPermitWait_removesIt() {
+        permit(open(), 1, "a");
+        long waiter = open();
+        permit(waiter, 1, "b");
+
+        assertThat(apply(new Command.CancelWait(waiter, HASH, "jobs", "b")).result())
+                .isEqualTo(new Result.WaitCancelled(true));
+        assertThat(machine.describeSemaphore("jobs").orElseThrow().waiters()).isEmpty();
+    }
+
+    @Test
+    void snapshotAndCodec_withSemaphoreHoldersAndWaiters_restoreAnEqualMachine() throws IOException {
+        permit(open(), 1, "a");
+        permit(open(), 1, "b");
+        byte[] bytes = LockStateMachineTest.snapshot(machine);
+
+        LockStateMachine restored = LockStateMachine.readSnapshot(
+                new DataInputStream(new ByteArrayInputStream(bytes)), Limits.DEFAULT);
+
+        assertThat(restored.describeSemaphore("jobs")).isEqualTo(machine.describeSemaphore("jobs"));
+        assertThat(LockStateMachineTest.snapshot(restored)).isEqualTo(bytes);
+        Command command = new Command.AcquirePermit(1, HASH, "jobs", 5, "r", true);
+        assertThat(CommandCodec.decodeCommands(CommandCodec.encodeCommands(List.of(command))))
+                .containsExactly(command);
+    }
+}

@@ -2,6 +2,7 @@ package io.fencer.chaos;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The servers of a run as real processes: one lock server or a group of peers, and one store server, each with
@@ -242,7 +244,7 @@ final class Cluster implements AutoCloseable {
         try {
             int[] ports = new int[count];
             for (int i = 0; i < count; i++) {
-                ServerSocket socket = new ServerSocket(0);
+                ServerSocket socket = bindBelowEphemeralRange();
                 sockets.add(socket);
                 ports[i] = socket.getLocalPort();
             }
@@ -258,6 +260,32 @@ final class Cluster implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** The first port of the kernel's default ephemeral range (ip_local_port_range: 32768 60999). */
+    private static final int EPHEMERAL_PORT_FIRST = 32_768;
+    private static final int CHOSEN_PORT_FIRST = 20_000;
+    private static final int CHOSEN_PORT_ATTEMPTS = 200;
+
+    /**
+     * Binds a free port below the ephemeral range. A server is started on its ports after they are chosen (and
+     * restarted on them after a kill); a port from the ephemeral range may meanwhile be taken as the local port of
+     * an outgoing connection of any process (a bind failure seen under load: {@code ChaosProcessTest}'s regression),
+     * while ports below that range are only ever taken by an explicit bind. Falls back to an ephemeral port.
+     */
+    private static ServerSocket bindBelowEphemeralRange() throws IOException {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < CHOSEN_PORT_ATTEMPTS; attempt++) {
+            ServerSocket socket = new ServerSocket();
+            try {
+                socket.bind(new InetSocketAddress(ServerArguments.LOOPBACK, random.nextInt(CHOSEN_PORT_FIRST,
+                        EPHEMERAL_PORT_FIRST)));
+                return socket;
+            } catch (IOException taken) {
+                socket.close();
+            }
+        }
+        return new ServerSocket(0);
     }
 
     /** Kills every server still running. */

@@ -109,8 +109,8 @@ class ReadWriteLockTest {
         Applied cancelled = apply(new Command.CancelWait(writer, HASH, "db", "w"));
 
         assertThat(cancelled.result()).isEqualTo(new Result.WaitCancelled(true));
-        assertThat(cancelled.events()).containsExactly(new Event.Granted(lateReader, "r2",
-                new FencingToken("db", 2, LockMode.SHARED)));
+        assertThat(cancelled.events()).containsExactly(new Event.WaitCancelled(writer, "db"),
+                new Event.Granted(lateReader, "r2", new FencingToken("db", 2, LockMode.SHARED)));
     }
 
     @Test

@@ -56,12 +56,8 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     static final long SCAN_INTERVAL_MILLIS = 50;
     /** How often keepalives held for a lapsed lease look at it again. */
     static final long CONFIRM_POLL_MILLIS = 5;
-    /**
-     * The JVM system property that, when {@code true}, brings back the unsafe acknowledgement of earlier releases:
-     * keepalives acknowledged on {@code isLeader()} alone and no takeover bound. For tests only (a chaos control run
-     * shows its lease checker catches it); read once, in {@link #unsafeLeaseAckRequested()}.
-     */
-    public static final String UNSAFE_LEASE_ACK_PROPERTY = "fencer.testing.unsafeLeaseAck";
+    /** The test-only switch of the lease fix: {@link RaftNode#UNSAFE_LEASE_ACK_PROPERTY}. */
+    public static final String UNSAFE_LEASE_ACK_PROPERTY = RaftNode.UNSAFE_LEASE_ACK_PROPERTY;
     private static final long NOT_SERVING = -1;
 
     private final Ticker ticker;
@@ -117,8 +113,9 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
         this.unsafeLeaseAck = unsafeLeaseAck;
         this.takeoverBoundNanos = unsafeLeaseAck ? 0 : RaftNode.takeoverBound().toNanos();
         if (unsafeLeaseAck) {
-            LOG.warn("UNSAFE: {}=true: keepalives are acknowledged on isLeader() alone and a new leader adds no "
-                    + "takeover bound; a deposed leader may extend leases another leader expires. Tests only.",
+            LOG.warn("UNSAFE: {}=true: Ratis's leader lease is off, keepalives are acknowledged on isLeader() "
+                    + "alone and a new leader adds no takeover bound; a deposed leader may extend leases another "
+                    + "leader expires. Tests only.",
                     UNSAFE_LEASE_ACK_PROPERTY);
         }
         this.ticker = Objects.requireNonNull(ticker, "ticker");
@@ -138,7 +135,7 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
 
     /** Returns true when the JVM system property {@value #UNSAFE_LEASE_ACK_PROPERTY} is {@code true}. */
     public static boolean unsafeLeaseAckRequested() {
-        return Boolean.getBoolean(UNSAFE_LEASE_ACK_PROPERTY);
+        return RaftNode.unsafeLeaseAckRequested();
     }
 
     /** Returns the ticker's reading now: a keepalive's arrival. */

@@ -58,6 +58,18 @@ public final class RaftNode implements AutoCloseable {
     static final Duration ELECTION_TIMEOUT_MIN = Duration.ofMillis(400);
     /** The longest election timeout; also how long a Ratis leader goes on leading without hearing a majority. */
     static final Duration ELECTION_TIMEOUT_MAX = Duration.ofMillis(800);
+    /**
+     * The JVM system property that, when {@code true}, brings back the unsafe acknowledgement of earlier releases:
+     * Ratis's leader lease off, keepalives acknowledged on {@code isLeader()} alone and no takeover bound. For tests
+     * only (a chaos control run shows its lease checker catches it); read as each server starts.
+     */
+    public static final String UNSAFE_LEASE_ACK_PROPERTY = "fencer.testing.unsafeLeaseAck";
+
+    /** Returns true when the JVM system property {@value #UNSAFE_LEASE_ACK_PROPERTY} is {@code true}. */
+    public static boolean unsafeLeaseAckRequested() {
+        return Boolean.getBoolean(UNSAFE_LEASE_ACK_PROPERTY);
+    }
+
     /** Ratis's leader lease lasts this share of {@link #ELECTION_TIMEOUT_MIN} after a majority's acknowledgement. */
     static final double LEADER_LEASE_TIMEOUT_RATIO = 0.9;
 
@@ -134,7 +146,8 @@ public final class RaftNode implements AutoCloseable {
         GrpcConfigKeys.Server.setPort(properties, raftPort);
         RaftServerConfigKeys.Read.setOption(properties, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
         // The lease tells the leader, at no cost, whether a majority acknowledged it lately (see holdsLeaderLease).
-        RaftServerConfigKeys.Read.setLeaderLeaseEnabled(properties, true);
+        // The test-only unsafe mode restores the earlier configuration whole, so its controls show the old defect.
+        RaftServerConfigKeys.Read.setLeaderLeaseEnabled(properties, !unsafeLeaseAckRequested());
         RaftServerConfigKeys.Read.setLeaderLeaseTimeoutRatio(properties, LEADER_LEASE_TIMEOUT_RATIO);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, SNAPSHOT_ENTRIES_GAP);

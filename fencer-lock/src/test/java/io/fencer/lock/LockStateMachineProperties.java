@@ -93,16 +93,18 @@ class LockStateMachineProperties {
         Statistics.label("semaphore full").collect(run.semaphoreFull > 0);
         Statistics.label("multi-lock granted").collect(run.groupsGranted > 0);
         Statistics.label("exclusive grant after shared").collect(run.writersAfterReaders > 0);
-        // Guards against a generator that stops reaching the interesting paths (measured: 93, 79, 67, 98 %).
+        // Guards against a generator that stops reaching the interesting paths (measured: 93, 79, 67, 98 %; the
+        // primitives' labels sit ~10 points under their measured rates: 47.8 % of readers overlapping failed a 50 %
+        // bound once in CI, a threshold at the mean rather than a generator gone wrong).
         Statistics.label("waiter granted").coverage(coverage -> coverage.check(true).percentage(p -> p > 70));
         Statistics.label("lock delay").coverage(coverage -> coverage.check(true).percentage(p -> p > 55));
         Statistics.label("wait cancelled").coverage(coverage -> coverage.check(true).percentage(p -> p > 45));
         Statistics.label("lock recreated").coverage(coverage -> coverage.check(true).percentage(p -> p > 75));
-        Statistics.label("readers overlapped").coverage(coverage -> coverage.check(true).percentage(p -> p > 50));
-        Statistics.label("semaphore full").coverage(coverage -> coverage.check(true).percentage(p -> p > 40));
-        Statistics.label("multi-lock granted").coverage(coverage -> coverage.check(true).percentage(p -> p > 50));
+        Statistics.label("readers overlapped").coverage(coverage -> coverage.check(true).percentage(p -> p > 35));
+        Statistics.label("semaphore full").coverage(coverage -> coverage.check(true).percentage(p -> p > 30));
+        Statistics.label("multi-lock granted").coverage(coverage -> coverage.check(true).percentage(p -> p > 35));
         Statistics.label("exclusive grant after shared")
-                .coverage(coverage -> coverage.check(true).percentage(p -> p > 20));
+                .coverage(coverage -> coverage.check(true).percentage(p -> p > 12));
     }
 
     @Provide

@@ -41,7 +41,8 @@ public record CheckResult(Workload workload, Map<String, Integer> violationsByCh
     public static final String LEASE_BELIEF = "lease-belief";
     /**
      * Semaphore: no more than N concurrent acknowledged holders in the store's order: every grant is of one of the N
-     * slots, and per slot no acknowledged write read before another grant's earlier acknowledged write was applied.
+     * slots, and per slot every acknowledged write's value exceeds that of the acknowledged write before it in revision
+     * order (else it read a state older than that write: two holders of the slot at once).
      */
     public static final String PERMITS_BOUNDED = "permits-bounded";
     /** Every check, in report order. */

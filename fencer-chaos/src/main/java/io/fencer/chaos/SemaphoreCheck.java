@@ -24,12 +24,14 @@ import java.util.TreeMap;
  * holder is a grant with an acknowledged write; its interval in the store's order runs from the state it read to
  * its write. With at most one holder per slot and at most N slots there are at most N holders at any point, so the
  * check is: (1) every grant and every acknowledged write names one of the N slots {@code S/permit-0} …
- * {@code S/permit-<N-1>}; (2) per slot, in revision order, every acknowledged write's value exceeds the previous
- * acknowledged write's value. A write of value v read v − 1; if an earlier write (lower revision) of another grant
- * wrote u ≥ v, the later one read before that write was applied, so both grants held the slot at once in the
- * store's order: one more holder than the slot admits (N + 1 holders of the semaphore). Values may rise by more
- * than 1 between acknowledged writes when an unknown write landed in between; the final-value bounds of
- * {@code no-lost-update} account for those.
+ * {@code S/permit-<N-1>}; (2) per slot, in revision order, every acknowledged write's value exceeds the value of
+ * the acknowledged write just before it (of another grant). A write of value v read v − 1; if the write before it
+ * wrote u ≥ v, it read a state older than that write, so both grants held the slot at once in the store's order:
+ * one more holder than the slot admits (N + 1 holders of the semaphore). Conversely, if grant B read before grant
+ * A's earlier write was applied, B's value is at most A's, so some consecutive pair from A to B does not rise:
+ * every overlap is found, and comparing neighbours (not the highest value so far) reports a rolled-back counter
+ * once rather than for every write after it. Values may rise by more than 1 between acknowledged writes when an
+ * unknown write landed in between; the final-value bounds of {@code no-lost-update} account for those.
  */
 final class SemaphoreCheck {
     /** The operations whose target is the slot they ran on; every other event is a fault shared by all slots. */
@@ -151,22 +153,20 @@ final class SemaphoreCheck {
         }
         List<Write> byRevision = new ArrayList<>(digest.writesAcknowledged);
         byRevision.sort(Comparator.comparingLong(Write::revision));
-        Write highest = null;
+        Write previous = null;
         for (Write write : byRevision) {
-            boolean sameGrant = highest != null && highest.token() == write.token()
-                    && highest.process().equals(write.process());
-            if (highest != null && !sameGrant && write.counterValue() <= highest.counterValue()) {
+            boolean sameGrant = previous != null && previous.token() == write.token()
+                    && previous.process().equals(write.process());
+            if (previous != null && !sameGrant && write.counterValue() <= previous.counterValue()) {
                 violations.add(new Violation(CheckResult.PERMITS_BOUNDED, write.timeMicros(), write.process(),
                         write.token(), slot + ": " + write.process() + "'s write of " + write.counterValue()
                                 + " under token " + write.token() + " (revision " + write.revision() + ") read "
-                                + (write.counterValue() - 1) + ", before " + highest.process() + "'s write of "
-                                + highest.counterValue() + " under token " + highest.token() + " (revision "
-                                + highest.revision() + ") was applied: two holders of the slot at once, more than "
-                                + permits + " holders of the semaphore"));
+                                + (write.counterValue() - 1) + ", older than " + previous.process() + "'s write of "
+                                + previous.counterValue() + " under token " + previous.token() + " (revision "
+                                + previous.revision() + "): two holders of the slot at once, more than " + permits
+                                + " holders of the semaphore"));
             }
-            if (highest == null || write.counterValue() > highest.counterValue()) {
-                highest = write;
-            }
+            previous = write;
         }
         return violations;
     }

@@ -119,11 +119,25 @@ class SemaphoreCheckTest {
         assertThat(holders).singleElement().satisfies(violation -> {
             assertThat(violation.process()).isEqualTo("w1");
             assertThat(violation.description()).startsWith(SLOT_0 + ": w1's write of 1 under token 1 (revision 2)")
-                    .contains("w2's write of 1 under token 2 (revision 1)", "more than 2 holders");
+                    .contains("older than w2's write of 1 under token 2 (revision 1)", "more than 2 holders");
         });
         assertThat(of(result, CheckResult.NO_LOST_UPDATE)).isNotEmpty()
                 .allSatisfy(violation -> assertThat(violation.description()).startsWith(SLOT_0 + ": "));
         assertThat(of(result, CheckResult.TOKENS_MONOTONIC)).hasSize(1);
+    }
+
+    @Test
+    void check_whenAStaleWriteRollsTheCounterBack_reportsTwoHoldersOnceNotForEveryLaterWrite() {
+        // w1's stale write of 2 lands after w2's 3 (the counter goes back to 2); the writes after it rise again.
+        History history = new History().cycle("w1", SLOT_0, 1, 0, 1).acquire("w1", SLOT_0, 2)
+                .read("w1", SLOT_0, 2, 1).cycle("w2", SLOT_0, 3, 1, 2).cycle("w3", SLOT_0, 4, 2, 3)
+                .write("w1", SLOT_0, 2, 2, 4).release("w1", SLOT_0, 2)
+                .cycle("w2", SLOT_0, 5, 2, 5).cycle("w3", SLOT_0, 6, 3, 6).finalRead(SLOT_0, 4);
+
+        CheckResult result = Checker.check(history.events(), Workload.SEMAPHORE, 2);
+
+        assertThat(of(result, CheckResult.PERMITS_BOUNDED)).singleElement()
+                .satisfies(violation -> assertThat(violation.description()).contains("w1's write of 2 under token 2"));
     }
 
     @Test

@@ -24,7 +24,7 @@ import java.util.Locale;
  * worker's own history), {@code logs/} (every process's standard error) and {@code servers/} (data directories).
  */
 public final class ChaosRun {
-    /** The lock the workers share; the store scope has the same name. */
+    /** The lock the workers share (the store scope has the same name), or the semaphore of the semaphore workload. */
     static final String LOCK = "chaos";
     private static final Duration PAUSE_ARM_WAIT = Duration.ofSeconds(10);
     private static final Duration WORKER_STOP_TIMEOUT = Duration.ofSeconds(20);

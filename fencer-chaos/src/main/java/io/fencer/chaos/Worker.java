@@ -43,6 +43,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * looks every {@link #BELIEF_POLL_MILLIS} ms in between, so the latest end the session promised is in the
  * history; when {@link Session#lost()} completes it records {@code lease_lost}. The {@code lease-belief} check
  * holds these against the other workers' grants.
+ *
+ * <p>The semaphore workload acquires a permit of the semaphore {@link WorkerOptions#lock()} instead and runs the
+ * counter cycle on its slot: the store scope is the slot's lock name ({@code token.lock()}), and every event of the
+ * grant names the slot as its target, so the checker can split the history per slot.
  */
 public final class Worker {
     /** The counter's key, and the set's. */

@@ -136,8 +136,9 @@ public final class ChaosRun {
     }
 
     private void printPlan() {
-        out.printf(Locale.ROOT, "fencer chaos: seed %d, %d workers, %s, %s, %d peer%s, fencing %s%n",
+        out.printf(Locale.ROOT, "fencer chaos: seed %d, %d workers, %s%s, %s, %d peer%s, fencing %s%n",
                 options.seed(), options.workers(), options.workload().name().toLowerCase(Locale.ROOT),
+                options.workload() == Workload.SEMAPHORE ? " of " + options.permits() + " permits" : "",
                 ChaosReports.seconds(options.duration()), options.peers(), options.peers() == 1 ? "" : "s",
                 options.fencing() ? "on" : "OFF (control)");
         out.println("fault schedule (replay with --seed " + options.seed() + "):");

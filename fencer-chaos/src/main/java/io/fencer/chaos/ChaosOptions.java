@@ -27,14 +27,21 @@ import java.util.Set;
  * @param unsafeLeaseAck test only: start every lock peer with {@code -Dfencer.testing.unsafeLeaseAck=true}, which
  *     switches the server's lease fix off (a peer acknowledges keepalives without confirming it still leads), so
  *     a test can show that the {@code lease-belief} check finds what the fix prevents
+ * @param permits the semaphore workload's permit count, 1 to {@code workers - 1} so permits are contended (1 for
+ *     the other workloads, which ignore it)
  */
 public record ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
         int peers, Duration thinkMax, Duration ttl, Duration faultInterval, boolean fencing, Path directory,
-        Path htmlFile, Path svgFile, Path summaryFile, Set<Fault.Partition> partitions, boolean unsafeLeaseAck) {
+        Path htmlFile, Path svgFile, Path summaryFile, Set<Fault.Partition> partitions, boolean unsafeLeaseAck,
+        int permits) {
     /** The most workers a run may start. */
     public static final int WORKERS_MAX = 32;
     /** The longest run. */
     public static final Duration DURATION_MAX = Duration.ofHours(24);
+    /** The most permits a semaphore run may use (the workers bound it first: permits must be contended). */
+    public static final int PERMITS_MAX = WORKERS_MAX - 1;
+    /** The semaphore workload's permit count when none is given. */
+    public static final int PERMITS_DEFAULT = 2;
 
     /** The options of a run that draws every partition and keeps the server's lease fix on. */
     public ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
@@ -42,6 +49,15 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
             Path htmlFile, Path svgFile, Path summaryFile) {
         this(workers, workload, duration, seed, faults, peers, thinkMax, ttl, faultInterval, fencing, directory,
                 htmlFile, svgFile, summaryFile, EnumSet.allOf(Fault.Partition.class), false);
+    }
+
+    /** The options of a run with {@code partitions} and {@code unsafeLeaseAck}, and the default permit count. */
+    public ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
+            int peers, Duration thinkMax, Duration ttl, Duration faultInterval, boolean fencing, Path directory,
+            Path htmlFile, Path svgFile, Path summaryFile, Set<Fault.Partition> partitions, boolean unsafeLeaseAck) {
+        this(workers, workload, duration, seed, faults, peers, thinkMax, ttl, faultInterval, fencing, directory,
+                htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck,
+                workload == Workload.SEMAPHORE ? PERMITS_DEFAULT : 1);
     }
 
     public ChaosOptions {
@@ -71,6 +87,14 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
         if (ttl.toMillis() < 1_000 || ttl.toMillis() > 60_000) {
             throw new IllegalArgumentException("ttl " + ttl + " is outside [1 s, 60 s]");
         }
+        if (workload == Workload.SEMAPHORE && (permits < 1 || permits > workers - 1)) {
+            throw new IllegalArgumentException("permits " + permits + " is outside [1, workers - 1 = "
+                    + (workers - 1) + "]: a semaphore run needs more workers than permits");
+        }
+        if (workload != Workload.SEMAPHORE && permits != 1) {
+            throw new IllegalArgumentException("permits " + permits + " given to the " + workload
+                    + " workload, which has no permits");
+        }
     }
 
     /** Returns true when a fault of the run needs the processes on their own network hosts (and root). */
@@ -81,12 +105,12 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
     /** Returns these options with {@code newDirectory}. */
     public ChaosOptions withDirectory(Path newDirectory) {
         return new ChaosOptions(workers, workload, duration, seed, faults, peers, thinkMax, ttl, faultInterval,
-                fencing, newDirectory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck);
+                fencing, newDirectory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck, permits);
     }
 
     /** Returns these options with {@code newSeed}. */
     public ChaosOptions withSeed(long newSeed) {
         return new ChaosOptions(workers, workload, duration, newSeed, faults, peers, thinkMax, ttl, faultInterval,
-                fencing, directory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck);
+                fencing, directory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck, permits);
     }
 }

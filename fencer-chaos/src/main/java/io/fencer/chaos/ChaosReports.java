@@ -48,7 +48,8 @@ final class ChaosReports {
         List<String> facts = new ArrayList<>();
         facts.add("seed " + options.seed());
         facts.add(options.fencing() ? "fencing on" : "fencing OFF (control)");
-        facts.add(options.workers() + " workers, " + options.workload().name().toLowerCase(Locale.ROOT) + ", "
+        facts.add(options.workers() + " workers, " + options.workload().name().toLowerCase(Locale.ROOT)
+                + (options.workload() == Workload.SEMAPHORE ? " of " + options.permits() + " permits" : "") + ", "
                 + seconds(options.duration()));
         facts.add(options.peers() + " lock peer" + (options.peers() == 1 ? "" : "s") + ", lease "
                 + seconds(options.ttl()) + ", think 0-" + options.thinkMax().toMillis() + " ms");
@@ -70,6 +71,9 @@ final class ChaosReports {
             json.name("fencing").value(options.fencing());
             json.name("workload").value(options.workload().name().toLowerCase(Locale.ROOT));
             json.name("workers").value(options.workers());
+            if (options.workload() == Workload.SEMAPHORE) {
+                json.name("permits").value(options.permits());
+            }
             json.name("peers").value(options.peers());
             json.name("duration_ms").value(options.duration().toMillis());
             json.name("ttl_ms").value(options.ttl().toMillis());

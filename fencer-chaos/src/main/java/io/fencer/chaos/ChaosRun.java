@@ -5,6 +5,7 @@ import io.fencer.chaos.HistoryEvent.Type;
 import io.fencer.client.FencedStore;
 import io.fencer.client.Fencer;
 import io.fencer.client.StoreValue;
+import io.fencer.core.PermitSlots;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -23,7 +24,7 @@ import java.util.Locale;
  * worker's own history), {@code logs/} (every process's standard error) and {@code servers/} (data directories).
  */
 public final class ChaosRun {
-    /** The lock the workers share; the store scope has the same name. */
+    /** The lock the workers share (the store scope has the same name), or the semaphore of the semaphore workload. */
     static final String LOCK = "chaos";
     private static final Duration PAUSE_ARM_WAIT = Duration.ofSeconds(10);
     private static final Duration WORKER_STOP_TIMEOUT = Duration.ofSeconds(20);
@@ -105,7 +106,7 @@ public final class ChaosRun {
         history = mergeHistories(directory.resolve("workers"));
         Path historyFile = directory.resolve("history.jsonl");
         HistoryJson.write(historyFile, history);
-        CheckResult result = Checker.check(history, options.workload());
+        CheckResult result = Checker.check(history, options.workload(), options.permits());
         ChaosReports.write(options, schedule, history, result, historyFile);
         ChaosReports.print(out, options, result, historyFile);
         return new Outcome(result, schedule, historyFile);
@@ -135,8 +136,9 @@ public final class ChaosRun {
     }
 
     private void printPlan() {
-        out.printf(Locale.ROOT, "fencer chaos: seed %d, %d workers, %s, %s, %d peer%s, fencing %s%n",
+        out.printf(Locale.ROOT, "fencer chaos: seed %d, %d workers, %s%s, %s, %d peer%s, fencing %s%n",
                 options.seed(), options.workers(), options.workload().name().toLowerCase(Locale.ROOT),
+                options.workload() == Workload.SEMAPHORE ? " of " + options.permits() + " permits" : "",
                 ChaosReports.seconds(options.duration()), options.peers(), options.peers() == 1 ? "" : "s",
                 options.fencing() ? "on" : "OFF (control)");
         out.println("fault schedule (replay with --seed " + options.seed() + "):");
@@ -174,7 +176,7 @@ public final class ChaosRun {
         long seed = options.seed() * 31 + number * 1_000_003L + incarnation;
         return WorkerArguments.workerCommand(new WorkerOptions(id, cluster.lockEndpoints(), cluster.storeEndpoint(),
                 LOCK, options.workload(), options.thinkMax(), options.ttl(), options.fencing(), historyFile,
-                originNanos, seed));
+                originNanos, seed, options.workload() == Workload.SEMAPHORE ? options.permits() : 1));
     }
 
     private void inject(Fault fault, Cluster cluster, HistoryLog nemesis) throws IOException, InterruptedException {
@@ -225,18 +227,32 @@ public final class ChaosRun {
         return last.id;
     }
 
-    /** Reads the counter or the set once every worker has stopped, retrying while the store comes back. */
+    /**
+     * Reads the counter or the set once every worker has stopped, retrying while the store comes back; for the
+     * semaphore workload, every slot's counter (each final read's target names its slot).
+     */
     private void finalRead(String storeEndpoint, HistoryLog nemesis) {
-        String key = options.workload() == Workload.COUNTER ? Worker.COUNTER_KEY : Worker.SET_KEY;
+        if (options.workload() != Workload.SEMAPHORE) {
+            finalRead(storeEndpoint, nemesis, LOCK, "");
+            return;
+        }
+        for (int permit = 0; permit < options.permits(); permit++) {
+            String slot = PermitSlots.slotName(LOCK, permit);
+            finalRead(storeEndpoint, nemesis, slot, slot);
+        }
+    }
+
+    private void finalRead(String storeEndpoint, HistoryLog nemesis, String scope, String slot) {
+        String key = options.workload() == Workload.SET ? Worker.SET_KEY : Worker.COUNTER_KEY;
         long deadline = System.nanoTime() + FINAL_READ_TIMEOUT.toNanos();
         try (FencedStore store = Fencer.store(storeEndpoint)) {
             while (true) {
                 try {
-                    StoreValue value = store.get(LOCK, key);
+                    StoreValue value = store.get(scope, key);
                     String text = value.present() ? value.valueUtf8()
-                            : options.workload() == Workload.COUNTER ? "0" : "";
+                            : options.workload() == Workload.SET ? "" : "0";
                     nemesis.append(HistoryEvent.of(nemesis.nowMicros(), "final", Type.OK, Op.FINAL_READ)
-                            .withToken(value.writtenBy()).withValue(text));
+                            .withToken(value.writtenBy()).withValue(text).withTarget(slot));
                     return;
                 } catch (RuntimeException e) {
                     if (System.nanoTime() - deadline > 0) {

@@ -17,7 +17,8 @@ import java.util.Objects;
  *     writes or adds), {@code writes_refused} (definitely not applied: refused as stale, or failed before
  *     sending), {@code writes_unknown}, {@code pauses}, {@code kills}, {@code session_losses},
  *     {@code failovers} (kills of a lock server), {@code partitions}, {@code flaky} (network faults),
- *     {@code final_value} (counter) or {@code final_elements} (set)
+ *     {@code final_value} (counter; semaphore: the sum over the slots) or {@code final_elements} (set), and
+ *     for the semaphore {@code slots_used}
  */
 public record CheckResult(Workload workload, Map<String, Integer> violationsByCheck, List<Violation> violations,
         Map<String, Long> counts) {
@@ -38,9 +39,15 @@ public record CheckResult(Workload workload, Map<String, Integer> violationsByCh
      * worker's grant, on the host's monotonic clock.
      */
     public static final String LEASE_BELIEF = "lease-belief";
+    /**
+     * Semaphore: no more than N concurrent acknowledged holders in the store's order: every grant is of one of the N
+     * slots, and per slot every acknowledged write's value exceeds that of the acknowledged write before it in revision
+     * order (else it read a state older than that write: two holders of the slot at once).
+     */
+    public static final String PERMITS_BOUNDED = "permits-bounded";
     /** Every check, in report order. */
     public static final List<String> CHECKS = List.of(TOKENS_MONOTONIC, ACKNOWLEDGED_SURVIVE, NO_LOST_UPDATE,
-            SET_COMPLETE, GRANTS_INCREASE, LEASE_BELIEF);
+            SET_COMPLETE, GRANTS_INCREASE, LEASE_BELIEF, PERMITS_BOUNDED);
 
     public CheckResult {
         Objects.requireNonNull(workload, "workload");

@@ -43,6 +43,9 @@ public final class Checker {
     public static CheckResult check(List<HistoryEvent> history, Workload workload) {
         Objects.requireNonNull(history, "history");
         Objects.requireNonNull(workload, "workload");
+        if (workload == Workload.SEMAPHORE) {
+            throw new IllegalArgumentException("a semaphore history is checked with its permit count");
+        }
         HistoryDigest digest = HistoryDigest.of(history, workload);
         Map<String, List<Violation>> violationsByCheck = new LinkedHashMap<>();
         violationsByCheck.put(CheckResult.TOKENS_MONOTONIC, tokensMonotonic(digest));
@@ -88,6 +91,20 @@ public final class Checker {
             counts.put("final_elements", (long) digest.finalElements.size());
         }
         return counts;
+    }
+
+    /**
+     * Returns what the checks found in {@code history} of {@code workload}; for the semaphore workload, of a
+     * semaphore of {@code permits} permits (see {@link SemaphoreCheck}), which the other workloads ignore.
+     *
+     * @throws IllegalArgumentException as {@link #check(List, Workload)} does
+     */
+    public static CheckResult check(List<HistoryEvent> history, Workload workload, int permits) {
+        Objects.requireNonNull(history, "history");
+        if (workload == Workload.SEMAPHORE) {
+            return SemaphoreCheck.check(history, permits);
+        }
+        return check(history, workload);
     }
 
     /** (a) In revision order, no acknowledged write carries a token below one of a write with a lower revision. */

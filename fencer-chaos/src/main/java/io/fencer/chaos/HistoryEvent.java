@@ -19,7 +19,9 @@ import java.util.Objects;
  *     (elements joined by commas); empty when none
  * @param revision for an ok write: the scope's revision the store gave it (its place in the store's order of
  *     applied writes); else 0
- * @param target for faults: the process hit ({@code w3}, {@code store}, {@code lock-n1}); else empty
+ * @param target for faults: the process hit ({@code w3}, {@code store}, {@code lock-n1}); for the semaphore
+ *     workload's grants, reads, writes, releases, lease events and final reads: the slot's lock name
+ *     ({@code chaos/permit-1}, the store scope written); else empty
  * @param error for fail and unknown: why; else empty
  */
 public record HistoryEvent(long timeMicros, String process, Type type, Op op, long token, String value,

@@ -43,6 +43,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * looks every {@link #BELIEF_POLL_MILLIS} ms in between, so the latest end the session promised is in the
  * history; when {@link Session#lost()} completes it records {@code lease_lost}. The {@code lease-belief} check
  * holds these against the other workers' grants.
+ *
+ * <p>The semaphore workload acquires a permit of the semaphore {@link WorkerOptions#lock()} instead and runs the
+ * counter cycle on its slot: the store scope is the slot's lock name ({@code token.lock()}), and every event of the
+ * grant names the slot as its target, so the checker can split the history per slot.
  */
 public final class Worker {
     /** The counter's key, and the set's. */
@@ -71,7 +75,7 @@ public final class Worker {
     private long believedEndMicros;
 
     /** A grant being held, with the session it is held through. */
-    private record Held(Session session, long token) {
+    private record Held(Session session, long token, String slot) {
     }
 
     private Worker(WorkerOptions options, HistoryLog history, PrintStream control) {
@@ -163,7 +167,7 @@ public final class Worker {
         if (endMicros != NO_BELIEF && endMicros >= believedEndMicros + BELIEF_STEP_MICROS) {
             believedEndMicros = endMicros;
             history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.INFO, Op.LEASE)
-                    .withToken(current.token()).withValue(Long.toString(endMicros)));
+                    .withToken(current.token()).withValue(Long.toString(endMicros)).withTarget(current.slot()));
         }
     }
 
@@ -176,9 +180,9 @@ public final class Worker {
         return remaining.isZero() || remaining.isNegative() ? NO_BELIEF : nowMicros + remaining.toNanos() / 1_000;
     }
 
-    private synchronized void hold(Session session, long token) {
+    private synchronized void hold(Session session, long token, String slot) {
         believedEndMicros = 0;
-        held = new Held(session, token);
+        held = new Held(session, token, slot);
         believe(held);
     }
 
@@ -202,8 +206,9 @@ public final class Worker {
             Session session = fencer.openSession(options.ttl());
             session.lost().thenRun(() -> {
                 Held current = held;
+                boolean ofHeld = current != null && current.session() == session;
                 history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.INFO, Op.LEASE_LOST)
-                        .withToken(current != null && current.session() == session ? current.token() : 0));
+                        .withToken(ofHeld ? current.token() : 0).withTarget(ofHeld ? current.slot() : ""));
             });
             return session;
         } catch (RuntimeException e) {
@@ -219,23 +224,25 @@ public final class Worker {
             return;
         }
         long token = grant.token().value();
-        hold(session, token);
+        String scope = scopeOf(grant);
+        String slot = slotOf(grant);
+        hold(session, token, slot);
         StoreUnit unit = null;
         try {
             believeNow();
-            history.record(Type.INVOKE, Op.READ, token, "");
+            note(Type.INVOKE, Op.READ, token, "", slot);
             String read;
             try {
                 if (options.fencing()) {
-                    unit = store.beginUnit(options.lock(), grant, UNIT_TIMEOUT);
+                    unit = store.beginUnit(scope, grant, UNIT_TIMEOUT);
                 }
                 read = read(store, grant);
             } catch (RuntimeException e) {
-                history.failure(outcomeOfRead(e), Op.READ, token, "", describe(e));
+                noteFailure(outcomeOfRead(e), Op.READ, token, "", slot, describe(e));
                 pause(RETRY_PAUSE_MILLIS); // the store may be down: do not spin through grants meanwhile
                 return;
             }
-            history.record(Type.OK, Op.READ, token, read);
+            note(Type.OK, Op.READ, token, read, slot);
             control.println("read " + token);
             control.flush();
             pause(random.nextLong(options.thinkMax().toMillis() + 1));
@@ -253,8 +260,10 @@ public final class Worker {
     private Grant acquire(Session session) {
         history.record(Type.INVOKE, Op.ACQUIRE, 0, "");
         try {
-            Grant grant = session.lock(options.lock()).acquire(ACQUIRE_WAIT);
-            history.record(Type.OK, Op.ACQUIRE, grant.token().value(), "");
+            Grant grant = options.workload() == Workload.SEMAPHORE
+                    ? session.semaphore(options.lock(), options.permits()).acquire(ACQUIRE_WAIT)
+                    : session.lock(options.lock()).acquire(ACQUIRE_WAIT);
+            note(Type.OK, Op.ACQUIRE, grant.token().value(), "", slotOf(grant));
             return grant;
         } catch (LockTimeoutException e) {
             history.failure(Type.FAIL, Op.ACQUIRE, 0, "", describe(e));
@@ -269,19 +278,45 @@ public final class Worker {
         return null;
     }
 
+    /**
+     * Returns the store scope the worker writes under {@code grant}: the lock's name, or for the semaphore workload
+     * the slot's lock name (the token's lock), so the store fences each slot as it fences a lock.
+     */
+    private String scopeOf(Grant grant) {
+        return options.workload() == Workload.SEMAPHORE ? grant.token().lock() : options.lock();
+    }
+
+    /** Returns the slot recorded as the target of the grant's events: the slot's lock name, or empty. */
+    private String slotOf(Grant grant) {
+        return options.workload() == Workload.SEMAPHORE ? grant.token().lock() : "";
+    }
+
+    private void note(Type type, Op op, long token, String value, String slot) {
+        history.append(HistoryEvent.of(history.nowMicros(), options.id(), type, op).withToken(token).withValue(value)
+                .withTarget(slot));
+    }
+
+    private void noteFailure(Type type, Op op, long token, String value, String slot, String error) {
+        history.append(HistoryEvent.of(history.nowMicros(), options.id(), type, op).withToken(token).withValue(value)
+                .withTarget(slot).withError(error));
+    }
+
     private String read(FencedStore store, Grant grant) {
-        String key = options.workload() == Workload.COUNTER ? COUNTER_KEY : SET_KEY;
-        StoreValue value = options.fencing() ? store.get(options.lock(), key, grant) : store.get(options.lock(), key);
+        String key = options.workload() == Workload.SET ? SET_KEY : COUNTER_KEY;
+        String scope = scopeOf(grant);
+        StoreValue value = options.fencing() ? store.get(scope, key, grant) : store.get(scope, key);
         if (!value.present()) {
-            return options.workload() == Workload.COUNTER ? "0" : "";
+            return options.workload() == Workload.SET ? "" : "0";
         }
         return value.valueUtf8();
     }
 
     private void write(FencedStore store, StoreUnit unit, Grant grant, String read) {
         long token = grant.token().value();
-        Op op = options.workload() == Workload.COUNTER ? Op.WRITE : Op.ADD;
-        String key = options.workload() == Workload.COUNTER ? COUNTER_KEY : SET_KEY;
+        Op op = options.workload() == Workload.SET ? Op.ADD : Op.WRITE;
+        String key = options.workload() == Workload.SET ? SET_KEY : COUNTER_KEY;
+        String scope = scopeOf(grant);
+        String slot = slotOf(grant);
         String value;
         String stored;
         if (op == Op.WRITE) {
@@ -291,35 +326,36 @@ public final class Worker {
             value = options.id() + "-" + (++elementsAdded);
             stored = read.isEmpty() ? value : read + "," + value;
         }
-        history.record(Type.INVOKE, op, token, value);
+        note(Type.INVOKE, op, token, value, slot);
         try {
             WriteReceipt receipt;
             if (unit != null) {
                 unit.put(key, stored);
                 receipt = unit.commit();
             } else {
-                receipt = store.put(options.lock(), key, stored, unfencedSequencer());
+                receipt = store.put(scope, key, stored, unfencedSequencer(scope));
             }
             history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.OK, op).withToken(token)
-                    .withValue(value).withRevision(receipt.revision()));
+                    .withValue(value).withRevision(receipt.revision()).withTarget(slot));
         } catch (RuntimeException e) {
-            history.failure(outcomeOfWrite(e), op, token, value, describe(e));
+            noteFailure(outcomeOfWrite(e), op, token, value, slot, describe(e));
         }
     }
 
     /** The sequencer every write of the control presents: one constant token, so the store orders nothing. */
-    private String unfencedSequencer() {
-        return new FencingToken(options.lock(), 1).sequencer();
+    private static String unfencedSequencer(String scope) {
+        return new FencingToken(scope, 1).sequencer();
     }
 
     private void release(Grant grant) {
         long token = grant.token().value();
-        history.record(Type.INVOKE, Op.RELEASE, token, "");
+        String slot = slotOf(grant);
+        note(Type.INVOKE, Op.RELEASE, token, "", slot);
         try {
             grant.close();
-            history.record(Type.OK, Op.RELEASE, token, "");
+            note(Type.OK, Op.RELEASE, token, "", slot);
         } catch (RuntimeException e) {
-            history.failure(Type.UNKNOWN, Op.RELEASE, token, "", describe(e));
+            noteFailure(Type.UNKNOWN, Op.RELEASE, token, "", slot, describe(e));
         }
     }
 

@@ -37,8 +37,10 @@ public final class WorkerArguments {
     private static final String ORIGIN_NANOS = "--origin-nanos";
     private static final String SEED = "--seed";
     private static final String NO_FENCING = "--no-fencing";
+    /** Written for the semaphore workload only; absent means 1. */
+    private static final String PERMITS = "--permits";
     private static final List<String> VALUED = List.of(ID, LOCK_SERVER, STORE, LOCK, WORKLOAD, THINK_MAX, TTL,
-            HISTORY, ORIGIN_NANOS, SEED);
+            HISTORY, ORIGIN_NANOS, SEED, PERMITS);
 
     private WorkerArguments() {}
 
@@ -70,6 +72,9 @@ public final class WorkerArguments {
         arguments.add(SEED + "=" + options.seed());
         if (!options.fencing()) {
             arguments.add(NO_FENCING);
+        }
+        if (options.permits() != 1) {
+            arguments.add(PERMITS + "=" + options.permits());
         }
         return List.copyOf(arguments);
     }
@@ -104,7 +109,16 @@ public final class WorkerArguments {
         return new WorkerOptions(single(values, ID), many(values, LOCK_SERVER), single(values, STORE),
                 single(values, LOCK), workload(single(values, WORKLOAD)), duration(values, THINK_MAX),
                 duration(values, TTL), fencing, Path.of(single(values, HISTORY)), number(values, ORIGIN_NANOS),
-                number(values, SEED));
+                number(values, SEED), values.containsKey(PERMITS) ? permits(values) : 1);
+    }
+
+    private static int permits(Map<String, List<String>> values) {
+        long permits = number(values, PERMITS);
+        if (permits < 1 || permits > ChaosOptions.PERMITS_MAX) {
+            throw new IllegalArgumentException("worker argument " + PERMITS + " is " + permits + ", outside [1, "
+                    + ChaosOptions.PERMITS_MAX + "]");
+        }
+        return (int) permits;
     }
 
     private static List<String> command(List<String> subcommand, WorkerOptions options) {

@@ -19,10 +19,19 @@ import java.util.Objects;
  * @param historyFile where the worker appends its history
  * @param originNanos the run's origin on the host's monotonic clock
  * @param seed the seed of the worker's think times
+ * @param permits the semaphore workload's permit count (1 for the other workloads, which ignore it)
  */
 public record WorkerOptions(String id, List<String> lockEndpoints, String storeEndpoint, String lock,
         Workload workload, Duration thinkMax, Duration ttl, boolean fencing, Path historyFile, long originNanos,
-        long seed) {
+        long seed, int permits) {
+
+    /** The options of a worker of a workload without permits (counter, set): {@code permits} is 1. */
+    public WorkerOptions(String id, List<String> lockEndpoints, String storeEndpoint, String lock,
+            Workload workload, Duration thinkMax, Duration ttl, boolean fencing, Path historyFile, long originNanos,
+            long seed) {
+        this(id, lockEndpoints, storeEndpoint, lock, workload, thinkMax, ttl, fencing, historyFile, originNanos, seed,
+                1);
+    }
 
     public WorkerOptions {
         Objects.requireNonNull(id, "id");
@@ -38,6 +47,10 @@ public record WorkerOptions(String id, List<String> lockEndpoints, String storeE
         }
         if (thinkMax.isNegative()) {
             throw new IllegalArgumentException("negative think " + thinkMax + " for worker " + id);
+        }
+        if (permits < 1 || permits > ChaosOptions.PERMITS_MAX) {
+            throw new IllegalArgumentException("permits " + permits + " for worker " + id + " is outside [1, "
+                    + ChaosOptions.PERMITS_MAX + "]");
         }
     }
 }

@@ -64,6 +64,25 @@ class ChaosReportsTest {
                 + "  \"checks\": {},\n  \"counts\": {},\n  \"faults\": [],\n  \"history\": ").endsWith("\"\n}\n");
     }
 
+    @Test
+    void summaryJson_semaphoreWorkload_namesThePermitsAfterTheWorkers() {
+        ChaosOptions semaphore = new ChaosOptions(3, Workload.SEMAPHORE, Duration.ofSeconds(8), 3, Set.of(), 1,
+                Duration.ofMillis(100), Duration.ofSeconds(2), Duration.ofSeconds(5), true, Path.of("/tmp/run"), null,
+                null, null, Set.of(Fault.Partition.values()), false, 2);
+        CheckResult result = new CheckResult(Workload.SEMAPHORE, Map.of(), List.of(), Map.of());
+
+        String json = ChaosReports.summaryJson(semaphore, List.of(), result, HARD_HISTORY);
+
+        assertThat(json).contains("  \"workload\": \"semaphore\",\n  \"workers\": 3,\n  \"permits\": 2,\n");
+        assertThat(ChaosReports.facts(semaphore, List.of())).contains("3 workers, semaphore of 2 permits, 8 s");
+        assertThat(summaryJsonOfCounter()).doesNotContain("permits");
+    }
+
+    private static String summaryJsonOfCounter() {
+        CheckResult result = new CheckResult(Workload.COUNTER, Map.of(), List.of(), Map.of());
+        return ChaosReports.summaryJson(options(1), List.of(), result, HARD_HISTORY);
+    }
+
     private static ChaosOptions options(long seed) {
         return new ChaosOptions(5, Workload.COUNTER, Duration.ofMinutes(5), seed, Set.of(Fault.Kind.PAUSE), 3,
                 Duration.ofMillis(100), Duration.ofSeconds(2), Duration.ofSeconds(5), true, Path.of("/tmp/run"), null,

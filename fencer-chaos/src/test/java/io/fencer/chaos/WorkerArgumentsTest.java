@@ -29,6 +29,27 @@ class WorkerArgumentsTest {
     }
 
     @Test
+    void parse_toArgumentsOfSemaphoreWorker_givesEqualOptionsWithPermits() {
+        WorkerOptions semaphore = new WorkerOptions("w2", List.of("127.0.0.1:7001"), "127.0.0.1:7003", "chaos",
+                Workload.SEMAPHORE, Duration.ofMillis(100), Duration.ofSeconds(2), true, Path.of("/tmp/w2.jsonl"), 7,
+                11, 3);
+
+        List<String> arguments = WorkerArguments.toArguments(semaphore);
+
+        assertThat(arguments).contains("--workload=semaphore", "--permits=3");
+        assertThat(WorkerArguments.parse(arguments)).isEqualTo(semaphore);
+    }
+
+    @Test
+    void parse_whenPermitsOutOfRange_throwsNamingTheValue() {
+        List<String> arguments = new ArrayList<>(WorkerArguments.toArguments(UNUSUAL));
+        arguments.add("--permits=0");
+
+        assertThatThrownBy(() -> WorkerArguments.parse(arguments)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--permits is 0");
+    }
+
+    @Test
     void parse_toArgumentsFenced_givesEqualOptions() {
         WorkerOptions fenced = withStrings(UNUSUAL, "w1", "ledger", "/tmp/h.jsonl", true);
 

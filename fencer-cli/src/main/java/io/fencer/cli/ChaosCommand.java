@@ -39,8 +39,13 @@ final class ChaosCommand implements Callable<Integer> {
     int workers;
 
     @Option(names = "--workload", paramLabel = "KIND", defaultValue = "counter",
-            description = "counter or set (default: ${DEFAULT-VALUE}).")
+            description = "counter, set or semaphore (default: ${DEFAULT-VALUE}).")
     String workload;
+
+    /** The semaphore workload's permits; null when not given (the default, 2). */
+    @Option(names = "--permits", paramLabel = "N",
+            description = "Semaphore workload: permits of the one semaphore, 1 to workers - 1 (default: 2).")
+    Integer permits;
 
     @Option(names = "--duration", paramLabel = "DURATION", defaultValue = "60s", converter = Durations.Converter.class,
             description = "How long the workload runs (default: ${DEFAULT-VALUE}).")
@@ -117,15 +122,20 @@ final class ChaosCommand implements Callable<Integer> {
         Workload kind = switch (workload) {
             case "counter" -> Workload.COUNTER;
             case "set" -> Workload.SET;
+            case "semaphore" -> Workload.SEMAPHORE;
             default -> throw new ParameterException(spec.commandLine(),
-                    "--workload must be counter or set, not '" + workload + "'");
+                    "--workload must be counter, set or semaphore, not '" + workload + "'");
         };
+        if (permits != null && kind != Workload.SEMAPHORE) {
+            throw new ParameterException(spec.commandLine(), "--permits applies to --workload semaphore only");
+        }
+        int permitCount = kind != Workload.SEMAPHORE ? 1 : permits != null ? permits : ChaosOptions.PERMITS_DEFAULT;
         ChaosOptions options;
         try {
             options = new ChaosOptions(workers, kind, duration, seed != null ? seed : new SecureRandom().nextLong(),
                     faultKinds(), peers, thinkMax, ttl, faultInterval, !noFencing,
                     directory != null ? directory : Path.of("."), html, svg, summary, partitionKinds(),
-                    unsafeLeaseAck);
+                    unsafeLeaseAck, permitCount);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }

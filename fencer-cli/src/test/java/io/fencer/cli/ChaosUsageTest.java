@@ -24,7 +24,7 @@ class ChaosUsageTest {
 
         assertThat(run.exitCode()).isZero();
         assertThat(run.out()).contains("--seed", "--faults", "--no-fencing", "--peers", "--html", "--svg",
-                "--summary", "kill-store", "kill-lock", "partition", "flaky", "--partitions", "leader-minority",
+                "--summary", "--permits", "semaphore", "kill-store", "kill-lock", "partition", "flaky", "--partitions", "leader-minority",
                 "root");
         assertThat(run.out()).as("the test-only switch stays hidden").doesNotContain("unsafe");
     }
@@ -33,7 +33,10 @@ class ChaosUsageTest {
     @CsvSource(delimiter = '|', value = {
         "chaos --workers 0 | workers 0 is outside [1, 32]",
         "chaos --workers 33 | workers 33 is outside [1, 32]",
-        "chaos --workload queue | --workload must be counter or set, not 'queue'",
+        "chaos --workload queue | --workload must be counter, set or semaphore, not 'queue'",
+        "chaos --workload semaphore --workers 3 --permits 3 | permits 3 is outside [1, workers - 1 = 2]",
+        "chaos --workload semaphore --permits 0 | permits 0 is outside [1, workers - 1 = 4]",
+        "chaos --workload counter --permits 2 | --permits applies to --workload semaphore only",
         "chaos --faults pause,reboot | unknown fault 'reboot'",
         "chaos --faults partition --partitions split | unknown partition 'split'",
         "chaos --peers 2 | peers must be 1, 3 or 5, not 2",

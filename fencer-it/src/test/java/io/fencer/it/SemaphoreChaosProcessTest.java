@@ -1,0 +1,108 @@
+package io.fencer.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fencer.chaos.ChaosOptions;
+import io.fencer.chaos.ChaosRun;
+import io.fencer.chaos.CheckResult;
+import io.fencer.chaos.Fault;
+import io.fencer.chaos.FaultSchedule;
+import io.fencer.chaos.Launcher;
+import io.fencer.chaos.Workload;
+import io.fencer.cli.Main;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code fencer chaos --workload semaphore} in CI: four real worker processes share a semaphore of two permits,
+ * each writing its slot's counter under the slot's token, with SIGSTOP pauses past the lease and SIGKILLs of
+ * workers. With fencing the per-slot checks and {@code permits-bounded} find nothing and at least one stale write
+ * was refused (the pause hurt); the control, the same schedule with fencing off, must find lost updates per slot.
+ */
+class SemaphoreChaosProcessTest {
+    private static final int WORKERS = 4;
+    private static final int PERMITS = 2;
+    private static final Duration RUN = Duration.ofSeconds(20);
+    private static final Duration TTL = Duration.ofSeconds(2);
+    private static final Duration INTERVAL = Duration.ofSeconds(2);
+    private static final Set<Fault.Kind> KINDS = EnumSet.of(Fault.Kind.PAUSE, Fault.Kind.KILL_WORKER);
+    private static final Launcher LAUNCHER = Launcher.ofCurrentJvm(Main.class.getName());
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void chaos_semaphoreWithFencing_pausesAndKills_findsNoViolationAndControlFindsLostUpdates() throws Exception {
+        long seed = firstSeed();
+
+        ChaosRun.Outcome fenced = run(options(seed, true, "fenced"));
+
+        CheckResult result = fenced.result();
+        assertThat(result.workload()).isEqualTo(Workload.SEMAPHORE);
+        assertThat(result.violations()).as("violations with fencing").isEmpty();
+        assertThat(result.violationsByCheck()).containsEntry(CheckResult.PERMITS_BOUNDED, 0)
+                .containsEntry(CheckResult.NO_LOST_UPDATE, 0).containsEntry(CheckResult.LEASE_BELIEF, 0);
+        assertThat(result.counts().get("pauses")).isGreaterThanOrEqualTo(2);
+        assertThat(result.counts().get("kills")).isGreaterThanOrEqualTo(1);
+        assertThat(result.counts().get("slots_used")).as("both permits used").isEqualTo(PERMITS);
+        assertThat(result.counts().get("writes_ok")).isPositive();
+        assertThat(result.counts().get("writes_refused")).as("stale writes refused").isGreaterThanOrEqualTo(1);
+        assertThat(Files.readString(dir.resolve("fenced.json"))).contains("\"valid\": true");
+        List<String> finalReads = Files.readAllLines(fenced.history()).stream()
+                .filter(line -> line.contains("\"final_read\"")).toList();
+        assertThat(finalReads).as("one final read per slot").hasSize(PERMITS)
+                .anySatisfy(line -> assertThat(line).contains("chaos/permit-0"))
+                .anySatisfy(line -> assertThat(line).contains("chaos/permit-1"));
+
+        ChaosRun.Outcome control = run(options(seed, false, "control"));
+
+        assertThat(control.schedule()).isEqualTo(fenced.schedule());
+        assertThat(control.result().violations()).as("the control run (fencing off) must find violations")
+                .isNotEmpty();
+        assertThat(control.result().violationsByCheck().get(CheckResult.NO_LOST_UPDATE)).isPositive();
+        assertThat(control.result().violations()).anySatisfy(violation ->
+                assertThat(violation.description()).startsWith("chaos/permit-"));
+    }
+
+    private ChaosRun.Outcome run(ChaosOptions options) throws Exception {
+        ByteArrayOutputStream narration = new ByteArrayOutputStream();
+        try (PrintStream out = new PrintStream(narration, true, StandardCharsets.UTF_8)) {
+            ChaosRun.Outcome outcome = ChaosRun.run(options, LAUNCHER, out);
+            System.out.println(narration.toString(StandardCharsets.UTF_8));
+            return outcome;
+        } catch (Exception | AssertionError e) {
+            System.out.println(narration.toString(StandardCharsets.UTF_8));
+            throw e;
+        }
+    }
+
+    private ChaosOptions options(long seed, boolean fencing, String name) {
+        return new ChaosOptions(WORKERS, Workload.SEMAPHORE, RUN, seed, KINDS, 1, Duration.ofMillis(100), TTL,
+                INTERVAL, fencing, dir.resolve(name), null, null, dir.resolve(name + ".json"),
+                EnumSet.allOf(Fault.Partition.class), false, PERMITS);
+    }
+
+    /** Returns the first seed from 1 with at least two pauses and a worker kill: the run is fixed and replayable. */
+    private static long firstSeed() {
+        for (long seed = 1; seed < 1_000; seed++) {
+            List<Fault> schedule = FaultSchedule.plan(seed, KINDS, WORKERS, RUN, TTL, INTERVAL);
+            if (count(schedule, Fault.Kind.PAUSE) >= 2 && count(schedule, Fault.Kind.KILL_WORKER) >= 1) {
+                return seed;
+            }
+        }
+        throw new AssertionError("no seed below 1000 gives the wanted schedule");
+    }
+
+    private static long count(List<Fault> schedule, Fault.Kind kind) {
+        return schedule.stream().filter(fault -> fault.kind() == kind).count();
+    }
+}

@@ -1,7 +1,5 @@
 package io.fencer.client.internal;
 
-import static java.util.concurrent.TimeUnit.MILLISECONDS;
-
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
@@ -12,8 +10,6 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
-import io.fencer.core.SessionExpiredException;
-import io.fencer.core.SessionUnauthenticatedException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -74,39 +70,17 @@ final class DefaultFencedLock implements FencedLock {
         return wait.toMillis();
     }
 
-    /**
-     * Acquires with one request id. Each attempt waits for what remains of the wait, with a gRPC deadline a margin
-     * beyond it so the server answers {@code acquired=false} itself; a transport failure mid-wait is retried on
-     * the leader until the wait and then the client's call timeout are spent.
-     */
+    /** Acquires in {@code mode}, as {@link WaitingAcquire} calls: one request id, retried within the wait. */
     private Optional<Grant> acquire(long waitMillis, LockMode mode) {
         session.checkAlive();
-        Router router = session.router();
         String requestId = session.client().requestIds().next();
-        long waitNanos = MILLISECONDS.toNanos(waitMillis);
-        long waitDeadlineNanos = System.nanoTime() + waitNanos;
-        long marginNanos = router.attemptTimeoutNanos();
         AcquireRequest.Builder request = AcquireRequest.newBuilder()
                 .setSessionId(session.id()).setSessionSecret(session.secret()).setLock(name).setRequestId(requestId);
         if (mode == LockMode.SHARED) {
             request.setMode(io.fencer.api.v1.LockMode.LOCK_MODE_SHARED);
         }
-        AcquireResponse response;
-        try {
-            response = router.call(operation, waitNanos + router.callTimeoutNanos(), calls -> {
-                long remainingNanos = Math.max(0, waitDeadlineNanos - System.nanoTime());
-                long remainingMillis = Math.min(waitMillis, (remainingNanos + 999_999) / 1_000_000);
-                AcquireRequest attempt = request.setWaitMillis(remainingMillis).build();
-                return calls.withTimeoutNanos(MILLISECONDS.toNanos(remainingMillis) + marginNanos)
-                        .call(LocksGrpc.getAcquireMethod(), attempt);
-            });
-        } catch (SessionExpiredException e) {
-            session.expiredByServer(e);
-            throw e;
-        } catch (SessionUnauthenticatedException e) {
-            session.unauthenticatedByServer(e);
-            throw e;
-        }
+        AcquireResponse response = WaitingAcquire.call(session, operation, waitMillis, LocksGrpc.getAcquireMethod(),
+                millis -> request.setWaitMillis(millis).build());
         if (!response.getAcquired()) {
             return Optional.empty();
         }

@@ -1,7 +1,5 @@
 package io.fencer.client.internal;
 
-import static java.util.concurrent.TimeUnit.MILLISECONDS;
-
 import io.fencer.api.v1.AcquirePermitRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
@@ -11,8 +9,6 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.PermitSlots;
-import io.fencer.core.SessionExpiredException;
-import io.fencer.core.SessionUnauthenticatedException;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -64,29 +60,11 @@ final class DefaultFencedSemaphore implements FencedSemaphore {
 
     private Optional<PermitGrant> acquire(long waitMillis) {
         session.checkAlive();
-        Router router = session.router();
         String requestId = session.client().requestIds().next();
-        long waitNanos = MILLISECONDS.toNanos(waitMillis);
-        long waitDeadlineNanos = System.nanoTime() + waitNanos;
-        long marginNanos = router.attemptTimeoutNanos();
         AcquirePermitRequest.Builder request = AcquirePermitRequest.newBuilder().setSessionId(session.id())
                 .setSessionSecret(session.secret()).setSemaphore(name).setPermits(permits).setRequestId(requestId);
-        AcquireResponse response;
-        try {
-            response = router.call(operation, waitNanos + router.callTimeoutNanos(), calls -> {
-                long remainingNanos = Math.max(0, waitDeadlineNanos - System.nanoTime());
-                long remainingMillis = Math.min(waitMillis, (remainingNanos + 999_999) / 1_000_000);
-                AcquirePermitRequest attempt = request.setWaitMillis(remainingMillis).build();
-                return calls.withTimeoutNanos(MILLISECONDS.toNanos(remainingMillis) + marginNanos)
-                        .call(LocksGrpc.getAcquirePermitMethod(), attempt);
-            });
-        } catch (SessionExpiredException e) {
-            session.expiredByServer(e);
-            throw e;
-        } catch (SessionUnauthenticatedException e) {
-            session.unauthenticatedByServer(e);
-            throw e;
-        }
+        AcquireResponse response = WaitingAcquire.call(session, operation, waitMillis,
+                LocksGrpc.getAcquirePermitMethod(), millis -> request.setWaitMillis(millis).build());
         if (!response.getAcquired()) {
             return Optional.empty();
         }

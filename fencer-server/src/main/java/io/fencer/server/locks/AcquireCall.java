@@ -59,75 +59,58 @@ final class AcquireCall {
     AcquireCall(PendingAcquires pending, Proposer proposer, RaftLockStateMachine stateMachine,
             ScheduledExecutorService timers, ServerCallStreamObserver<AcquireResponse> call,
             Command.Acquire acquire, long waitMillis, Deadline deadline, TokenKeys keys) {
-        this.pending = pending;
-        this.proposer = proposer;
-        this.stateMachine = stateMachine;
-        this.timers = timers;
-        this.call = call;
-        this.proposal = Objects.requireNonNull(acquire, "acquire");
-        if (!acquire.waitQueued() || waitMillis <= 0) {
-            throw new IllegalArgumentException("a waiting acquire needs waitQueued and wait > 0: " + acquire + ", "
-                    + waitMillis + " ms");
-        }
-        this.sessionId = acquire.sessionId();
-        this.secretHash = acquire.secretHash();
-        this.waitName = acquire.lockName();
-        this.requestId = acquire.requestId();
-        this.permit = false;
-        this.group = null;
-        this.waitMillis = waitMillis;
-        this.deadline = deadline;
-        this.keys = keys;
+        this(new Services(pending, proposer, stateMachine, timers, keys), call, acquire,
+                new Wait(acquire.sessionId(), acquire.secretHash(), acquire.lockName(), acquire.requestId(),
+                        acquire.waitQueued(), false, null), waitMillis, deadline);
     }
 
     /** A waiting acquire of a semaphore's permit; as the other constructor. */
     AcquireCall(PendingAcquires pending, Proposer proposer, RaftLockStateMachine stateMachine,
             ScheduledExecutorService timers, ServerCallStreamObserver<AcquireResponse> call,
             Command.AcquirePermit acquire, long waitMillis, Deadline deadline, TokenKeys keys) {
-        this.pending = pending;
-        this.proposer = proposer;
-        this.stateMachine = stateMachine;
-        this.timers = timers;
-        this.call = call;
-        this.proposal = Objects.requireNonNull(acquire, "acquire");
-        if (!acquire.waitQueued() || waitMillis <= 0) {
-            throw new IllegalArgumentException("a waiting acquire needs waitQueued and wait > 0: " + acquire + ", "
-                    + waitMillis + " ms");
-        }
-        this.sessionId = acquire.sessionId();
-        this.secretHash = acquire.secretHash();
-        this.waitName = acquire.semaphoreName();
-        this.requestId = acquire.requestId();
-        this.permit = true;
-        this.group = null;
-        this.waitMillis = waitMillis;
-        this.deadline = deadline;
-        this.keys = keys;
+        this(new Services(pending, proposer, stateMachine, timers, keys), call, acquire,
+                new Wait(acquire.sessionId(), acquire.secretHash(), acquire.semaphoreName(), acquire.requestId(),
+                        acquire.waitQueued(), true, null), waitMillis, deadline);
     }
 
     /** A waiting multi-lock; it waits under its first lock. As the other constructors. */
     AcquireCall(PendingAcquires pending, Proposer proposer, RaftLockStateMachine stateMachine,
             ScheduledExecutorService timers, ServerCallStreamObserver<AcquireResponse> call,
             Command.AcquireAll acquire, long waitMillis, Deadline deadline, TokenKeys keys) {
-        this.pending = pending;
-        this.proposer = proposer;
-        this.stateMachine = stateMachine;
-        this.timers = timers;
+        this(new Services(pending, proposer, stateMachine, timers, keys), call, acquire,
+                new Wait(acquire.sessionId(), acquire.secretHash(), acquire.lockNames().get(0), acquire.requestId(),
+                        acquire.waitQueued(), false, acquire.locks()), waitMillis, deadline);
+    }
+
+    /** What the three kinds of waiting call have in common, taken from their commands. */
+    private record Services(PendingAcquires pending, Proposer proposer, RaftLockStateMachine stateMachine,
+            ScheduledExecutorService timers, TokenKeys keys) {}
+
+    /** The wait a command asks for: its session, the name it queues under, and how its grant is answered. */
+    private record Wait(long sessionId, SecretHash secretHash, LockName waitName, String requestId,
+            boolean waitQueued, boolean permit, java.util.List<String> group) {}
+
+    private AcquireCall(Services services, ServerCallStreamObserver<AcquireResponse> call, Command proposal,
+            Wait wait, long waitMillis, Deadline deadline) {
+        this.pending = services.pending();
+        this.proposer = services.proposer();
+        this.stateMachine = services.stateMachine();
+        this.timers = services.timers();
         this.call = call;
-        this.proposal = Objects.requireNonNull(acquire, "acquire");
-        if (!acquire.waitQueued() || waitMillis <= 0) {
-            throw new IllegalArgumentException("a waiting acquire needs waitQueued and wait > 0: " + acquire + ", "
+        this.proposal = Objects.requireNonNull(proposal, "proposal");
+        if (!wait.waitQueued() || waitMillis <= 0) {
+            throw new IllegalArgumentException("a waiting acquire needs waitQueued and wait > 0: " + proposal + ", "
                     + waitMillis + " ms");
         }
-        this.sessionId = acquire.sessionId();
-        this.secretHash = acquire.secretHash();
-        this.waitName = acquire.lockNames().get(0);
-        this.requestId = acquire.requestId();
-        this.permit = false;
-        this.group = acquire.locks();
+        this.sessionId = wait.sessionId();
+        this.secretHash = wait.secretHash();
+        this.waitName = wait.waitName();
+        this.requestId = wait.requestId();
+        this.permit = wait.permit();
+        this.group = wait.group();
         this.waitMillis = waitMillis;
         this.deadline = deadline;
-        this.keys = keys;
+        this.keys = services.keys();
     }
 
     /** Registers the wait and proposes the Acquire; must run in the service method (it sets the cancel hook). */

@@ -99,6 +99,9 @@ final class SemaphoreCheck {
         List<HistoryEvent> shared = new ArrayList<>();
         Map<String, List<HistoryEvent>> slotted = new TreeMap<>();
         Map<String, HistoryEvent> acquiring = new HashMap<>();
+        // A completion the harness writes for a killed worker ("worker killed before the outcome") names no slot:
+        // it belongs to that worker's last invocation, so it takes that invocation's slot.
+        Map<String, String> invokedSlot = new HashMap<>();
         for (HistoryEvent event : history) {
             if (!SLOTTED.contains(event.op())) {
                 shared.add(event);
@@ -119,6 +122,12 @@ final class SemaphoreCheck {
                 slotted.computeIfAbsent(event.target(), slot -> new ArrayList<>()).add(invoke);
             } else if (event.type() == Type.INVOKE) {
                 acquiring.remove(event.process()); // the acquire before it was left without an answer
+            }
+            if (event.type() == Type.INVOKE && !event.target().isEmpty()) {
+                invokedSlot.put(event.process(), event.target());
+            } else if (event.type() != Type.INVOKE && event.target().isEmpty()
+                    && invokedSlot.containsKey(event.process())) {
+                event = event.withTarget(invokedSlot.get(event.process()));
             }
             if (event.target().isEmpty()) {
                 if (event.op() == Op.LEASE_LOST) {

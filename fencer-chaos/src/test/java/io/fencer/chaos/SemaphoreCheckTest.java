@@ -213,6 +213,22 @@ class SemaphoreCheckTest {
                 .hasMessageContaining("\"w1\"");
     }
 
+    /**
+     * Regression (CI): a worker killed mid-release gets its completion from the harness ("worker killed before the
+     * outcome"), which names no slot; the checker threw. It belongs to that worker's last invocation's slot.
+     */
+    @Test
+    void check_whenTheHarnessCompletesAKilledWorkersReleaseWithoutSlot_takesTheInvocationsSlot() {
+        History history = new History().acquire("w1", SLOT_0, 1).read("w1", SLOT_0, 1, 0)
+                .write("w1", SLOT_0, 1, 1, 1).line("w1", Type.INVOKE, Op.RELEASE, 1, "", 0, SLOT_0)
+                .nemesis(Op.KILL, "w1").line("w1", Type.UNKNOWN, Op.RELEASE, 1, "", 0, "")
+                .cycle("w2", SLOT_0, 2, 1, 2).finalRead(SLOT_0, 2);
+
+        CheckResult result = Checker.check(history.events(), Workload.SEMAPHORE, 2);
+
+        assertThat(result.violations()).isEmpty();
+    }
+
     @Test
     void check_whenSemaphoreHistoryWithoutPermitCount_throws() {
         assertThatThrownBy(() -> Checker.check(List.of(), Workload.SEMAPHORE))

@@ -5,11 +5,9 @@ import com.google.gson.GsonBuilder;
 import com.google.gson.JsonObject;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import com.sun.net.httpserver.HttpsConfigurator;
-import com.sun.net.httpserver.HttpsParameters;
-import com.sun.net.httpserver.HttpsServer;
 import io.fencer.server.http.ConnectHttpServer;
 import io.fencer.server.raft.RaftNode;
+import io.fencer.server.tls.HttpServers;
 import io.fencer.server.tls.TlsMaterial;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -18,8 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,26 +68,12 @@ public final class AdminHttpServer implements AutoCloseable {
      */
     public static AdminHttpServer start(String host, int port, TlsMaterial tls, Supplier<Health> health,
             Supplier<String> metrics) throws IOException {
-        HttpServer server = tls == null ? HttpServer.create(new InetSocketAddress(host, port), BACKLOG)
-                : https(new InetSocketAddress(host, port), tls);
+        HttpServer server = HttpServers.bind(new InetSocketAddress(host, port), BACKLOG, tls);
         AdminHttpServer admin = new AdminHttpServer(server, health, metrics);
         server.createContext("/", admin::handle);
         server.setExecutor(admin.executor);
         server.start();
         return admin;
-    }
-
-    private static HttpsServer https(InetSocketAddress address, TlsMaterial tls) throws IOException {
-        HttpsServer server = HttpsServer.create(address, BACKLOG);
-        SSLContext context = tls.sslContext();
-        SSLParameters parameters = tls.serverParameters(context);
-        server.setHttpsConfigurator(new HttpsConfigurator(context) {
-            @Override
-            public void configure(HttpsParameters connection) {
-                connection.setSSLParameters(parameters);
-            }
-        });
-        return server;
     }
 
     public int port() {

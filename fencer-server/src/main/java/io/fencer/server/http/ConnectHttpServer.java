@@ -8,15 +8,13 @@ import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsExchange;
-import com.sun.net.httpserver.HttpsParameters;
-import com.sun.net.httpserver.HttpsServer;
 import io.fencer.api.errors.WireErrors;
 import io.fencer.core.FencerException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.server.rpc.InProcessEndpoint;
+import io.fencer.server.tls.HttpServers;
 import io.fencer.server.tls.TlsMaterial;
 import io.grpc.CallOptions;
 import io.grpc.ServerServiceDefinition;
@@ -39,8 +37,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -114,25 +110,12 @@ public final class ConnectHttpServer implements AutoCloseable {
     public static ConnectHttpServer start(String host, int port, TlsMaterial tls,
             List<ServerServiceDefinition> definitions, List<ServiceDescriptor> descriptors) throws IOException {
         InetSocketAddress address = new InetSocketAddress(host, port);
-        HttpServer server = tls == null ? HttpServer.create(address, BACKLOG) : https(address, tls);
+        HttpServer server = HttpServers.bind(address, BACKLOG, tls);
         ConnectHttpServer http = new ConnectHttpServer(server, definitions, descriptors);
         server.createContext("/", http::handle);
         server.setExecutor(http.readers);
         server.start();
         return http;
-    }
-
-    private static HttpsServer https(InetSocketAddress address, TlsMaterial tls) throws IOException {
-        HttpsServer server = HttpsServer.create(address, BACKLOG);
-        SSLContext context = tls.sslContext();
-        SSLParameters parameters = tls.serverParameters(context);
-        server.setHttpsConfigurator(new HttpsConfigurator(context) {
-            @Override
-            public void configure(HttpsParameters connection) {
-                connection.setSSLParameters(parameters);
-            }
-        });
-        return server;
     }
 
     /**

@@ -85,7 +85,7 @@ public final class ChaosRun {
             }
             cluster.start();
             out.println("servers up: lock " + String.join(",", cluster.lockEndpoints()) + ", store "
-                    + cluster.storeEndpoint());
+                    + cluster.storeEndpoint() + " (" + elapsed() + ")");
             try {
                 startWorkers(cluster, nemesis);
                 long startNanos = System.nanoTime();
@@ -94,9 +94,11 @@ public final class ChaosRun {
                     inject(fault, cluster, nemesis);
                 }
                 sleepUntil(startNanos, options.duration().toMillis());
+                workers.forEach(WorkerHandle::requestStop);
                 for (WorkerHandle worker : workers) {
-                    worker.stop(WORKER_STOP_TIMEOUT);
+                    worker.awaitStop(WORKER_STOP_TIMEOUT);
                 }
+                out.println("workers stopped (" + elapsed() + ")");
             } finally {
                 workers.forEach(WorkerHandle::close);
             }
@@ -166,7 +168,7 @@ public final class ChaosRun {
         for (WorkerHandle worker : workers) {
             worker.awaitReady();
         }
-        out.println(options.workers() + " workers ready");
+        out.println(options.workers() + " workers ready (" + elapsed() + ")");
         out.flush();
     }
 
@@ -274,6 +276,14 @@ public final class ChaosRun {
         }
         merged.sort(Comparator.comparingLong(HistoryEvent::timeMicros));
         return merged;
+    }
+
+    /**
+     * Returns the time since the run began, for the narration: start-up and wind-down are most of a short run's
+     * time, and the narration shows how much.
+     */
+    private String elapsed() {
+        return String.format(Locale.ROOT, "%.1f s in", (System.nanoTime() - originNanos) / 1e9);
     }
 
     private static void sleepUntil(long startNanos, long offsetMillis) throws InterruptedException {

@@ -83,11 +83,15 @@ public final class ChaosRun {
             if (network != null) {
                 out.println(network + ": namespaces " + String.join(", ", network.namespaces()));
             }
-            cluster.start();
-            out.println("servers up: lock " + String.join(",", cluster.lockEndpoints()) + ", store "
-                    + cluster.storeEndpoint() + " (" + elapsed() + ")");
+            cluster.launch();
             try {
+                // the workers' JVMs start while the servers elect (a worker retries until its session opens):
+                // start-up, not the workload, was most of a short run
                 startWorkers(cluster, nemesis);
+                cluster.awaitStarted();
+                out.println("servers up: lock " + String.join(",", cluster.lockEndpoints()) + ", store "
+                        + cluster.storeEndpoint() + " (" + elapsed() + ")");
+                awaitWorkersReady();
                 long startNanos = System.nanoTime();
                 for (Fault fault : schedule) {
                     sleepUntil(startNanos, fault.atMillis());
@@ -165,6 +169,9 @@ public final class ChaosRun {
         for (WorkerHandle worker : workers) {
             worker.start();
         }
+    }
+
+    private void awaitWorkersReady() {
         for (WorkerHandle worker : workers) {
             worker.awaitReady();
         }

@@ -83,20 +83,26 @@ public final class ChaosRun {
             if (network != null) {
                 out.println(network + ": namespaces " + String.join(", ", network.namespaces()));
             }
-            cluster.start();
-            out.println("servers up: lock " + String.join(",", cluster.lockEndpoints()) + ", store "
-                    + cluster.storeEndpoint());
+            cluster.launch();
             try {
+                // the workers' JVMs start while the servers elect (a worker retries until its session opens):
+                // start-up, not the workload, was most of a short run
                 startWorkers(cluster, nemesis);
+                cluster.awaitStarted();
+                out.println("servers up: lock " + String.join(",", cluster.lockEndpoints()) + ", store "
+                        + cluster.storeEndpoint() + " (" + elapsed() + ")");
+                awaitWorkersReady();
                 long startNanos = System.nanoTime();
                 for (Fault fault : schedule) {
                     sleepUntil(startNanos, fault.atMillis());
                     inject(fault, cluster, nemesis);
                 }
                 sleepUntil(startNanos, options.duration().toMillis());
+                workers.forEach(WorkerHandle::requestStop);
                 for (WorkerHandle worker : workers) {
-                    worker.stop(WORKER_STOP_TIMEOUT);
+                    worker.awaitStop(WORKER_STOP_TIMEOUT);
                 }
+                out.println("workers stopped (" + elapsed() + ")");
             } finally {
                 workers.forEach(WorkerHandle::close);
             }
@@ -163,10 +169,13 @@ public final class ChaosRun {
         for (WorkerHandle worker : workers) {
             worker.start();
         }
+    }
+
+    private void awaitWorkersReady() {
         for (WorkerHandle worker : workers) {
             worker.awaitReady();
         }
-        out.println(options.workers() + " workers ready");
+        out.println(options.workers() + " workers ready (" + elapsed() + ")");
         out.flush();
     }
 
@@ -274,6 +283,14 @@ public final class ChaosRun {
         }
         merged.sort(Comparator.comparingLong(HistoryEvent::timeMicros));
         return merged;
+    }
+
+    /**
+     * Returns the time since the run began, for the narration: start-up and wind-down are most of a short run's
+     * time, and the narration shows how much.
+     */
+    private String elapsed() {
+        return String.format(Locale.ROOT, "%.1f s in", (System.nanoTime() - originNanos) / 1e9);
     }
 
     private static void sleepUntil(long startNanos, long offsetMillis) throws InterruptedException {

@@ -101,10 +101,20 @@ final class Cluster implements AutoCloseable {
 
     /** Starts every server and waits until each is healthy (the lock service has a leader). */
     void start() throws IOException {
+        launch();
+        awaitStarted();
+    }
+
+    /** Starts every server's process, without waiting for any ({@link #awaitStarted}). */
+    void launch() throws IOException {
         for (Server server : lockServers) {
             launch(server);
         }
         launch(store);
+    }
+
+    /** Waits until every server {@link #launch launched} is healthy (the lock service has a leader). */
+    void awaitStarted() {
         for (Server server : lockServers) {
             awaitHealthy(server);
         }

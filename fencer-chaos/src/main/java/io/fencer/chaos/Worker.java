@@ -23,6 +23,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -68,6 +70,8 @@ public final class Worker {
     private final PrintStream control;
     private final SplittableRandom random;
     private final AtomicBoolean stopping = new AtomicBoolean();
+    /** Opens when the worker is asked to stop: a think in progress ends then, so the run winds down at once. */
+    private final CountDownLatch stopAsked = new CountDownLatch(1);
     private int elementsAdded;
     /** The grant the worker holds and its session, or null: what the watcher looks at. */
     private volatile Held held;
@@ -110,6 +114,7 @@ public final class Worker {
             // the harness is gone: stop as well
         }
         stopping.set(true);
+        stopAsked.countDown();
     }
 
     private void loop() {
@@ -245,7 +250,7 @@ public final class Worker {
             note(Type.OK, Op.READ, token, read, slot);
             control.println("read " + token);
             control.flush();
-            pause(random.nextLong(options.thinkMax().toMillis() + 1));
+            think(random.nextLong(options.thinkMax().toMillis() + 1));
             believeNow();
             write(store, unit, grant, read);
         } finally {
@@ -381,6 +386,19 @@ public final class Worker {
     static String describe(Throwable e) {
         String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
         return message.length() > 300 ? message.substring(0, 300) + "..." : message;
+    }
+
+    /**
+     * Thinks {@code millis} between the read and the write, or less when the worker is asked to stop meanwhile: the
+     * cycle then ends as it would have (the write, the release), without holding up the end of the run by a think
+     * of up to {@code --think-max} per worker the lock passes through.
+     */
+    private void think(long millis) {
+        try {
+            stopAsked.await(millis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     static void pause(long millis) {

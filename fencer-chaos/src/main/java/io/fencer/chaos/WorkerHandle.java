@@ -100,9 +100,19 @@ final class WorkerHandle implements AutoCloseable {
         closeUnfinished("killed");
     }
 
-    /** Asks the worker to stop after its cycle; kills it when it has not exited within {@code timeout}. */
-    void stop(Duration timeout) throws IOException {
+    /**
+     * Asks the worker to stop after its cycle, without waiting: the harness asks every worker first, then waits
+     * for each ({@link #awaitStop}), so the workers wind down together rather than one after another.
+     */
+    void requestStop() {
         process.closeInput();
+    }
+
+    /**
+     * Waits for the worker asked to stop ({@link #requestStop}) to exit; kills it when it has not exited within
+     * {@code timeout}.
+     */
+    void awaitStop(Duration timeout) throws IOException {
         if (process.awaitExit(timeout) < 0) {
             process.close();
             nemesis.info(HistoryEvent.Op.KILL, id);

@@ -28,10 +28,14 @@ import org.junit.jupiter.api.io.TempDir;
  * SIGKILLs, a recorded history and the checker. With fencing the checker finds nothing; the control run, the same
  * schedule with fencing off, must find lost updates, or the harness could not fail and proves nothing.
  *
- * <p>The runs are short (25 s of workload each); {@code fencer chaos --duration 10m} is the long run (README).
+ * <p>The runs are short, each just long enough for the faults its assertions need (20 s and 16 s of workload; 25 s
+ * each with {@code -Dfencer.soak=true}); {@code fencer chaos --duration 10m} is the long run (README).
  */
 class ChaosProcessTest {
-    private static final Duration RUN = Duration.ofSeconds(25);
+    /** The workload of the process-fault runs: the first seed's schedule ends at 19.2 s (25 s: 25.0 s). */
+    private static final Duration RUN = Soak.pick(Duration.ofSeconds(20), Duration.ofSeconds(25));
+    /** The workload of the three-peer runs: the first seed's schedule ends at 14.7 s (25 s: 23.3 s). */
+    private static final Duration PEERS_RUN = Soak.pick(Duration.ofSeconds(16), Duration.ofSeconds(25));
     private static final Duration TTL = Duration.ofSeconds(2);
     private static final Duration INTERVAL = Duration.ofSeconds(2);
     private static final Launcher LAUNCHER = Launcher.ofCurrentJvm(Main.class.getName());
@@ -44,12 +48,12 @@ class ChaosProcessTest {
         // the process faults; the network faults (root) are PartitionChaosProcessTest's
         Set<Fault.Kind> kinds = EnumSet.of(Fault.Kind.PAUSE, Fault.Kind.KILL_WORKER, Fault.Kind.KILL_STORE,
                 Fault.Kind.KILL_LOCK);
-        long seed = firstSeed(kinds, 5, TTL, schedule -> count(schedule, Fault.Kind.PAUSE) >= 2
+        long seed = firstSeed(kinds, 5, RUN, TTL, schedule -> count(schedule, Fault.Kind.PAUSE) >= 2
                 && kinds.stream().allMatch(kind -> count(schedule, kind) >= 1));
 
         ChaosRun.Outcome fenced = run(options(seed, kinds, 1, TTL, true, "fenced"));
 
-        assertThat(fenced.schedule()).isEqualTo(plan(seed, kinds, 5, TTL));
+        assertThat(fenced.schedule()).isEqualTo(plan(seed, kinds, 5, RUN, TTL));
         CheckResult result = fenced.result();
         assertThat(result.violations()).as("violations with fencing").isEmpty();
         assertThat(result.counts().get("pauses")).isGreaterThanOrEqualTo(2);
@@ -73,10 +77,11 @@ class ChaosProcessTest {
     void chaos_threePeers_leaderKillsAndPauses_findsNoViolationAndControlFindsLostUpdates() throws Exception {
         Set<Fault.Kind> kinds = EnumSet.of(Fault.Kind.KILL_LOCK, Fault.Kind.PAUSE);
         Duration ttl = Duration.ofSeconds(3); // a failover (detection, election) should not end every lease
-        long seed = firstSeed(kinds, 3, ttl, schedule -> count(schedule, Fault.Kind.KILL_LOCK) >= 2
+        long seed = firstSeed(kinds, 3, PEERS_RUN, ttl, schedule -> count(schedule, Fault.Kind.KILL_LOCK) >= 2
                 && count(schedule, Fault.Kind.PAUSE) >= 1);
 
-        ChaosRun.Outcome outcome = run(new ChaosOptions(3, Workload.SET, RUN, seed, kinds, 3, Duration.ofMillis(100),
+        ChaosRun.Outcome outcome = run(new ChaosOptions(3, Workload.SET, PEERS_RUN, seed, kinds, 3,
+                Duration.ofMillis(100),
                 ttl, INTERVAL, true, dir.resolve("peers"), null, null, dir.resolve("peers.json")));
 
         CheckResult result = outcome.result();
@@ -87,7 +92,7 @@ class ChaosProcessTest {
         assertThat(result.counts().get("writes_ok")).isPositive();
         assertThat(result.counts().get("writes_refused")).as("stale writes refused").isGreaterThanOrEqualTo(1);
 
-        ChaosRun.Outcome control = run(new ChaosOptions(3, Workload.SET, RUN, seed, kinds, 3,
+        ChaosRun.Outcome control = run(new ChaosOptions(3, Workload.SET, PEERS_RUN, seed, kinds, 3,
                 Duration.ofMillis(100), ttl, INTERVAL, false, dir.resolve("peers-control"), null, null, null));
 
         assertThat(control.schedule()).isEqualTo(outcome.schedule());
@@ -115,17 +120,18 @@ class ChaosProcessTest {
     }
 
     /** Returns the first seed from 1 whose schedule {@code wanted} accepts: the run is then fixed, and replayable. */
-    private static long firstSeed(Set<Fault.Kind> kinds, int workers, Duration ttl, Predicate<List<Fault>> wanted) {
+    private static long firstSeed(Set<Fault.Kind> kinds, int workers, Duration run, Duration ttl,
+            Predicate<List<Fault>> wanted) {
         for (long seed = 1; seed < 1_000; seed++) {
-            if (wanted.test(plan(seed, kinds, workers, ttl))) {
+            if (wanted.test(plan(seed, kinds, workers, run, ttl))) {
                 return seed;
             }
         }
         throw new AssertionError("no seed below 1000 gives the wanted schedule");
     }
 
-    private static List<Fault> plan(long seed, Set<Fault.Kind> kinds, int workers, Duration ttl) {
-        return FaultSchedule.plan(seed, kinds, workers, RUN, ttl, INTERVAL);
+    private static List<Fault> plan(long seed, Set<Fault.Kind> kinds, int workers, Duration run, Duration ttl) {
+        return FaultSchedule.plan(seed, kinds, workers, run, ttl, INTERVAL);
     }
 
     private static long count(List<Fault> schedule, Fault.Kind kind) {

@@ -66,6 +66,7 @@ final class GrantLoop implements AutoCloseable {
                 }
             }
         }
+        Thread.interrupted(); // the interrupt of close() ended the last call; the session's close must still go out
         if (session != null) {
             closeQuietly(session);
         }

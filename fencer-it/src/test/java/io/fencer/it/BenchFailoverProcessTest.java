@@ -66,15 +66,20 @@ class BenchFailoverProcessTest {
                 List.of("bench", "failover", "--peers", "3", "--kills", "100"))) {
             List<ProcessHandle> peers = await().atMost(Duration.ofSeconds(90)).until(() -> peers(bench.pid()),
                     found -> found.size() == 3);
-            Path data = dataDirectory(peers.get(0)).getParent();
-            assertThat(data).as("the peers' data directory").isDirectory();
+            try {
+                Path data = dataDirectory(peers.get(0)).getParent();
+                assertThat(data).as("the peers' data directory").isDirectory();
 
-            new ProcessBuilder("kill", "-INT", Long.toString(bench.pid())).inheritIO().start().waitFor();
-            int status = bench.awaitExit(Duration.ofSeconds(60));
+                new ProcessBuilder("kill", "-INT", Long.toString(bench.pid())).inheritIO().start().waitFor();
+                int status = bench.awaitExit(Duration.ofSeconds(60));
 
-            assertThat(status).as("exit status after Ctrl-C").isNotZero();
-            assertThat(peers).as("peers still running after the bench ended").noneMatch(ProcessHandle::isAlive);
-            assertThat(data).as("the peers' data directory").doesNotExist();
+                assertThat(status).as("exit status after Ctrl-C").isNotZero();
+                assertThat(peers).as("peers still running after the bench ended").noneMatch(ProcessHandle::isAlive);
+                assertThat(data).as("the peers' data directory").doesNotExist();
+            } finally {
+                // when an assertion fails the bench gets SIGKILL (no hook runs): its peers must not outlive the test
+                peers.forEach(ProcessHandle::destroyForcibly);
+            }
         }
     }
 

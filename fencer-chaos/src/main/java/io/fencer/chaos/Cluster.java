@@ -1,5 +1,7 @@
 package io.fencer.chaos;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonParser;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -12,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -30,7 +33,11 @@ final class Cluster implements AutoCloseable {
 
     private final Path directory;
     private final List<Server> lockServers = new ArrayList<>();
+    /** The store server; null in a group of lock peers alone ({@link #lockGroup}). */
     private final Server store;
+    private final List<Long> startedLockProcessIds = new CopyOnWriteArrayList<>();
+    /** Set by {@link #close()}, which a shutdown hook may call while another thread starts a server. */
+    private volatile boolean closed;
 
     /** One server: its name, network host, address, ports, launcher, arguments and, while it runs, its process. */
     private static final class Server {
@@ -64,6 +71,19 @@ final class Cluster implements AutoCloseable {
      * started with the extra JVM options {@code lockJvmOptions}.
      */
     Cluster(Launcher launcher, Path directory, int peers, Network network, List<String> lockJvmOptions) {
+        this(launcher, directory, peers, network, lockJvmOptions, true);
+    }
+
+    /**
+     * A group of {@code peers} lock servers on the loopback address without a store server, each started with
+     * {@code --no-store} (the failover bench measures the lock service alone).
+     */
+    static Cluster lockGroup(Launcher launcher, Path directory, int peers) {
+        return new Cluster(launcher, directory, peers, null, List.of(), false);
+    }
+
+    private Cluster(Launcher launcher, Path directory, int peers, Network network, List<String> lockJvmOptions,
+            boolean withStore) {
         if (peers != 1 && peers != 3 && peers != 5) {
             throw new IllegalArgumentException("peers must be 1, 3 or 5, not " + peers);
         }
@@ -81,8 +101,16 @@ final class Cluster implements AutoCloseable {
             String address = address(network, id);
             ServerArguments arguments = new ServerArguments(directory.resolve(id), ports[i][0], ports[i][1],
                     ports[i][2], id, peers > 1 ? group : List.of(), address);
+            List<String> lockArguments = new ArrayList<>(arguments.toArguments());
+            if (!withStore) {
+                lockArguments.add("--no-store");
+            }
             lockServers.add(new Server("lock-" + id, id, address, ports[i][0], ports[i][1],
-                    on(network, id, lockLauncher), arguments.toArguments()));
+                    on(network, id, lockLauncher), lockArguments));
+        }
+        if (!withStore) {
+            store = null;
+            return;
         }
         int[] storePorts = freePorts(2);
         String storeAddress = address(network, STORE);
@@ -110,7 +138,9 @@ final class Cluster implements AutoCloseable {
         for (Server server : lockServers) {
             launch(server);
         }
-        launch(store);
+        if (store != null) {
+            launch(store);
+        }
     }
 
     /** Waits until every server {@link #launch launched} is healthy (the lock service has a leader). */
@@ -118,7 +148,9 @@ final class Cluster implements AutoCloseable {
         for (Server server : lockServers) {
             awaitHealthy(server);
         }
-        awaitHealthy(store);
+        if (store != null) {
+            awaitHealthy(store);
+        }
     }
 
     List<String> lockEndpoints() {
@@ -207,7 +239,17 @@ final class Cluster implements AutoCloseable {
         if (server.process != null && server.process.isAlive()) {
             throw new IllegalStateException(server.name + " is already running");
         }
+        if (closed) {
+            throw new IllegalStateException("the cluster is closed: " + server.name + " is not started");
+        }
         server.process = ChildProcess.start(server.name, server.launcher, server.arguments, directory, line -> { });
+        if (server != store) {
+            startedLockProcessIds.add(server.process.pid());
+        }
+        if (closed) {
+            server.process.close(); // close() ran meanwhile and may have missed this process
+            throw new IllegalStateException("the cluster is closed: " + server.name + " is not started");
+        }
     }
 
     private static void awaitHealthy(Server server) {
@@ -301,13 +343,81 @@ final class Cluster implements AutoCloseable {
     /** Kills every server still running. */
     @Override
     public void close() {
+        closed = true;
         for (Server server : lockServers) {
             if (server.process != null) {
                 server.process.close();
             }
         }
-        if (store.process != null) {
+        if (store != null && store.process != null) {
             store.process.close();
         }
+    }
+
+    /**
+     * Returns the name of the running lock peer whose {@code /healthz} says it leads, or null when none says so.
+     */
+    String reportedLockLeader() {
+        for (Server server : lockServers) {
+            if (server.process != null && server.process.isAlive() && isLeader(health(server))) {
+                return server.name;
+            }
+        }
+        return null;
+    }
+
+    private static boolean isLeader(HttpResponse<String> health) {
+        return health != null && health.statusCode() == 200 && health.body().contains("\"role\":\"LEADER\"");
+    }
+
+    /** Kills the lock server {@code name} with SIGKILL and waits until it is gone. */
+    void killLock(String name) {
+        lockServer(name).process.kill();
+    }
+
+    /** Returns whether every lock server runs and knows a leader ({@code /healthz} answers 200). */
+    boolean lockGroupWhole() {
+        for (Server server : lockServers) {
+            if (server.process == null || !server.process.isAlive() || healthStatus(server) != 200) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Waits until the lock server {@code name} answers healthy (a leader is known to it). */
+    void awaitLockHealthy(String name) {
+        awaitHealthy(lockServer(name));
+    }
+
+    /**
+     * Returns the index of the last log entry the lock server {@code name} applied, from its {@code /healthz}, or
+     * -1 when it does not answer.
+     */
+    long appliedIndex(String name) {
+        HttpResponse<String> health = health(lockServer(name));
+        if (health == null) {
+            return -1;
+        }
+        try {
+            JsonElement index = JsonParser.parseString(health.body()).getAsJsonObject().get("appliedIndex");
+            return index == null ? -1 : index.getAsLong();
+        } catch (RuntimeException unreadable) {
+            return -1;
+        }
+    }
+
+    /** Returns the process ids of the lock servers started so far, every incarnation of each. */
+    List<Long> lockProcessIds() {
+        return List.copyOf(startedLockProcessIds);
+    }
+
+    private Server lockServer(String name) {
+        for (Server server : lockServers) {
+            if (server.name.equals(name)) {
+                return server;
+            }
+        }
+        throw new IllegalArgumentException("no lock server named " + name);
     }
 }

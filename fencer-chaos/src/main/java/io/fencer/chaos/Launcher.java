@@ -30,10 +30,18 @@ public record Launcher(List<String> commandPrefix) {
      * children may run in any directory).
      */
     public static Launcher ofCurrentJvm(String mainClass) {
+        return ofCurrentJvm(mainClass, CHILD_JVM_OPTIONS);
+    }
+
+    /**
+     * Returns the launcher of {@code mainClass} with this JVM's java binary and class path and the JVM options
+     * {@code jvmOptions} instead of the harness's quick-start ones (a bench's servers run with the full JIT).
+     */
+    public static Launcher ofCurrentJvm(String mainClass, List<String> jvmOptions) {
         Objects.requireNonNull(mainClass, "mainClass");
         List<String> prefix = new ArrayList<>();
         prefix.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        prefix.addAll(CHILD_JVM_OPTIONS);
+        prefix.addAll(jvmOptions);
         prefix.add("-cp");
         prefix.add(absoluteClassPath(System.getProperty("java.class.path")));
         prefix.add(mainClass);

@@ -8,14 +8,14 @@ import picocli.CommandLine.Spec;
 
 /** {@code fencer bench}: the group of load generators that measure a running group. */
 @Command(name = "bench", mixinStandardHelpOptions = true, description = "Measure a running Fencer group.",
-        subcommands = {BenchLockCommand.class, BenchStoreCommand.class})
+        subcommands = {BenchLockCommand.class, BenchStoreCommand.class, BenchFailoverCommand.class})
 final class BenchCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: choose lock or store");
+        throw new ParameterException(spec.commandLine(), "Missing command: choose lock, store or failover");
     }
 
     /**

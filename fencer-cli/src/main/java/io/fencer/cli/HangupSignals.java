@@ -22,7 +22,8 @@ final class HangupSignals {
 
     /**
      * Makes SIGHUP run {@code reload} on the thread {@code fencer-acl-reload}; {@code reload} reports its own
-     * failures. Returns false where {@code sun.misc.Signal} is missing (SIGHUP then keeps the JVM's default: exit).
+     * failures. Returns false where {@code sun.misc.Signal} is missing (SIGHUP then keeps the JVM's default: exit)
+     * and where the process was started with SIGHUP ignored, as {@code nohup} does (it then stays ignored).
      */
     static boolean install(Runnable reload) {
         ThreadPoolExecutor reloads = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
@@ -45,7 +46,13 @@ final class HangupSignals {
                     new Class<?>[] {handlerInterface}, onSignal);
             Method handle = signalClass.getMethod("handle", signalClass, handlerInterface);
             Constructor<?> newSignal = signalClass.getConstructor(String.class);
-            handle.invoke(null, newSignal.newInstance("HUP"), handler);
+            Object previous = handle.invoke(null, newSignal.newInstance("HUP"), handler);
+            // A JVM started with SIGHUP ignored (under nohup) keeps ignoring it and says so only by answering
+            // SIG_IGN as the previous handler: no reload would ever run.
+            if (previous == handlerInterface.getField("SIG_IGN").get(null)) {
+                reloads.shutdown();
+                return false;
+            }
             return true;
         } catch (ReflectiveOperationException | LinkageError | IllegalArgumentException e) {
             reloads.shutdown();

@@ -97,8 +97,10 @@ final class ServerCommand implements Callable<Integer> {
         FencerServer server = FencerServer.start(config);
         Thread shutdown = new Thread(server::close, "fencer-server-shutdown");
         Runtime.getRuntime().addShutdownHook(shutdown);
-        if (config.acl() != null) {
-            installAclReload(server::reloadAcl);
+        if (config.acl() != null && !installAclReload(server::reloadAcl)) {
+            spec.commandLine().getErr().println("fencer: SIGHUP cannot reload the ACL file " + config.acl()
+                    + " in this process (SIGHUP was ignored at start, as under nohup, or signals are unavailable):"
+                    + " restart the server to change the rules");
         }
         PrintWriter out = spec.commandLine().getOut();
         out.println("fencer server " + config.id() + " serving on " + config.host() + ":" + server.port() + " ("

@@ -19,7 +19,13 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 final class RetryBudget {
     static final long BACKOFF_INITIAL_NANOS = MILLISECONDS.toNanos(20);
-    static final long BACKOFF_MAX_NANOS = MILLISECONDS.toNanos(500);
+    /**
+     * The longest pause between retries. An election takes up to about a second (a 400–800 ms timeout, then the
+     * vote); a client then asleep in a longer pause adds it to the failover (with 500 ms, {@code fencer bench failover}
+     * measured 0.2–0.8 s from a known new leader to the next grant). Pauses of 100–200 ms keep one client's
+     * retries at a leaderless group to at most ten a second.
+     */
+    static final long BACKOFF_MAX_NANOS = MILLISECONDS.toNanos(200);
 
     /** How a retry waits: {@link #SYSTEM}, or in tests one that oversleeps as a descheduled thread does. */
     @FunctionalInterface

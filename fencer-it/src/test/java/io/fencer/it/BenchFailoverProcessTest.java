@@ -83,8 +83,10 @@ class BenchFailoverProcessTest {
                 assertThat(peers).as("peers still running after the bench ended").noneMatch(ProcessHandle::isAlive);
                 assertThat(data).as("the peers' data directory").doesNotExist();
             } finally {
-                // when an assertion fails the bench gets SIGKILL (no hook runs): its peers must not outlive the test
+                // When an assertion fails the bench gets SIGKILL (no hook runs): its peers must not outlive the test,
+                // neither those seen at the start nor a peer it restarted since (found left running after a failure).
                 peers.forEach(ProcessHandle::destroyForcibly);
+                peers(bench.pid()).forEach(ProcessHandle::destroyForcibly);
             }
         }
     }

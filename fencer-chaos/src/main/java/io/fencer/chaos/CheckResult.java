@@ -1,5 +1,7 @@
 package io.fencer.chaos;
 
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,6 +56,25 @@ public record CheckResult(Workload workload, Map<String, Integer> violationsByCh
         violationsByCheck = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(violationsByCheck));
         violations = List.copyOf(violations);
         counts = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(counts));
+    }
+
+    /**
+     * Returns the result of the checks that ran: {@code found} holds each check's violations (a check that does
+     * not apply to the workload is absent). Checks are reported in {@link #CHECKS} order, violations by time.
+     */
+    static CheckResult of(Workload workload, Map<String, List<Violation>> found, Map<String, Long> counts) {
+        Map<String, Integer> violationCounts = new LinkedHashMap<>();
+        List<Violation> violations = new ArrayList<>();
+        for (String check : CHECKS) {
+            List<Violation> ofCheck = found.get(check);
+            if (ofCheck != null) {
+                violationCounts.put(check, ofCheck.size());
+                violations.addAll(ofCheck);
+            }
+        }
+        // A stable sort keeps the report order of the checks among violations at the same time.
+        violations.sort(Comparator.comparingLong(Violation::timeMicros));
+        return new CheckResult(workload, violationCounts, violations, counts);
     }
 
     /** Returns true when no check found a violation. */

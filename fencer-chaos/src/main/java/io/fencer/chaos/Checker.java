@@ -59,18 +59,7 @@ public final class Checker {
                 GrantsCheck.violations(digest.grants, digest.failoversByTime));
         violationsByCheck.put(CheckResult.LEASE_BELIEF, LeaseBeliefCheck.violations(history));
 
-        Map<String, Integer> violationCounts = new LinkedHashMap<>();
-        List<Violation> violations = new ArrayList<>();
-        for (String check : CheckResult.CHECKS) {
-            List<Violation> found = violationsByCheck.get(check);
-            if (found != null) {
-                violationCounts.put(check, found.size());
-                violations.addAll(found);
-            }
-        }
-        // A stable sort keeps the report order of the checks among violations at the same time.
-        violations.sort(Comparator.comparingLong(Violation::timeMicros));
-        return new CheckResult(workload, violationCounts, violations, counts(digest));
+        return CheckResult.of(workload, violationsByCheck, counts(digest));
     }
 
     private static Map<String, Long> counts(HistoryDigest digest) {

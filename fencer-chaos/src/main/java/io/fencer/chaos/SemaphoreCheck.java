@@ -75,17 +75,7 @@ final class SemaphoreCheck {
         }
         counts.put("final_value", finalValue);
         counts.put("slots_used", slotsUsed);
-        Map<String, Integer> violationCounts = new LinkedHashMap<>();
-        List<Violation> violations = new ArrayList<>();
-        for (String check : CheckResult.CHECKS) {
-            List<Violation> found = violationsByCheck.get(check);
-            if (found != null) {
-                violationCounts.put(check, found.size());
-                violations.addAll(found);
-            }
-        }
-        violations.sort(Comparator.comparingLong(Violation::timeMicros));
-        return new CheckResult(Workload.SEMAPHORE, violationCounts, violations, counts);
+        return CheckResult.of(Workload.SEMAPHORE, violationsByCheck, counts);
     }
 
     /**

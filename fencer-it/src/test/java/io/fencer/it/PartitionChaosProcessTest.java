@@ -11,9 +11,7 @@ import io.fencer.chaos.FaultSchedule;
 import io.fencer.chaos.Launcher;
 import io.fencer.chaos.Workload;
 import io.fencer.cli.Main;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -208,15 +206,7 @@ class PartitionChaosProcessTest {
     }
 
     private ChaosRun.Outcome run(ChaosOptions options) throws Exception {
-        ByteArrayOutputStream narration = new ByteArrayOutputStream();
-        try (PrintStream out = new PrintStream(narration, true, StandardCharsets.UTF_8)) {
-            ChaosRun.Outcome outcome = ChaosRun.run(options, LAUNCHER, out);
-            System.out.println(narration.toString(StandardCharsets.UTF_8));
-            return outcome;
-        } catch (Exception | AssertionError e) {
-            System.out.println(narration.toString(StandardCharsets.UTF_8));
-            throw e;
-        }
+        return ChaosRuns.narrated(options, LAUNCHER);
     }
 
     private ChaosOptions options(long seed, Set<Fault.Kind> kinds, Set<Fault.Partition> partitions, int workers,

@@ -1,0 +1,26 @@
+package io.fencer.it;
+
+import io.fencer.chaos.ChaosOptions;
+import io.fencer.chaos.ChaosRun;
+import io.fencer.chaos.Launcher;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+/** Runs of {@code fencer chaos} inside a test, with the run's narration printed once it ended (or failed). */
+final class ChaosRuns {
+    private ChaosRuns() {}
+
+    /** Runs {@code options} with {@code launcher}'s processes and prints the narration to the test's output. */
+    static ChaosRun.Outcome narrated(ChaosOptions options, Launcher launcher) throws Exception {
+        ByteArrayOutputStream narration = new ByteArrayOutputStream();
+        try (PrintStream out = new PrintStream(narration, true, StandardCharsets.UTF_8)) {
+            ChaosRun.Outcome outcome = ChaosRun.run(options, launcher, out);
+            System.out.println(narration.toString(StandardCharsets.UTF_8));
+            return outcome;
+        } catch (Exception | AssertionError e) {
+            System.out.println(narration.toString(StandardCharsets.UTF_8));
+            throw e;
+        }
+    }
+}

@@ -176,6 +176,7 @@ public final class FencerServer implements AutoCloseable {
                 config.tokenKeys(), new SessionSecrets(config.ticker()), metrics::recordRequest, authorizer, watches);
         RefusedCalls refusals = new RefusedCalls(metrics.registry(), config.ticker());
         service.registerStreamMetrics(metrics.registry());
+        proposer.registerMetrics(metrics.registry());
         watches.register(metrics.registry());
         List<ServerServiceDefinition> services = new ArrayList<>();
         services.add(intercepted(MalformedRequests.guard(service.bindService(), INBOUND_MESSAGE_BYTES_MAX),

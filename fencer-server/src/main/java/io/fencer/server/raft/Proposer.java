@@ -10,6 +10,8 @@ import io.fencer.lock.CommandCodec;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
 import io.fencer.server.rpc.ErrorCatalogue;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,6 +73,8 @@ public final class Proposer implements AutoCloseable {
     private boolean lingerExpired; // guarded by this; the lone queued command waited in vain: send it now
     private long watchedEntry = -1; // guarded by this; a lone entry sent at once, whose company is not seen yet
     private long watchedSentNanos; // guarded by this
+    private long lingersWithCompany; // guarded by this
+    private long lingersExpired; // guarded by this
 
     /** Runs a task after a delay, on another thread (never the calling one). */
     @FunctionalInterface
@@ -211,6 +215,7 @@ public final class Proposer implements AutoCloseable {
             }
             lingering = false;
             lingerExpired = true;
+            lingersExpired++;
             linger.observeCompany(false);
         }
         drain();
@@ -224,6 +229,7 @@ public final class Proposer implements AutoCloseable {
         assert Thread.holdsLock(this) : "the linger state is written under the lock";
         if (lingering) {
             lingering = false; // company came: the queue grew past the lingering command
+            lingersWithCompany++;
             linger.observeCompany(true);
         }
         long entry = entriesSent++;
@@ -234,6 +240,33 @@ public final class Proposer implements AutoCloseable {
         lingerExpired = false;
         inFlightEntries++;
         return entry;
+    }
+
+    /**
+     * Registers the proposer's counters: log entries sent ({@code fencer.proposer.entries}) and lone commands
+     * that lingered ({@code fencer.proposer.lingers}, tagged {@code outcome}: {@code company} when another command
+     * joined them, {@code expired} when none came within the window).
+     */
+    public void registerMetrics(MeterRegistry registry) {
+        FunctionCounter.builder("fencer.proposer.entries", this, Proposer::entriesSent)
+                .description("Log entries the proposer sent").register(registry);
+        FunctionCounter.builder("fencer.proposer.lingers", this, Proposer::lingersWithCompany)
+                .tag("outcome", "company").description("Lone commands that waited and were joined")
+                .register(registry);
+        FunctionCounter.builder("fencer.proposer.lingers", this, Proposer::lingersExpired)
+                .tag("outcome", "expired").description("Lone commands that waited in vain").register(registry);
+    }
+
+    private synchronized double entriesSent() {
+        return entriesSent;
+    }
+
+    private synchronized double lingersWithCompany() {
+        return lingersWithCompany;
+    }
+
+    private synchronized double lingersExpired() {
+        return lingersExpired;
     }
 
     /** Returns how many entries may be in flight now: one, unless a full batch waits (see the class doc). */

@@ -248,13 +248,13 @@ public final class Proposer implements AutoCloseable {
      * joined them, {@code expired} when none came within the window).
      */
     public void registerMetrics(MeterRegistry registry) {
+        String lingers = "Lone commands that waited for company (outcome company: joined; expired: none came)";
         FunctionCounter.builder("fencer.proposer.entries", this, Proposer::entriesSent)
                 .description("Log entries the proposer sent").register(registry);
         FunctionCounter.builder("fencer.proposer.lingers", this, Proposer::lingersWithCompany)
-                .tag("outcome", "company").description("Lone commands that waited and were joined")
-                .register(registry);
+                .tag("outcome", "company").description(lingers).register(registry);
         FunctionCounter.builder("fencer.proposer.lingers", this, Proposer::lingersExpired)
-                .tag("outcome", "expired").description("Lone commands that waited in vain").register(registry);
+                .tag("outcome", "expired").description(lingers).register(registry);
     }
 
     private synchronized double entriesSent() {

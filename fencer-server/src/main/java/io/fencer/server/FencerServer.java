@@ -39,6 +39,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -162,7 +163,8 @@ public final class FencerServer implements AutoCloseable {
         stateMachine.addLeadershipHook(keeperHolder::wakeUp);
 
         raft = RaftNode.start(config, tls, stateMachine, this::port);
-        proposer = new Proposer(raft, stateMachine);
+        proposer = new Proposer(raft, stateMachine, config.ticker(),
+                (task, delayNanos) -> timers.schedule(task, delayNanos, TimeUnit.NANOSECONDS));
         keeper = new SessionKeeper(config.ticker(), config.lockDelay(), raft, stateMachine, proposer);
         metrics = new ServerMetrics(stateMachine::counts, pending::size, raft::isLeader);
         keeperHolder.set(keeper);
@@ -174,6 +176,7 @@ public final class FencerServer implements AutoCloseable {
                 config.tokenKeys(), new SessionSecrets(config.ticker()), metrics::recordRequest, authorizer, watches);
         RefusedCalls refusals = new RefusedCalls(metrics.registry(), config.ticker());
         service.registerStreamMetrics(metrics.registry());
+        proposer.registerMetrics(metrics.registry());
         watches.register(metrics.registry());
         List<ServerServiceDefinition> services = new ArrayList<>();
         services.add(intercepted(MalformedRequests.guard(service.bindService(), INBOUND_MESSAGE_BYTES_MAX),

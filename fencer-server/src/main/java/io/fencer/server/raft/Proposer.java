@@ -3,12 +3,15 @@ package io.fencer.server.raft;
 import io.fencer.core.FencerException;
 import io.fencer.core.InternalException;
 import io.fencer.core.NotLeaderException;
+import io.fencer.core.Ticker;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Command;
 import io.fencer.lock.CommandCodec;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
 import io.fencer.server.rpc.ErrorCatalogue;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +40,10 @@ import org.slf4j.LoggerFactory;
  * amortizes Ratis's cost per entry (append, replication, fsync, apply, reply) — on each peer, followers included.
  * Only when a full batch waits, waiting cannot grow it, and up to {@link #IN_FLIGHT_ENTRIES_MAX} entries go out
  * without waiting for each other. Entries are submitted in queue order.
+ *
+ * <p>Lingering: a lone command — nothing in flight, nothing else queued — may wait a short window for company
+ * when lone commands lately found some (see {@link Linger}): on a contended lock the releaser's next Acquire and the
+ * next holder's Release then leave in one entry, not one behind the other's commit.
  */
 public final class Proposer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Proposer.class);
@@ -58,13 +65,43 @@ public final class Proposer implements AutoCloseable {
     private int inFlightEntries; // guarded by this
     private boolean draining; // guarded by this
     private boolean closed; // guarded by this
+    private final Ticker ticker;
+    private final Delayer delayer;
+    private final Linger linger; // guarded by this
+    private long entriesSent; // guarded by this; an entry's generation is the count before it was sent
+    private boolean lingering; // guarded by this; the lone queued command waits for company or its expiry
+    private boolean lingerExpired; // guarded by this; the lone queued command waited in vain: send it now
+    private long watchedEntry = -1; // guarded by this; a lone entry sent at once, whose company is not seen yet
+    private long watchedSentNanos; // guarded by this
+    private long lingersWithCompany; // guarded by this
+    private long lingersExpired; // guarded by this
+
+    /** Runs a task after a delay, on another thread (never the calling one). */
+    @FunctionalInterface
+    public interface Delayer {
+        /** Runs {@code task} once, {@code delayNanos} from now; may throw if it no longer runs tasks. */
+        void delay(Runnable task, long delayNanos);
+    }
 
     /** One command waiting for its result. */
     private record Proposal(Command command, CompletableFuture<Result> result) {}
 
-    public Proposer(RaftNode raft, RaftLockStateMachine stateMachine) {
+    /**
+     * Creates the proposer of {@code raft}'s group.
+     *
+     * @param ticker the clock of entry latencies and lingering windows
+     * @param delayer runs a lingering command's expiry
+     */
+    public Proposer(RaftNode raft, RaftLockStateMachine stateMachine, Ticker ticker, Delayer delayer) {
+        this(raft, stateMachine, ticker, delayer, new Linger());
+    }
+
+    Proposer(RaftNode raft, RaftLockStateMachine stateMachine, Ticker ticker, Delayer delayer, Linger linger) {
         this.raft = Objects.requireNonNull(raft, "raft");
         this.stateMachine = Objects.requireNonNull(stateMachine, "stateMachine");
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
+        this.delayer = Objects.requireNonNull(delayer, "delayer");
+        this.linger = Objects.requireNonNull(linger, "linger");
     }
 
     /**
@@ -83,6 +120,11 @@ public final class Proposer implements AutoCloseable {
                         + queue.size() + " commands queued, the most allowed is " + QUEUED_COMMANDS_MAX));
             }
             queue.add(proposal);
+            if (watchedEntry >= 0) {
+                // Company for the lone entry in flight: would it have come within the window?
+                linger.observeCompany(ticker.nanoTime() - watchedSentNanos <= linger.windowNanos());
+                watchedEntry = -1;
+            }
         }
         drain();
         return proposal.result;
@@ -117,19 +159,21 @@ public final class Proposer implements AutoCloseable {
     private void drain() {
         while (true) {
             List<Proposal> batch;
+            long entry;
             synchronized (this) {
-                if (draining || inFlightEntries >= inFlightEntriesAllowed() || queue.isEmpty()) {
+                if (draining || inFlightEntries >= inFlightEntriesAllowed() || queue.isEmpty() || lingers()) {
                     return; // the thread that is draining loops again and picks up what was queued meanwhile
                 }
                 draining = true;
+                boolean lone = inFlightEntries == 0 && queue.size() == 1;
                 batch = new ArrayList<>(Math.min(queue.size(), BATCH_COMMANDS_MAX));
                 while (batch.size() < BATCH_COMMANDS_MAX && !queue.isEmpty()) {
                     batch.add(queue.poll());
                 }
-                inFlightEntries++;
+                entry = sent(lone);
             }
             try {
-                submit(batch);
+                submit(batch, entry);
             } finally {
                 synchronized (this) {
                     draining = false;
@@ -138,26 +182,115 @@ public final class Proposer implements AutoCloseable {
         }
     }
 
+    /**
+     * Returns whether the queued command waits for company now; arms its expiry when it starts waiting. Only a
+     * lone command lingers, once: company ends the wait (the queue grows), and so does the expiry.
+     */
+    private boolean lingers() {
+        assert Thread.holdsLock(this) : "the linger state is read under the lock";
+        if (inFlightEntries > 0 || queue.size() != 1) {
+            return false;
+        }
+        if (lingering) {
+            return true;
+        }
+        if (lingerExpired || closed || !linger.lingers()) {
+            return false;
+        }
+        long entry = entriesSent;
+        try {
+            delayer.delay(() -> expire(entry), linger.windowNanos());
+        } catch (RuntimeException e) {
+            return false; // the delayer stopped (the server is closing): nothing would end the wait
+        }
+        lingering = true;
+        return true;
+    }
+
+    /** Ends the wait of the lone command queued before entry {@code entry}, unless company ended it already. */
+    private void expire(long entry) {
+        synchronized (this) {
+            if (!lingering || entriesSent != entry) {
+                return;
+            }
+            lingering = false;
+            lingerExpired = true;
+            lingersExpired++;
+            linger.observeCompany(false);
+        }
+        drain();
+    }
+
+    /**
+     * Records that the next entry leaves ({@code lone}: one command, nothing in flight) and returns its
+     * generation. A lone entry sent at once is watched for company.
+     */
+    private long sent(boolean lone) {
+        assert Thread.holdsLock(this) : "the linger state is written under the lock";
+        if (lingering) {
+            lingering = false; // company came: the queue grew past the lingering command
+            lingersWithCompany++;
+            linger.observeCompany(true);
+        }
+        long entry = entriesSent++;
+        watchedEntry = lone && !lingerExpired ? entry : -1;
+        if (watchedEntry >= 0) {
+            watchedSentNanos = ticker.nanoTime();
+        }
+        lingerExpired = false;
+        inFlightEntries++;
+        return entry;
+    }
+
+    /**
+     * Registers the proposer's counters: log entries sent ({@code fencer.proposer.entries}) and lone commands
+     * that lingered ({@code fencer.proposer.lingers}, tagged {@code outcome}: {@code company} when another command
+     * joined them, {@code expired} when none came within the window).
+     */
+    public void registerMetrics(MeterRegistry registry) {
+        String lingers = "Lone commands that waited for company (outcome company: joined; expired: none came)";
+        FunctionCounter.builder("fencer.proposer.entries", this, Proposer::entriesSent)
+                .description("Log entries the proposer sent").register(registry);
+        FunctionCounter.builder("fencer.proposer.lingers", this, Proposer::lingersWithCompany)
+                .tag("outcome", "company").description(lingers).register(registry);
+        FunctionCounter.builder("fencer.proposer.lingers", this, Proposer::lingersExpired)
+                .tag("outcome", "expired").description(lingers).register(registry);
+    }
+
+    private synchronized double entriesSent() {
+        return entriesSent;
+    }
+
+    private synchronized double lingersWithCompany() {
+        return lingersWithCompany;
+    }
+
+    private synchronized double lingersExpired() {
+        return lingersExpired;
+    }
+
     /** Returns how many entries may be in flight now: one, unless a full batch waits (see the class doc). */
     private int inFlightEntriesAllowed() {
         assert Thread.holdsLock(this) : "the queue is read under the lock";
         return queue.size() >= BATCH_COMMANDS_MAX ? IN_FLIGHT_ENTRIES_MAX : 1;
     }
 
-    private void submit(List<Proposal> batch) {
+    private void submit(List<Proposal> batch, long entry) {
         List<Command> commands = new ArrayList<>(batch.size());
         batch.forEach(proposal -> commands.add(proposal.command));
+        long sentNanos = ticker.nanoTime();
         CompletableFuture<RaftClientReply> reply;
         try {
-            byte[] entry = CommandCodec.encodeCommands(commands);
+            byte[] encoded = CommandCodec.encodeCommands(commands);
             long callId = callIds.incrementAndGet();
             reply = raft.submit(request(callId, RaftClientRequest.writeRequestType(),
-                    Message.valueOf(UnsafeByteOperations.unsafeWrap(entry))));
+                    Message.valueOf(UnsafeByteOperations.unsafeWrap(encoded))));
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
         reply.whenComplete((answer, error) -> {
             try {
+                answered(entry, sentNanos);
                 complete(batch, answer, error);
             } finally {
                 synchronized (this) {
@@ -166,6 +299,15 @@ public final class Proposer implements AutoCloseable {
                 drain();
             }
         });
+    }
+
+    /** Records an entry's latency; a watched lone entry answered before any company arrived found none. */
+    private synchronized void answered(long entry, long sentNanos) {
+        linger.observeEntry(Math.max(0, ticker.nanoTime() - sentNanos));
+        if (watchedEntry == entry) {
+            linger.observeCompany(false);
+            watchedEntry = -1;
+        }
     }
 
     private RaftClientRequest request(long callId, RaftClientRequest.Type type, Message message) {

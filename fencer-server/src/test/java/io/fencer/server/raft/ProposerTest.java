@@ -3,19 +3,25 @@ package io.fencer.server.raft;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.fencer.core.Ticker;
 import io.fencer.lock.Command;
 import io.fencer.lock.Event;
 import io.fencer.lock.Limits;
 import io.fencer.lock.Result;
 import io.fencer.server.ServerConfig;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -23,8 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * How the proposer cuts commands into log entries, on a real one-peer Ratis group: one entry in flight while less
- * than a full batch waits, more only when full batches wait. An entry is held in flight by holding its apply (a
- * listener of the state machine that waits on a latch), which holds its reply.
+ * than a full batch waits, more only when full batches wait; a lone command lingers only while lone commands find
+ * company. An entry is held in flight by holding its apply (a listener of the state machine that waits for a
+ * permit), which holds its reply. Time is a ticker moved by hand and lingering expiries run when the test says.
  */
 class ProposerTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -33,29 +40,35 @@ class ProposerTest {
     Path directory;
 
     private RaftNode raft;
+    private RaftLockStateMachine stateMachine;
     private Proposer proposer;
     private final AtomicBoolean holdNextApply = new AtomicBoolean();
-    private final CountDownLatch applyHeld = new CountDownLatch(1);
-    private final CountDownLatch releaseApply = new CountDownLatch(1);
+    private final Semaphore applyHeld = new Semaphore(0);
+    private final Semaphore releaseApply = new Semaphore(0);
+    private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
+    private final Ticker ticker = nanos::get;
+    /** Lingering expiries the proposer asked for; they run when a test runs them. */
+    private final List<Runnable> delays = new CopyOnWriteArrayList<>();
+    private final MeterRegistry registry = new SimpleMeterRegistry();
 
     @BeforeEach
     void start() throws Exception {
-        RaftLockStateMachine stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
+        stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
         stateMachine.addListener((List<Event> events) -> {
             if (holdNextApply.compareAndSet(true, false)) {
-                applyHeld.countDown();
+                applyHeld.release();
                 awaitQuietly(releaseApply);
             }
         });
         raft = RaftNode.start(ServerConfig.defaults(directory).withPorts(0, 0, 0), null, stateMachine, () -> 0);
-        proposer = new Proposer(raft, stateMachine);
+        proposer = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> delays.add(task));
         await().atMost(WAIT).until(raft::isLeaderReady);
         proposer.propose(command(0)).get(WAIT.toSeconds(), TimeUnit.SECONDS); // the log is past the leader's entry
     }
 
     @AfterEach
     void stop() {
-        releaseApply.countDown();
+        releaseApply.release(1_000);
         if (proposer != null) {
             proposer.close();
         }
@@ -70,7 +83,7 @@ class ProposerTest {
         CompletableFuture<Result> first = holdingTheApplyOf(command(1));
 
         List<CompletableFuture<Result>> queued = proposeMany(10, 2);
-        releaseApply.countDown();
+        releaseApply.release();
 
         first.get(WAIT.toSeconds(), TimeUnit.SECONDS);
         CompletableFuture.allOf(queued.toArray(CompletableFuture[]::new)).get(WAIT.toSeconds(), TimeUnit.SECONDS);
@@ -88,17 +101,111 @@ class ProposerTest {
         // The full batch is appended to the log while the first entry is still held (its apply has not returned).
         await().atMost(WAIT).until(() -> lastLogIndex() - before >= 2);
         assertThat(first).isNotDone();
-        releaseApply.countDown();
+        releaseApply.release();
         first.get(WAIT.toSeconds(), TimeUnit.SECONDS);
         CompletableFuture.allOf(queued.toArray(CompletableFuture[]::new)).get(WAIT.toSeconds(), TimeUnit.SECONDS);
         assertThat(lastLogIndex() - before).as("log entries: the held one, a full batch, the rest").isEqualTo(3);
+    }
+
+    @Test
+    void propose_whenLoneCommandsFindCompany_aLoneCommandWaitsForTheNextAndBothLeaveInOneEntry() throws Exception {
+        useProposer(new Linger(1.0, 2_000_000));
+        long before = lastLogIndex();
+
+        CompletableFuture<Result> lone = proposer.propose(command(1));
+        assertThat(delays).as("the lone command's expiry").hasSize(1);
+        assertThat(lone).isNotDone();
+        assertThat(lastLogIndex()).as("nothing sent while it waits").isEqualTo(before);
+        CompletableFuture<Result> company = proposer.propose(command(2));
+
+        CompletableFuture.allOf(lone, company).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(lastLogIndex() - before).as("log entries for the two commands").isEqualTo(1);
+        delays.forEach(Runnable::run); // a late expiry changes nothing
+        assertThat(lastLogIndex() - before).isEqualTo(1);
+        assertThat(lingers("company")).isEqualTo(1);
+        assertThat(lingers("expired")).isZero();
+    }
+
+    @Test
+    void propose_whenALingeringCommandFindsNoCompany_leavesAloneAtItsExpiry() throws Exception {
+        useProposer(new Linger(1.0, 2_000_000));
+        long before = lastLogIndex();
+        CompletableFuture<Result> lone = proposer.propose(command(1));
+        assertThat(delays).hasSize(1);
+
+        delays.get(0).run();
+
+        lone.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(lastLogIndex() - before).isEqualTo(1);
+        assertThat(lingers("expired")).isEqualTo(1);
+        assertThat(lingers("company")).isZero();
+    }
+
+    @Test
+    void propose_whenTheDelayerRefuses_sendsTheLoneCommandAtOnce() throws Exception {
+        proposer.close();
+        proposer = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> {
+            throw new RejectedExecutionException("the timers stopped");
+        }, new Linger(1.0, 2_000_000));
+
+        proposer.propose(command(1)).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    @Test
+    void propose_aLoneClient_neverWaits() throws Exception {
+        useProposer(new Linger(0.4, 2_000_000)); // nearly lingering already
+        for (int i = 0; i < 40; i++) {
+            // Each command follows the answer of the one before, as a lone client's do: none finds company.
+            proposer.propose(command(i)).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            nanos.addAndGet(100_000);
+        }
+        assertThat(delays).as("expiries armed").isEmpty();
+    }
+
+    @Test
+    void propose_afterLoneEntriesKeptFindingCompany_startsLingering() throws Exception {
+        Linger linger = new Linger(0, 2_000_000);
+        useProposer(linger);
+        int rounds = 0;
+        while (!linger.lingers()) {
+            assertThat(rounds++).as("rounds before lone commands linger").isLessThan(30);
+            CompletableFuture<Result> lone = holdingTheApplyOf(command(1));
+            // Company arrives while the lone entry is in flight: two commands, which then leave together (not lone).
+            List<CompletableFuture<Result>> company = proposeMany(2, 2);
+            nanos.addAndGet(1_000_000); // the entry takes a millisecond
+            releaseApply.release();
+            lone.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            CompletableFuture.allOf(company.toArray(CompletableFuture[]::new)).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        }
+        // Company every time: the rate passes one half after 11 observations (1 - (15/16)^11 > 0.5).
+        assertThat(rounds).isEqualTo(11);
+        assertThat(delays).isEmpty();
+
+        CompletableFuture<Result> next = proposer.propose(command(3));
+
+        // It may queue behind the last entry, whose answer is out but whose completion is still running.
+        await().atMost(WAIT).until(() -> delays.size() == 1);
+        assertThat(next).as("lingering: only its expiry or company sends it").isNotDone();
+        delays.get(0).run();
+        next.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    private void useProposer(Linger linger) {
+        proposer.close();
+        proposer = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> delays.add(task), linger);
+        proposer.registerMetrics(registry);
+    }
+
+    private double lingers(String outcome) {
+        return registry.get("fencer.proposer.lingers").tag("outcome", outcome).functionCounter().count();
     }
 
     /** Proposes {@code command} and returns once its entry is being applied and held there. */
     private CompletableFuture<Result> holdingTheApplyOf(Command command) throws InterruptedException {
         holdNextApply.set(true);
         CompletableFuture<Result> result = proposer.propose(command);
-        assertThat(applyHeld.await(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the entry's apply started").isTrue();
+        assertThat(applyHeld.tryAcquire(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the entry's apply started")
+                .isTrue();
         return result;
     }
 
@@ -119,9 +226,9 @@ class ProposerTest {
         return raft.server().getDivision(RaftNode.GROUP_ID).getRaftLog().getLastEntryTermIndex().getIndex();
     }
 
-    private static void awaitQuietly(CountDownLatch latch) {
+    private static void awaitQuietly(Semaphore permits) {
         try {
-            latch.await(WAIT.toSeconds(), TimeUnit.SECONDS);
+            permits.tryAcquire(WAIT.toSeconds(), TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -33,6 +33,7 @@ import io.grpc.protobuf.StatusProto;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,6 +42,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -81,12 +83,28 @@ final class TestServers {
         return ServerConfig.defaults(dataDir).withPorts(0, 0, 0).withTicker(ticker);
     }
 
+    /** The first port of the kernel's default ephemeral range (ip_local_port_range: 32768 60999). */
+    private static final int EPHEMERAL_PORT_FIRST = 32_768;
+    private static final int CHOSEN_PORT_FIRST = 20_000;
+
+    /**
+     * Returns a port that was free a moment ago, below the ephemeral range. A test names its peers' ports before
+     * they bind them; a port from the ephemeral range may meanwhile become the local port of an outgoing connection
+     * (peers and clients connect while a group starts: {@code ClusterTest} once failed to bind one), while ports below
+     * it are only ever taken by an explicit bind. The same choice as the chaos harness's {@code Cluster.freePorts}.
+     */
     static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 200; attempt++) {
+            try (ServerSocket socket = new ServerSocket()) {
+                socket.bind(new InetSocketAddress("127.0.0.1", random.nextInt(CHOSEN_PORT_FIRST,
+                        EPHEMERAL_PORT_FIRST)));
+                return socket.getLocalPort();
+            } catch (IOException taken) {
+                // try another
+            }
         }
+        throw new IllegalStateException("no free port below " + EPHEMERAL_PORT_FIRST + " in 200 attempts");
     }
 
     static ManagedChannel channel(FencerServer server) {

@@ -303,6 +303,7 @@ public final class RaftNode implements AutoCloseable {
 
     @Override
     public void close() {
+        LogWorkerWakeUp.watch(division); // else the close waits out the idle log worker's one-second poll
         try {
             server.close();
         } catch (IOException e) {

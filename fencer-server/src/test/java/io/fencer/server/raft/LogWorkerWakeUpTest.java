@@ -3,12 +3,14 @@ package io.fencer.server.raft;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.fencer.core.Ticker;
 import io.fencer.lock.Command;
 import io.fencer.lock.Limits;
 import io.fencer.server.ServerConfig;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,7 +38,10 @@ class LogWorkerWakeUpTest {
     void close_withTheWorkerWoken_leavesTheLogWholeForARestart() throws Exception {
         RaftNode raft = start();
         long lastIndex;
-        try (Proposer proposer = new Proposer(raft, stateMachine)) {
+        // No timers: a command that would linger leaves at once (and lone commands one after another never linger).
+        try (Proposer proposer = new Proposer(raft, stateMachine, Ticker.system(), (task, delayNanos) -> {
+            throw new RejectedExecutionException("no timers in this test");
+        })) {
             for (int i = 0; i < 5; i++) {
                 proposer.propose(new Command.ExpireSession(1_000_000 + i, false)).get(WAIT.toSeconds(),
                         TimeUnit.SECONDS);

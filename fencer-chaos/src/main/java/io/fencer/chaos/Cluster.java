@@ -3,9 +3,6 @@ package io.fencer.chaos;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonParser;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The servers of a run as real processes: one lock server or a group of peers, and one store server, each with
@@ -91,7 +87,7 @@ final class Cluster implements AutoCloseable {
         int[][] ports = new int[peers][];
         List<ServerArguments.Peer> group = new ArrayList<>();
         for (int i = 0; i < peers; i++) {
-            ports[i] = freePorts(3);
+            ports[i] = FreePorts.choose(3);
             group.add(new ServerArguments.Peer("n" + (i + 1), address(network, "n" + (i + 1)), ports[i][0],
                     ports[i][2]));
         }
@@ -112,7 +108,7 @@ final class Cluster implements AutoCloseable {
             store = null;
             return;
         }
-        int[] storePorts = freePorts(2);
+        int[] storePorts = FreePorts.choose(2);
         String storeAddress = address(network, STORE);
         store = new Server(STORE, STORE, storeAddress, storePorts[0], storePorts[1], on(network, STORE, launcher),
                 new StoreServerArguments(directory.resolve(STORE), storePorts[0], storePorts[1], storeAddress)
@@ -288,56 +284,6 @@ final class Cluster implements AutoCloseable {
     private static HttpRequest request(Server server) {
         return HttpRequest.newBuilder(URI.create("http://" + server.address + ":" + server.adminPort + "/healthz"))
                 .timeout(Duration.ofSeconds(2)).build();
-    }
-
-    /** Returns {@code count} ports that were free a moment ago. */
-    static int[] freePorts(int count) {
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            int[] ports = new int[count];
-            for (int i = 0; i < count; i++) {
-                ServerSocket socket = bindBelowEphemeralRange();
-                sockets.add(socket);
-                ports[i] = socket.getLocalPort();
-            }
-            return ports;
-        } catch (IOException e) {
-            throw new UncheckedIOException("no free port", e);
-        } finally {
-            for (ServerSocket socket : sockets) {
-                try {
-                    socket.close();
-                } catch (IOException ignored) {
-                    // nothing to do
-                }
-            }
-        }
-    }
-
-    /** The first port of the kernel's default ephemeral range (ip_local_port_range: 32768 60999). */
-    private static final int EPHEMERAL_PORT_FIRST = 32_768;
-    private static final int CHOSEN_PORT_FIRST = 20_000;
-    private static final int CHOSEN_PORT_ATTEMPTS = 200;
-
-    /**
-     * Binds a free port below the ephemeral range. A server is started on its ports after they are chosen (and
-     * restarted on them after a kill); a port from the ephemeral range may meanwhile be taken as the local port of
-     * an outgoing connection of any process (a bind failure seen under load: {@code ChaosProcessTest}'s regression),
-     * while ports below that range are only ever taken by an explicit bind. Falls back to an ephemeral port.
-     */
-    private static ServerSocket bindBelowEphemeralRange() throws IOException {
-        ThreadLocalRandom random = ThreadLocalRandom.current();
-        for (int attempt = 0; attempt < CHOSEN_PORT_ATTEMPTS; attempt++) {
-            ServerSocket socket = new ServerSocket();
-            try {
-                socket.bind(new InetSocketAddress(ServerArguments.LOOPBACK, random.nextInt(CHOSEN_PORT_FIRST,
-                        EPHEMERAL_PORT_FIRST)));
-                return socket;
-            } catch (IOException taken) {
-                socket.close();
-            }
-        }
-        return new ServerSocket(0);
     }
 
     /** Kills every server still running. */

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class ClusterPortsTest {
     @Test
     void freePorts_chosen_areBelowTheEphemeralRangeDistinctAndBindable() throws IOException {
-        int[] ports = Cluster.freePorts(12);
+        int[] ports = FreePorts.choose(12);
 
         assertThat(ports).doesNotHaveDuplicates();
         assertThat(Arrays.stream(ports).boxed()).allMatch(port -> port >= 20_000 && port < 32_768);

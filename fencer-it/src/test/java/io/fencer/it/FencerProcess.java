@@ -1,9 +1,9 @@
 package io.fencer.it;
 
+import io.fencer.chaos.FreePorts;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -240,27 +240,10 @@ final class FencerProcess implements AutoCloseable {
 
     /** The three ports of one server: gRPC clients, admin HTTP, Raft. */
     record Ports(int client, int admin, int raft) {
+        /** Returns three ports free a moment ago, below the ephemeral range (an outgoing connection cannot take them). */
         static Ports free() {
-            int[] ports = new int[3];
-            List<ServerSocket> sockets = new ArrayList<>();
-            try {
-                for (int i = 0; i < 3; i++) {
-                    ServerSocket socket = new ServerSocket(0);
-                    sockets.add(socket);
-                    ports[i] = socket.getLocalPort();
-                }
-                return new Ports(ports[0], ports[1], ports[2]);
-            } catch (IOException e) {
-                throw new AssertionError("no free port", e);
-            } finally {
-                for (ServerSocket socket : sockets) {
-                    try {
-                        socket.close();
-                    } catch (IOException ignored) {
-                        // nothing to do
-                    }
-                }
-            }
+            int[] ports = FreePorts.choose(3);
+            return new Ports(ports[0], ports[1], ports[2]);
         }
 
         String endpoint() {

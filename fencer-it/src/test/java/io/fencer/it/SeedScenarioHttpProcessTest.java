@@ -6,8 +6,8 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.Reason;
+import io.fencer.chaos.FreePorts;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -37,10 +37,7 @@ class SeedScenarioHttpProcessTest {
     @BeforeEach
     void startServer() throws Exception {
         FencerProcess.Ports ports = FencerProcess.Ports.free();
-        int httpPort;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            httpPort = socket.getLocalPort();
-        }
+        int httpPort = FreePorts.choose(1)[0];
         server = FencerProcess.server("server", dir.resolve("data"), ports, "--http-port",
                 Integer.toString(httpPort));
         server.awaitHealthy(ports.admin());

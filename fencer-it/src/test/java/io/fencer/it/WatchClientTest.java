@@ -159,10 +159,8 @@ class WatchClientTest {
         assertThat(recording.events).hasSize(1);
     }
 
-    private static int freePort() throws java.io.IOException {
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+    private static int freePort() {
+        return io.fencer.chaos.FreePorts.choose(1)[0];
     }
 
     @Test

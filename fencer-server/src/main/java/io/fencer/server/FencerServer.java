@@ -197,11 +197,11 @@ public final class FencerServer implements AutoCloseable {
         if (config.adminPort() >= 0) {
             admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, config.id(), raft, metrics::scrape);
         }
-        LOG.info("fencer server {} serving on {}:{} (admin {}, http {}, store {}, tokens {}, {}, data {})",
+        LOG.info("fencer server {} serving on {}:{} (admin {}, http {}, store {}, tokens {}, {}, data {}, java {})",
                 config.id(), config.host(), port(), admin == null ? "off" : config.host() + ":" + admin.port(),
                 http == null ? "off" : config.host() + ":" + http.port(),
                 store == null ? "off" : "on", config.tokenKeys() == null ? "unsigned" : "signed", describe(tls),
-                config.dataDir());
+                config.dataDir(), Runtime.version());
     }
 
     /** Returns how a server's ports are secured, for its start-up line. */

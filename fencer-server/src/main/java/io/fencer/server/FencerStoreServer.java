@@ -2,6 +2,7 @@ package io.fencer.server;
 
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.server.admin.AdminHttpServer;
+import io.fencer.server.admin.JvmMeters;
 import io.fencer.server.auth.AclFileException;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.RefusedCalls;
@@ -41,6 +42,7 @@ public final class FencerStoreServer implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CountDownLatch terminated = new CountDownLatch(1);
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final JvmMeters jvm = JvmMeters.bind(registry);
     /** Names the callers of tests without TLS; null in production, where only client certificates do. */
     private final ServerInterceptor testIdentities;
     private volatile Authorizer authorizer;
@@ -96,10 +98,11 @@ public final class FencerStoreServer implements AutoCloseable {
             http = ConnectHttpServer.start(config.host(), config.httpPort(), tls, List.of(service),
                     List.of(StoreGrpc.getServiceDescriptor()));
         }
-        LOG.info("fencer store server serving on {}:{} (admin {}, http {}, tokens {}, {}, data {})", config.host(),
-                port(), admin == null ? "off" : config.host() + ":" + admin.port(),
+        LOG.info("fencer store server serving on {}:{} (admin {}, http {}, tokens {}, {}, data {}, java {})",
+                config.host(), port(), admin == null ? "off" : config.host() + ":" + admin.port(),
                 http == null ? "off" : config.host() + ":" + http.port(),
-                config.tokenKeys() == null ? "unsigned" : "signed", FencerServer.describe(tls), config.dataDir());
+                config.tokenKeys() == null ? "unsigned" : "signed", FencerServer.describe(tls), config.dataDir(),
+                Runtime.version());
     }
 
     private AdminHttpServer.Health health() {
@@ -163,6 +166,7 @@ public final class FencerStoreServer implements AutoCloseable {
             if (store != null) {
                 store.close();
             }
+            jvm.close();
             registry.close();
             LOG.info("fencer store server closed");
         } finally {

@@ -70,6 +70,15 @@ class AdminHttpTest {
     }
 
     @Test
+    void metrics_ofALockServer_exposeTheJavaRuntime() throws Exception {
+        String body = get("/metrics").body();
+
+        // The runtime moves the server's speed (see JvmMeters): an operator must see which one each peer runs.
+        assertThat(body).contains("jvm_info{", "version=\"" + System.getProperty("java.runtime.version") + "\"",
+                "jvm_memory_used_bytes{", "jvm_threads_live_threads", "process_cpu_usage", "process_uptime_seconds");
+    }
+
+    @Test
     void unknownPath_isNotFound() throws Exception {
         assertThat(get("/nothing-here").statusCode()).isEqualTo(404);
     }

@@ -48,7 +48,8 @@ class FencerStoreServerTest {
                 assertThat(health.body()).contains("\"status\":\"ok\"", "\"role\":\"store\"");
                 String metrics = get(server, "/metrics").body();
                 assertThat(metrics).contains("fencer_store_writes_total{outcome=\"accepted\"} 1.0",
-                        "fencer_store_writes_total{outcome=\"stale\"} 1.0", "fencer_store_write_seconds_count");
+                        "fencer_store_writes_total{outcome=\"stale\"} 1.0", "fencer_store_write_seconds_count",
+                        "jvm_info{", "jvm_memory_used_bytes{");
             } finally {
                 TestServers.close(channel);
             }

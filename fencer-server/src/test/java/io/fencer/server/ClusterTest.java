@@ -16,6 +16,8 @@ import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.Reason;
 import io.fencer.core.Ticker;
 import io.grpc.ManagedChannel;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -26,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ForkJoinPool;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ClusterTest {
     private static final long TTL_MILLIS = 60_000;
     private static final Duration ELECTION_MAX = Duration.ofSeconds(60);
+    private static final int APPEND_CYCLES = 100;
 
     @TempDir
     Path dataRoot;
@@ -145,6 +149,37 @@ class ClusterTest {
         assertThat(granted.getToken()).as("the same stream, after the failover").isEqualTo(after.getToken());
         assertThat(granted.getRevision()).isGreaterThan(leaderEvents.get(1).getRevision());
         onFollower.cancel();
+    }
+
+    /**
+     * Regression: every follower handed each replicated entry to CompletableFuture's default executor before
+     * appending it (Ratis's "composed" appends). With two cores or fewer that executor starts a new thread per task
+     * on JDK 17 (3,281 threads in 15 s on one follower, measured); with more cores, or on later JDKs, it is the
+     * common pool, shared with whatever else runs there. The group's appends now stay on Ratis's own threads.
+     */
+    @Test
+    void followers_appendingReplicatedEntries_startNoThreadPerEntryAndLeaveTheCommonPoolAlone() throws Exception {
+        startThreePeers();
+        FencerServer leader = awaitLeader();
+        LocksGrpc.LocksBlockingStub stub = stubOf(leader);
+        TestServers.TestSession session = openSession(stub, TTL_MILLIS);
+        for (int i = 0; i < APPEND_CYCLES; i++) { // the pools' threads of first use start now
+            release(stub, session, acquire(stub, session, "orders", 0).getToken());
+        }
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long startedBefore = threads.getTotalStartedThreadCount();
+        long commonPoolTasksBefore = ForkJoinPool.commonPool().getStealCount();
+
+        for (int i = 0; i < APPEND_CYCLES; i++) {
+            release(stub, session, acquire(stub, session, "orders", 0).getToken());
+        }
+        long started = threads.getTotalStartedThreadCount() - startedBefore;
+        long commonPoolTasks = ForkJoinPool.commonPool().getStealCount() - commonPoolTasksBefore;
+
+        int appends = 2 * APPEND_CYCLES * followersOf(leader).size(); // each call one entry, on each follower
+        assertThat(started).as("threads started in this JVM while its followers appended %d entries", appends)
+                .isLessThan(appends / 20);
+        assertThat(commonPoolTasks).as("tasks the common pool ran meanwhile").isLessThan(appends / 20);
     }
 
     private void startThreePeers() throws Exception {

@@ -163,16 +163,12 @@ class ClusterTest {
         FencerServer leader = awaitLeader();
         LocksGrpc.LocksBlockingStub stub = stubOf(leader);
         TestServers.TestSession session = openSession(stub, TTL_MILLIS);
-        for (int i = 0; i < APPEND_CYCLES; i++) { // the pools' threads of first use start now
-            release(stub, session, acquire(stub, session, "orders", 0).getToken());
-        }
+        lockCycles(stub, session, APPEND_CYCLES); // the pools' threads of first use start now
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         long startedBefore = threads.getTotalStartedThreadCount();
         long commonPoolTasksBefore = ForkJoinPool.commonPool().getStealCount();
 
-        for (int i = 0; i < APPEND_CYCLES; i++) {
-            release(stub, session, acquire(stub, session, "orders", 0).getToken());
-        }
+        lockCycles(stub, session, APPEND_CYCLES);
         long started = threads.getTotalStartedThreadCount() - startedBefore;
         long commonPoolTasks = ForkJoinPool.commonPool().getStealCount() - commonPoolTasksBefore;
 
@@ -180,6 +176,13 @@ class ClusterTest {
         assertThat(started).as("threads started in this JVM while its followers appended %d entries", appends)
                 .isLessThan(appends / 20);
         assertThat(commonPoolTasks).as("tasks the common pool ran meanwhile").isLessThan(appends / 20);
+    }
+
+    /** Acquires and releases one lock {@code count} times in a row: one log entry per call. */
+    private static void lockCycles(LocksGrpc.LocksBlockingStub stub, TestServers.TestSession session, int count) {
+        for (int i = 0; i < count; i++) {
+            release(stub, session, acquire(stub, session, "orders", 0).getToken());
+        }
     }
 
     private void startThreePeers() throws Exception {

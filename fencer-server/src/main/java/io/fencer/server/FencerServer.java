@@ -30,6 +30,7 @@ import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import java.io.IOException;
+import java.time.Duration;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -255,6 +256,18 @@ public final class FencerServer implements AutoCloseable {
     public int httpPort() {
         ConnectHttpServer server = http;
         return server == null ? -1 : server.port();
+    }
+
+    /**
+     * Takes a snapshot of the lock state now (Ratis takes one every 10,000 entries by itself) and returns the log
+     * index it covers; for operators' tools and tests.
+     */
+    public long takeSnapshot() throws IOException {
+        RaftNode node = raft;
+        if (node == null) {
+            throw new IllegalStateException("the server is not running");
+        }
+        return node.takeSnapshot(Duration.ofSeconds(20));
     }
 
     /** Returns true while this peer is the group's leader. */

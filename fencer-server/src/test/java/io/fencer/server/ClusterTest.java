@@ -16,8 +16,11 @@ import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.Reason;
 import io.fencer.core.Ticker;
 import io.grpc.ManagedChannel;
+import java.io.DataOutputStream;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,6 +28,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -176,6 +180,90 @@ class ClusterTest {
         assertThat(started).as("threads started in this JVM while its followers appended %d entries", appends)
                 .isLessThan(appends / 20);
         assertThat(commonPoolTasks).as("tasks the common pool ran meanwhile").isLessThan(appends / 20);
+    }
+
+    /**
+     * Bad input on the Raft port: a length beyond the largest frame, a frame too short for its header and an
+     * AppendEntries whose body is no protobuf each end only that connection, a call of an unknown kind is refused
+     * with its kind and the connection stays, and the group goes on committing over its own links.
+     */
+    @Test
+    void raftPort_garbageOversizedAndUnreadableFrames_endOnlyThatConnectionAndTheGroupCommits() throws Exception {
+        startThreePeers();
+        FencerServer leader = awaitLeader();
+        LocksGrpc.LocksBlockingStub stub = stubOf(leader);
+        TestServers.TestSession session = openSession(stub, TTL_MILLIS);
+        int raftPort = peers.get(1).raftPort();
+
+        try (Socket unknownKind = raftSocket(raftPort)) {
+            assertThat(RaftPortFrames.callUnknownKind(unknownKind, 1)).contains("no call of kind 99");
+            assertThat(RaftPortFrames.callUnknownKind(unknownKind, 2)).as("the same connection still answers")
+                    .contains("no call of kind 99");
+        }
+        try (Socket oversized = raftSocket(raftPort)) {
+            new DataOutputStream(oversized.getOutputStream()).writeInt(Integer.MAX_VALUE);
+            assertThat(RaftPortFrames.closedByServer(oversized)).as("a frame of 2 GiB announced").isTrue();
+        }
+        try (Socket truncated = raftSocket(raftPort)) {
+            DataOutputStream out = new DataOutputStream(truncated.getOutputStream());
+            out.writeInt(3);
+            out.write(new byte[] {2, 0, 0});
+            assertThat(RaftPortFrames.closedByServer(truncated)).as("a frame shorter than its header").isTrue();
+        }
+        try (Socket unreadable = raftSocket(raftPort)) {
+            byte[] notProtobuf = new byte[64];
+            Arrays.fill(notProtobuf, (byte) 0xff);
+            RaftPortFrames.write(unreadable, 2, 3, notProtobuf); // kind 2: AppendEntries
+            assertThat(RaftPortFrames.closedByServer(unreadable)).as("an unreadable AppendEntries").isTrue();
+        }
+
+        lockCycles(stub, session, 10);
+        assertThat(servers.values().stream().filter(FencerServer::isLeader).toList()).containsExactly(leader);
+    }
+
+    /**
+     * A stranger holding connections open cannot make the Raft port hold more than its cap: connections beyond 64
+     * are closed at once, the peers' links opened before stand (the group commits), and a connection is taken
+     * again once the stranger's are gone.
+     */
+    @Test
+    void raftPort_connectionsBeyondTheCap_areClosedWhileThePeersLinksStand() throws Exception {
+        startThreePeers();
+        FencerServer leader = awaitLeader();
+        LocksGrpc.LocksBlockingStub stub = stubOf(leader);
+        TestServers.TestSession session = openSession(stub, TTL_MILLIS);
+        lockCycles(stub, session, 5); // the peers' links are open
+        int raftPort = peers.get(0).raftPort();
+        List<Socket> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < 64; i++) {
+                held.add(raftSocket(raftPort));
+            }
+            // The peers' own links count too: whichever of these comes past the cap is closed at once.
+            List<Socket> beyond = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                beyond.add(raftSocket(raftPort));
+            }
+            held.addAll(beyond);
+            assertThat(RaftPortFrames.closedByServer(beyond.get(beyond.size() - 1)))
+                    .as("the 68th connection of a stranger").isTrue();
+            lockCycles(stub, session, 10);
+        } finally {
+            for (Socket socket : held) {
+                socket.close();
+            }
+        }
+        await().atMost(ELECTION_MAX).ignoreExceptions().untilAsserted(() -> {
+            try (Socket again = raftSocket(raftPort)) {
+                assertThat(RaftPortFrames.callUnknownKind(again, 1)).contains("no call of kind 99");
+            }
+        });
+    }
+
+    private static Socket raftSocket(int port) throws IOException {
+        Socket socket = new Socket("127.0.0.1", port);
+        socket.setSoTimeout(20_000);
+        return socket;
     }
 
     /** Acquires and releases one lock {@code count} times in a row: one log entry per call. */

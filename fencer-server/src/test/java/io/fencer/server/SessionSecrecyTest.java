@@ -35,13 +35,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.protocol.RaftGroup;
-import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.protocol.RaftPeerId;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -97,7 +90,7 @@ class SessionSecrecyTest {
         try {
             start(TestServers.singlePeer(dataDir, ticker).withPorts(0, 0, raftPort));
             sessions.addAll(exercise(replies));
-            takeSnapshot(raftPort);
+            assertThat(server.takeSnapshot()).as("the snapshot's index").isPositive();
             stopServer(); // every log line of the run is written
         } finally {
             System.setErr(stderr);
@@ -215,19 +208,6 @@ class SessionSecrecyTest {
                 .setRequestId(UUID.randomUUID().toString()).build());
         assertThat(another.getSessionId()).isNotEqualTo(opened);
         assertThat(another.getSecret()).hasSize(43);
-    }
-
-    /** Asks the Raft peer, through Ratis's own admin API, to take a snapshot now. */
-    private static void takeSnapshot(int raftPort) throws IOException {
-        RaftPeer peer = RaftPeer.newBuilder().setId("n1").setAddress("127.0.0.1:" + raftPort).build();
-        RaftGroupId groupId = RaftGroupId.valueOf(UUID.nameUUIDFromBytes(
-                "fencer.v1.locks".getBytes(StandardCharsets.UTF_8)));
-        try (RaftClient client = RaftClient.newBuilder().setProperties(new RaftProperties())
-                .setRaftGroup(RaftGroup.valueOf(groupId, peer)).build()) {
-            RaftClientReply reply = client.getSnapshotManagementApi(RaftPeerId.valueOf("n1")).create(true, 20_000);
-            assertThat(reply.isSuccess()).as("snapshot reply %s", reply).isTrue();
-            assertThat(reply.getLogIndex()).as("the snapshot's index").isPositive();
-        }
     }
 
     private static List<Path> filesUnder(Path directory) throws IOException {

@@ -5,7 +5,6 @@ import static io.fencer.server.TestServers.openSession;
 import static io.fencer.server.TestServers.release;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import io.fencer.server.TestServers.TestSession;
@@ -14,10 +13,8 @@ import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.server.tls.TlsFixture;
 import io.grpc.ManagedChannel;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
-import io.grpc.health.v1.HealthCheckRequest;
-import io.grpc.health.v1.HealthGrpc;
+import java.io.IOException;
+import java.net.Socket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,15 +23,18 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Three peers in one JVM with TLS on every port: the group forms over mutual TLS on the Raft port, serves locks to
- * TLS clients, and fails over with tokens still increasing. The Raft port refuses a client without a peer
- * certificate.
+ * TLS clients, and fails over with tokens still increasing. The Raft port admits only a peer's server certificate:
+ * no certificate, another CA's, a client certificate of the group's own CA and plaintext are all refused before
+ * any call is read.
  */
 class TlsClusterTest {
     private static final long TTL_MILLIS = 60_000;
@@ -46,14 +46,10 @@ class TlsClusterTest {
     private final List<ServerConfig.Peer> peers = new ArrayList<>();
     private final Map<String, FencerServer> servers = new ConcurrentHashMap<>();
     private final Map<FencerServer, ManagedChannel> channels = new ConcurrentHashMap<>();
-    private final List<ManagedChannel> probes = new ArrayList<>();
 
     @AfterEach
     void stop() throws Exception {
         for (ManagedChannel channel : channels.values()) {
-            TestServers.close(channel);
-        }
-        for (ManagedChannel channel : probes) {
             TestServers.close(channel);
         }
         servers.values().forEach(FencerServer::close);
@@ -82,23 +78,70 @@ class TlsClusterTest {
     }
 
     @Test
-    void raftPort_clientWithoutPeerCertificate_isRefusedAtTheHandshake() throws Exception {
+    void raftPort_anythingButAPeersServerCertificate_isRefusedBeforeAnyCall() throws Exception {
         startThreePeers(true);
         awaitLeader();
         int raftPort = peers.get(0).raftPort();
 
-        StatusRuntimeException asPeer = healthCheck(tls.channel(raftPort, tls.server()));
-        StatusRuntimeException anonymous = healthCheck(tls.channel(raftPort, null));
-        StatusRuntimeException foreign = healthCheck(tls.channel(raftPort, TlsFixture.foreignClient("n9")));
-        StatusRuntimeException plaintext = healthCheck(TestServers.channel(raftPort));
+        RaftPortProbe asPeer = RaftPortProbe.overTls(tls.jdkContext(tls.server()), raftPort);
+        RaftPortProbe clientOfTheCa = RaftPortProbe.overTls(tls.jdkContext(tls.client("app")), raftPort);
+        RaftPortProbe anonymous = RaftPortProbe.overTls(tls.jdkContext(null), raftPort);
+        RaftPortProbe foreign = RaftPortProbe.overTls(tls.jdkContext(TlsFixture.foreignClient("n9")), raftPort);
+        RaftPortProbe plaintext = RaftPortProbe.plaintext(raftPort);
 
-        assertThat(asPeer.getStatus().getCode()).as("the TLS connection stands: Ratis serves no health service")
-                .isEqualTo(Status.Code.UNIMPLEMENTED);
-        for (StatusRuntimeException refused : List.of(anonymous, foreign)) {
-            assertThat(refused.getStatus().getCode()).as("%s", refused).isEqualTo(Status.Code.UNAVAILABLE);
-            assertThat(causes(refused)).as("%s", refused).hasAtLeastOneElementOfType(SSLException.class);
+        assertThat(asPeer.answer).as("a peer's certificate is admitted: its call of an unknown kind is answered")
+                .contains("no call of kind 99 is served on the Raft port");
+        assertThat(clientOfTheCa.answer).as("a client certificate of the group's own CA: %s", clientOfTheCa.failure)
+                .isNull();
+        assertThat(clientOfTheCa.handshakeCompleted).as("the fault was exercised: its handshake passed").isTrue();
+        for (RaftPortProbe refused : List.of(anonymous, foreign)) {
+            assertThat(refused.answer).isNull();
+            assertThat(causes(refused.failure)).as("%s", refused.failure)
+                    .hasAtLeastOneElementOfType(SSLException.class);
         }
-        assertThat(plaintext.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(plaintext.answer).as("plaintext on the Raft port").isNull();
+        // The group still serves after the probes.
+        FencerServer leader = awaitLeader();
+        TestSession session = openSession(stubOf(leader), TTL_MILLIS);
+        AcquireResponse held = acquire(stubOf(leader), session, "after-probes", 0);
+        assertThat(held.hasToken()).isTrue();
+    }
+
+    /**
+     * One connection to a Raft port that sends a call of an unknown kind (99) in the peer transport's framing and
+     * reads what comes back: the refusal's reason when the caller was admitted, else null with the failure seen.
+     */
+    private static final class RaftPortProbe {
+        final String answer;
+        final Throwable failure;
+        final boolean handshakeCompleted;
+
+        private RaftPortProbe(String answer, Throwable failure, boolean handshakeCompleted) {
+            this.answer = answer;
+            this.failure = failure;
+            this.handshakeCompleted = handshakeCompleted;
+        }
+
+        static RaftPortProbe overTls(SSLContext context, int port) {
+            boolean handshakeCompleted = false;
+            try (SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
+                socket.setSoTimeout(20_000);
+                socket.startHandshake();
+                handshakeCompleted = true;
+                return new RaftPortProbe(RaftPortFrames.callUnknownKind(socket, 7), null, true);
+            } catch (IOException e) {
+                return new RaftPortProbe(null, e, handshakeCompleted);
+            }
+        }
+
+        static RaftPortProbe plaintext(int port) {
+            try (Socket socket = new Socket("127.0.0.1", port)) {
+                socket.setSoTimeout(20_000);
+                return new RaftPortProbe(RaftPortFrames.callUnknownKind(socket, 7), null, false);
+            } catch (IOException e) {
+                return new RaftPortProbe(null, e, false);
+            }
+        }
     }
 
     @Test
@@ -151,15 +194,6 @@ class TlsClusterTest {
 
     private LocksGrpc.LocksBlockingStub stubOf(FencerServer server) {
         return TestServers.stub(channelOf(server));
-    }
-
-    private StatusRuntimeException healthCheck(ManagedChannel channel) {
-        probes.add(channel);
-        StatusRuntimeException failed = catchThrowableOfType(StatusRuntimeException.class, () -> HealthGrpc
-                .newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS)
-                .check(HealthCheckRequest.getDefaultInstance()));
-        assertThat(failed).as("the health check should have failed").isNotNull();
-        return failed;
     }
 
     private static List<Throwable> causes(Throwable error) {

@@ -13,7 +13,7 @@ import java.util.Map;
  * none has, the new identity shares one line per interval with every other identity beyond the bound.
  * Thread-safe.
  */
-final class RefusalLog {
+public final class RefusalLog {
     /** What the shared line stands for: the identities beyond the bound. */
     static final String OTHER_IDENTITIES = "(identities beyond the log's bound)";
 
@@ -34,7 +34,7 @@ final class RefusalLog {
         }
     }
 
-    RefusalLog(Ticker ticker, Duration interval, int identitiesMax) {
+    public RefusalLog(Ticker ticker, Duration interval, int identitiesMax) {
         if (interval.isNegative() || interval.isZero() || identitiesMax < 1) {
             throw new IllegalArgumentException("interval " + interval + " and identitiesMax " + identitiesMax
                     + " must be positive");
@@ -49,7 +49,7 @@ final class RefusalLog {
      * Records one refused call of {@code identity} and returns how many of its refusals were left out of the log
      * since its last line when this one is to be logged, or -1 when this one is left out.
      */
-    synchronized long admit(String identity) {
+    public synchronized long admit(String identity) {
         long now = ticker.nanoTime();
         String key = identity;
         Window window = windows.get(key);

@@ -17,21 +17,19 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
-import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
-import org.apache.ratis.grpc.GrpcConfigKeys;
-import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.SnapshotManagementRequest;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
-import org.apache.ratis.security.TlsConf;
 import org.apache.ratis.server.impl.FencerLeaderLease;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.util.SizeInBytes;
@@ -124,7 +122,7 @@ public final class RaftNode implements AutoCloseable {
                 .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
                 .setStateMachine(stateMachine)
                 .setProperties(properties(config, raftDirectory, raftPort))
-                .setParameters(parameters(tls))
+                .setParameters(PeerTransport.parameters(tls, config.ticker()))
                 .setOption(existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
                 .build();
         server.start();
@@ -142,8 +140,7 @@ public final class RaftNode implements AutoCloseable {
         RaftProperties properties = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(properties, List.of(raftDirectory.toFile()));
         RaftServerConfigKeys.setRemovedGroupsDir(properties, raftDirectory.resolve("removed-groups").toFile());
-        GrpcConfigKeys.Server.setHost(properties, config.host());
-        GrpcConfigKeys.Server.setPort(properties, raftPort);
+        PeerTransport.configure(properties, config.host(), raftPort);
         RaftServerConfigKeys.Read.setOption(properties, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
         // The lease tells the leader, at no cost, whether a majority acknowledged it lately (see holdsLeaderLease).
         // The test-only unsafe mode restores the earlier configuration whole, so its controls show the old defect.
@@ -179,26 +176,6 @@ public final class RaftNode implements AutoCloseable {
         return properties;
     }
 
-    /**
-     * Returns Ratis's parameters: the TLS of its gRPC transport, when on. The one default config covers its server,
-     * client and admin services (all on the Raft port) and the channels this peer opens to the others.
-     */
-    static Parameters parameters(TlsMaterial tls) {
-        Parameters parameters = new Parameters();
-        if (tls != null) {
-            GrpcTlsConfig config = GrpcTlsConfig.newBuilder()
-                    .setName("fencer-raft")
-                    .setPrivateKey(new TlsConf.PrivateKeyConf(tls.privateKey()))
-                    .setKeyCertificates(new TlsConf.CertificatesConf(tls.certificateChain()))
-                    .setTrustCertificates(new TlsConf.CertificatesConf(tls.peerTrust()))
-                    .setMutualTls(true)
-                    .setProtocols(TlsMaterial.PROTOCOLS)
-                    .build();
-            GrpcConfigKeys.TLS.setConf(parameters, config);
-        }
-        return parameters;
-    }
-
     private static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0)) {
             return socket.getLocalPort();
@@ -211,6 +188,21 @@ public final class RaftNode implements AutoCloseable {
 
     RaftPeerId selfId() {
         return selfId;
+    }
+
+    /**
+     * Takes a snapshot of the lock state now, as Ratis does every {@value #SNAPSHOT_ENTRIES_GAP} entries, and returns
+     * the log index it covers. In process only: the Raft port serves no such call ({@link PeerRpc}).
+     *
+     * @throws IOException when Ratis does not take it within {@code timeout}
+     */
+    public long takeSnapshot(Duration timeout) throws IOException {
+        RaftClientReply reply = server.snapshotManagement(SnapshotManagementRequest.newCreate(ClientId.randomId(),
+                selfId, GROUP_ID, 0, timeout.toMillis(), 1));
+        if (!reply.isSuccess()) {
+            throw new IOException("peer " + selfId + " took no snapshot: " + reply.getException());
+        }
+        return reply.getLogIndex();
     }
 
     /** Returns true while this peer is the group's leader (it may not have applied earlier terms yet). */

@@ -3,6 +3,7 @@ package io.fencer.server.raft;
 import io.fencer.server.auth.RefusalLog;
 import io.fencer.server.raft.PeerFrames.Frame;
 import io.fencer.server.raft.PeerFrames.Kind;
+import io.fencer.server.rpc.ErrorCatalogue;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.security.cert.Certificate;
@@ -11,8 +12,6 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLPeerUnverifiedException;
@@ -360,11 +359,7 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
 
     /** Returns why a call failed, for the caller: the exception's type and message (Ratis's, never a secret). */
     private static String reason(Throwable error) {
-        Throwable cause = error;
-        while ((cause instanceof CompletionException || cause instanceof ExecutionException)
-                && cause.getCause() != null) {
-            cause = cause.getCause();
-        }
+        Throwable cause = ErrorCatalogue.unwrap(error);
         return cause.getClass().getSimpleName() + ": " + cause.getMessage();
     }
 }

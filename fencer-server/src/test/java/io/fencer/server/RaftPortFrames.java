@@ -8,7 +8,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.Socket;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 
 /**
  * Raw frames of the peer transport for tests that talk to a Raft port as a stranger would: {@code length:int32
@@ -59,6 +61,19 @@ final class RaftPortFrames {
             return in.read() == -1;
         } catch (SocketException reset) {
             return true;
+        }
+    }
+
+    /** Returns true when the server has closed the connection, waiting at most {@code wait} (false: still open). */
+    static boolean closedByServer(Socket socket, Duration wait) throws IOException {
+        int timeoutMillis = socket.getSoTimeout();
+        socket.setSoTimeout(Math.toIntExact(Math.max(1, wait.toMillis())));
+        try {
+            return closedByServer(socket);
+        } catch (SocketTimeoutException open) {
+            return false;
+        } finally {
+            socket.setSoTimeout(timeoutMillis);
         }
     }
 }

@@ -55,12 +55,16 @@ final class PeerFrames {
 
         /** Returns the kind of {@code code}, or null when this version knows none. */
         static Kind of(byte code) {
-            for (Kind kind : values()) {
-                if (kind.code == code) {
-                    return kind;
-                }
-            }
-            return null;
+            return code >= 0 ? BY_CODE[code] : null;
+        }
+    }
+
+    /** Each kind at its code (codes are 0..127), so reading a frame's kind costs no copy of {@code values()}. */
+    private static final Kind[] BY_CODE = new Kind[Byte.MAX_VALUE + 1];
+
+    static {
+        for (Kind kind : Kind.values()) {
+            BY_CODE[kind.code] = kind;
         }
     }
 

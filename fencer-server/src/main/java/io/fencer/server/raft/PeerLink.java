@@ -4,6 +4,7 @@ import io.fencer.server.raft.PeerFrames.Frame;
 import io.fencer.server.raft.PeerFrames.Kind;
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
@@ -13,6 +14,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.exceptions.TimeoutIOException;
 import org.apache.ratis.thirdparty.com.google.protobuf.MessageLite;
@@ -143,7 +145,7 @@ final class PeerLink implements Closeable {
             return answer.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted waiting for peer " + peer.getId() + "'s " + kind);
+            throw new InterruptedIOException("interrupted waiting for peer " + peer.getId() + "'s " + kind);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             throw cause instanceof IOException io ? io : new IOException(kind + " to " + peer.getId(), cause);
@@ -205,9 +207,9 @@ final class PeerLink implements Closeable {
 
     /** Hands each answer read on the connection to its link; anything unreadable ends the connection. */
     private static final class Answers extends SimpleChannelInboundHandler<ByteBuf> {
-        private final java.util.function.Supplier<PeerLink> link;
+        private final Supplier<PeerLink> link;
 
-        Answers(java.util.function.Supplier<PeerLink> link) {
+        Answers(Supplier<PeerLink> link) {
             this.link = link;
         }
 

@@ -1,12 +1,30 @@
 package io.fencer.server.raft;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import io.fencer.core.Ticker;
+import io.fencer.lock.Command;
+import io.fencer.lock.Limits;
+import io.fencer.server.ServerConfig;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** The takeover bound B and the leader lease it rests on, as derived in {@link RaftNode#takeoverBound()}. */
+/**
+ * The takeover bound B and the leader lease it rests on, as derived in {@link RaftNode#takeoverBound()}; and how a
+ * peer submits what its proposer sends.
+ */
 class RaftNodeTest {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path directory;
+
     @Test
     void leaderLeaseTimeout_isTheRatioOfTheShortestElectionTimeout() {
         assertThat(RaftNode.leaderLeaseTimeout()).isEqualTo(Duration.ofMillis(360));
@@ -20,5 +38,30 @@ class RaftNodeTest {
         assertThat(bound).isGreaterThanOrEqualTo(RaftNode.leaderLeaseTimeout());
         assertThat(bound).isGreaterThanOrEqualTo(RaftNode.ELECTION_TIMEOUT_MAX);
         assertThat(bound).isEqualTo(Duration.ofMillis(800));
+    }
+
+    /**
+     * Ratis's server would hand every request to its client executor (threads named {@code <peer>-client-thread*})
+     * and block the caller until it appended: two thread wake-ups per command. Submitting to the division starts no
+     * such thread. The peer's id is this test's own, so no other server's threads can share the name.
+     */
+    @Test
+    void submit_commandsAndReads_appendOnTheCallingThreadWithoutRatissClientExecutor() throws Exception {
+        String id = "submit-" + UUID.randomUUID();
+        RaftLockStateMachine stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
+        ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, 0).withPeers(id, List.of());
+        try (RaftNode raft = RaftNode.start(config, null, stateMachine, () -> 0);
+                Proposer proposer = new Proposer(raft, stateMachine, Ticker.system(), (task, delay) -> { })) {
+            await().atMost(WAIT).until(raft::isLeaderReady);
+
+            for (long session = 1; session <= 20; session++) {
+                proposer.propose(new Command.ExpireSession(session, false)).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+                assertThat(proposer.read(machine -> 1).get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(1);
+            }
+
+            assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
+                    .as("threads of Ratis's client executor for peer %s", id)
+                    .noneMatch(name -> name.startsWith(id + "-client"));
+        }
     }
 }

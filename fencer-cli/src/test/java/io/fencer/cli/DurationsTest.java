@@ -25,7 +25,7 @@ class DurationsTest {
         assertThatThrownBy(() -> Durations.parse(text))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'" + text + "'")
-                .hasMessageContaining("500ms, 10s, 2m or 1h");
+                .hasMessageContaining("300us, 500ms, 10s, 2m or 1h");
     }
 
     @ParameterizedTest
@@ -54,5 +54,18 @@ class DurationsTest {
     void format_duration_usesTheLargestExactUnit(long millis, String text) {
         assertThat(Durations.format(Duration.ofMillis(millis))).isEqualTo(text);
         assertThat(Durations.parse(text)).isEqualTo(Duration.ofMillis(millis));
+    }
+
+    @ParameterizedTest
+    @CsvSource({"300us, 300", "1us, 1", "0us, 0", "1500us, 1500"})
+    void parse_microseconds_returnsThatDuration(String text, long micros) {
+        assertThat(Durations.parse(text)).isEqualTo(Duration.ofNanos(micros * 1_000));
+    }
+
+    @ParameterizedTest
+    @CsvSource({"300, 300us", "1500, 1500us", "1, 1us"})
+    void format_subMillisecondDuration_usesMicroseconds(long micros, String text) {
+        assertThat(Durations.format(Duration.ofNanos(micros * 1_000))).isEqualTo(text);
+        assertThat(Durations.parse(text)).isEqualTo(Duration.ofNanos(micros * 1_000));
     }
 }

@@ -193,6 +193,21 @@ class MainUsageTest {
     }
 
     @Test
+    void serverConfig_replySpin_defaultsTo300MicrosecondsAndZeroTurnsItOff() {
+        assertThat(serverCommand("server").config().replySpin()).isEqualTo(Duration.ofNanos(300_000));
+        assertThat(serverCommand("server", "--reply-spin", "0us").config().replySpin()).isZero();
+        assertThat(serverCommand("server", "--reply-spin", "2ms").config().replySpin()).isEqualTo(Duration.ofMillis(2));
+    }
+
+    @Test
+    void execute_replySpinAboveTheMaximum_isAUsageErrorNamingBoth() {
+        CommandRun run = CommandRun.run("server", "--reply-spin", "11ms", "--port", "0");
+
+        assertThat(run.exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(run.err()).contains("--reply-spin 11ms is longer than the 10ms allowed");
+    }
+
+    @Test
     void storeServerConfig_httpPort_defaultsToPortPlusThreeAndZeroTurnsItOff() {
         assertThat(storeServerCommand("store-server").config().httpPort()).isEqualTo(7083);
         assertThat(storeServerCommand("store-server", "--port", "0").config().httpPort()).isZero();

@@ -20,6 +20,7 @@ import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
 import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.rpc.MalformedRequests;
+import io.fencer.server.rpc.ReplySpin;
 import io.fencer.server.rpc.StreamFlow;
 import io.fencer.server.store.StoreRole;
 import io.fencer.server.tls.TlsMaterial;
@@ -189,7 +190,11 @@ public final class FencerServer implements AutoCloseable {
         }
         // The transport enforces the largest limit; each service's guard enforces its own.
         int inboundMessageBytesMax = store == null ? INBOUND_MESSAGE_BYTES_MAX : StoreRole.INBOUND_MESSAGE_BYTES_MAX;
-        grpc = GrpcEndpoints.start(config.host(), port, inboundMessageBytesMax, services, tls);
+        ReplySpin replySpin = config.replySpin().isZero() ? null : new ReplySpin(config.replySpin());
+        if (replySpin != null) {
+            replySpin.register(metrics.registry());
+        }
+        grpc = GrpcEndpoints.start(config.host(), port, inboundMessageBytesMax, services, tls, replySpin);
         if (config.httpPort() >= 0) {
             List<ServiceDescriptor> descriptors = store == null ? List.of(LocksGrpc.getServiceDescriptor())
                     : List.of(LocksGrpc.getServiceDescriptor(), StoreGrpc.getServiceDescriptor());

@@ -89,8 +89,10 @@ public final class FencerStoreServer implements AutoCloseable {
         if (testIdentities != null) {
             service = ServerInterceptors.intercept(service, testIdentities);
         }
+        // gRPC's shared loops, which never spin: the store's writes wait for its workers, not for a Raft commit, and
+        // its one-client cycle was not measured with a spin.
         grpc = GrpcEndpoints.start(config.host(), config.port(), StoreRole.INBOUND_MESSAGE_BYTES_MAX,
-                List.of(service), tls);
+                List.of(service), tls, null);
         if (config.adminPort() >= 0) {
             admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, this::health, registry::scrape);
         }

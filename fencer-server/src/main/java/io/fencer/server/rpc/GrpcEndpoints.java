@@ -10,7 +10,18 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import java.io.IOException;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.IoHandlerFactory;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.ServerChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
+import java.nio.channels.spi.SelectorProvider;
 import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -18,8 +29,9 @@ import javax.net.ssl.SSLException;
 
 /**
  * The gRPC endpoint of a Fencer process, set up the same way for the lock server and the store server: the Netty
- * transport, its TLS, its executor, its limits and keepalive policy, and the grace period of its shutdown. Every
- * service gets the {@link Identities} interceptor, which reads the caller's certificate from the TLS session.
+ * transport, its event loops, its TLS, its executor, its limits and keepalive policy, and the grace period of its
+ * shutdown. Every service gets the {@link Identities} interceptor, which reads the caller's certificate from the TLS
+ * session, and {@link ReplySpin}'s, which counts each loop's calls in flight.
  */
 public final class GrpcEndpoints {
     static final int INBOUND_METADATA_BYTES_MAX = 16 * 1024;
@@ -37,19 +49,26 @@ public final class GrpcEndpoints {
      *     limits, since one transport hosts them all and each service's guard enforces its own
      * @param tls the TLS the port serves, and only it (a plaintext client fails its handshake); with a client CA, a
      *     client without a certificate of it is refused at the handshake; null = plaintext
+     * @param replySpin the spin of the port's own event loops (see {@link ReplySpin}); null = gRPC's shared event
+     *     loops, which never spin
      * @throws IOException when the port cannot be bound
      */
     public static Server start(String host, int port, int inboundMessageBytesMax,
-            List<ServerServiceDefinition> services, TlsMaterial tls) throws IOException {
+            List<ServerServiceDefinition> services, TlsMaterial tls, ReplySpin replySpin) throws IOException {
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(host, port));
+        EventLoopGroup loops = replySpin == null ? null : spinningLoops(replySpin);
+        if (loops != null) {
+            builder.bossEventLoopGroup(loops).workerEventLoopGroup(loops).channelType(serverChannel());
+        }
         if (tls != null) {
             builder.sslContext(sslContext(tls));
         }
         for (ServerServiceDefinition service : services) {
             // Every call learns who is calling from its transport, before any handler runs.
-            builder.addService(ServerInterceptors.intercept(service, Identities.interceptor()));
+            builder.addService(ServerInterceptors.intercept(service, Identities.interceptor(),
+                    ReplySpin.interceptor()));
         }
-        return builder
+        Server server = builder
                 // Handlers never block (Locks answers come from completions; Store hands off to its workers), so
                 // they run on the transport's threads: no hand-off per call, which matters at tens of thousands of
                 // calls per second.
@@ -59,8 +78,30 @@ public final class GrpcEndpoints {
                 .maxConcurrentCallsPerConnection(CONCURRENT_CALLS_PER_CONNECTION_MAX)
                 .permitKeepAliveTime(CLIENT_KEEPALIVE_SECONDS_MIN, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true)
-                .build()
-                .start();
+                .build();
+        if (loops == null) {
+            return server.start();
+        }
+        try {
+            return new LoopOwningServer(server.start(), loops);
+        } catch (IOException | RuntimeException e) {
+            loops.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            throw e;
+        }
+    }
+
+    /**
+     * Returns the event loops of a port whose loops spin with {@code spin}: as many as gRPC's own (twice the CPUs),
+     * daemon threads named {@code fencer-grpc-*}; epoll where Netty's native transport loads, else NIO.
+     */
+    private static EventLoopGroup spinningLoops(ReplySpin spin) {
+        IoHandlerFactory handlers = Epoll.isAvailable() ? EpollIoHandler.newFactory(0, spin)
+                : NioIoHandler.newFactory(SelectorProvider.provider(), spin);
+        return new MultiThreadIoEventLoopGroup(0, new DefaultThreadFactory("fencer-grpc", true), handlers);
+    }
+
+    private static Class<? extends ServerChannel> serverChannel() {
+        return Epoll.isAvailable() ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
     }
 
     /** Returns the Netty TLS context of a gRPC port serving {@code tls}; the identity comes from its sessions. */

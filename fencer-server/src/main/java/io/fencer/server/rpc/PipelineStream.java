@@ -236,6 +236,7 @@ public final class PipelineStream<RequestT, ResponseT extends MessageLite> imple
                     "call_id " + callId + " is already in flight on this stream"));
             return null;
         }
+        call.countOn(ReplySpin.Loop.current());
         return call;
     }
 
@@ -348,6 +349,7 @@ public final class PipelineStream<RequestT, ResponseT extends MessageLite> imple
 
     void finished(PipelinedCall<?, ResponseT> call) {
         inFlight.remove(call.callId(), call);
+        call.uncount();
         latencyNanos.accept(call.method(), System.nanoTime() - call.startNanos());
         if (inboundPaused.get() && answersFlow()) {
             resumeReading(); // reading may have waited for fewer calls in flight

@@ -22,6 +22,8 @@ final class PipelinedCall<T, ResponseT extends MessageLite> extends ServerCallSt
     private Runnable onCancel; // guarded by this
     private boolean cancelled; // guarded by this
     private boolean answered; // guarded by this
+    /** The event loop that counts this call in flight, until it is finished; null = none. */
+    private ReplySpin.Loop countedOn;
 
     PipelinedCall(PipelineStream<?, ResponseT> stream, long callId, MethodDescriptor<?, T> method,
             Function<T, ResponseT> answer) {
@@ -29,6 +31,22 @@ final class PipelinedCall<T, ResponseT extends MessageLite> extends ServerCallSt
         this.callId = callId;
         this.method = method;
         this.answer = answer;
+    }
+
+    /** Counts this call in flight on {@code loop} (null = none), until {@link #uncount}. */
+    void countOn(ReplySpin.Loop loop) {
+        if (loop != null) {
+            loop.started();
+            countedOn = loop;
+        }
+    }
+
+    /** Ends the count of {@link #countOn}; the stream calls it once, when the call is finished. */
+    void uncount() {
+        ReplySpin.Loop loop = countedOn;
+        if (loop != null) {
+            loop.ended();
+        }
     }
 
     long callId() {

@@ -2,6 +2,7 @@ package io.fencer.server.rpc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fencer.server.ServerConfig;
 import io.fencer.server.tls.TlsFixture;
 import io.fencer.server.tls.TlsMaterial;
 import io.grpc.CallOptions;
@@ -99,7 +100,8 @@ class TlsIdentityTest {
                     answer.onCompleted();
                 }))
                 .build();
-        return GrpcEndpoints.start("127.0.0.1", 0, 1024, List.of(service), tls);
+        return GrpcEndpoints.start("127.0.0.1", 0, 1024, List.of(service), tls,
+                new ReplySpin(ServerConfig.REPLY_SPIN_DEFAULT));
     }
 
     private static String whoAmI(ManagedChannel channel) {

@@ -51,7 +51,7 @@ final class Durations {
      * {@code 2m}; below a microsecond it is cut to microseconds.
      */
     static String format(Duration duration) {
-        if (duration.toNanos() % 1_000_000 != 0 && duration.compareTo(Duration.ofDays(1)) < 0) {
+        if (duration.compareTo(Duration.ofDays(1)) < 0 && duration.toNanos() % 1_000_000 != 0) {
             return duration.toNanos() / 1_000 + "us";
         }
         long millis = duration.toMillis();

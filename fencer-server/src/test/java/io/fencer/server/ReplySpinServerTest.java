@@ -77,12 +77,15 @@ class ReplySpinServerTest {
     }
 
     @Test
-    void pipelinedWaitingAcquire_cancelled_countsBackToZero() throws Exception {
+    void pipelinedWaitingAcquire_duplicateIdRefusedThenCancelled_countsBackToZero() throws Exception {
         TestSession holder = openSession(stub, TTL_MILLIS);
         TestSession waiter = openSession(stub, TTL_MILLIS);
         FencingToken held = pipe.call(1, TestServers.acquireRequest(holder, "queue", "h", 0)).getAcquire().getToken();
         pipe.send(2, TestServers.acquireRequest(waiter, "queue", "w", 30_000));
         await().atMost(WAIT_MAX).until(() -> metric("fencer_reply_spin_calls") == 1);
+        assertThat(pipe.call(2, TestServers.acquireRequest(waiter, "other", "d", 0)).getError().getStatus().getMessage())
+                .contains("call_id 2 is already in flight");
+        assertThat(metric("fencer_reply_spin_calls")).as("the refused duplicate is not counted on").isEqualTo(1);
 
         pipe.send(PipelineRequest.newBuilder().setCallId(2).setCancel(CancelCall.getDefaultInstance()).build());
 

@@ -231,12 +231,14 @@ public final class PipelineStream<RequestT, ResponseT extends MessageLite> imple
             return null;
         }
         PipelinedCall<T, ResponseT> call = new PipelinedCall<>(this, callId, method, answer);
+        // Counted before it is in the map: from there the stream's end may cancel and finish it on another thread.
+        call.countOn(ReplySpin.Loop.current());
         if (inFlight.putIfAbsent(callId, call) != null) {
+            call.uncount();
             refuse(callId, new InvalidArgumentException("call_id", Long.toString(callId),
                     "call_id " + callId + " is already in flight on this stream"));
             return null;
         }
-        call.countOn(ReplySpin.Loop.current());
         return call;
     }
 

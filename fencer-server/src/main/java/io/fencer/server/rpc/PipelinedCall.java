@@ -22,7 +22,7 @@ final class PipelinedCall<T, ResponseT extends MessageLite> extends ServerCallSt
     private Runnable onCancel; // guarded by this
     private boolean cancelled; // guarded by this
     private boolean answered; // guarded by this
-    /** The event loop that counts this call in flight, until it is finished; null = none. */
+    /** The event loop that counts this call in flight, until it is finished; null = none. Set before publication. */
     private ReplySpin.Loop countedOn;
 
     PipelinedCall(PipelineStream<?, ResponseT> stream, long callId, MethodDescriptor<?, T> method,
@@ -41,7 +41,7 @@ final class PipelinedCall<T, ResponseT extends MessageLite> extends ServerCallSt
         }
     }
 
-    /** Ends the count of {@link #countOn}; the stream calls it once, when the call is finished. */
+    /** Ends the count of {@link #countOn}; the stream calls it once, when the call is finished or refused. */
     void uncount() {
         ReplySpin.Loop loop = countedOn;
         if (loop != null) {

@@ -16,11 +16,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -42,8 +38,8 @@ class ReplySpinTest {
     private static final MethodDescriptor<String, String> ECHO = MethodDescriptor.<String, String>newBuilder()
             .setType(MethodDescriptor.MethodType.UNARY)
             .setFullMethodName("fencer.test.Spin/Echo")
-            .setRequestMarshaller(Utf8.INSTANCE)
-            .setResponseMarshaller(Utf8.INSTANCE)
+            .setRequestMarshaller(TlsIdentityTest.Utf8.INSTANCE)
+            .setResponseMarshaller(TlsIdentityTest.Utf8.INSTANCE)
             .build();
 
     private final ScheduledExecutorService applier = Executors.newSingleThreadScheduledExecutor();
@@ -170,24 +166,5 @@ class ReplySpinTest {
     private static Set<String> loopThreads() {
         return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
                 .filter(name -> name.startsWith("fencer-grpc-")).collect(Collectors.toSet());
-    }
-
-    /** Strings as UTF-8 bytes: the test service needs no .proto. */
-    private enum Utf8 implements MethodDescriptor.Marshaller<String> {
-        INSTANCE;
-
-        @Override
-        public InputStream stream(String value) {
-            return new ByteArrayInputStream(value.getBytes(StandardCharsets.UTF_8));
-        }
-
-        @Override
-        public String parse(InputStream stream) {
-            try {
-                return new String(stream.readAllBytes(), StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
     }
 }

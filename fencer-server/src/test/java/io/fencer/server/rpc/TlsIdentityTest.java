@@ -109,8 +109,8 @@ class TlsIdentityTest {
                 TimeUnit.SECONDS), "who?");
     }
 
-    /** Strings as UTF-8 bytes: the test service needs no .proto. */
-    private enum Utf8 implements MethodDescriptor.Marshaller<String> {
+    /** Strings as UTF-8 bytes: the test services of this package need no .proto. */
+    enum Utf8 implements MethodDescriptor.Marshaller<String> {
         INSTANCE;
 
         @Override

@@ -126,6 +126,8 @@ public final class ReplySpin implements SelectStrategyFactory {
 
         Loop(ReplySpin policy) {
             this.policy = policy;
+            // "Long ago", whatever the sign of nanoTime's origin: no answer is recent before the first one.
+            this.lastAnswerNanos = System.nanoTime() - Long.MAX_VALUE / 2;
         }
 
         /** Returns the loop of the calling thread, or null when it is no loop of a policy. */

@@ -8,6 +8,7 @@ import io.fencer.api.v1.CancelCall;
 import io.fencer.api.v1.FencingToken;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.PipelineRequest;
+import io.fencer.api.v1.PipelineResponse;
 import io.fencer.server.TestServers.TestSession;
 import io.grpc.ManagedChannel;
 import java.net.URI;
@@ -83,8 +84,8 @@ class ReplySpinServerTest {
         FencingToken held = pipe.call(1, TestServers.acquireRequest(holder, "queue", "h", 0)).getAcquire().getToken();
         pipe.send(2, TestServers.acquireRequest(waiter, "queue", "w", 30_000));
         await().atMost(WAIT_MAX).until(() -> metric("fencer_reply_spin_calls") == 1);
-        assertThat(pipe.call(2, TestServers.acquireRequest(waiter, "other", "d", 0)).getError().getStatus().getMessage())
-                .contains("call_id 2 is already in flight");
+        PipelineResponse duplicate = pipe.call(2, TestServers.acquireRequest(waiter, "other", "d", 0));
+        assertThat(duplicate.getError().getStatus().getMessage()).contains("call_id 2 is already in flight");
         assertThat(metric("fencer_reply_spin_calls")).as("the refused duplicate is not counted on").isEqualTo(1);
 
         pipe.send(PipelineRequest.newBuilder().setCallId(2).setCancel(CancelCall.getDefaultInstance()).build());

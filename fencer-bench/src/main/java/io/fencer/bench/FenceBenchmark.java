@@ -28,7 +28,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>{@link #guardedMutation()} hands the mutation to another object that runs it under its own
  * {@code ReentrantLock}, as the fence once did, and checks nothing. Under G1 it measured about as slow as the
  * {@code ReentrantLock} fence: the cost was the shape of the call and the lock's owner store, not the check, which is
- * why the fence now takes a mutex of its own (see the README's Performance section).
+ * why the fence now takes a mutex of its own (docs/performance.md, "The in-process fence").
  *
  * <p>Run: {@code ./mvnw -B -q -pl fencer-bench -am package -DskipTests && java -jar
  * fencer-bench/target/benchmarks.jar FenceBenchmark}

@@ -12,7 +12,7 @@ import java.util.Set;
  * @param workers how many worker processes share the lock (1 to {@link #WORKERS_MAX})
  * @param workload what they do
  * @param duration how long the workload runs (faults included; start-up and the final read come on top)
- * @param seed the seed of the fault schedule and the workers' think times
+ * @param seed the random seed of the fault schedule and the workers' think times
  * @param faults the kinds of fault to inject; empty for none
  * @param peers lock service peers: 1, 3 or 5
  * @param thinkMax the longest think between a worker's read and its write

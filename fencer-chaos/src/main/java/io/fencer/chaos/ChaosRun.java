@@ -17,7 +17,7 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * One chaos run: starts the servers and the workers as real processes, injects the seed's faults, stops the
+ * One chaos run: starts the servers and the workers as real processes, injects the faults its seed schedules, stops the
  * workers, reads the final state, merges the histories and checks them.
  *
  * <p>Files under the run's directory: {@code history.jsonl} (the merged history), {@code workers/} (each

@@ -13,7 +13,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * {@code fencer demo}: the seed's scenario with real processes, narrated live. A lock server and a store server
+ * {@code fencer demo}: the paused-client scenario with real processes, narrated live. A lock server and a store server
  * run as processes; two client processes, A and B, share one lock. A acquires; A is frozen (SIGSTOP) past its
  * lease, as in a long GC pause; B is granted the next token and writes; A is resumed and writes with its old
  * token. With fencing the store refuses A's write and A's diagnosis says why; then the same scenario with fencing

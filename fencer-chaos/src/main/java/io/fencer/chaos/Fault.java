@@ -58,7 +58,7 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
         }
     }
 
-    /** The partitions the harness can make, drawn from the seed's partitions of a lock service. */
+    /** The partitions the harness can make: the ways a network can split a lock service from its clients. */
     public enum Partition {
         /** The lock leader cut from the other peers, while every worker still reaches it (and them). */
         LEADER_ISOLATED("leader-isolated"),
@@ -74,8 +74,8 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
          * A clean split: the lock leader and the worker holding the lock (the last one to read under a grant) on
          * one side, the other peers and workers on the other. The holder's session sits on the deposed leader, the
          * only peer it reaches, while the majority elects another leader and, once the holder's session expires
-         * there, grants the lock to another worker. The seed's partition of a client with a deposed leader; what
-         * the server's lease fix is for.
+         * there, grants the lock to another worker. A client partitioned with a deposed leader; what the server's
+         * lease fix is for.
          */
         LEADER_MINORITY("leader-minority");
 

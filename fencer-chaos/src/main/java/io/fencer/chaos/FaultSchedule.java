@@ -24,7 +24,7 @@ public final class FaultSchedule {
     /**
      * Draws the schedule.
      *
-     * @param seed the seed; printed by the harness so the run can be replayed
+     * @param seed the schedule's random seed; printed by the harness so the run can be replayed
      * @param kinds the kinds of fault to draw from; empty for none
      * @param workers how many workers there are (targets of worker faults)
      * @param run how long the workload runs

@@ -32,7 +32,7 @@ import java.time.Duration;
  * </pre>
  *
  * Any failure answers {@code error MESSAGE}. A write goes out with the grant's token however long ago the grant
- * was made — the client does not check its lease first, like the seed's paused client that wakes up and writes.
+ * was made — the client does not check its lease first, like a paused client that wakes up and writes.
  */
 public final class ScriptedClient {
     /** The key the demo writes. */

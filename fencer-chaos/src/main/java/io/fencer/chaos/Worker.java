@@ -30,8 +30,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A chaos worker: one process that loops over the workload under the shared lock, recording every operation in
  * its history, until its standard input ends. It tells the harness on standard output when it has read under a
- * grant ({@code read <token>}), the moment a pause hurts most: the seed's client that "writes based on a state it
- * read before the pause".
+ * grant ({@code read <token>}), the moment a pause hurts most: a client that pauses there writes based on a state
+ * it read before the pause.
  *
  * <p>With fencing, a cycle is: acquire; begin a unit with the grant's token (the store raises its accepted token
  * now, so a paused holder's later write is refused — a token orders writes, not reads, so a read-modify-write

@@ -18,7 +18,7 @@ import java.util.Objects;
  * @param fencing false for the control: writes carry no meaningful token, reads are plain
  * @param historyFile where the worker appends its history
  * @param originNanos the run's origin on the host's monotonic clock
- * @param seed the seed of the worker's think times
+ * @param seed the random seed of the worker's think times
  * @param permits the semaphore workload's permit count (1 for the other workloads, which ignore it)
  */
 public record WorkerOptions(String id, List<String> lockEndpoints, String storeEndpoint, String lock,

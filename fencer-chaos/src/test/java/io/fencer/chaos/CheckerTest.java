@@ -145,7 +145,7 @@ class CheckerTest {
                 entry("final_value", 8L));
     }
 
-    /** The seed's timeline: five increments, then A reads 5 under token 7 and pauses past its lease. */
+    /** The paused-client timeline: five increments, then A reads 5 under token 7 and pauses past its lease. */
     private static History seedLostUpdateWithoutFencing() {
         return new History().cycle("w1", 2, 0, 1).cycle("w2", 3, 1, 2).cycle("w1", 4, 2, 3).cycle("w2", 5, 3, 4)
                 .cycle("w1", 6, 4, 5)

@@ -9,7 +9,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code fencer demo}: the seed's paused-client scenario with real processes, with and without fencing. */
+/** {@code fencer demo}: the paused-client scenario with real processes, with and without fencing. */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Shows a paused client refused by fencing, and its lost update without it.",
             "Starts a lock server, a store server and two clients as processes and narrates the",

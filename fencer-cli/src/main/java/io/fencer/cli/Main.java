@@ -92,8 +92,8 @@ public final class Main implements Runnable {
      * Sets the distribution's defaults for gRPC's Netty, unless the user set them ({@code -D} wins): no leak
      * detection and no object recycler. Both cost CPU on every call: leak detection records a sample of buffers
      * (a debugging aid), and the recycler hands buffers and promises back to the thread that made them through
-     * queues, which with many calling threads cost more than allocating anew. Measured on the lock bench: see the
-     * README's Performance section. Must run before the first Netty class loads, hence first in {@link #main}.
+     * queues, which with many calling threads cost more than allocating anew. Measured on the lock bench: see
+     * docs/performance.md. Must run before the first Netty class loads, hence first in {@link #main}.
      */
     static void configureNetty(Properties properties) {
         NETTY_DEFAULTS.forEach(properties::putIfAbsent);

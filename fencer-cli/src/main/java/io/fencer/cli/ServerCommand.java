@@ -144,7 +144,7 @@ final class ServerCommand implements Callable<Integer> {
         if (httpPort != null) {
             checkPort("--http-port", httpPort, 0);
         }
-        // In the config, -1 is off and 0 any free port; on the command line 0 is off, as the issue asked.
+        // In the config, -1 is off and 0 any free port; on the command line --http-port 0 is off.
         int http = httpPort != null ? (httpPort == 0 ? -1 : httpPort) : clientPort == 0 ? 0 : clientPort + 3;
         if (raft == 0 && peers.size() > 1) {
             throw usage("--raft-port 0 (any free port) works only for a single peer; " + peers.size() + " given");

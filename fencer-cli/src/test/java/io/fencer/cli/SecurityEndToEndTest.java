@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
- * The security quick start end to end, as the README tells it: {@code fencer certs} makes a CA and two clients,
+ * The security quick start end to end, as docs/security.md tells it: {@code fencer certs} makes a CA and two clients,
  * {@code fencer server --tls-… --acl …} serves with client certificates required and an ACL naming their CNs, and
  * {@code fencer lock exec} runs as the allowed identity and is refused, exit 6, as the other.
  */

@@ -25,11 +25,12 @@ import java.util.List;
  * <pre>{@code
  * try (FencerClient fencer = Fencer.connect("127.0.0.1:7070");
  *      FencedStore store = Fencer.newStoreBuilder().endpoint("127.0.0.1:7070").lockService(fencer).build();
- *      Session session = fencer.openSession(Duration.ofSeconds(10));
- *      Grant grant = session.lock("orders").acquire(Duration.ofSeconds(30))) {
- *     store.put("orders", "order-17", "paid", grant);
- * } catch (StaleWriteException e) {
- *     log.warn("{}: {}", e.getMessage(), e.diagnose());   // superseded by which token, or a real inconsistency
+ *      Session session = fencer.openSession(Duration.ofSeconds(10))) {
+ *     try (Grant grant = session.lock("orders").acquire(Duration.ofSeconds(30))) {
+ *         store.put("orders", "order-17", "paid", grant);
+ *     } catch (StaleWriteException e) {   // diagnose() asks the lock service, so while the client is open
+ *         log.warn("{}: {}", e.getMessage(), e.diagnose());   // superseded by which token, or a real inconsistency
+ *     }
  * }
  * }</pre>
  *

@@ -4,8 +4,8 @@ import io.fencer.core.FencingToken;
 import java.util.Objects;
 
 /**
- * What the lock service says about a token a store refused as stale: the seed's "small protocol" that tells
- * "I was paused and superseded" from "the lock service is broken". Made by {@link StaleWriteException#diagnose()}.
+ * What the lock service says about a token a store refused as stale: the question a client asks after a refusal, to
+ * tell "I was paused and superseded" from "the lock service is broken". Made by {@link StaleWriteException#diagnose()}.
  *
  * @param kind the verdict
  * @param presented the refused token

@@ -6,7 +6,8 @@ import java.util.function.Supplier;
 
 /**
  * The in-process guard of one resource scope: it checks a presented token and applies the mutation
- * under one lock, so a refused token can never race an accepted write (the seed's {@code Guarded}).
+ * under one lock, so a refused token can never race an accepted write: a holder paused past its lease, waking after
+ * a newer holder wrote, is refused here however late it arrives.
  *
  * <p>A fence is bound to one lock name: tokens of any other lock are refused with
  * {@link ScopeMismatchException}, never compared. Stale tokens are refused with

@@ -11,7 +11,10 @@ public enum FencePolicy {
             return presented >= accepted;
         }
     },
-    /** Refuses {@code presented <= accepted}: one write per grant, as in the seed's {@code Guarded}. */
+    /**
+     * Refuses {@code presented <= accepted}: one write per grant, so a grant's write is applied at most once (a retry
+     * under the same token is refused too).
+     */
     STRICT {
         @Override
         public boolean admits(long presented, long accepted) {

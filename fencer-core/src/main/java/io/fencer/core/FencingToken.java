@@ -11,6 +11,11 @@ import java.util.Objects;
  * release, session expiry, restart, leader failover and deletion and recreation of the lock. The first
  * value is 1; {@link #NONE} (0) means "no token". A token of one lock means nothing for another lock.
  *
+ * <p>So the counter must never restart. A group started afresh (its data directories deleted, or an older copy of
+ * them restored) counts from 1 again, and a token of the earlier incarnation then exceeds the new ones: resources
+ * refuse every new holder and still admit the old. Keep the data; a group that must start afresh needs its
+ * resources' accepted tokens reset too, or scopes of new names.
+ *
  * <p>Why the resource must check it, not the client: a lock service cannot stop a paused client from
  * writing after its lease expired.
  *

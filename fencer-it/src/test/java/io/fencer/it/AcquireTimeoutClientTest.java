@@ -20,10 +20,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 15, defect 2, end to end through the client and a server process: the reply of an acquire's attempt is lost
- * (the server is killed with SIGKILL while the session waits in the queue; a graceful stop would cancel the wait), the client retries after the wait ran out (so with {@code wait_millis = 0})
- * and throws {@link LockTimeoutException}; the lock must then be free for another session, not granted later to
- * the timed-out one.
+ * An acquire whose wait ended leaves nothing queued, end to end through the client and a server process: the reply of
+ * an acquire's attempt is lost (the server is killed with SIGKILL while the session waits in the queue; a graceful stop
+ * would cancel the wait), the client retries after the wait ran out (so with {@code wait_millis = 0}) and throws
+ * {@link LockTimeoutException}; the lock must then be free for another session, not granted later to the timed-out
+ * one.
  */
 class AcquireTimeoutClientTest {
     private static final Duration WAIT = Duration.ofSeconds(2);

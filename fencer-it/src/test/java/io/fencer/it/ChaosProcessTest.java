@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * schedule with fencing off, must find lost updates, or the harness could not fail and proves nothing.
  *
  * <p>The runs are short, each just long enough for the faults its assertions need (20 s and 16 s of workload; 25 s
- * each with {@code -Dfencer.soak=true}); {@code fencer chaos --duration 10m} is the long run (README).
+ * each with {@code -Dfencer.soak=true}); {@code fencer chaos --duration 10m} is the long run (docs/chaos.md).
  */
 class ChaosProcessTest {
     /** The workload of the process-fault runs: the first seed's schedule ends at 19.2 s (25 s: 25.0 s). */

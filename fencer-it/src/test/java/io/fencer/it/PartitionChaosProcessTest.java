@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>The runs are short (25 s of workload for the mixed faults, 30 s for the six leader-minority partitions; 30 s
  * each with {@code -Dfencer.soak=true}); {@code fencer chaos --faults partition --duration 3m} is the long run
- * (README).
+ * (docs/chaos.md).
  */
 class PartitionChaosProcessTest {
     /** The leader-minority runs' workload: six partitions of 2 to 4 s each, with their gaps, need about 30 s. */

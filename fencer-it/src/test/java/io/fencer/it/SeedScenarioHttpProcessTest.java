@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The seed's scenario against a real {@code fencer server} process, over its HTTP port alone (the Connect protocol,
- * JSON, the JDK's HTTP client as curl would send it): A stops renewing past its lease, B is granted the next token and
- * writes, and A's late write is refused with failed_precondition and an ErrorDetail naming B's token.
+ * The paused-client scenario against a real {@code fencer server} process, over its HTTP port alone (the Connect
+ * protocol, JSON, the JDK's HTTP client as curl would send it): A stops renewing past its lease, B is granted the next
+ * token and writes, and A's late write is refused with failed_precondition and an ErrorDetail naming B's token.
  */
 class SeedScenarioHttpProcessTest {
     @TempDir

@@ -20,9 +20,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The seed's scenario with real processes: client A holds a lock and is frozen (SIGSTOP) past its lease; B, waiting,
- * is granted A's token + 1 while A still believes it holds the lock; A's stale release changes nothing, and the
- * service says A's token was superseded, and by which token.
+ * The paused-client scenario with real processes: client A holds a lock and is frozen (SIGSTOP) past its lease; B,
+ * waiting, is granted A's token + 1 while A still believes it holds the lock; A's stale release changes nothing, and
+ * the service says A's token was superseded, and by which token.
  */
 class SeedScenarioProcessTest {
     private static final Duration TTL = Duration.ofSeconds(2);
@@ -71,7 +71,7 @@ class SeedScenarioProcessTest {
             long grantedAfterMillis = (System.nanoTime() - pausedAt) / 1_000_000;
 
             assertThat(b.token().value()).isEqualTo(tokenA.value() + 1);
-            // The bound: B is granted within ttl + 2 s of A's last chance to keep alive.
+            // The bound a waiter may rely on: B is granted within ttl + 2 s of A's last chance to keep alive.
             assertThat(grantedAfterMillis).isLessThanOrEqualTo(TTL.toMillis() + 2_000);
             assertThat(clientA.isAlive()).as("A is frozen, still believing it holds the lock").isTrue();
 

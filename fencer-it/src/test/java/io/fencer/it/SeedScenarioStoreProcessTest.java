@@ -20,10 +20,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The seed's scenario carried to the resource, all real processes: client A holds "orders" and is frozen (SIGSTOP)
- * past its lease; B is granted the next token and writes to the store that the server hosts beside the lock service;
- * A, resumed, writes with its old token through {@code fencer kv put} and is refused: exit 5, "stale token" on stderr
- * with the lock service's diagnosis, and B's value stays.
+ * The paused-client scenario carried to the resource, all real processes: client A holds "orders" and is frozen
+ * (SIGSTOP) past its lease; B is granted the next token and writes to the store that the server hosts beside the lock
+ * service; A, resumed, writes with its old token through {@code fencer kv put} and is refused: exit 5, "stale token" on
+ * stderr with the lock service's diagnosis, and B's value stays.
  */
 class SeedScenarioStoreProcessTest {
     @TempDir

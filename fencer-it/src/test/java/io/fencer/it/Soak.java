@@ -3,8 +3,8 @@ package io.fencer.it;
 import java.time.Duration;
 
 /**
- * The switch between the short chaos runs of CI and their long variants: {@code -Dfencer.soak=true} (README,
- * Tests) runs every chaos test with the longer workload it had before CI's were cut to the schedule they need.
+ * The switch between the short chaos runs of CI and their long variants: {@code -Dfencer.soak=true} (docs/testing.md)
+ * runs every chaos test with the longer workload it had before CI's were cut to the schedule they need.
  */
 final class Soak {
     /** The system property that asks for the long variants. */

@@ -80,7 +80,7 @@ class StandardErrorModelClientTest {
         store = Fencer.newStoreBuilder().endpoint(proxy.endpoint()).callTimeout(Duration.ofSeconds(20)).build();
     }
 
-    /** The seed's scenario at the store: B (token 34) writes, then A, paused past its lease, writes with 33. */
+    /** The paused-client scenario at the store: B (token 34) writes, then A, paused past its lease, writes with 33. */
     private StaleWriteException staleWriteOfA() {
         store.put("orders", "order-17", "by B", B_TOKEN);
         StaleWriteException refused = catchThrowableOfType(StaleWriteException.class,

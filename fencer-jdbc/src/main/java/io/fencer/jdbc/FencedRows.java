@@ -16,8 +16,8 @@ import java.util.Objects;
 
 /**
  * Row-level fencing for tables whose rows carry their own token column: each write is one conditional
- * {@code UPDATE ... WHERE id = ? AND (token_col IS NULL OR token_col <= ?)}, the seed's "conditional update as
- * the write", so it needs no transaction of its own. The row is the scope: the caller binds a table to one lock.
+ * {@code UPDATE ... WHERE id = ? AND (token_col IS NULL OR token_col <= ?)}, a conditional update that is itself
+ * the write, so it needs no transaction of its own. The row is the scope: the caller binds a table to one lock.
  * A NULL token column means a row never fenced, which any token admits. Thread-safe.
  */
 public final class FencedRows {

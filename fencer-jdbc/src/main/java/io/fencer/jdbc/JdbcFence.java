@@ -21,10 +21,10 @@ import javax.sql.DataSource;
  * A fence kept inside the user's own SQL database: one row per scope holding the highest accepted token, checked
  * and advanced in the same transaction as the caller's writes.
  *
- * <p>Why in the same transaction: the seed requires the token check and the write to be one atomic step. The
- * check takes the scope row's write lock, which the database holds until commit, so a concurrent check of the
- * same scope waits, then re-reads the committed token and is refused if it was passed; the accepted token is as
- * durable as the data it guards.
+ * <p>Why in the same transaction: the token check and the write must be one atomic step, or a stale write can land
+ * between them. The check takes the scope row's write lock, which the database holds until commit, so a concurrent
+ * check of the same scope waits, then re-reads the committed token and is refused if it was passed; the accepted token
+ * is as durable as the data it guards.
  *
  * <p>How, on databases with row locks (PostgreSQL, MySQL, H2): the check locks the scope's row and reads its
  * token ({@code SELECT ... FOR NO KEY UPDATE} on PostgreSQL, {@code FOR UPDATE} elsewhere). The common case, the

@@ -25,7 +25,7 @@ import javax.sql.DataSource;
  * (write the class path with {@code ./mvnw -q -pl fencer-jdbc dependency:build-classpath
  * -Dmdep.outputFile=target/classpath.txt} and append the module's {@code target/classes} and
  * {@code target/test-classes}).
- * Each thread fences its own scope (one lock per resource, as the seed recommends); {@code --one-scope} makes all
+ * Each thread fences its own scope (one lock per resource, the recommended shape); {@code --one-scope} makes all
  * threads share one scope, which serializes them on its row lock by design.
  */
 public final class JdbcFenceOverheadBenchmark {

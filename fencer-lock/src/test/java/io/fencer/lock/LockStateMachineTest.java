@@ -605,9 +605,9 @@ class LockStateMachineTest {
     }
 
     /**
-     * Issue 15, defect 2, as the server now drives the state machine: the retry without wait of a queued acquire whose
-     * reply was lost is answered Queued (the step itself is unchanged, so log entries replay as before), the server
-     * then proposes CancelWait, and the holder's release grants nobody.
+     * An acquire whose wait ended leaves nothing queued, as the server drives the state machine: the retry without wait
+     * of a queued acquire whose reply was lost is answered Queued (the step itself is unchanged, so log entries replay
+     * as before), the server then proposes CancelWait, and the holder's release grants nobody.
      */
     @Test
     void acquire_lostReplyRetryWithoutWaitThenCancelWait_leavesNothingQueuedAndReleaseGrantsNobody() {

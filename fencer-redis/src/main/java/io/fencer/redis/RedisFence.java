@@ -26,7 +26,7 @@ import java.util.Objects;
  *
  * <p>Why a script: Redis runs a script without interleaving any other command, so the read of the fence, the
  * comparison, the write and the advance of the fence are one step; a client that read the fence, compared in
- * Java and then wrote would let a stale write land between the read and the write (the seed's bug).
+ * Java and then wrote would let a stale write land between the read and the write (check-then-act).
  *
  * <pre>{@code
  * RedisFence fence = new RedisFence(connection);

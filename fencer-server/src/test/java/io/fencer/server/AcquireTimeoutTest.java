@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 15, defect 2: an acquire whose wait ended must leave nothing queued. The lost reply is real: the first
+ * An acquire whose wait ended must leave nothing queued. The lost reply is real: the first
  * attempt waits in the queue when its server stops (the attempt fails, its queued place survives in the Raft log),
  * and the client's retry after the wait's end asks with {@code wait_millis = 0} and the same request id.
  */

@@ -31,8 +31,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The seed's scenario over the HTTP port alone, in JSON: holder A pauses past its lease, B is granted a higher token
- * and writes, and A's late write is refused with failed_precondition and an ErrorDetail whose current token is B's.
+ * The paused-client scenario over the HTTP port alone, in JSON: holder A pauses past its lease, B is granted a higher
+ * token and writes, and A's late write is refused with failed_precondition and an ErrorDetail whose current token is
+ * B's.
  */
 class HttpSeedScenarioTest {
     private static final long SHORT_TTL_MILLIS = 2_000;

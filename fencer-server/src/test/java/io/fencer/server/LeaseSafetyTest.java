@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 15, defect 1: a leader cut off from its majority must stop acknowledging keepalives once its leader lease
+ * Leases fail closed: a leader cut off from its majority must stop acknowledging keepalives once its leader lease
  * can have run out. Three peers in one JVM over real gRPC and Ratis, while the client's keepalive stream to the
  * leader stays open. The cut is a partition of the leader from both followers on the Raft port (Ratis's own test
  * hook refuses their messages), so its moment is exact; the heal lifts it.

@@ -208,8 +208,8 @@ class SessionExpiryTest {
     }
 
     /**
-     * Issue 15: a new leader's deadlines are ttl + the takeover bound B, so a keepalive a deposed leader acknowledged
-     * just before the takeover never outlives the new leader's view of the session.
+     * Lease safety: a new leader's deadlines are ttl + the takeover bound B, so a keepalive a deposed leader
+     * acknowledged just before the takeover never outlives the new leader's view of the session.
      */
     @Test
     void restart_newLeaderGivesTtlPlusTakeoverBound_thenExpires() throws Exception {

@@ -202,7 +202,7 @@ class StandardErrorDetailsTest {
         return failing(() -> release(locks, holder, notTheHolders));
     }
 
-    /** Returns a write by A's token after B, granted the next token, wrote: the seed's scenario at the store. */
+    /** Returns a write by A's token after B, granted the next token, wrote: the paused-client scenario at the store. */
     private WriteRequest staleWrite() {
         TestSession a = openSession(locks, TTL_MILLIS);
         FencingToken first = acquire(locks, a, "orders", 0).getToken();

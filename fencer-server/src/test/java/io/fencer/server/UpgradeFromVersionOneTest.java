@@ -88,7 +88,7 @@ class UpgradeFromVersionOneTest {
                 .acquire(TestServers.acquireRequest(next, LOCK, "after-upgrade", 45_000));
         await().atMost(WAIT_MAX).until(() -> waiterSessions(stub, LOCK).contains(next.id()));
 
-        // Past the restart grace: now + ttl + the takeover bound B (issue 15).
+        // Past the restart grace: now + ttl + the takeover bound B.
         ticker.advance(Duration.ofMillis(OLD_TTL_MILLIS + 1).plus(RaftNode.takeoverBound()));
 
         AcquireResponse granted = waiting.get(30, TimeUnit.SECONDS);

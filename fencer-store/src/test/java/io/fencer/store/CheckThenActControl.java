@@ -4,10 +4,11 @@ import io.fencer.core.FencingToken;
 import java.util.List;
 
 /**
- * The seed's broken write pattern, kept as the control of {@code StoreEngineConcurrencyTest} and built here from
- * the engine's package-private parts: it checks the token under the scope's guard, releases the guard, then writes
- * in a second step setting the accepted token to the presented one, so a lower token can land after a higher one.
- * Never use it for anything but showing that the check above catches such writes.
+ * The broken write pattern fencing exists to stop (check, then write in a separate step), kept as the control of
+ * {@code StoreEngineConcurrencyTest} and built here from the engine's package-private parts: it checks the token under
+ * the scope's guard, releases the guard, then writes in a second step setting the accepted token to the presented one,
+ * so a lower token can land after a higher one. Never use it for anything but showing that the check above catches
+ * such writes.
  */
 final class CheckThenActControl {
     private CheckThenActControl() {}

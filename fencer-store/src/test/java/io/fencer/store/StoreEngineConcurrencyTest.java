@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * 64 threads write to one scope with interleaved tokens. The engine's own guard records every applied write in
- * apply order with the accepted token it found; no write may land below it. The control runs the seed's broken
+ * apply order with the accepted token it found; no write may land below it. The control runs the broken
  * check-then-act through the same recorder and must be caught.
  */
 class StoreEngineConcurrencyTest {

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The seed's {@code Guarded}, at the store: the resource keeps the highest token and refuses older ones. */
+/** The fence at the store: the resource keeps the highest token it accepted and refuses older ones. */
 class StoreEngineFencingTest {
     @TempDir
     Path dir;

@@ -12,7 +12,7 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 /**
  * The Java runtime's meters on a server's registry: its version ({@code jvm_info}), memory, garbage collection,
  * threads, classes, CPU and uptime. Why: the runtime moves this server's speed more than most settings do (with
- * three peers JDK 25 still grants a contended lock about a fifth faster than JDK 17, see the README), so an
+ * three peers JDK 25 still grants a contended lock about a fifth faster than JDK 17, see docs/performance.md), so an
  * operator comparing two peers or two deployments must see which runtime each one runs, what its collector costs
  * and how many threads it starts.
  */

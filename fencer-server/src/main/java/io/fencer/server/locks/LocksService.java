@@ -265,7 +265,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
      * Answers an Acquire that does not wait. When the session is already queued for the lock and no call on this
      * leader waits for that place, the wait is an orphan: the call that queued it is gone (its answer was lost, or it
      * went to a deposed leader), and this call is typically its retry with {@code wait_millis = 0} after the wait ran
-     * out. Left queued, the lock would later be granted to a session no call waits for (issue 15), so the place is
+     * out. Left queued, the lock would later be granted to a session no call waits for, so the place is
      * given up with {@code CancelWait} and the answer is that command's: a grant that won the race is acquired, else
      * not acquired, which is then true. A place some call on this leader still waits for is left to it. A permit's
      * try does the same with the semaphore's name ({@code permit}: a late grant is answered as a permit).
@@ -300,8 +300,9 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
 
     /**
      * Answers a multi-lock try that was not granted. A session already queued for the group through another call
-     * is left queued: unlike a single lock's try, an orphaned multi-lock wait is not cancelled here (see issue 18's
-     * note); the group's first lock names the holder.
+     * is left queued: unlike a single lock's try, an orphaned multi-lock wait is not cancelled here (a known gap: it
+     * stays queued, and may be granted to a session no call waits for, until that session ends); the group's first
+     * lock names the holder.
      */
     private AcquireResponse tryAllResponse(Result result) {
         if (result instanceof Result.Busy busy) {

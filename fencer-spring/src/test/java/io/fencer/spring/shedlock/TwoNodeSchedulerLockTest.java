@@ -38,7 +38,7 @@ import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.transaction.annotation.Transactional;
 
 /**
- * The issue's scenario with everything real: a Fencer server, PostgreSQL, and two Spring Boot application contexts
+ * The paused-node scenario with everything real: a Fencer server, PostgreSQL, and two Spring Boot application contexts
  * (two "nodes") running the same {@code @Scheduled @SchedulerLock} job, which writes a report row in a
  * {@code @Transactional} method through {@link SpringJdbcFence}.
  *

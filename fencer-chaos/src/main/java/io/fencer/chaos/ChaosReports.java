@@ -28,9 +28,11 @@ final class ChaosReports {
     /** Writes the summary JSON and the timeline (HTML page, SVG picture) where the options ask for them. */
     static void write(ChaosOptions options, List<Fault> schedule, List<HistoryEvent> history, CheckResult result,
             Path historyFile) throws IOException {
+        String summary = summaryJson(options, schedule, result, historyFile);
+        // beside the history, so that 'fencer chaos check DIR' knows the workload the history was made by
+        Files.writeString(historyFile.resolveSibling(ChaosCheck.RUN_FILE), summary, StandardCharsets.UTF_8);
         if (options.summaryFile() != null) {
-            Files.writeString(options.summaryFile(), summaryJson(options, schedule, result, historyFile),
-                    StandardCharsets.UTF_8);
+            Files.writeString(options.summaryFile(), summary, StandardCharsets.UTF_8);
         }
         if (options.htmlFile() != null) {
             TimelineReport.write(options.htmlFile(), title(options), facts(options, schedule), history, result);
@@ -126,6 +128,27 @@ final class ChaosReports {
     /** Prints the verdict: per-check results, counts, the first violations and where the files are. */
     static void print(PrintStream out, ChaosOptions options, CheckResult result, Path historyFile) {
         out.println();
+        printChecks(out, result);
+        out.println("history: " + historyFile.toAbsolutePath());
+        if (options.htmlFile() != null) {
+            out.println("timeline: " + options.htmlFile().toAbsolutePath());
+        }
+        if (options.svgFile() != null) {
+            out.println("picture: " + options.svgFile().toAbsolutePath());
+        }
+        if (options.summaryFile() != null) {
+            out.println("summary: " + options.summaryFile().toAbsolutePath());
+        }
+        printLastLine(out, result, options.fencing());
+    }
+
+    /** Prints what {@link #print} prints of the checks alone: a saved history checked again. */
+    static void printVerdict(PrintStream out, CheckResult result, boolean fencing) {
+        printChecks(out, result);
+        printLastLine(out, result, fencing);
+    }
+
+    private static void printChecks(PrintStream out, CheckResult result) {
         out.println("checks:");
         for (Map.Entry<String, Integer> check : result.violationsByCheck().entrySet()) {
             out.printf(Locale.ROOT, "  %-22s %s%n", check.getKey(),
@@ -138,19 +161,12 @@ final class ChaosReports {
         if (result.violationCount() > VIOLATIONS_PRINTED) {
             out.println("  ... and " + (result.violationCount() - VIOLATIONS_PRINTED) + " more");
         }
-        out.println("history: " + historyFile.toAbsolutePath());
-        if (options.htmlFile() != null) {
-            out.println("timeline: " + options.htmlFile().toAbsolutePath());
-        }
-        if (options.svgFile() != null) {
-            out.println("picture: " + options.svgFile().toAbsolutePath());
-        }
-        if (options.summaryFile() != null) {
-            out.println("summary: " + options.summaryFile().toAbsolutePath());
-        }
+    }
+
+    private static void printLastLine(PrintStream out, CheckResult result, boolean fencing) {
         out.println(result.valid() ? "verdict: 0 violations"
                 : "verdict: " + result.violationCount() + " violation(s)"
-                        + (options.fencing() ? "" : " -- expected: fencing was off"));
+                        + (fencing ? "" : " -- expected: fencing was off"));
         out.flush();
     }
 

@@ -32,7 +32,7 @@ import picocli.CommandLine.Spec;
             "--no-fencing is the control: the same run with writes that carry no meaningful token, which the",
             "checker must fail.",
             "Network faults (partition, flaky) put every process on its own network namespace and need root."},
-        subcommands = {ChaosWorkerCommand.class, ChaosClientCommand.class})
+        subcommands = {ChaosCheckCommand.class, ChaosWorkerCommand.class, ChaosClientCommand.class})
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--workers", paramLabel = "N", defaultValue = "5",
             description = "Worker processes (default: ${DEFAULT-VALUE}).")

@@ -24,6 +24,11 @@ final class Cluster implements AutoCloseable {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     /** The store's name in the history and the report. */
     static final String STORE = "store";
+    /**
+     * The group secret of a group of lock peers, one file for all: the peer that starts first makes it, the others
+     * read it (they may start at the same moment: the file is made atomically).
+     */
+    static final String RAFT_SECRET_FILE = "raft.secret";
     /** Without a network every server binds the loopback address: the run is one machine's processes. */
     private static final String LOOPBACK = "127.0.0.1";
 
@@ -96,7 +101,8 @@ final class Cluster implements AutoCloseable {
             String id = "n" + (i + 1);
             String address = address(network, id);
             ServerArguments arguments = new ServerArguments(directory.resolve(id), ports[i][0], ports[i][1],
-                    ports[i][2], id, peers > 1 ? group : List.of(), address);
+                    ports[i][2], id, peers > 1 ? group : List.of(), address,
+                    peers > 1 ? directory.resolve(RAFT_SECRET_FILE) : null);
             List<String> lockArguments = new ArrayList<>(arguments.toArguments());
             if (!withStore) {
                 lockArguments.add("--no-store");

@@ -20,17 +20,20 @@ import java.util.stream.Collectors;
  * @param id this peer's id, which names its entry in {@code peers}
  * @param peers every peer of the group, this one included; empty for a group of one
  * @param host the address the server binds (its network host's address when the run has network faults)
+ * @param raftSecretFile the group secret every peer proves on the Raft port, the same file for every peer of the
+ *     group (the first server to start makes it); null for a group of one, which keeps its own in its data directory
  */
 public record ServerArguments(Path dataDirectory, int port, int adminPort, int raftPort, String id,
-        List<Peer> peers, String host) {
+        List<Peer> peers, String host, Path raftSecretFile) {
     /** The subcommand that runs a lock server. */
     static final String SUBCOMMAND = "server";
     /** The address servers bind when every process of a run shares the host's loopback. */
     static final String LOOPBACK = "127.0.0.1";
 
     /** The arguments of a server bound to the loopback address. */
-    public ServerArguments(Path dataDirectory, int port, int adminPort, int raftPort, String id, List<Peer> peers) {
-        this(dataDirectory, port, adminPort, raftPort, id, peers, LOOPBACK);
+    public ServerArguments(Path dataDirectory, int port, int adminPort, int raftPort, String id, List<Peer> peers,
+            Path raftSecretFile) {
+        this(dataDirectory, port, adminPort, raftPort, id, peers, LOOPBACK, raftSecretFile);
     }
 
     public ServerArguments {
@@ -40,6 +43,10 @@ public record ServerArguments(Path dataDirectory, int port, int adminPort, int r
         peers = List.copyOf(peers);
         if (!peers.isEmpty() && peers.stream().noneMatch(peer -> peer.id().equals(id))) {
             throw new IllegalArgumentException("server " + id + " is not among its peers " + peers);
+        }
+        if (peers.size() > 1 && raftSecretFile == null) {
+            throw new IllegalArgumentException("server " + id + " of a group of " + peers.size() + " needs a group "
+                    + "secret file");
         }
     }
 
@@ -80,6 +87,9 @@ public record ServerArguments(Path dataDirectory, int port, int adminPort, int r
         }
         if (!peers.isEmpty()) {
             arguments.add("--peers=" + peers.stream().map(Peer::toArgument).collect(Collectors.joining(",")));
+        }
+        if (raftSecretFile != null) {
+            arguments.add("--raft-secret-file=" + raftSecretFile);
         }
         return List.copyOf(arguments);
     }

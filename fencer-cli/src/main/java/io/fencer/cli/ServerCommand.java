@@ -1,8 +1,11 @@
 package io.fencer.cli;
 
 import io.fencer.server.FencerServer;
+import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
+import io.fencer.server.raft.GroupSecret;
 import io.fencer.server.tls.TlsFiles;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,6 +29,11 @@ import picocli.CommandLine.Spec;
  * {@code --acl} every call is checked against the ACL file, which SIGHUP makes the server read again.
  * With {@code --tls-cert} and {@code --tls-key} every port is TLS; a plaintext server binds only a loopback address
  * unless {@code --insecure}.
+ *
+ * <p>Peers prove to each other on the Raft port that they hold the group's secret ({@code --raft-secret-file}, the
+ * same file on every peer, made at the first start if absent; a group of one keeps its own in {@code DATA/raft.secret}
+ * without being told). With TLS and a CA the certificates authenticate peers as well, and the secret file is
+ * optional. {@code --insecure-raft} turns the Raft port's authentication off.
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
         description = "Runs a Fencer server (one peer of a group) until SIGINT or SIGTERM.")
@@ -93,6 +101,18 @@ final class ServerCommand implements Callable<Integer> {
                     + "port + 3, e.g. 7073; any free port when --port is 0).")
     Integer httpPort;
 
+    @Option(names = "--raft-secret-file", paramLabel = "FILE",
+            description = "The group secret every peer proves on the Raft port before any Raft message: the same file "
+                    + "on every peer (copy it to each, keep it 0600). Made with a new random secret if FILE does not "
+                    + "exist. Needed by a group of more than one peer unless TLS with --tls-ca authenticates the "
+                    + "peers (default: a group of one keeps its own in DIR/raft.secret).")
+    Path raftSecretFile;
+
+    @Option(names = "--insecure-raft",
+            description = "Authenticate no peer on the Raft port (without TLS, anyone who can reach it can depose "
+                    + "the leader and append to the log): for tests only.")
+    boolean insecureRaft;
+
     @Mixin
     ServerTlsOptions tls;
 
@@ -155,10 +175,51 @@ final class ServerCommand implements Callable<Integer> {
         }
         Path data = dataDir.toAbsolutePath().normalize();
         ServerConfig defaults = ServerConfig.defaults(data);
+        TlsFiles tlsFiles = tls.files(boundHost);
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
                 defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
-                aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tls.files(boundHost), http,
-                defaults.watch(), replySpin);
+                aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tlsFiles, http,
+                defaults.watch(), replySpin, peerAuth(data, tlsFiles));
+    }
+
+    /**
+     * Returns how this peer authenticates the others on the Raft port; reads (or makes) the secret file now, so that a
+     * bad one is a usage error naming the file, never showing the secret.
+     */
+    private PeerAuth peerAuth(Path data, TlsFiles tlsFiles) {
+        if (insecureRaft) {
+            if (raftSecretFile != null) {
+                throw usage("--insecure-raft and --raft-secret-file contradict each other: give one");
+            }
+            return PeerAuth.insecure();
+        }
+        if (raftSecretFile == null) {
+            if (peers.size() <= 1) {
+                return PeerAuth.defaultFor(data);
+            }
+            if (tlsFiles != null && tlsFiles.clientCertificatesRequired()) {
+                return PeerAuth.tlsOnly();
+            }
+            throw usage("a group of " + peers.size() + " peers needs --raft-secret-file FILE: the same file on every "
+                    + "peer (the first start makes it if absent; copy it to the other peers' hosts), so that only "
+                    + "peers can speak on the Raft port. Or authenticate peers with TLS (--tls-cert, --tls-key and "
+                    + "--tls-ca), or turn authentication off with --insecure-raft (for tests only)");
+        }
+        Path file = raftSecretFile.toAbsolutePath().normalize();
+        try {
+            GroupSecret.Loaded loaded = GroupSecret.readOrCreate(file);
+            if (loaded.created()) {
+                PrintWriter err = spec.commandLine().getErr();
+                err.println("fencer: created the group secret " + file + ": give every peer of the group this same "
+                        + "file");
+                err.flush();
+            }
+        } catch (IOException e) {
+            throw usage("--raft-secret-file " + file + " cannot be read or made: " + e.getMessage());
+        } catch (IllegalArgumentException e) {
+            throw usage("--raft-secret-file: " + e.getMessage());
+        }
+        return PeerAuth.secretFile(file);
     }
 
     /**

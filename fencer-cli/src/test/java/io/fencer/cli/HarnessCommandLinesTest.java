@@ -7,8 +7,10 @@ import io.fencer.chaos.StoreServerArguments;
 import io.fencer.chaos.WorkerArguments;
 import io.fencer.chaos.WorkerOptions;
 import io.fencer.chaos.Workload;
+import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.StoreServerConfig;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -28,12 +30,14 @@ class HarnessCommandLinesTest {
     Path directory;
 
     @Test
-    void serverArguments_peerOfAGroup_arriveInTheServerConfig() {
+    void serverArguments_peerOfAGroup_arriveInTheServerConfig() throws Exception {
         Path data = directory.resolve("data of n2 @odd=dir");
         List<ServerArguments.Peer> peers = List.of(new ServerArguments.Peer("n1", "127.0.0.1", 7401, 7403),
                 new ServerArguments.Peer("n2", "127.0.0.1", 7411, 7413),
                 new ServerArguments.Peer("n3", "127.0.0.1", 7421, 7423));
-        ServerArguments arguments = new ServerArguments(data, 7411, 7419, 7413, "n2", peers);
+        Path secret = directory.resolve("group @odd=dir").resolve("raft.secret");
+        Files.createDirectories(secret.getParent());
+        ServerArguments arguments = new ServerArguments(data, 7411, 7419, 7413, "n2", peers, secret);
 
         ServerConfig config = this.<ServerCommand>parse(arguments.toArguments()).config();
 
@@ -46,12 +50,13 @@ class HarnessCommandLinesTest {
         assertThat(config.peers()).containsExactly(new ServerConfig.Peer("n1", "127.0.0.1", 7401, 7403),
                 new ServerConfig.Peer("n2", "127.0.0.1", 7411, 7413),
                 new ServerConfig.Peer("n3", "127.0.0.1", 7421, 7423));
+        assertThat(config.peerAuth()).isEqualTo(PeerAuth.secretFile(secret));
     }
 
     @Test
     void serverArguments_alone_arriveInTheServerConfig() {
         Path data = directory.resolve("--port=1 @n1");
-        ServerArguments arguments = new ServerArguments(data, 7431, 7439, 7435, "solo", List.of());
+        ServerArguments arguments = new ServerArguments(data, 7431, 7439, 7435, "solo", List.of(), null);
 
         ServerConfig config = this.<ServerCommand>parse(arguments.toArguments()).config();
 
@@ -61,6 +66,7 @@ class HarnessCommandLinesTest {
         assertThat(config.adminPort()).isEqualTo(7439);
         assertThat(config.raftPort()).isEqualTo(7435);
         assertThat(config.peers()).isEmpty();
+        assertThat(config.peerAuth()).isEqualTo(PeerAuth.defaultFor(data));
     }
 
     @Test
@@ -80,7 +86,7 @@ class HarnessCommandLinesTest {
         List<ServerArguments.Peer> peers = List.of(new ServerArguments.Peer("n1", "10.77.3.2", 7401, 7403),
                 new ServerArguments.Peer("n2", "10.77.3.3", 7411, 7413));
         ServerArguments arguments = new ServerArguments(directory.resolve("n2"), 7411, 7419, 7413, "n2", peers,
-                "10.77.3.3");
+                "10.77.3.3", directory.resolve("raft.secret"));
 
         ServerConfig config = this.<ServerCommand>parse(arguments.toArguments()).config();
 

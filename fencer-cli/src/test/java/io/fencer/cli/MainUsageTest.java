@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.core.TokenKeys;
 import io.fencer.server.FencerStoreServer;
+import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.StoreServerConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -99,6 +102,10 @@ class MainUsageTest {
         "server --id n4 --peers n1=127.0.0.1:7070,n2=127.0.0.1:7170 | --id n4 is not among --peers n1, n2",
         "server --peers n1=127.0.0.1:7070,n1=127.0.0.1:7170 | --peers names a peer id twice: n1, n1",
         "server --port 7071 --peers n1=127.0.0.1:7070 | --port 7071 disagrees with peer n1's entry",
+        "server --id n2 --peers n1=127.0.0.1:7070,n2=127.0.0.1:7170 | a group of 2 peers needs --raft-secret-file FILE:"
+                + " the same file on every peer",
+        "server --insecure-raft --raft-secret-file /tmp/x | --insecure-raft and --raft-secret-file contradict each "
+                + "other",
         "server --port 70000 | --port 70000 is outside [0, 65535]",
         "server --admin-port -2 | --admin-port -2 is outside [-1, 65535]",
         "server --http-port -1 | --http-port -1 is outside [0, 65535]",
@@ -160,9 +167,10 @@ class MainUsageTest {
     }
 
     @Test
-    void serverConfig_peerEntry_givesHostAndPorts() {
+    void serverConfig_peerEntry_givesHostAndPorts(@TempDir Path dir) {
         ServerConfig config = serverCommand("server", "--id", "n2", "--data", "/tmp/d2", "--lock-delay", "2s",
-                "--peers", "n1=127.0.0.1:7070,n2=127.0.0.2:7170:7199,n3=127.0.0.1:7270").config();
+                "--peers", "n1=127.0.0.1:7070,n2=127.0.0.2:7170:7199,n3=127.0.0.1:7270",
+                "--raft-secret-file", dir.resolve("raft.secret").toString()).config();
 
         assertThat(config.id()).isEqualTo("n2");
         assertThat(config.host()).isEqualTo("127.0.0.2");
@@ -172,6 +180,76 @@ class MainUsageTest {
         assertThat(config.peers()).extracting(ServerConfig.Peer::id).containsExactly("n1", "n2", "n3");
         assertThat(config.lockDelay()).isEqualTo(Duration.ofSeconds(2));
         assertThat(config.dataDir()).isEqualTo(Path.of("/tmp/d2"));
+    }
+
+    @Test
+    void serverConfig_alone_keepsItsOwnSecretInTheDataDirectoryWithoutAnOption() {
+        ServerConfig config = serverCommand("server", "--data", "/tmp/alone").config();
+
+        assertThat(config.peerAuth()).isEqualTo(PeerAuth.secretFile(Path.of("/tmp/alone/raft.secret")));
+        assertThat(Path.of("/tmp/alone/raft.secret")).as("made by the server at its start, not by the options")
+                .doesNotExist();
+    }
+
+    @Test
+    void serverConfig_raftSecretFile_isMadeOwnerOnlyAtTheFirstStartAndReusedAfter(@TempDir Path dir)
+            throws Exception {
+        Path file = dir.resolve("group.secret");
+        String[] arguments = {"server", "--id", "n2", "--peers", "n1=127.0.0.1:7070,n2=127.0.0.1:7170",
+            "--raft-secret-file", file.toString()};
+        StringWriter firstErr = new StringWriter();
+        StringWriter secondErr = new StringWriter();
+
+        ServerConfig first = serverCommand(firstErr, arguments).config();
+        String made = Files.readString(file);
+        ServerConfig second = serverCommand(secondErr, arguments).config();
+
+        assertThat(first.peerAuth()).isEqualTo(PeerAuth.secretFile(file)).isEqualTo(second.peerAuth());
+        assertThat(firstErr.toString()).isEqualTo("fencer: created the group secret " + file + ": give every peer of "
+                + "the group this same file" + System.lineSeparator());
+        assertThat(secondErr.toString()).as("the second start reads it").isEmpty();
+        assertThat(Files.readString(file)).isEqualTo(made).startsWith("fencer-raft-secret v1\n");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+        String secretLine = made.split("\n")[1];
+        assertThat(firstErr.toString()).doesNotContain(secretLine);
+    }
+
+    @Test
+    void execute_malformedRaftSecretFile_isAUsageErrorNamingTheFileNeverTheSecret(@TempDir Path dir)
+            throws Exception {
+        Path file = dir.resolve("bad.secret");
+        String notBase64 = "s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t!!";
+        Files.writeString(file, "fencer-raft-secret v1\n" + notBase64 + "\n");
+        Path shortFile = dir.resolve("short.secret");
+        Files.writeString(shortFile, "fencer-raft-secret v1\n" + "c2hvcnQtc2VjcmV0" + "\n");
+
+        CommandRun malformed = CommandRun.run("server", "--id", "n1", "--peers", "n1=127.0.0.1:7070,n2=127.0.0.1:7170",
+                "--raft-secret-file", file.toString());
+        CommandRun tooShort = CommandRun.run("server", "--id", "n1", "--peers",
+                "n1=127.0.0.1:7070,n2=127.0.0.1:7170", "--raft-secret-file", shortFile.toString());
+
+        assertThat(malformed.exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(malformed.err()).contains("--raft-secret-file: the group secret file " + file
+                + " has a second line that is not base64").doesNotContain(notBase64);
+        assertThat(tooShort.exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(tooShort.err()).contains("the secret in " + shortFile + " has 12 bytes, outside [32, 1024]")
+                .doesNotContain("c2hvcnQtc2VjcmV0");
+        assertThat(malformed.out() + tooShort.out()).isEmpty();
+    }
+
+    @Test
+    void serverConfig_insecureRaftOrTlsWithACa_needsNoSecretFile(@TempDir Path dir) {
+        CommandRun certs = CommandRun.run("certs", "--out", dir.toString());
+        assertThat(certs.exitCode()).as(certs.err()).isZero();
+        String peers = "n1=127.0.0.1:7070,n2=127.0.0.1:7170,n3=127.0.0.1:7270";
+
+        ServerConfig insecure = serverCommand("server", "--peers", peers, "--insecure-raft").config();
+        ServerConfig tls = serverCommand("server", "--peers", peers, "--tls-cert", dir.resolve("server.pem").toString(),
+                "--tls-key", dir.resolve("server-key.pem").toString(), "--tls-ca", dir.resolve("ca.pem").toString())
+                .config();
+
+        assertThat(insecure.peerAuth()).isEqualTo(PeerAuth.insecure());
+        assertThat(tls.peerAuth()).isEqualTo(PeerAuth.tlsOnly());
     }
 
     @Test
@@ -275,7 +353,13 @@ class MainUsageTest {
     }
 
     private static ServerCommand serverCommand(String... args) {
+        return serverCommand(new StringWriter(), args);
+    }
+
+    /** Parses {@code args} with the real command; what it writes to its standard error goes to {@code err}. */
+    private static ServerCommand serverCommand(StringWriter err, String... args) {
         CommandLine commandLine = Main.newCommandLine(new Main());
+        commandLine.setErr(new PrintWriter(err, true));
         commandLine.parseArgs(args);
         return commandLine.getSubcommands().get("server").getCommand();
     }

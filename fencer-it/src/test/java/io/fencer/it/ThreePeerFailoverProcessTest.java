@@ -98,7 +98,8 @@ class ThreePeerFailoverProcessTest {
         }
         for (int i = 0; i < 3; i++) {
             peers.add(FencerProcess.server("n" + (i + 1), dir.resolve("n" + (i + 1)), ports.get(i),
-                    "--id", "n" + (i + 1), "--peers", group.toString()));
+                    "--id", "n" + (i + 1), "--peers", group.toString(),
+                    "--raft-secret-file", dir.resolve("raft.secret").toString())); // made by whichever starts first
         }
         for (int i = 0; i < 3; i++) {
             peers.get(i).awaitHealthy(ports.get(i).admin());

@@ -17,7 +17,9 @@ import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.RevisionOutOfRangeException;
 import io.fencer.server.FencerServer;
+import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
+import io.fencer.server.raft.GroupSecret;
 import io.fencer.server.watch.WatchLimits;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -100,10 +102,11 @@ class WatchClientTest {
             peers.add(new ServerConfig.Peer(id, "127.0.0.1", freePort(), freePort()));
         }
         Map<String, FencerServer> cluster = new ConcurrentHashMap<>();
+        PeerAuth groupSecret = PeerAuth.secret(GroupSecret.generate()); // the same for every peer
         try {
             for (ServerConfig.Peer peer : peers) {
                 cluster.put(peer.id(), FencerServer.start(ServerConfig.defaults(dataDir.resolve(peer.id()))
-                        .withPorts(0, -1, 0).withPeers(peer.id(), peers)));
+                        .withPorts(0, -1, 0).withPeers(peer.id(), peers).withPeerAuth(groupSecret)));
             }
             client = Fencer.newBuilder().endpoints(peers.stream().map(peer -> "127.0.0.1:" + peer.port())
                     .toArray(String[]::new)).callTimeout(Duration.ofSeconds(30)).build();

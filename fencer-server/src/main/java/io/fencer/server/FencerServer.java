@@ -137,6 +137,11 @@ public final class FencerServer implements AutoCloseable {
             throw new IllegalArgumentException("peer id '" + config.id() + "' is not among the peers "
                     + config.peers());
         }
+        if (config.peerAuth().mode() == PeerAuth.Mode.TLS_ONLY
+                && (config.tls() == null || !config.tls().clientCertificatesRequired())) {
+            throw new IllegalArgumentException("peers authenticated by their TLS certificates alone need TLS with a CA "
+                    + "(the client CA): give the TLS files, or a group secret");
+        }
         if (config.tls() != null && !config.tls().clientCertificatesRequired() && config.peers().size() > 1) {
             throw new IllegalArgumentException("TLS in a group of " + config.peers().size() + " peers needs a CA "
                     + "(the client CA): peers present certificates of it to each other on the Raft port");
@@ -179,6 +184,7 @@ public final class FencerServer implements AutoCloseable {
         RefusedCalls refusals = new RefusedCalls(metrics.registry(), config.ticker());
         service.registerStreamMetrics(metrics.registry());
         proposer.registerMetrics(metrics.registry());
+        raft.registerMetrics(metrics.registry());
         watches.register(metrics.registry());
         List<ServerServiceDefinition> services = new ArrayList<>();
         services.add(intercepted(MalformedRequests.guard(service.bindService(), INBOUND_MESSAGE_BYTES_MAX),

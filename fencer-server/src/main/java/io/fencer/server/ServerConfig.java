@@ -41,10 +41,14 @@ import java.util.Objects;
  * @param replySpin how long an event loop of the client port polls, instead of sleeping, for the answer to a lone
  *     call or for a lone client's next call (see {@link io.fencer.server.rpc.ReplySpin}); ZERO = never, at most
  *     {@link #REPLY_SPIN_MAX}; default {@link #REPLY_SPIN_DEFAULT}
+ * @param peerAuth how peers prove to each other on the Raft port that they are the group's; default the secret in
+ *     {@code dataDir/raft.secret} ({@link PeerAuth#defaultFor}), made at the first start, which suits a group of one;
+ *     every peer of a larger group needs the same secret (or TLS with a CA and {@link PeerAuth#tlsOnly()})
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
         List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
-        StoreOptions store, Path acl, TlsFiles tls, int httpPort, WatchLimits watch, Duration replySpin) {
+        StoreOptions store, Path acl, TlsFiles tls, int httpPort, WatchLimits watch, Duration replySpin,
+        PeerAuth peerAuth) {
     /** The default {@code replySpin}: a little above one fsync'd commit of a group of one peer on a small VM. */
     public static final Duration REPLY_SPIN_DEFAULT = Duration.ofNanos(300_000);
     /** The longest {@code replySpin}: longer waits are not worth a CPU's spin. */
@@ -60,10 +64,19 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
         Objects.requireNonNull(ticker, "ticker");
         Objects.requireNonNull(watch, "watch");
         Objects.requireNonNull(replySpin, "replySpin");
+        Objects.requireNonNull(peerAuth, "peerAuth");
         if (replySpin.isNegative() || replySpin.compareTo(REPLY_SPIN_MAX) > 0) {
             throw new IllegalArgumentException("reply spin " + replySpin + " must lie in [0, " + REPLY_SPIN_MAX
                     + "]");
         }
+    }
+
+    /** Returns settings with the default peer authentication ({@link PeerAuth#defaultFor} {@code dataDir}). */
+    public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
+            List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
+            StoreOptions store, Path acl, TlsFiles tls, int httpPort, WatchLimits watch, Duration replySpin) {
+        this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, tokenKeys, store, acl,
+                tls, httpPort, watch, replySpin, PeerAuth.defaultFor(dataDir));
     }
 
     /** Returns settings without an HTTP port and with the default Watch limits. */
@@ -97,69 +110,78 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     public ServerConfig withPeers(String id, List<Peer> peers) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     public ServerConfig withLockDelay(Duration lockDelay) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     public ServerConfig withLimits(Limits limits) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     public ServerConfig withTicker(Ticker ticker) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     /** Returns these settings signing sequencers with {@code tokenKeys} (null = unsigned). */
     public ServerConfig withTokenKeys(TokenKeys tokenKeys) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     /** Returns these settings hosting the store with {@code store} limits, or no store when null. */
     public ServerConfig withStore(StoreOptions store) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
     public ServerConfig withAcl(Path acl) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     /** Returns these settings serving TLS with {@code tls} on every port, or plaintext when null. */
     public ServerConfig withTls(TlsFiles tls) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     /** Returns these settings serving the HTTP port on {@code httpPort} (-1 = off, 0 = any free port). */
     public ServerConfig withHttpPort(int httpPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     /** Returns these settings with {@code watch} as the Watch service's limits. */
     public ServerConfig withWatchLimits(WatchLimits watch) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     /** Returns these settings with {@code replySpin} as the event loops' spin (ZERO = never). */
     public ServerConfig withReplySpin(Duration replySpin) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+    }
+
+    /**
+     * Returns these settings with {@code peerAuth} as the way peers authenticate each other on the Raft port (every
+     * peer of a group of more than one needs the same secret, or TLS with {@link PeerAuth#tlsOnly()}).
+     */
+    public ServerConfig withPeerAuth(PeerAuth peerAuth) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
     }
 
     /**

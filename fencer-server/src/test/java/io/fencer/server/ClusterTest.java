@@ -20,6 +20,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.net.InetAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -48,6 +49,8 @@ class ClusterTest {
     private final List<ServerConfig.Peer> peers = new ArrayList<>();
     private final Map<String, FencerServer> servers = new ConcurrentHashMap<>();
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+    /** The group's secret, which every peer is given and a test speaking on a Raft port as a peer proves. */
+    private final byte[] secret = TestServers.newSecretBytes();
 
     @AfterEach
     void stop() throws Exception {
@@ -183,9 +186,10 @@ class ClusterTest {
     }
 
     /**
-     * Bad input on the Raft port: a length beyond the largest frame, a frame too short for its header and an
-     * AppendEntries whose body is no protobuf each end only that connection, a call of an unknown kind is refused
-     * with its kind and the connection stays, and the group goes on committing over its own links.
+     * Bad input on the Raft port from a peer that passed the handshake: a length beyond the largest frame, a frame
+     * too short for its header and an AppendEntries whose body is no protobuf each end only that connection, a call
+     * of an unknown kind is refused with its kind and the connection stays, and the group goes on committing over its
+     * own links. A stranger's call, without the handshake, gets no answer at all.
      */
     @Test
     void raftPort_garbageOversizedAndUnreadableFrames_endOnlyThatConnectionAndTheGroupCommits() throws Exception {
@@ -195,22 +199,26 @@ class ClusterTest {
         TestServers.TestSession session = openSession(stub, TTL_MILLIS);
         int raftPort = peers.get(1).raftPort();
 
-        try (Socket unknownKind = raftSocket(raftPort)) {
+        try (Socket unknownKind = peerSocket(1)) {
             assertThat(RaftPortFrames.callUnknownKind(unknownKind, 1)).contains("no call of kind 99");
             assertThat(RaftPortFrames.callUnknownKind(unknownKind, 2)).as("the same connection still answers")
                     .contains("no call of kind 99");
         }
-        try (Socket oversized = raftSocket(raftPort)) {
+        try (Socket stranger = raftSocket(raftPort)) {
+            RaftPortFrames.write(stranger, RaftPortFrames.UNKNOWN_KIND, 1, new byte[0]);
+            assertThat(RaftPortFrames.closedAfterHello(stranger)).as("a call without the handshake").isTrue();
+        }
+        try (Socket oversized = peerSocket(1)) {
             new DataOutputStream(oversized.getOutputStream()).writeInt(Integer.MAX_VALUE);
             assertThat(RaftPortFrames.closedByServer(oversized)).as("a frame of 2 GiB announced").isTrue();
         }
-        try (Socket truncated = raftSocket(raftPort)) {
+        try (Socket truncated = peerSocket(1)) {
             DataOutputStream out = new DataOutputStream(truncated.getOutputStream());
             out.writeInt(3);
             out.write(new byte[] {2, 0, 0});
             assertThat(RaftPortFrames.closedByServer(truncated)).as("a frame shorter than its header").isTrue();
         }
-        try (Socket unreadable = raftSocket(raftPort)) {
+        try (Socket unreadable = peerSocket(1)) {
             byte[] notProtobuf = new byte[64];
             Arrays.fill(notProtobuf, (byte) 0xff);
             RaftPortFrames.write(unreadable, 2, 3, notProtobuf); // kind 2: AppendEntries
@@ -222,26 +230,25 @@ class ClusterTest {
     }
 
     /**
-     * A stranger holding connections open cannot make the Raft port hold more than its cap: of 68 connections at
-     * most 64 minus the peers' own links stay open, the others are closed at once (which ones depends on the order
-     * the transport's threads take them up, not on the order they were made), the peers' links opened before stand
-     * (the group commits), and a connection is taken again once the stranger's are gone.
+     * A holder of the secret opening connections cannot make the Raft port hold more than its cap of admitted ones
+     * (64 in a large heap): of 68 of them at most 64 minus the peers' own links stay open, the others are closed at
+     * once (which ones depends on the order the transport's threads take them up, not on the order they were made),
+     * the peers' links opened before stand (the group commits), and a connection is taken again once these are gone.
      */
     @Test
-    void raftPort_connectionsBeyondTheCap_areClosedWhileThePeersLinksStand() throws Exception {
+    void raftPort_admittedConnectionsBeyondTheCap_areClosedWhileThePeersLinksStand() throws Exception {
         startThreePeers();
         FencerServer leader = awaitLeader();
         LocksGrpc.LocksBlockingStub stub = stubOf(leader);
         TestServers.TestSession session = openSession(stub, TTL_MILLIS);
         lockCycles(stub, session, 5); // the peers' links are open
-        int raftPort = peers.get(0).raftPort();
         int connectionsMax = 64;
         int beyond = 4;
         int peerLinksMax = 2 * (peers.size() - 1); // one per other peer, two while one is being replaced
         List<Socket> held = new ArrayList<>();
         try {
             for (int i = 0; i < connectionsMax + beyond; i++) {
-                held.add(raftSocket(raftPort));
+                held.add(peerSocket(0)); // the port answers the handshake, then closes one beyond the cap
             }
             List<Socket> closed = new ArrayList<>();
             await().atMost(ELECTION_MAX).until(() -> {
@@ -252,7 +259,7 @@ class ClusterTest {
                 }
                 return closed.size() >= beyond;
             });
-            assertThat(closed).as("connections of a stranger closed by the cap").hasSizeBetween(beyond,
+            assertThat(closed).as("admitted connections closed by the cap").hasSizeBetween(beyond,
                     beyond + peerLinksMax);
             lockCycles(stub, session, 10);
         } finally {
@@ -261,10 +268,73 @@ class ClusterTest {
             }
         }
         await().atMost(ELECTION_MAX).ignoreExceptions().untilAsserted(() -> {
-            try (Socket again = raftSocket(raftPort)) {
+            try (Socket again = peerSocket(0)) {
                 assertThat(RaftPortFrames.callUnknownKind(again, 1)).contains("no call of kind 99");
             }
         });
+    }
+
+    /**
+     * Strangers cannot take the peers' places: connections that have not passed the handshake are few (4 per remote
+     * address), the ones beyond are closed at once, those held are closed when the handshake's deadline passes, and
+     * meanwhile the group commits over its links and a peer's connection from another address is admitted.
+     */
+    @Test
+    void raftPort_strangersHoldingUnadmittedConnections_areBoundedAndClosedAtTheDeadline() throws Exception {
+        startThreePeers();
+        FencerServer leader = awaitLeader();
+        LocksGrpc.LocksBlockingStub stub = stubOf(leader);
+        TestServers.TestSession session = openSession(stub, TTL_MILLIS);
+        lockCycles(stub, session, 5); // the peers' links are open
+        int raftPort = peers.get(0).raftPort();
+        int strangers = 12;
+        int perAddressMax = 4;
+        List<Socket> held = new ArrayList<>();
+        long startNanos = System.nanoTime();
+        try {
+            for (int i = 0; i < strangers; i++) {
+                held.add(raftSocket(raftPort)); // from 127.0.0.1, saying nothing
+            }
+            List<Socket> closedAtOnce = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(3)).until(() -> {
+                for (Socket socket : held) {
+                    if (!closedAtOnce.contains(socket) && RaftPortFrames.closedAfterHello(socket,
+                            Duration.ofMillis(20))) {
+                        closedAtOnce.add(socket);
+                    }
+                }
+                return closedAtOnce.size() >= strangers - perAddressMax;
+            });
+            assertThat(strangers - closedAtOnce.size()).as("the strangers' connections left open: at most the bound "
+                    + "per address, and some until the deadline").isBetween(1, perAddressMax);
+            try (Socket otherAddress = new Socket("127.0.0.1", raftPort, InetAddress.getByName("127.0.0.2"), 0)) {
+                otherAddress.setSoTimeout(20_000);
+                RaftPortFrames.handshake(otherAddress, secret, "n2", "n1");
+                assertThat(RaftPortFrames.callUnknownKind(otherAddress, 1)).as("a peer from another address")
+                        .contains("no call of kind 99");
+            }
+            lockCycles(stub, session, 10);
+            for (Socket socket : held) {
+                if (!closedAtOnce.contains(socket)) {
+                    assertThat(RaftPortFrames.closedAfterHello(socket, Duration.ofSeconds(20)))
+                            .as("a silent stranger's connection, at the deadline").isTrue();
+                }
+            }
+            assertThat(Duration.ofNanos(System.nanoTime() - startNanos)).as("the held ones lasted until the deadline")
+                    .isGreaterThanOrEqualTo(Duration.ofSeconds(4));
+        } finally {
+            for (Socket socket : held) {
+                socket.close();
+            }
+        }
+        lockCycles(stub, session, 5);
+    }
+
+    /** Opens a connection to peer {@code index}'s Raft port and passes the handshake as peer "n9". */
+    private Socket peerSocket(int index) throws IOException {
+        Socket socket = raftSocket(peers.get(index).raftPort());
+        RaftPortFrames.handshake(socket, secret, "n9", peers.get(index).id());
+        return socket;
     }
 
     private static Socket raftSocket(int port) throws IOException {
@@ -291,7 +361,7 @@ class ClusterTest {
 
     private FencerServer start(String id, Ticker ticker) throws Exception {
         ServerConfig config = ServerConfig.defaults(dataRoot.resolve(id)).withPorts(0, -1, 0)
-                .withPeers(id, peers).withTicker(ticker);
+                .withPeers(id, peers).withTicker(ticker).withPeerAuth(TestServers.groupSecret(secret));
         FencerServer server = FencerServer.start(config);
         servers.put(id, server);
         return server;

@@ -50,6 +50,8 @@ class LeaseSafetyTest {
     @TempDir
     Path dataRoot;
     private final List<ServerConfig.Peer> peers = new ArrayList<>();
+    /** The one secret every peer of the group is given. */
+    private final PeerAuth groupSecret = TestServers.groupSecret(TestServers.newSecretBytes());
     private final Map<String, FencerServer> servers = new ConcurrentHashMap<>();
     private final List<ManagedChannel> channels = new ArrayList<>();
     private final ScheduledExecutorService probes = Executors.newScheduledThreadPool(2);
@@ -163,7 +165,7 @@ class LeaseSafetyTest {
 
     private FencerServer start(String id) throws Exception {
         ServerConfig config = ServerConfig.defaults(dataRoot.resolve(id)).withPorts(0, -1, 0)
-                .withPeers(id, peers).withTicker(Ticker.system());
+                .withPeers(id, peers).withTicker(Ticker.system()).withPeerAuth(groupSecret);
         FencerServer server = FencerServer.start(config);
         servers.put(id, server);
         return server;

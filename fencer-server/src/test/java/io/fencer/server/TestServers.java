@@ -22,6 +22,7 @@ import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.core.Ticker;
+import io.fencer.server.raft.GroupSecret;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -36,6 +37,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -77,6 +79,21 @@ final class TestServers {
         public String toString() {
             return "TestSession[" + id + "]";
         }
+    }
+
+    /**
+     * Returns new random bytes for a group secret: every peer of one group in a test is given
+     * {@link #groupSecret(byte[])} of the same bytes, and a test that speaks on the Raft port as a peer proves them.
+     */
+    static byte[] newSecretBytes() {
+        byte[] bytes = new byte[GroupSecret.GENERATED_BYTES];
+        new SecureRandom().nextBytes(bytes);
+        return bytes;
+    }
+
+    /** Returns the peer authentication of a group whose secret is {@code bytes}. */
+    static PeerAuth groupSecret(byte[] bytes) {
+        return PeerAuth.secret(GroupSecret.of(bytes));
     }
 
     static ServerConfig singlePeer(Path dataDir, Ticker ticker) {

@@ -31,10 +31,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Three peers in one JVM with TLS on every port: the group forms over mutual TLS on the Raft port, serves locks to
- * TLS clients, and fails over with tokens still increasing. The Raft port admits only a peer's server certificate:
- * no certificate, another CA's, a client certificate of the group's own CA and plaintext are all refused before
- * any call is read.
+ * Three peers in one JVM with TLS on every port: the group forms over mutual TLS on the Raft port (with the group
+ * secret's handshake too), serves locks to TLS clients, and fails over with tokens still increasing. The Raft port
+ * admits only a peer's server certificate: no certificate, another CA's, a client certificate of the group's own CA
+ * and plaintext are all refused before any call is read; with a secret, a peer's certificate alone is refused too.
  */
 class TlsClusterTest {
     private static final long TTL_MILLIS = 60_000;
@@ -46,6 +46,7 @@ class TlsClusterTest {
     private final List<ServerConfig.Peer> peers = new ArrayList<>();
     private final Map<String, FencerServer> servers = new ConcurrentHashMap<>();
     private final Map<FencerServer, ManagedChannel> channels = new ConcurrentHashMap<>();
+    private final byte[] secret = TestServers.newSecretBytes();
 
     @AfterEach
     void stop() throws Exception {
@@ -56,8 +57,8 @@ class TlsClusterTest {
     }
 
     @Test
-    void failover_overMutualTls_electsNewLeaderAndTokensKeepIncreasing() throws Exception {
-        startThreePeers(true);
+    void failover_overMutualTlsAndTheGroupSecret_electsNewLeaderAndTokensKeepIncreasing() throws Exception {
+        startThreePeers(true, TestServers.groupSecret(secret));
         FencerServer leader = awaitLeader();
         LocksGrpc.LocksBlockingStub leaderStub = stubOf(leader);
         TestSession session = openSession(leaderStub, TTL_MILLIS);
@@ -79,7 +80,7 @@ class TlsClusterTest {
 
     @Test
     void raftPort_anythingButAPeersServerCertificate_isRefusedBeforeAnyCall() throws Exception {
-        startThreePeers(true);
+        startThreePeers(true, PeerAuth.tlsOnly());
         awaitLeader();
         int raftPort = peers.get(0).raftPort();
 
@@ -158,14 +159,41 @@ class TlsClusterTest {
                         + "to each other on the Raft port");
     }
 
-    private void startThreePeers(boolean clientCertificatesRequired) throws Exception {
+    /**
+     * With TLS and a group secret both are required: a peer's certificate without the handshake is refused, the
+     * handshake over a peer's TLS admitted.
+     */
+    @Test
+    void raftPort_withTlsAndASecret_refusesAPeersCertificateWithoutTheSecret() throws Exception {
+        startThreePeers(true, TestServers.groupSecret(secret));
+        awaitLeader();
+        int raftPort = peers.get(0).raftPort();
+        SSLContext asPeer = tls.jdkContext(tls.server());
+
+        try (SSLSocket withoutSecret = (SSLSocket) asPeer.getSocketFactory().createSocket("127.0.0.1", raftPort)) {
+            withoutSecret.setSoTimeout(20_000);
+            withoutSecret.startHandshake();
+            RaftPortFrames.write(withoutSecret, RaftPortFrames.UNKNOWN_KIND, 7, new byte[0]);
+            assertThat(RaftPortFrames.closedAfterHello(withoutSecret)).as("a peer's certificate, no secret").isTrue();
+        }
+        try (SSLSocket withSecret = (SSLSocket) asPeer.getSocketFactory().createSocket("127.0.0.1", raftPort)) {
+            withSecret.setSoTimeout(20_000);
+            withSecret.startHandshake();
+            RaftPortFrames.handshake(withSecret, secret, "n9", "n1");
+            assertThat(RaftPortFrames.callUnknownKind(withSecret, 7)).as("a peer's certificate and the secret")
+                    .contains("no call of kind 99 is served on the Raft port");
+        }
+    }
+
+    private void startThreePeers(boolean clientCertificatesRequired, PeerAuth peerAuth) throws Exception {
         tls = TlsFixture.create(directory.resolve("certs"));
         for (String id : List.of("n1", "n2", "n3")) {
             peers.add(new ServerConfig.Peer(id, "127.0.0.1", TestServers.freePort(), TestServers.freePort()));
         }
         for (ServerConfig.Peer peer : peers) {
             ServerConfig config = ServerConfig.defaults(directory.resolve(peer.id())).withPorts(0, -1, 0)
-                    .withPeers(peer.id(), peers).withTls(tls.serverFiles(clientCertificatesRequired));
+                    .withPeers(peer.id(), peers).withTls(tls.serverFiles(clientCertificatesRequired))
+                    .withPeerAuth(peerAuth);
             servers.put(peer.id(), FencerServer.start(config));
         }
     }

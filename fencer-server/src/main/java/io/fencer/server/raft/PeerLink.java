@@ -20,21 +20,25 @@ import org.apache.ratis.protocol.exceptions.TimeoutIOException;
 import org.apache.ratis.thirdparty.com.google.protobuf.MessageLite;
 import org.apache.ratis.thirdparty.io.netty.bootstrap.Bootstrap;
 import org.apache.ratis.thirdparty.io.netty.buffer.ByteBuf;
+import org.apache.ratis.thirdparty.io.netty.buffer.Unpooled;
 import org.apache.ratis.thirdparty.io.netty.channel.Channel;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelFuture;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandlerContext;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelInboundHandlerAdapter;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelInitializer;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelOption;
 import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
 import org.apache.ratis.thirdparty.io.netty.channel.SimpleChannelInboundHandler;
 import org.apache.ratis.thirdparty.io.netty.channel.socket.SocketChannel;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
+import org.apache.ratis.thirdparty.io.netty.util.ReferenceCountUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One connection from this peer to another on its Raft port: calls go out as frames, answers are matched to them by
- * call id. A link that failed stays failed; its owner ({@link PeerRpc}) replaces it with a new one.
+ * call id. A link that failed stays failed; its owner ({@link PeerRpc}) replaces it with a new one. A link that could
+ * not be made ({@link #failed}) fails every call with the reason.
  */
 final class PeerLink implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(PeerLink.class);
@@ -42,30 +46,47 @@ final class PeerLink implements Closeable {
     static final int CALLS_IN_FLIGHT_MAX = 1_024;
 
     private final RaftPeer peer;
+    /** The connection; null for a link that could not be made. */
     private final Channel channel;
     private final int frameBytesMax;
+    /** Why the link could not be made; null for a made one. */
+    private final IOException failure;
     private final AtomicLong callIds = new AtomicLong();
     private final Map<Long, Call> calls = new ConcurrentHashMap<>();
 
     private record Call(Kind kind, CompletableFuture<MessageLite> answer) {
     }
 
-    private PeerLink(RaftPeer peer, Channel channel, int frameBytesMax) {
+    private PeerLink(RaftPeer peer, Channel channel, int frameBytesMax, IOException failure) {
         this.peer = peer;
         this.channel = channel;
         this.frameBytesMax = frameBytesMax;
+        this.failure = failure;
     }
 
     /**
-     * Connects to {@code peer}'s Raft port, with TLS when {@code tls} is not null (the handshake completes with
-     * the first call, which waits for it).
+     * Returns a link to {@code peer} that could not be made: it is never open and fails every call with
+     * {@code failure}'s message. Ratis logs a proxy that cannot be created with its stack trace at every attempt, a
+     * heartbeat or a vote apart; a link failing its calls is logged by Ratis's callers far less often.
+     */
+    static PeerLink failed(RaftPeer peer, IOException failure) {
+        return new PeerLink(peer, null, 0, failure);
+    }
+
+    /**
+     * Connects to {@code peer}'s Raft port, with TLS when {@code tls} is not null, and, when {@code handshake} is not
+     * null, returns only once both ends proved the group secret ({@link PeerHandshake}), within
+     * {@link PeerHandshake#TIMEOUT}. Without a handshake, a TLS handshake completes with the first call, which waits
+     * for it.
      *
-     * @throws IOException when the connection is refused or not made within {@code connectTimeout}
+     * @throws IOException when the connection is refused or not made within {@code connectTimeout}, or its handshake
+     *     fails (then its cause is the {@link PeerHandshake.Failure}) or does not end in time
      */
     static PeerLink connect(RaftPeer peer, EventLoopGroup group, Class<? extends Channel> channelType,
-            SslContext tls, int frameBytesMax, Duration connectTimeout) throws IOException {
+            SslContext tls, PeerHandshake handshake, int frameBytesMax, Duration connectTimeout) throws IOException {
         InetSocketAddress address = address(peer);
         PeerLink[] link = new PeerLink[1];
+        CompletableFuture<Void> admitted = new CompletableFuture<>();
         Bootstrap bootstrap = new Bootstrap().group(group).channel(channelType)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, Math.toIntExact(connectTimeout.toMillis()))
@@ -75,7 +96,13 @@ final class PeerLink implements Closeable {
                         if (tls != null) {
                             channel.pipeline().addLast(PeerTransport.clientTlsHandler(tls, channel, address));
                         }
-                        channel.pipeline().addLast(PeerFrames.decoder(frameBytesMax), new Answers(() -> link[0]));
+                        if (handshake == null) {
+                            channel.pipeline().addLast(PeerFrames.decoder(frameBytesMax), new Answers(() -> link[0]));
+                            admitted.complete(null);
+                        } else {
+                            channel.pipeline().addLast(new Dial(handshake.dialling(peer.getId().toString()), admitted,
+                                    frameBytesMax, () -> link[0]));
+                        }
                     }
                 });
         ChannelFuture connected = bootstrap.connect(address);
@@ -86,9 +113,35 @@ final class PeerLink implements Closeable {
             throw new IOException("cannot reach peer " + peer.getId() + " at " + peer.getAddress() + ": "
                     + (cause == null ? "no connection within " + connectTimeout.toMillis() + " ms" : cause), cause);
         }
-        link[0] = new PeerLink(peer, connected.channel(), frameBytesMax);
+        link[0] = new PeerLink(peer, connected.channel(), frameBytesMax, null);
         connected.channel().closeFuture().addListener(closed -> link[0].failCalls("the link was closed"));
+        awaitAdmission(peer, connected.channel(), admitted);
         return link[0];
+    }
+
+    /** Waits until the handshake on {@code channel} succeeded; else closes it and says why. */
+    private static void awaitAdmission(RaftPeer peer, Channel channel, CompletableFuture<Void> admitted)
+            throws IOException {
+        try {
+            admitted.get(PeerHandshake.TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            channel.close();
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted in the handshake with peer " + peer.getId());
+        } catch (ExecutionException e) {
+            channel.close();
+            Throwable cause = e.getCause();
+            boolean otherSecret = cause instanceof PeerHandshake.Failure failure
+                    && (failure.reason == PeerHandshake.Reason.REFUSED_BY_PEER
+                    || failure.reason == PeerHandshake.Reason.BAD_ANSWER);
+            String hint = otherSecret ? " (is --raft-secret-file the same file on every peer?)" : "";
+            throw new IOException("the Raft handshake with peer " + peer.getId() + " at " + peer.getAddress()
+                    + " failed: " + cause.getMessage() + hint, cause);
+        } catch (TimeoutException e) {
+            channel.close();
+            throw new TimeoutIOException("the Raft handshake with peer " + peer.getId() + " at " + peer.getAddress()
+                    + " did not end within " + PeerHandshake.TIMEOUT.toMillis() + " ms", e);
+        }
     }
 
     private static InetSocketAddress address(RaftPeer peer) throws IOException {
@@ -101,14 +154,23 @@ final class PeerLink implements Closeable {
                 Integer.parseInt(address.substring(colon + 1)));
     }
 
+    /** Returns true unless this link could not be made ({@link #failed}). */
+    boolean wasMade() {
+        return failure == null;
+    }
+
     /** Returns true while the connection stands; a closed link only fails its calls. */
     boolean isOpen() {
-        return channel.isActive();
+        return channel != null && channel.isActive();
     }
 
     /** Sends {@code request} as a call of {@code kind}; the answer completes with the reply or a typed failure. */
     CompletableFuture<MessageLite> call(Kind kind, MessageLite request) {
         CompletableFuture<MessageLite> answer = new CompletableFuture<>();
+        if (failure != null) {
+            answer.completeExceptionally(new IOException(failure.getMessage(), failure.getCause()));
+            return answer;
+        }
         if (calls.size() >= CALLS_IN_FLIGHT_MAX) {
             answer.completeExceptionally(new IOException(CALLS_IN_FLIGHT_MAX + " calls already wait on the link to "
                     + peer.getId() + "; refusing a " + kind));
@@ -197,12 +259,15 @@ final class PeerLink implements Closeable {
 
     @Override
     public void close() {
-        channel.close();
+        if (channel != null) {
+            channel.close();
+        }
     }
 
     @Override
     public String toString() {
-        return "PeerLink[" + peer.getId() + " at " + peer.getAddress() + (isOpen() ? "" : ", closed") + "]";
+        return "PeerLink[" + peer.getId() + " at " + peer.getAddress()
+                + (failure != null ? ", not made" : isOpen() ? "" : ", closed") + "]";
     }
 
     /** Hands each answer read on the connection to its link; anything unreadable ends the connection. */
@@ -228,6 +293,61 @@ final class PeerLink implements Closeable {
             PeerLink owner = link.get();
             LOG.debug("the link to {} ends: {}", owner == null ? context.channel().remoteAddress() : owner.peer,
                     cause.toString());
+            context.close();
+        }
+    }
+
+    /**
+     * The dialling side of the {@link PeerHandshake} on a new connection: it reads the HELLO, sends the PROOF, reads
+     * the ANSWER, and then gives way to the frame decoder and the {@link Answers}. Bytes are read only up to a
+     * handshake message's bound; whatever fails completes {@code admitted} exceptionally and closes the connection.
+     */
+    private static final class Dial extends ChannelInboundHandlerAdapter {
+        private final PeerHandshake.Dialling dialling;
+        private final CompletableFuture<Void> admitted;
+        private final int frameBytesMax;
+        private final Supplier<PeerLink> link;
+
+        Dial(PeerHandshake.Dialling dialling, CompletableFuture<Void> admitted, int frameBytesMax,
+                Supplier<PeerLink> link) {
+            this.dialling = dialling;
+            this.admitted = admitted;
+            this.frameBytesMax = frameBytesMax;
+            this.link = link;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext context, Object message) {
+            try {
+                if (admitted.isDone() || !(message instanceof ByteBuf bytes)) {
+                    context.close();
+                    return;
+                }
+                byte[] proof = dialling.receive(bytes);
+                if (proof != null) {
+                    context.writeAndFlush(Unpooled.wrappedBuffer(proof));
+                } else if (dialling.accepted()) {
+                    context.pipeline().addLast(PeerFrames.decoder(frameBytesMax), new Answers(link));
+                    context.pipeline().remove(this);
+                    admitted.complete(null);
+                }
+            } catch (PeerHandshake.Failure failure) {
+                admitted.completeExceptionally(failure);
+                context.close();
+            } finally {
+                ReferenceCountUtil.release(message);
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext context) throws Exception {
+            admitted.completeExceptionally(new IOException("it closed the connection during the handshake"));
+            super.channelInactive(context);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext context, Throwable cause) {
+            admitted.completeExceptionally(cause);
             context.close();
         }
     }

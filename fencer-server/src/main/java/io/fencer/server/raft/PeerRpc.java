@@ -1,20 +1,24 @@
 package io.fencer.server.raft;
 
 import io.fencer.server.auth.RefusalLog;
+import io.fencer.server.raft.PeerAdmission.Refusal;
 import io.fencer.server.raft.PeerFrames.Frame;
 import io.fencer.server.raft.PeerFrames.Kind;
 import io.fencer.server.rpc.ErrorCatalogue;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.security.cert.Certificate;
-import java.security.cert.CertificateParsingException;
-import java.security.cert.X509Certificate;
+import java.net.SocketAddress;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.net.ssl.SSLPeerUnverifiedException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesReplyProto;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
 import org.apache.ratis.proto.RaftProtos.InstallSnapshotReplyProto;
@@ -26,6 +30,7 @@ import org.apache.ratis.proto.RaftProtos.RequestVoteReplyProto;
 import org.apache.ratis.proto.RaftProtos.RequestVoteRequestProto;
 import org.apache.ratis.proto.RaftProtos.StartLeaderElectionReplyProto;
 import org.apache.ratis.proto.RaftProtos.StartLeaderElectionRequestProto;
+import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.rpc.RpcType;
 import org.apache.ratis.server.RaftServer;
@@ -50,8 +55,6 @@ import org.apache.ratis.thirdparty.io.netty.channel.nio.NioEventLoopGroup;
 import org.apache.ratis.thirdparty.io.netty.channel.socket.SocketChannel;
 import org.apache.ratis.thirdparty.io.netty.channel.socket.nio.NioServerSocketChannel;
 import org.apache.ratis.thirdparty.io.netty.channel.socket.nio.NioSocketChannel;
-import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslHandler;
-import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import org.apache.ratis.thirdparty.io.netty.handler.timeout.IdleStateEvent;
 import org.apache.ratis.thirdparty.io.netty.handler.timeout.IdleStateHandler;
 import org.apache.ratis.thirdparty.io.netty.util.concurrent.DefaultThreadFactory;
@@ -63,51 +66,94 @@ import org.slf4j.LoggerFactory;
  * A peer's end of {@link PeerTransport}: the Raft port, where the other peers' calls are carried out on this
  * peer's Ratis server, and the links on which this peer calls them.
  *
- * <p>Who may call: with TLS, only a holder of a <em>server</em> certificate of the group's CA (the certificate
- * peers present to each other); a client certificate of the same CA passes the handshake but is refused before
- * any frame is read, since a forged vote or AppendEntries would let it depose the leader or rewrite the log.
- * Without TLS the server binds a loopback address unless told {@code --insecure}. Whoever calls can make only
- * Raft's server-to-server calls ({@link Kind}): no client request, no change of the group, no snapshot command.
+ * <p>Who may call: a connection is admitted ({@link PeerAdmission}) only once it proved to be a peer's. With a group
+ * secret, both ends of every connection first prove that they hold it ({@link PeerHandshake}). With TLS, the caller
+ * must also present a <em>server</em> certificate of the group's CA (the certificate peers present to each other);
+ * a client certificate of the same CA passes the TLS handshake but is refused, since a forged vote or AppendEntries
+ * would let it depose the leader or rewrite the log. Only with {@code --insecure-raft} and no TLS is every
+ * connection admitted. Without TLS the server binds a loopback address unless told {@code --insecure}. An admitted
+ * caller can make only Raft's server-to-server calls ({@link Kind}): no client request, no change of the group, no
+ * snapshot command.
  *
- * <p>Bounds: frames up to {@link PeerFrames#frameBytesMax}, {@value #INBOUND_CONNECTIONS_MAX} connections, a
- * connection silent for {@link #IDLE_CLOSE} closed (the leader speaks every few hundred milliseconds), a TLS
- * handshake within Netty's 10 s, {@link PeerLink#CALLS_IN_FLIGHT_MAX} calls waiting per link.
+ * <p>Bounds: connections not yet admitted, {@link UnadmittedConnections#PER_ADDRESS_MAX} per remote address and
+ * {@link UnadmittedConnections#CONNECTIONS_MAX} in all, each reading at most a handshake's bytes and closed unless
+ * admitted within {@link PeerHandshake#TIMEOUT}; admitted connections, at most
+ * {@link PeerTransport.Settings#inboundConnectionsMax()} (their frames, up to {@link PeerFrames#frameBytesMax} each,
+ * fit in a share of the heap: {@link PeerTransport#inboundConnectionsMax}); a connection silent for
+ * {@link #IDLE_CLOSE} closed (the leader speaks every few hundred milliseconds); {@link PeerLink#CALLS_IN_FLIGHT_MAX}
+ * calls waiting per link. Refused connections are counted by reason ({@code fencer.raft.refusals}) and logged at
+ * most once per {@link #REFUSALS_LOG_INTERVAL} per reason and remote host.
  */
 final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLink>> {
     private static final Logger LOG = LoggerFactory.getLogger(PeerRpc.class);
+    /** The most admitted connections at once, whatever the heap. */
     static final int INBOUND_CONNECTIONS_MAX = 64;
     static final Duration IDLE_CLOSE = Duration.ofMinutes(10);
-    private static final Duration REFUSALS_LOG_INTERVAL = Duration.ofSeconds(10);
-    /** The extended key usage of a TLS server certificate (RFC 5280), and "any purpose". */
-    private static final List<String> PEER_KEY_USAGES = List.of("1.3.6.1.5.5.7.3.1", "2.5.29.37.0");
+    static final Duration REFUSALS_LOG_INTERVAL = Duration.ofSeconds(10);
+    /** The remote hosts (and reasons) whose refusals are logged apart; beyond, they share one line per interval. */
+    private static final int REFUSALS_LOGGED_APART_MAX = 64;
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final RaftServer server;
     private final PeerTransport type;
     private final PeerTransport.Settings settings;
+    private final PeerHandshake handshake;
     private final EventLoopGroup acceptGroup;
     private final EventLoopGroup workerGroup;
     private final EventLoopGroup linkGroup;
+    private final UnadmittedConnections unadmitted = new UnadmittedConnections();
     private final AtomicInteger inbound = new AtomicInteger();
-    /** Refusals are logged at most once per interval per kind, so a stranger cannot flood the log. */
+    /** Refusals are logged at most once per interval per reason and host, so a stranger cannot flood the log. */
     private final RefusalLog refusals;
+    private final Map<Refusal, AtomicLong> refusalCounts = new EnumMap<>(Refusal.class);
     private volatile Channel listening;
 
-    private PeerRpc(RaftServer server, PeerTransport type, PeerTransport.Settings settings,
-            EventLoopGroup linkGroup) {
-        super(server::getId, id -> new PeerProxyMap<>(id + "-peer-links", peer -> PeerLink.connect(peer, linkGroup,
-                Epoll.isAvailable() ? EpollSocketChannel.class : NioSocketChannel.class, settings.clientTls(),
-                settings.frameBytesMax(), settings.connectTimeout())));
+    private PeerRpc(RaftServer server, PeerTransport type, PeerTransport.Settings settings, PeerHandshake handshake,
+            EventLoopGroup linkGroup, RefusalLog refusals) {
+        super(server::getId, id -> new PeerProxyMap<>(id + "-peer-links", peer -> connect(peer, linkGroup, settings,
+                handshake, id.toString(), refusals)));
         this.server = server;
         this.type = type;
         this.settings = settings;
+        this.handshake = handshake;
         this.acceptGroup = eventLoops("fencer-raft-accept", 1);
         this.workerGroup = eventLoops("fencer-raft-port", 2);
         this.linkGroup = linkGroup;
-        this.refusals = new RefusalLog(settings.ticker(), REFUSALS_LOG_INTERVAL, 16);
+        this.refusals = refusals;
+        for (Refusal refusal : Refusal.values()) {
+            refusalCounts.put(refusal, new AtomicLong());
+        }
     }
 
     static PeerRpc create(RaftServer server, PeerTransport.Settings settings, PeerTransport type) {
-        return new PeerRpc(server, type, settings, eventLoops("fencer-raft-links", 2));
+        PeerHandshake handshake = settings.secret() == null ? null
+                : new PeerHandshake(settings.secret(), settings.id(), RANDOM);
+        return new PeerRpc(server, type, settings, handshake, eventLoops("fencer-raft-links", 2),
+                new RefusalLog(settings.ticker(), REFUSALS_LOG_INTERVAL, REFUSALS_LOGGED_APART_MAX));
+    }
+
+    /**
+     * Opens a link to {@code peer}, or returns one that fails its calls with the reason it could not be made (see
+     * {@link PeerLink#failed}); a handshake the peer refused is logged here, at most once per interval per peer,
+     * since Ratis tries again at every heartbeat and vote.
+     */
+    private static PeerLink connect(RaftPeer peer, EventLoopGroup group, PeerTransport.Settings settings,
+            PeerHandshake handshake, String selfId, RefusalLog refusals) {
+        try {
+            return PeerLink.connect(peer, group, Epoll.isAvailable() ? EpollSocketChannel.class
+                    : NioSocketChannel.class, settings.clientTls(), handshake, settings.frameBytesMax(),
+                    settings.connectTimeout());
+        } catch (IOException e) {
+            long leftOut = e.getCause() instanceof PeerHandshake.Failure ? refusals.admit("link " + peer.getId())
+                    : -1;
+            if (leftOut >= 0) {
+                LOG.warn("{}: {}{}", selfId, e.getMessage(), leftOut > 0 ? " (and " + leftOut + " more since the "
+                        + "last such line)" : "");
+            } else {
+                LOG.debug("{}: {}", selfId, e.getMessage());
+            }
+            return PeerLink.failed(peer, e);
+        }
     }
 
     private static EventLoopGroup eventLoops(String name, int threads) {
@@ -119,6 +165,21 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     @Override
     public RpcType getRpcType() {
         return type;
+    }
+
+    /** Registers the count of refused connections by reason, {@code fencer.raft.refusals}. */
+    void registerMetrics(MeterRegistry registry) {
+        for (Map.Entry<Refusal, AtomicLong> count : refusalCounts.entrySet()) {
+            FunctionCounter.builder("fencer.raft.refusals", count.getValue(), AtomicLong::get)
+                    .tag("reason", count.getKey().tag)
+                    .description("Connections the Raft port refused (not a peer, too many, too late, unreadable)")
+                    .register(registry);
+        }
+    }
+
+    /** Returns how many connections were refused for {@code refusal} (for tests). */
+    long refusals(Refusal refusal) {
+        return refusalCounts.get(refusal).get();
     }
 
     @Override
@@ -139,25 +200,64 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         } catch (RuntimeException e) {
             throw new IOException("cannot listen for peers on " + address + ": " + e.getMessage(), e);
         }
-        LOG.debug("{} listens for peers on {}{}", getId(), listening.localAddress(),
-                settings.serverTls() == null ? " (plaintext)" : " (mutual TLS)");
+        LOG.debug("{} listens for peers on {} ({}{}, at most {} peer connections)", getId(), listening.localAddress(),
+                settings.serverTls() == null ? "plaintext" : "mutual TLS",
+                handshake == null ? "" : ", group secret", settings.inboundConnectionsMax());
     }
 
+    /** Takes a new connection in: it holds a place among the unadmitted ones until {@link PeerAdmission} is done. */
     private void accept(SocketChannel channel) {
-        int open = inbound.incrementAndGet();
-        channel.closeFuture().addListener(closed -> inbound.decrementAndGet());
-        if (open > INBOUND_CONNECTIONS_MAX) {
-            refused("connections", "a connection from " + channel.remoteAddress() + ": the most allowed, "
-                    + INBOUND_CONNECTIONS_MAX + ", are open");
+        UnadmittedConnections.Slot slot = unadmitted.take(hostOf(channel.remoteAddress()));
+        if (slot == null) {
+            refused(Refusal.CONNECTIONS, channel.remoteAddress(), "the most connections not yet admitted ("
+                    + unadmitted.describeBounds() + ") are open");
             channel.close();
             return;
         }
-        channel.pipeline().addLast(new IdleStateHandler(IDLE_CLOSE.toSeconds(), 0, 0, TimeUnit.SECONDS));
+        channel.closeFuture().addListener(closed -> slot.release());
         if (settings.serverTls() != null) {
             channel.pipeline().addLast(settings.serverTls().newHandler(channel.alloc()));
         }
-        channel.pipeline().addLast(PeerFrames.decoder(settings.frameBytesMax()),
-                new Calls(settings.serverTls() == null));
+        channel.pipeline().addLast(new PeerAdmission(handshake, settings.serverTls() != null,
+                settings.handshakeTimeout(), new PeerAdmission.Gate() {
+                    @Override
+                    public boolean admit(ChannelHandlerContext context, String peerId) {
+                        slot.release();
+                        return admitted(context.channel(), peerId);
+                    }
+
+                    @Override
+                    public void refuse(Refusal refusal, ChannelHandlerContext context, String why) {
+                        refused(refusal, context.channel().remoteAddress(), why);
+                    }
+                }));
+    }
+
+    /** Gives an admitted connection its frame decoder and calls, or refuses it when the admitted ones are full. */
+    private boolean admitted(Channel channel, String peerId) {
+        int open = inbound.incrementAndGet();
+        channel.closeFuture().addListener(closed -> inbound.decrementAndGet());
+        if (open > settings.inboundConnectionsMax()) {
+            refused(Refusal.CONNECTIONS, channel.remoteAddress(), "the most admitted connections, "
+                    + settings.inboundConnectionsMax() + ", are open" + (peerId == null ? "" : " (it is peer '"
+                    + peerId + "')"));
+            return false;
+        }
+        LOG.debug("{}: admitted a Raft connection from {}{}", getId(), channel.remoteAddress(),
+                peerId == null ? "" : " (peer " + peerId + ")");
+        channel.pipeline().addLast(new IdleStateHandler(IDLE_CLOSE.toSeconds(), 0, 0, TimeUnit.SECONDS),
+                PeerFrames.decoder(settings.frameBytesMax()), new Calls());
+        return true;
+    }
+
+    private static String hostOf(SocketAddress address) {
+        return address instanceof InetSocketAddress inet ? inet.getHostString() : String.valueOf(address);
+    }
+
+    /** Returns {@code host:port} of a remote address (its {@code toString} starts with a slash). */
+    private static String describe(SocketAddress address) {
+        return address instanceof InetSocketAddress inet ? inet.getHostString() + ":" + inet.getPort()
+                : String.valueOf(address);
     }
 
     @Override
@@ -241,33 +341,27 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         }
     }
 
-    /** Returns the link to {@code peer}, replacing one whose connection has ended. */
+    /**
+     * Returns the link to {@code peer}, replacing one whose connection has ended. A link that could not be made is
+     * returned to fail this call, but not kept: the next call tries to make one again.
+     */
     private PeerLink link(RaftPeerId peer) throws IOException {
         PeerLink link = getProxies().getProxy(peer);
-        if (!link.isOpen()) {
+        if (link.wasMade() && !link.isOpen()) {
             getProxies().resetProxy(peer);
             link = getProxies().getProxy(peer);
+        }
+        if (!link.wasMade()) {
+            getProxies().resetProxy(peer);
         }
         return link;
     }
 
-    /** Carries out the calls read on one inbound connection, answering each on it when done. */
+    /** Carries out the calls read on one admitted connection, answering each on it when done. */
     private final class Calls extends SimpleChannelInboundHandler<ByteBuf> {
-        /** False until the TLS handshake showed a peer's certificate; plaintext connections start admitted. */
-        private boolean admitted;
-
-        Calls(boolean admitted) {
-            this.admitted = admitted;
-        }
-
         @Override
         public void userEventTriggered(ChannelHandlerContext context, Object event) throws Exception {
-            if (event instanceof SslHandshakeCompletionEvent handshake) {
-                admitted = handshake.isSuccess() && admitPeer(context);
-                if (!admitted) {
-                    context.close();
-                }
-            } else if (event instanceof IdleStateEvent) {
+            if (event instanceof IdleStateEvent) {
                 LOG.debug("{}: closing a Raft connection from {} silent for {}", getId(),
                         context.channel().remoteAddress(), IDLE_CLOSE);
                 context.close();
@@ -277,10 +371,6 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
 
         @Override
         protected void channelRead0(ChannelHandlerContext context, ByteBuf bytes) throws Exception {
-            if (!admitted) {
-                context.close();
-                return;
-            }
             Frame frame = PeerFrames.read(bytes);
             if (frame.kind() == null || frame.kind() == Kind.REFUSED) {
                 context.writeAndFlush(PeerFrames.refusal(context.alloc(), frame.callId(),
@@ -291,8 +381,8 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
             try {
                 request = frame.request();
             } catch (InvalidProtocolBufferException e) {
-                refused("unreadable", "an unreadable " + frame.kind() + " from " + context.channel().remoteAddress()
-                        + ", closing the connection: " + e.getMessage());
+                refused(Refusal.UNREADABLE, context.channel().remoteAddress(), "its " + frame.kind()
+                        + " is unreadable: " + e.getMessage());
                 context.close();
                 return;
             }
@@ -309,33 +399,18 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
                     cause.toString());
             context.close();
         }
-
-        private boolean admitPeer(ChannelHandlerContext context) {
-            SslHandler tls = context.pipeline().get(SslHandler.class);
-            try {
-                Certificate[] chain = tls.engine().getSession().getPeerCertificates();
-                X509Certificate leaf = (X509Certificate) chain[0];
-                List<String> usages = leaf.getExtendedKeyUsage();
-                if (usages == null || usages.stream().anyMatch(PEER_KEY_USAGES::contains)) {
-                    return true;
-                }
-                refused("certificates", "a connection from " + context.channel().remoteAddress()
-                        + ": its certificate '" + leaf.getSubjectX500Principal().getName() + "' is not a server "
-                        + "certificate (extended key usage " + usages + "): peers present their server certificate");
-                return false;
-            } catch (SSLPeerUnverifiedException | CertificateParsingException e) {
-                refused("certificates", "a connection from " + context.channel().remoteAddress() + ": " + e);
-                return false;
-            }
-        }
     }
 
-    /** Logs a refusal on the Raft port, at most one line per {@code kind} per interval, counting those left out. */
-    private void refused(String kind, String what) {
-        long leftOut = refusals.admit(kind);
+    /**
+     * Counts a refused connection and logs it, at most one line per reason and remote host per interval, the next
+     * line counting those left out.
+     */
+    private void refused(Refusal refusal, SocketAddress remote, String why) {
+        refusalCounts.get(refusal).incrementAndGet();
+        long leftOut = refusals.admit(refusal.tag + " " + hostOf(remote));
         if (leftOut >= 0) {
-            LOG.warn("{}: the Raft port refused {}{}", getId(), what,
-                    leftOut > 0 ? " (and " + leftOut + " more since the last such line)" : "");
+            LOG.warn("{}: refused a Raft connection from {}: {}{}", getId(), describe(remote), why,
+                    leftOut > 0 ? " (and " + leftOut + " more from that host since the last such line)" : "");
         }
     }
 

@@ -1,7 +1,9 @@
 package io.fencer.server.raft;
 
+import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.tls.TlsMaterial;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -50,6 +52,8 @@ public final class RaftNode implements AutoCloseable {
     /** Entries between automatic snapshots. */
     static final long SNAPSHOT_ENTRIES_GAP = 10_000;
     static final int SNAPSHOTS_RETAINED = 2;
+    /** The largest chunk of a snapshot sent to a follower in one call. */
+    static final SizeInBytes SNAPSHOT_CHUNK_SIZE_MAX = SizeInBytes.valueOf("4MB");
     /**
      * The shortest election timeout: a follower that heard no leader for this long may stand for election.
      * Generous enough for a loaded 2-core machine, short enough for a failover within seconds.
@@ -118,21 +122,83 @@ public final class RaftNode implements AutoCloseable {
                 clientAddresses.put(RaftPeerId.valueOf(peer.id()), peer.clientAddress());
             }
         }
+        for (RaftPeer peer : peers) {
+            PeerHandshake.idBytes(peer.getId().toString()); // every id must fit in a handshake
+        }
         Path raftDirectory = config.dataDir().resolve("raft");
         boolean existing = Files.isDirectory(raftDirectory.resolve(GROUP_ID.getUuid().toString()));
         Files.createDirectories(raftDirectory);
+        RaftProperties properties = properties(config, raftDirectory, raftPort);
+        PeerTransport.checkHeap(peers.size(), PeerTransport.frameBytesMax(properties),
+                Runtime.getRuntime().maxMemory());
+        GroupSecret secret = groupSecret(config, tls, peers.size(), raftPort);
         RaftServer server = RaftServer.newBuilder()
                 .setServerId(selfId)
                 .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
                 .setStateMachine(stateMachine)
-                .setProperties(properties(config, raftDirectory, raftPort))
-                .setParameters(PeerTransport.parameters(tls, config.ticker()))
+                .setProperties(properties)
+                .setParameters(PeerTransport.parameters(tls, secret, config.ticker()))
                 .setOption(existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
                 .build();
         server.start();
-        LOG.info("raft peer {} started on {}:{} ({} storage in {}), group {}", config.id(), config.host(), raftPort,
-                existing ? "recovered" : "new", raftDirectory, peers);
+        LOG.info("raft peer {} started on {}:{} ({} storage in {}, peers authenticated by {}), group {}", config.id(),
+                config.host(), raftPort, existing ? "recovered" : "new", raftDirectory,
+                describeAuth(config.peerAuth(), tls), peers);
         return new RaftNode(server, selfId, clientAddresses, boundClientPort, config.host());
+    }
+
+    /**
+     * Returns the secret peers prove on the Raft port, reading (or making) its file, or null when they prove none.
+     *
+     * @throws IllegalArgumentException when the secret file is malformed, or TLS alone was asked for without TLS
+     */
+    private static GroupSecret groupSecret(ServerConfig config, TlsMaterial tls, int peers, int raftPort)
+            throws IOException {
+        PeerAuth auth = config.peerAuth();
+        switch (auth.mode()) {
+            case SECRET:
+                return auth.secret();
+            case SECRET_FILE:
+                GroupSecret.Loaded loaded = GroupSecret.readOrCreate(auth.file());
+                if (loaded.warning() != null) {
+                    LOG.warn("{}", loaded.warning());
+                }
+                if (loaded.created() && peers > 1) {
+                    LOG.info("created the group secret {}: give every peer of the group this same file", auth.file());
+                }
+                return loaded.secret();
+            case TLS_ONLY:
+                if (tls == null || !tls.clientCertificatesRequired()) {
+                    throw new IllegalArgumentException("peers authenticated by their TLS certificates alone need TLS "
+                            + "with a CA (the client CA), which peers present certificates of to each other");
+                }
+                return null;
+            case INSECURE:
+                LOG.warn("the Raft port {} authenticates no peer{}", config.host() + ":" + raftPort,
+                        tls == null ? " (--insecure-raft, no TLS): anyone who can reach it can depose the leader, "
+                                + "keep the group leaderless and append commands to the log (expire sessions, grant "
+                                + "locks); use it for tests only"
+                                : " beyond their TLS certificates (--insecure-raft)");
+                return null;
+            default:
+                throw new IllegalStateException("unknown peer authentication " + auth.mode());
+        }
+    }
+
+    private static String describeAuth(PeerAuth auth, TlsMaterial tls) {
+        String certificates = tls == null ? "" : "TLS certificates";
+        return switch (auth.mode()) {
+            case SECRET, SECRET_FILE -> (tls == null ? "" : certificates + " and ") + "the group " + auth;
+            case TLS_ONLY -> certificates;
+            case INSECURE -> tls == null ? "nothing (insecure)" : certificates;
+        };
+    }
+
+    /** Registers this peer's metrics of the Raft port: the connections it refused, by reason. */
+    public void registerMetrics(MeterRegistry registry) {
+        if (server.getServerRpc() instanceof PeerRpc rpc) {
+            rpc.registerMetrics(registry);
+        }
     }
 
     private static RaftPeer peer(String id, String host, int raftPort, String clientAddress) {
@@ -144,12 +210,16 @@ public final class RaftNode implements AutoCloseable {
         RaftProperties properties = new RaftProperties();
         RaftServerConfigKeys.setStorageDir(properties, List.of(raftDirectory.toFile()));
         RaftServerConfigKeys.setRemovedGroupsDir(properties, raftDirectory.resolve("removed-groups").toFile());
-        PeerTransport.configure(properties, config.host(), raftPort);
+        PeerTransport.configure(properties, config.host(), raftPort, config.id());
         RaftServerConfigKeys.Read.setOption(properties, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
         // The lease tells the leader, at no cost, whether a majority acknowledged it lately (see holdsLeaderLease).
         // The test-only unsafe mode restores the earlier configuration whole, so its controls show the old defect.
         RaftServerConfigKeys.Read.setLeaderLeaseEnabled(properties, !unsafeLeaseAckRequested());
         RaftServerConfigKeys.Read.setLeaderLeaseTimeoutRatio(properties, LEADER_LEASE_TIMEOUT_RATIO);
+        // A frame of the Raft port holds at most a snapshot chunk or an appender buffer (PeerFrames.frameBytesMax), and
+        // every admitted connection may buffer one: chunks of 4 MB instead of Ratis's 16 keep each frame within 8 MiB,
+        // so that five peers fit in a quarter of a 256 MiB heap (PeerTransport.checkHeap).
+        RaftServerConfigKeys.Log.Appender.setSnapshotChunkSizeMax(properties, SNAPSHOT_CHUNK_SIZE_MAX);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, SNAPSHOT_ENTRIES_GAP);
         RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, SNAPSHOTS_RETAINED);

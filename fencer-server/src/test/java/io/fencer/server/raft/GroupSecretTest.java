@@ -1,0 +1,122 @@
+package io.fencer.server.raft;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The group secret's file: made atomically and owner-only, read back, refused with a clear error when malformed. */
+class GroupSecretTest {
+    @TempDir
+    Path directory;
+
+    @Test
+    void readOrCreate_absentFile_makesAnOwnerOnlyFileOfTheDocumentedFormatAndReusesIt() throws Exception {
+        Path file = directory.resolve("raft.secret");
+
+        GroupSecret.Loaded made = GroupSecret.readOrCreate(file);
+        GroupSecret.Loaded again = GroupSecret.readOrCreate(file);
+
+        assertThat(made.created()).isTrue();
+        assertThat(again.created()).as("the second start reads the file").isFalse();
+        assertThat(again.secret()).isEqualTo(made.secret());
+        assertThat(again.warning()).isNull();
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+        List<String> lines = Files.readAllLines(file);
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(0)).isEqualTo("fencer-raft-secret v1");
+        assertThat(Base64.getDecoder().decode(lines.get(1))).hasSize(32);
+        assertThat(directory).as("no temporary file is left").isDirectoryNotContaining("glob:**.tmp");
+    }
+
+    @Test
+    void readOrCreate_manyProcessesAtOnceOnOnePath_endWithOneSecret() throws Exception {
+        Path file = directory.resolve("shared.secret");
+        int starters = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(starters);
+        CountDownLatch go = new CountDownLatch(1);
+        try {
+            List<Future<GroupSecret.Loaded>> loads = new ArrayList<>();
+            for (int i = 0; i < starters; i++) {
+                loads.add(pool.submit(() -> {
+                    go.await();
+                    return GroupSecret.readOrCreate(file);
+                }));
+            }
+            go.countDown();
+            List<GroupSecret.Loaded> loaded = new ArrayList<>();
+            for (Future<GroupSecret.Loaded> load : loads) {
+                loaded.add(load.get(30, TimeUnit.SECONDS));
+            }
+
+            assertThat(loaded).filteredOn(GroupSecret.Loaded::created).as("the one that made the file").hasSize(1);
+            assertThat(loaded).extracting(GroupSecret.Loaded::secret).containsOnly(GroupSecret.read(file));
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void readOrCreate_fileReadableByOthers_isUsedWithAWarningNamingTheFix() throws Exception {
+        Path file = directory.resolve("open.secret");
+        GroupSecret made = GroupSecret.readOrCreate(file).secret();
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+
+        GroupSecret.Loaded loaded = GroupSecret.readOrCreate(file);
+
+        assertThat(loaded.secret()).isEqualTo(made);
+        assertThat(loaded.warning()).contains(file.toString(), "rw-r--r--", "chmod 600");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "wrong first line | not-a-secret\\nc2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=\\n"
+                + " | its first line is not 'fencer-raft-secret v1'",
+        "a later version | fencer-raft-secret v2\\nAAAA\\n | names version 'v2', which this release does not read",
+        "not base64 | fencer-raft-secret v1\\n%%%not base64%%%\\n | has a second line that is not base64",
+        "too short | fencer-raft-secret v1\\nc2hvcnQ=\\n | has 5 bytes, outside [32, 1024]",
+        "three lines | fencer-raft-secret v1\\nAAAA\\nAAAA\\n | has 3 lines, not 2",
+    })
+    void read_malformedFile_isRefusedNamingTheFileButNeverItsContent(String name, String text, String fault)
+            throws Exception {
+        Path file = directory.resolve("bad.secret");
+        Files.writeString(file, text.replace("\\n", "\n"), StandardCharsets.UTF_8);
+
+        assertThatThrownBy(() -> GroupSecret.readOrCreate(file)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(file.toString()).hasMessageContaining(fault)
+                .satisfies(error -> assertThat(error.getMessage()).doesNotContain("c2Vj", "not base64%", "AAAA"));
+    }
+
+    @Test
+    void readOrCreate_directoryMissing_saysSo() {
+        Path file = directory.resolve("absent").resolve("raft.secret");
+
+        assertThatThrownBy(() -> GroupSecret.readOrCreate(file)).hasMessageContaining("does not exist")
+                .hasMessageContaining(directory.resolve("absent").toString());
+    }
+
+    @Test
+    void ofAndToString_checkTheLengthAndNeverShowTheBytes() {
+        byte[] bytes = "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+        assertThat(GroupSecret.of(bytes).toString()).isEqualTo("GroupSecret[32 bytes]");
+        assertThat(GroupSecret.of(bytes)).isEqualTo(GroupSecret.of(bytes.clone()));
+        assertThatThrownBy(() -> GroupSecret.of(new byte[31])).hasMessage("a group secret has 31 bytes, outside "
+                + "[32, 1024]");
+    }
+}

@@ -1,0 +1,272 @@
+package io.fencer.server.raft;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
+
+import io.fencer.lock.Limits;
+import io.fencer.server.PeerAuth;
+import io.fencer.server.ServerConfig;
+import io.fencer.server.raft.PeerAdmission.Refusal;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.proto.RaftProtos.AppendEntriesReplyProto;
+import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
+import org.apache.ratis.proto.RaftProtos.RaftGroupIdProto;
+import org.apache.ratis.proto.RaftProtos.RaftRpcRequestProto;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
+import org.apache.ratis.thirdparty.io.netty.channel.nio.NioEventLoopGroup;
+import org.apache.ratis.thirdparty.io.netty.channel.socket.nio.NioSocketChannel;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Raft port of a real peer ("n1", a group of one, with a group secret) against links and strangers: a link that
+ * proves the secret is served; one that holds another secret is refused, and a listener that cannot prove it is not
+ * believed; a stranger's garbage, silence or oversized handshake ends its connection; strangers hold few connections.
+ */
+class PeerTransportTest {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path directory;
+    private final GroupSecret secret = GroupSecret.generate();
+    private RaftNode raft;
+    private PeerRpc rpc;
+    private int raftPort;
+    private EventLoopGroup linkGroup;
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        RaftLockStateMachine stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
+        ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, 0)
+                .withPeerAuth(PeerAuth.secret(secret));
+        raft = RaftNode.start(config, null, stateMachine, () -> 0);
+        await().atMost(WAIT).until(raft::isLeaderReady);
+        rpc = (PeerRpc) raft.server().getServerRpc();
+        raftPort = rpc.getInetSocketAddress().getPort();
+        linkGroup = new NioEventLoopGroup(1);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (AutoCloseable closeable : toClose) {
+            closeable.close();
+        }
+        linkGroup.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
+        raft.close();
+    }
+
+    @Test
+    void link_sameSecret_isAdmittedAndItsCallsAreAnswered() throws Exception {
+        PeerLink link = link(secret, "n2", raftPort);
+
+        AppendEntriesReplyProto reply = (AppendEntriesReplyProto) link.callAndWait(PeerFrames.Kind.APPEND_ENTRIES,
+                staleAppendEntries("n2"), WAIT);
+
+        assertThat(reply.getTerm()).as("the peer's own term: a call of term 0 changed nothing")
+                .isEqualTo(raft.currentTerm());
+        assertThat(raft.isLeader()).isTrue();
+    }
+
+    @Test
+    void link_anotherSecret_isRefusedOnTheListenerAndTheDiallerSaysWhy() throws Exception {
+        try (RaftPortPeers.StderrCapture log = new RaftPortPeers.StderrCapture()) {
+            IOException refused = catchThrowableOfType(IOException.class,
+                    () -> link(GroupSecret.generate(), "n2", raftPort));
+
+            assertThat(refused).hasMessageContaining("the Raft handshake with peer n1 at 127.0.0.1:" + raftPort
+                    + " failed: it refused this peer's proof of the group secret (is --raft-secret-file the same "
+                    + "file on every peer?)");
+            assertThat(((PeerHandshake.Failure) refused.getCause()).reason)
+                    .isEqualTo(PeerHandshake.Reason.REFUSED_BY_PEER);
+            assertThat(rpc.refusals(Refusal.HANDSHAKE)).isEqualTo(1);
+            await().atMost(WAIT).until(log::text, text -> text.contains("n1: refused a Raft connection from "
+                    + "127.0.0.1:") && text.contains(": its handshake does not prove the group secret (is "
+                    + "--raft-secret-file the same file on every peer?)"));
+            assertThat(log.text()).doesNotContain("Exception").doesNotContain("\tat ");
+        }
+    }
+
+    /** The other direction: a listener that answers "accepted" without the secret is not taken for the peer. */
+    @Test
+    void link_listenerThatCannotProveTheSecret_isRefusedByTheDialler() throws Exception {
+        try (ServerSocket impostor = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            Thread listener = new Thread(() -> answerWithoutTheSecret(impostor), "impostor");
+            listener.setDaemon(true);
+            listener.start();
+
+            IOException refused = catchThrowableOfType(IOException.class,
+                    () -> link(secret, "n2", impostor.getLocalPort()));
+
+            assertThat(((PeerHandshake.Failure) refused.getCause()).reason)
+                    .isEqualTo(PeerHandshake.Reason.BAD_ANSWER);
+            assertThat(refused).hasMessageContaining("its answer does not prove the group secret");
+            listener.join(WAIT.toMillis());
+        }
+    }
+
+    /** Sends a HELLO, reads the PROOF of "n2", and answers "accepted" with a MAC it cannot have computed. */
+    private static void answerWithoutTheSecret(ServerSocket impostor) {
+        try (Socket socket = impostor.accept()) {
+            PeerHandshake.Listening listening = new PeerHandshake(GroupSecret.generate(), "n1",
+                    RaftPortPeers.RANDOM).listening();
+            socket.getOutputStream().write(listening.hello());
+            socket.getInputStream().readNBytes(70 + 2);
+            byte[] answer = new byte[2 + 2 + PeerHandshake.MAC_BYTES];
+            RaftPortPeers.RANDOM.nextBytes(answer);
+            answer[0] = PeerHandshake.ACCEPTED;
+            answer[1] = 2;
+            answer[2] = 'n';
+            answer[3] = '1';
+            socket.getOutputStream().write(answer);
+            socket.getInputStream().read(); // until the dialler closes
+        } catch (IOException e) {
+            // the dialler closed first
+        }
+    }
+
+    @Test
+    void stranger_sendingARaftFrame_isClosedAtOnceAndNothingIsCarriedOut() throws Exception {
+        long termBefore = raft.currentTerm();
+        try (Socket stranger = RaftPortPeers.connect(InetAddress.getLoopbackAddress(), raftPort)) {
+            byte[] forged = AppendEntriesRequestProto.newBuilder(staleAppendEntries("evil")).setLeaderTerm(1_000)
+                    .build().toByteArray();
+            DataOutputStream out = new DataOutputStream(stranger.getOutputStream());
+            out.writeInt(1 + 8 + forged.length);
+            out.writeByte(2); // AppendEntries
+            out.writeLong(1);
+            out.write(forged);
+            out.flush();
+
+            assertThat(RaftPortPeers.closedWithin(stranger, Duration.ofSeconds(3))).isTrue();
+        }
+        assertThat(rpc.refusals(Refusal.HANDSHAKE)).isEqualTo(1);
+        assertThat(raft.currentTerm()).as("the forged term 1000 was never read").isEqualTo(termBefore);
+        assertThat(raft.isLeader()).isTrue();
+    }
+
+    @Test
+    void stranger_sayingNothing_isClosedAtTheHandshakesDeadline() throws Exception {
+        long start = System.nanoTime();
+        try (Socket stranger = RaftPortPeers.connect(InetAddress.getLoopbackAddress(), raftPort)) {
+            assertThat(RaftPortPeers.closedWithin(stranger, PeerHandshake.TIMEOUT.plusSeconds(10))).isTrue();
+        }
+        Duration open = Duration.ofNanos(System.nanoTime() - start);
+
+        assertThat(open).as("closed at the deadline, not before").isGreaterThanOrEqualTo(
+                PeerHandshake.TIMEOUT.minusMillis(100));
+        assertThat(rpc.refusals(Refusal.LATE)).isEqualTo(1);
+    }
+
+    @Test
+    void stranger_sendingMoreThanAHandshake_isClosed() throws Exception {
+        try (Socket stranger = RaftPortPeers.connect(InetAddress.getLoopbackAddress(), raftPort)) {
+            byte[] oversized = new byte[PeerHandshake.PROOF_BYTES_MAX + 100];
+            System.arraycopy(PeerHandshake.MAGIC, 0, oversized, 0, PeerHandshake.MAGIC.length);
+            oversized[4] = PeerHandshake.VERSION;
+            oversized[PeerHandshake.MAGIC.length + 1 + PeerHandshake.NONCE_BYTES] = (byte) 255; // the longest id
+            stranger.getOutputStream().write(oversized);
+            stranger.getOutputStream().flush();
+
+            assertThat(RaftPortPeers.closedWithin(stranger, Duration.ofSeconds(3))).isTrue();
+        }
+        assertThat(rpc.refusals(Refusal.HANDSHAKE)).isEqualTo(1);
+    }
+
+    /**
+     * Strangers hold at most 4 unadmitted connections per address and 16 in all: beyond, a new connection is closed
+     * at once, a peer's included; once the strangers' are gone, the peer gets in.
+     */
+    @Test
+    void unadmittedConnections_beyondTheBounds_areClosedAtOnceUntilPlacesFreeUp() throws Exception {
+        List<Socket> strangers = new ArrayList<>();
+        try {
+            for (int address = 2; address <= 6; address++) { // 127.0.0.2 .. 127.0.0.6, 4 each
+                for (int i = 0; i < UnadmittedConnections.PER_ADDRESS_MAX; i++) {
+                    strangers.add(RaftPortPeers.connect(InetAddress.getByName("127.0.0." + address), raftPort));
+                }
+            }
+            Socket fifthFromOne = RaftPortPeers.connect(InetAddress.getByName("127.0.0.2"), raftPort);
+            strangers.add(fifthFromOne);
+            List<Socket> closed = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(4)).until(() -> {
+                for (Socket socket : strangers) {
+                    if (!closed.contains(socket) && RaftPortPeers.closedWithin(socket, Duration.ofMillis(20))) {
+                        closed.add(socket);
+                    }
+                }
+                return closed.size() >= strangers.size() - UnadmittedConnections.CONNECTIONS_MAX;
+            });
+            assertThat(strangers.size() - closed.size()).as("strangers' connections left open")
+                    .isEqualTo(UnadmittedConnections.CONNECTIONS_MAX);
+            try (Socket peer = RaftPortPeers.connect(InetAddress.getByName("127.0.0.7"), raftPort)) {
+                assertThatThrownBy(() -> RaftPortPeers.handshake(peer, secret, "n2", "n1"))
+                        .as("a peer while every place is taken").isInstanceOf(IOException.class);
+            }
+        } finally {
+            for (Socket socket : strangers) {
+                socket.close();
+            }
+        }
+        await().atMost(WAIT).ignoreExceptions().untilAsserted(() -> {
+            try (Socket peer = RaftPortPeers.connect(InetAddress.getByName("127.0.0.7"), raftPort)) {
+                RaftPortPeers.handshake(peer, secret, "n2", "n1");
+            }
+        });
+        assertThat(rpc.refusals(Refusal.CONNECTIONS)).isGreaterThanOrEqualTo(6);
+    }
+
+    @Test
+    void inboundConnectionsMax_framesOfEveryAdmittedConnection_fitInAQuarterOfTheHeap() {
+        int frameBytesMax = 8 << 20;
+
+        assertThat(PeerTransport.inboundConnectionsMax(frameBytesMax, 256L << 20)).isEqualTo(8);
+        assertThat(PeerTransport.inboundConnectionsMax(frameBytesMax, 6L << 30)).isEqualTo(64);
+        assertThat(PeerTransport.inboundConnectionsMax(frameBytesMax, 16L << 20)).isZero();
+        PeerTransport.checkHeap(5, frameBytesMax, 248L << 20); // a -Xmx256m JVM's usable heap
+        PeerTransport.checkHeap(1, frameBytesMax, 16L << 20); // a group of one takes no connection
+        assertThatThrownBy(() -> PeerTransport.checkHeap(5, 20 << 20, 248L << 20))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessage("a peer of a group of 5 needs room for 5 Raft connections of up to 20 MiB each (one per "
+                        + "other peer, one spare), in a quarter of its heap; this JVM's heap (248 MiB) holds 3: "
+                        + "start it with -Xmx400m or more");
+    }
+
+    @Test
+    void frameBytesMax_ofThePeersProperties_isEightMebibytes() {
+        assertThat(PeerTransport.frameBytesMax(raft.server().getProperties())).as("a 4 MB snapshot chunk or appender "
+                + "buffer, and 4 MiB of headroom").isEqualTo(8 << 20);
+    }
+
+    private PeerLink link(GroupSecret linkSecret, String selfId, int port) throws IOException {
+        RaftPeer peer = RaftPeer.newBuilder().setId("n1").setAddress("127.0.0.1:" + port).build();
+        PeerLink link = PeerLink.connect(peer, linkGroup, NioSocketChannel.class, null,
+                new PeerHandshake(linkSecret, selfId, RaftPortPeers.RANDOM), 8 << 20, Duration.ofSeconds(5));
+        toClose.add(link);
+        return link;
+    }
+
+    /** An AppendEntries of term 0 from {@code from}: older than any term, so a peer refuses it and changes nothing. */
+    private static AppendEntriesRequestProto staleAppendEntries(String from) {
+        RaftRpcRequestProto header = RaftRpcRequestProto.newBuilder()
+                .setRequestorId(ByteString.copyFromUtf8(from)).setReplyId(ByteString.copyFromUtf8("n1"))
+                .setRaftGroupId(RaftGroupIdProto.newBuilder().setId(RaftNode.GROUP_ID.toByteString()))
+                .setCallId(1).build();
+        return AppendEntriesRequestProto.newBuilder().setServerRequest(header).setLeaderTerm(0).build();
+    }
+}

@@ -1,5 +1,6 @@
 package io.fencer.server.raft;
 
+import io.fencer.core.InvalidArgumentException;
 import io.fencer.server.auth.RefusalLog;
 import io.fencer.server.raft.PeerFrames.Frame;
 import io.fencer.server.raft.PeerFrames.Kind;
@@ -14,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesReplyProto;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
@@ -67,7 +69,8 @@ import org.slf4j.LoggerFactory;
  * peers present to each other); a client certificate of the same CA passes the handshake but is refused before
  * any frame is read, since a forged vote or AppendEntries would let it depose the leader or rewrite the log.
  * Without TLS the server binds a loopback address unless told {@code --insecure}. Whoever calls can make only
- * Raft's server-to-server calls ({@link Kind}): no client request, no change of the group, no snapshot command.
+ * Raft's server-to-server calls ({@link Kind}): no client request, no change of the group, no snapshot command. An
+ * AppendEntries holding an entry Ratis could not apply is refused whole before Ratis sees it ({@link LogEntryShapes}).
  *
  * <p>Bounds: frames up to {@link PeerFrames#frameBytesMax}, {@value #INBOUND_CONNECTIONS_MAX} connections, a
  * connection silent for {@link #IDLE_CLOSE} closed (the leader speaks every few hundred milliseconds), a TLS
@@ -88,6 +91,7 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     private final EventLoopGroup workerGroup;
     private final EventLoopGroup linkGroup;
     private final AtomicInteger inbound = new AtomicInteger();
+    private final AtomicLong entriesRefused = new AtomicLong();
     /** Refusals are logged at most once per interval per kind, so a stranger cannot flood the log. */
     private final RefusalLog refusals;
     private volatile Channel listening;
@@ -342,7 +346,7 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     private CompletableFuture<? extends MessageLite> carryOut(Kind kind, MessageLite request) {
         try {
             return switch (kind) {
-                case APPEND_ENTRIES -> server.appendEntriesAsync((AppendEntriesRequestProto) request);
+                case APPEND_ENTRIES -> appendUnlessRefused((AppendEntriesRequestProto) request);
                 case READ_INDEX -> server.readIndexAsync((ReadIndexRequestProto) request);
                 case REQUEST_VOTE -> CompletableFuture.completedFuture(
                         server.requestVote((RequestVoteRequestProto) request));
@@ -355,6 +359,28 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         } catch (IOException | RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /**
+     * Hands an AppendEntries to Ratis, unless one of its entries is one Ratis could not apply ({@link LogEntryShapes}):
+     * then the whole call is refused, nothing of it is appended, and its entries are counted.
+     */
+    private CompletableFuture<AppendEntriesReplyProto> appendUnlessRefused(AppendEntriesRequestProto request)
+            throws IOException {
+        String refusal = LogEntryShapes.refusal(request);
+        if (refusal == null) {
+            return server.appendEntriesAsync(request);
+        }
+        entriesRefused.addAndGet(request.getEntriesCount());
+        String leader = InvalidArgumentException.printable(request.getServerRequest().getRequestorId().toStringUtf8());
+        refused("entries", "an AppendEntries of " + request.getEntriesCount() + " entries from peer '" + leader
+                + "' in term " + request.getLeaderTerm() + ": " + refusal);
+        return CompletableFuture.failedFuture(new IllegalArgumentException("refused before the log: " + refusal));
+    }
+
+    /** Returns how many log entries this port refused before they reached the log ({@link LogEntryShapes}). */
+    long entriesRefused() {
+        return entriesRefused.get();
     }
 
     /** Returns why a call failed, for the caller: the exception's type and message (Ratis's, never a secret). */

@@ -112,9 +112,18 @@ final class FencerProcess implements AutoCloseable {
 
     /** Returns the body of /healthz, or empty when it does not answer. */
     static String health(int adminPort) {
+        return adminBody(adminPort, "/healthz");
+    }
+
+    /** Returns the body of /metrics (Prometheus text), or empty when it does not answer. */
+    static String metrics(int adminPort) {
+        return adminBody(adminPort, "/metrics");
+    }
+
+    private static String adminBody(int adminPort, String path) {
         try {
             HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + adminPort + "/healthz")).timeout(Duration.ofSeconds(2)).build(),
+                    URI.create("http://127.0.0.1:" + adminPort + path)).timeout(Duration.ofSeconds(2)).build(),
                     HttpResponse.BodyHandlers.ofString());
             return response.body();
         } catch (IOException e) {

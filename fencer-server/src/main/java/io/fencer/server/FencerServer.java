@@ -54,7 +54,8 @@ import org.slf4j.LoggerFactory;
  * admin port (HTTPS) and the Raft port, where peers authenticate each other.
  *
  * <p>Only the leader serves calls; other peers answer UNAVAILABLE with reason NOT_LEADER and the leader's
- * address. The data directory holds the Raft log and snapshots ({@code dataDir/raft}); a server restarted on the
+ * address. A peer that halted applying its log (see {@link RaftLockStateMachine}) serves no call at all: each answers
+ * UNAVAILABLE naming the halt, and {@code /healthz} answers 503. The data directory holds the Raft log and snapshots ({@code dataDir/raft}); a server restarted on the
  * same directory recovers its state, and its sessions get a fresh lease when it leads again.
  */
 public final class FencerServer implements AutoCloseable {
@@ -82,10 +83,10 @@ public final class FencerServer implements AutoCloseable {
     private volatile AdminHttpServer admin;
     private volatile ConnectHttpServer http;
 
-    private FencerServer(ServerConfig config, ServerInterceptor testIdentities) {
+    private FencerServer(ServerConfig config, ServerInterceptor testIdentities, RaftLockStateMachine stateMachine) {
         this.config = config;
         this.testIdentities = testIdentities;
-        this.stateMachine = new RaftLockStateMachine(config.limits());
+        this.stateMachine = stateMachine;
         this.watches = new WatchHub(config.watch(), config.id());
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "fencer-timers-" + config.id());
@@ -106,8 +107,19 @@ public final class FencerServer implements AutoCloseable {
      * tests without TLS only, hence package-private.
      */
     static FencerServer start(ServerConfig config, ServerInterceptor testIdentities) throws IOException {
+        Objects.requireNonNull(config, "config");
+        return start(config, testIdentities, new RaftLockStateMachine(config.limits(), config.ticker()));
+    }
+
+    /**
+     * Starts a server on {@code stateMachine}, which must be new and made with the config's limits: for tests that
+     * make its applies fail, hence package-private.
+     */
+    static FencerServer start(ServerConfig config, ServerInterceptor testIdentities, RaftLockStateMachine stateMachine)
+            throws IOException {
         check(Objects.requireNonNull(config, "config"));
-        FencerServer server = new FencerServer(config, testIdentities);
+        Objects.requireNonNull(stateMachine, "stateMachine");
+        FencerServer server = new FencerServer(config, testIdentities, stateMachine);
         try {
             server.startAll();
         } catch (IOException | RuntimeException e) {
@@ -168,6 +180,12 @@ public final class FencerServer implements AutoCloseable {
         MetricsHolder metricsHolder = new MetricsHolder();
         stateMachine.addListener(metricsHolder);
         stateMachine.addLeadershipHook(keeperHolder::wakeUp);
+        stateMachine.addHaltHook(halt -> {
+            // Calls waiting for an event of the log end now: none will come. New calls are refused by the service.
+            UnavailableException halted = new UnavailableException(halt.message());
+            pending.failAll(halted);
+            watches.failStreams(halted);
+        });
 
         raft = RaftNode.start(config, tls, stateMachine, this::port);
         proposer = new Proposer(raft, stateMachine, config.ticker(),
@@ -184,6 +202,7 @@ public final class FencerServer implements AutoCloseable {
         RefusedCalls refusals = new RefusedCalls(metrics.registry(), config.ticker());
         service.registerStreamMetrics(metrics.registry());
         proposer.registerMetrics(metrics.registry());
+        stateMachine.registerMetrics(metrics.registry());
         raft.registerMetrics(metrics.registry());
         watches.register(metrics.registry());
         List<ServerServiceDefinition> services = new ArrayList<>();

@@ -6,6 +6,7 @@ import com.google.gson.JsonObject;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.fencer.server.http.ConnectHttpServer;
+import io.fencer.server.raft.ApplyHalt;
 import io.fencer.server.raft.RaftNode;
 import io.fencer.server.tls.HttpServers;
 import io.fencer.server.tls.TlsMaterial;
@@ -21,8 +22,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The admin HTTP endpoint: {@code GET /healthz} (JSON; for a lock server: status, id, role, leader, appliedIndex,
- * 503 while no leader is known; for a store server: status, role "store", unitsOpen) and {@code GET /metrics}
- * (Prometheus text). Everything else is 404. Served over HTTPS when the server has TLS.
+ * division, 503 unless the peer serves, see {@link #lockHealth}; for a store server: status, role "store",
+ * unitsOpen) and {@code GET /metrics} (Prometheus text). Everything else is 404. Served over HTTPS when the server
+ * has TLS.
  */
 public final class AdminHttpServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AdminHttpServer.class);
@@ -99,19 +101,33 @@ public final class AdminHttpServer implements AutoCloseable {
     }
 
     private static Health raftHealth(String peerId, RaftNode raft) {
-        return lockHealth(peerId, raft.role(), raft.leaderClientAddress(), raft.appliedIndex());
+        return lockHealth(peerId, raft.role(), raft.leaderClientAddress(), raft.appliedIndex(), raft.divisionState(),
+                raft.halt());
     }
 
-    /** Returns a lock peer's answer to /healthz: 200 while a leader is known ({@code leader} not empty), else 503. */
-    static Health lockHealth(String peerId, String role, String leader, long appliedIndex) {
-        boolean leaderKnown = !leader.isEmpty();
+    /**
+     * Returns a lock peer's answer to /healthz: 200 while it serves; 503 with {@code status} {@code halted} (and the
+     * halt's {@code index}, {@code reason} and {@code recovery}) once it halted applying the log, {@code not-running}
+     * while its Raft division is not running (closed, failed, not started yet or installing a snapshot: its state is
+     * {@code division}), {@code no-leader} while no leader is known.
+     */
+    static Health lockHealth(String peerId, String role, String leader, long appliedIndex, String division,
+            ApplyHalt halt) {
+        String status = halt != null ? "halted" : !RaftNode.RUNNING.equals(division) ? "not-running"
+                : leader.isEmpty() ? "no-leader" : "ok";
         JsonObject body = new JsonObject();
-        body.addProperty("status", leaderKnown ? "ok" : "no-leader");
+        body.addProperty("status", status);
         body.addProperty("id", peerId);
         body.addProperty("role", role);
         body.addProperty("leader", leader);
         body.addProperty("appliedIndex", appliedIndex);
-        return new Health(leaderKnown ? 200 : 503, JSON.toJson(body) + "\n");
+        body.addProperty("division", division);
+        if (halt != null) {
+            body.addProperty("index", halt.index());
+            body.addProperty("reason", halt.reason());
+            body.addProperty("recovery", ApplyHalt.RECOVERY);
+        }
+        return new Health("ok".equals(status) ? 200 : 503, JSON.toJson(body) + "\n");
     }
 
     /** Returns a store server's answer to /healthz: 200 while {@code serving}, 503 once it is closing. */

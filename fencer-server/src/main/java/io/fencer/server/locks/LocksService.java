@@ -45,6 +45,7 @@ import io.fencer.lock.SecretHash;
 import io.fencer.lock.Validation;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.Permission;
+import io.fencer.server.raft.ApplyHalt;
 import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
@@ -575,8 +576,22 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         return presented;
     }
 
+    /**
+     * Refuses a call unless this peer serves: UNAVAILABLE naming the halt while it has halted applying the log (every
+     * call, on every peer: its state is not to be trusted), UNAVAILABLE naming the division's state while its Raft
+     * division is not running (no leader would ever be known through it), NOT_LEADER on any peer but the leader.
+     */
     private void checkLeader() {
+        ApplyHalt halted = stateMachine.halt();
+        if (halted != null) {
+            throw new UnavailableException(halted.message());
+        }
         if (!raft.isLeader()) {
+            String division = raft.divisionState();
+            if (!RaftNode.RUNNING.equals(division)) {
+                throw new UnavailableException("this peer's Raft division is " + division + ", not running: it serves"
+                        + " no calls; its log says why, and /healthz shows its state");
+            }
             throw new NotLeaderException(raft.leaderClientAddress());
         }
     }
@@ -634,6 +649,10 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     public void watch(WatchRequest request, StreamObserver<LockEvent> out) {
         ServerCallStreamObserver<LockEvent> call = (ServerCallStreamObserver<LockEvent>) out;
         try {
+            ApplyHalt halted = stateMachine.halt();
+            if (halted != null) {
+                throw new UnavailableException(halted.message()); // its history stopped before the halted entry
+            }
             String prefix = RequestChecks.prefix(request.getPrefix());
             authorizer.checkPrefix(Permission.READ, prefix);
             watches.watch(prefix, request.getFromRevision(), request.getFromOrdinal(), call);

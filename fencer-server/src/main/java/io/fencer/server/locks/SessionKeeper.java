@@ -293,7 +293,8 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
 
     private void scan() {
         try {
-            if (!raft.isLeaderReady()) {
+            if (!raft.isLeaderReady() || stateMachine.halt() != null) {
+                // A halted peer proposes nothing (every proposal would fail) and acknowledges no keepalive.
                 servingTerm = NOT_SERVING;
                 return;
             }

@@ -1,5 +1,6 @@
 package io.fencer.server.raft;
 
+import io.fencer.core.InvalidArgumentException;
 import io.fencer.server.auth.RefusalLog;
 import io.fencer.server.raft.PeerAdmission.Refusal;
 import io.fencer.server.raft.PeerFrames.Frame;
@@ -19,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.net.ssl.SSLPeerUnverifiedException;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesReplyProto;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
 import org.apache.ratis.proto.RaftProtos.InstallSnapshotReplyProto;
@@ -73,7 +75,8 @@ import org.slf4j.LoggerFactory;
  * would let it depose the leader or rewrite the log. Only with {@code --insecure-raft} and no TLS is every
  * connection admitted. Without TLS the server binds a loopback address unless told {@code --insecure}. An admitted
  * caller can make only Raft's server-to-server calls ({@link Kind}): no client request, no change of the group, no
- * snapshot command.
+ * snapshot command. An AppendEntries holding an entry Ratis could not apply is refused whole before Ratis sees it
+ * ({@link LogEntryShapes}).
  *
  * <p>Bounds: connections not yet admitted, {@link UnadmittedConnections#PER_ADDRESS_MAX} per remote address and
  * {@link UnadmittedConnections#CONNECTIONS_MAX} in all, each reading at most a handshake's bytes and closed unless
@@ -103,6 +106,7 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     private final EventLoopGroup linkGroup;
     private final UnadmittedConnections unadmitted = new UnadmittedConnections();
     private final AtomicInteger inbound = new AtomicInteger();
+    private final AtomicLong entriesRefused = new AtomicLong();
     /** Refusals are logged at most once per interval per reason and host, so a stranger cannot flood the log. */
     private final RefusalLog refusals;
     private final Map<Refusal, AtomicLong> refusalCounts = new EnumMap<>(Refusal.class);
@@ -417,7 +421,7 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     private CompletableFuture<? extends MessageLite> carryOut(Kind kind, MessageLite request) {
         try {
             return switch (kind) {
-                case APPEND_ENTRIES -> server.appendEntriesAsync((AppendEntriesRequestProto) request);
+                case APPEND_ENTRIES -> appendUnlessRefused((AppendEntriesRequestProto) request);
                 case READ_INDEX -> server.readIndexAsync((ReadIndexRequestProto) request);
                 case REQUEST_VOTE -> CompletableFuture.completedFuture(
                         server.requestVote((RequestVoteRequestProto) request));
@@ -430,6 +434,32 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         } catch (IOException | RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /**
+     * Hands an AppendEntries to Ratis, unless one of its entries is one Ratis could not apply ({@link LogEntryShapes}):
+     * then the whole call is refused, nothing of it is appended, and its entries are counted.
+     */
+    private CompletableFuture<AppendEntriesReplyProto> appendUnlessRefused(AppendEntriesRequestProto request)
+            throws IOException {
+        String refusal = LogEntryShapes.refusal(request);
+        if (refusal == null) {
+            return server.appendEntriesAsync(request);
+        }
+        entriesRefused.addAndGet(request.getEntriesCount());
+        String leader = InvalidArgumentException.printable(request.getServerRequest().getRequestorId().toStringUtf8());
+        long leftOut = refusals.admit("entries " + leader);
+        if (leftOut >= 0) {
+            LOG.warn("{}: refused an AppendEntries of {} entries from peer '{}' in term {}: {}{}", getId(),
+                    request.getEntriesCount(), leader, request.getLeaderTerm(), refusal,
+                    leftOut > 0 ? " (and " + leftOut + " more from that peer since the last such line)" : "");
+        }
+        return CompletableFuture.failedFuture(new IllegalArgumentException("refused before the log: " + refusal));
+    }
+
+    /** Returns how many log entries this port refused before they reached the log ({@link LogEntryShapes}). */
+    long entriesRefused() {
+        return entriesRefused.get();
     }
 
     /** Returns why a call failed, for the caller: the exception's type and message (Ratis's, never a secret). */

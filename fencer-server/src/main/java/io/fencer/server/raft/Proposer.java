@@ -6,6 +6,7 @@ import io.fencer.core.NotLeaderException;
 import io.fencer.core.Ticker;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Command;
+import io.fencer.lock.CommandChecks;
 import io.fencer.lock.CommandCodec;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
@@ -107,10 +108,22 @@ public final class Proposer implements AutoCloseable {
     /**
      * Proposes {@code command}; the future completes with its result once applied, or fails with
      * {@link NotLeaderException} / {@link UnavailableException} (the command may or may not have been applied)
-     * or {@link InternalException}.
+     * or {@link InternalException}. A command that breaks {@link CommandChecks#checkProposal} fails at once with
+     * {@link io.fencer.core.InvalidArgumentException} and never reaches the log; so does every command while this
+     * peer is halted ({@link RaftLockStateMachine#halt()}), with {@link UnavailableException} naming the halt.
      */
     public CompletableFuture<Result> propose(Command command) {
-        Proposal proposal = new Proposal(Objects.requireNonNull(command, "command"), new CompletableFuture<>());
+        Objects.requireNonNull(command, "command");
+        try {
+            CommandChecks.checkProposal(command, stateMachine.limits());
+        } catch (FencerException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        ApplyHalt halted = stateMachine.halt();
+        if (halted != null) {
+            return CompletableFuture.failedFuture(new UnavailableException(halted.message()));
+        }
+        Proposal proposal = new Proposal(command, new CompletableFuture<>());
         synchronized (this) {
             if (closed) {
                 return CompletableFuture.failedFuture(new UnavailableException("the server is shutting down"));
@@ -135,6 +148,10 @@ public final class Proposer implements AutoCloseable {
      * the read started.
      */
     public <T> CompletableFuture<T> read(Function<LockStateMachine, T> reader) {
+        ApplyHalt halted = stateMachine.halt();
+        if (halted != null) {
+            return CompletableFuture.failedFuture(new UnavailableException(halted.message()));
+        }
         long id = callIds.incrementAndGet();
         CompletableFuture<T> result = stateMachine.registerRead(id, reader);
         RaftClientRequest request = request(id, RaftClientRequest.readRequestType(),
@@ -323,6 +340,13 @@ public final class Proposer implements AutoCloseable {
 
     private void complete(List<Proposal> batch, RaftClientReply reply, Throwable error) {
         FencerException failure = error != null ? unavailable(error) : replyError(reply);
+        if (failure == null && reply.getMessage().getContent().isEmpty()) {
+            // The state machine applied nothing: it halted at this entry or before it, or refused it undecodable.
+            ApplyHalt halted = stateMachine.halt();
+            failure = halted != null ? new UnavailableException(halted.message())
+                    : new InternalException("the state machine refused a log entry of " + batch.size()
+                            + " commands: it did not decode there");
+        }
         if (failure == null) {
             List<Result> results;
             try {
@@ -356,6 +380,10 @@ public final class Proposer implements AutoCloseable {
             return new NotLeaderException(suggested == null ? "" : raft.clientAddress(suggested.getId()));
         }
         RaftException exception = reply.getException();
+        ApplyHalt halted = stateMachine.halt();
+        if (halted != null) {
+            return new UnavailableException(halted.message()); // whatever Ratis says, the halt is why
+        }
         if (exception instanceof StateMachineException) {
             LOG.error("the state machine failed a command", exception);
             return new InternalException("the state machine failed: " + exception.getMessage());

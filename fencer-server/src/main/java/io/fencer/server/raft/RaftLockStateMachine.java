@@ -1,12 +1,20 @@
 package io.fencer.server.raft;
 
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.Ticker;
+import io.fencer.core.UnavailableException;
 import io.fencer.lock.Applied;
 import io.fencer.lock.Command;
+import io.fencer.lock.CommandChecks;
 import io.fencer.lock.CommandCodec;
 import io.fencer.lock.Event;
 import io.fencer.lock.Limits;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
+import io.fencer.server.auth.RefusalLog;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;
@@ -23,13 +31,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.ratis.io.MD5Hash;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
@@ -62,28 +73,125 @@ import org.slf4j.LoggerFactory;
  * <p>{@link LockStateMachine} is not thread-safe: applies, snapshots and reads all run under {@link #lock}.
  * Reads that must be linearizable go through Ratis read requests: the proposer registers a {@link ReadTask} and
  * sends its id as the query; Ratis calls {@link #query} once the read index is applied, and the task runs there.
+ *
+ * <p><b>Entries that must not be applied.</b> A log entry comes from the leader, which checks every command before
+ * proposing it ({@link Proposer}, {@link CommandChecks#checkProposal}); but an entry is bytes from another peer or
+ * from disk, written perhaps by a buggy or hostile leader. Two kinds are told apart:
+ * <ul>
+ *   <li><em>Refused entries</em>: an entry that does not decode ({@link CommandCodec} refuses it) is applied as a
+ *       no-op; a command that decodes but breaks {@link CommandChecks#checkApplied} is applied as a no-op with a
+ *       {@link Result.Rejected} INVALID_ARGUMENT result, the other commands of its entry applied as usual. Each such
+ *       entry is logged at WARN with its index and the reason (never its bytes, which may carry secret hashes; the
+ *       lines are bounded per interval) and counted ({@code fencer_raft_entries_refused_total}). This is safe
+ *       because the decision depends only on the entry's bytes and the state, the same on every replica, so every
+ *       replica refuses the same entries and their states never diverge; and, since every earlier release also
+ *       left the state unchanged for these entries (it failed to decode them before applying anything, or rejected
+ *       the command), replicas of different releases agree too.</li>
+ *   <li><em>A halt</em>: anything else that fails while an entry is applied (the state machine throws: a bug, a
+ *       failed assertion, memory exhausted) cannot be decided from the entry alone, and the failed command may have
+ *       changed part of the state. This peer then halts applying at that index ({@link ApplyHalt}): it logs one
+ *       ERROR with the stack trace, keeps its data as it is, and serves no client (every call answers UNAVAILABLE
+ *       naming the halt; {@code /healthz} answers 503).</li>
+ * </ul>
+ *
+ * <p><b>How a halt holds Ratis's updater.</b> Ratis's updater thread goes on calling {@link #applyTransaction} for
+ * every committed entry; after the halt each call returns at once with an empty reply, touches no state, and the
+ * last applied index this state machine reports stays before the halted entry. The alternatives fail: an exception
+ * thrown from the apply makes Ratis close the division (CLOSED), and since the log is unchanged the next start
+ * replays the entry and closes it again, a crash loop; a failed future is logged by Ratis with a stack trace for
+ * every later entry; a future left incomplete hangs Ratis's updater the next time it waits for its applies (before a
+ * snapshot, at shutdown). No snapshot is taken while halted ({@link #takeSnapshot} declines, one line per interval):
+ * the state may be half-changed by the failed entry and must not be persisted. So the log from the last snapshot on
+ * stays on disk, and a restart replays it up to the same entry and halts there again (deterministically, when the
+ * cause is), with one ERROR, not a crash loop. A snapshot installed from the leader replaces the state and ends the
+ * halt; the apply goes on from it.
  */
 public final class RaftLockStateMachine extends BaseStateMachine {
     private static final Logger LOG = LoggerFactory.getLogger(RaftLockStateMachine.class);
     /** "FNCR": the first bytes of every snapshot file. */
     private static final int SNAPSHOT_MAGIC = 0x464e4352;
     private static final int SNAPSHOT_FORMAT_VERSION = 1;
+    /** At most one line per kind of refused entry per interval; the next line counts those left out. */
+    static final Duration REFUSALS_LOG_INTERVAL = Duration.ofSeconds(10);
+    /** While halted, at most one line per interval about the entries not applied and the snapshots declined. */
+    static final Duration HALTED_LOG_INTERVAL = Duration.ofMinutes(1);
 
     private final Limits limits;
+    private final Applier applier;
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private final ReentrantLock lock = new ReentrantLock();
     private final List<AppliedListener> listeners = new CopyOnWriteArrayList<>();
     private final List<Runnable> leadershipHooks = new CopyOnWriteArrayList<>();
+    private final List<Consumer<ApplyHalt>> haltHooks = new CopyOnWriteArrayList<>();
     private final ConcurrentHashMap<Long, ReadTask<?>> reads = new ConcurrentHashMap<>();
+    private final RefusalLog refusalLines;
+    private final RefusalLog haltedLines;
+    private final AtomicLong undecodableEntries = new AtomicLong();
+    private final AtomicLong malformedEntries = new AtomicLong();
+    private final AtomicLong entriesNotApplied = new AtomicLong();
     private LockStateMachine machine; // guarded by lock
     private volatile Counts counts = new Counts(0, 0, 0);
+    /** Set when an apply failed (see the class doc); null while this peer applies the log. */
+    private volatile ApplyHalt halt;
 
     /** Sizes of the state, published after every apply for gauges that must not take the lock. */
     public record Counts(int sessions, int locks, int waiters) {}
 
+    /** Applies one command to the state; a seam for tests that make an apply fail as a bug would. */
+    @FunctionalInterface
+    interface Applier {
+        Applied apply(LockStateMachine machine, Command command);
+    }
+
     public RaftLockStateMachine(Limits limits) {
+        this(limits, Ticker.system());
+    }
+
+    /** @param ticker the clock of the bounds on log lines */
+    public RaftLockStateMachine(Limits limits, Ticker ticker) {
+        this(limits, ticker, LockStateMachine::apply);
+    }
+
+    RaftLockStateMachine(Limits limits, Ticker ticker, Applier applier) {
         this.limits = Objects.requireNonNull(limits, "limits");
+        this.applier = Objects.requireNonNull(applier, "applier");
         this.machine = new LockStateMachine(limits);
+        this.refusalLines = new RefusalLog(ticker, REFUSALS_LOG_INTERVAL, 4);
+        this.haltedLines = new RefusalLog(ticker, HALTED_LOG_INTERVAL, 4);
+    }
+
+    /** Returns the limits of the state machine: those the leader checks commands against before proposing. */
+    public Limits limits() {
+        return limits;
+    }
+
+    /** Returns why and where this peer halted applying the log, or null while it applies it (see the class doc). */
+    public ApplyHalt halt() {
+        return halt;
+    }
+
+    /** Adds a hook run once when this peer halts (on Ratis's apply thread, so it must be quick). */
+    public void addHaltHook(Consumer<ApplyHalt> hook) {
+        haltHooks.add(Objects.requireNonNull(hook, "hook"));
+    }
+
+    /**
+     * Registers the counts of refused log entries ({@code fencer.raft.entries.refused}, tagged {@code why}:
+     * {@code undecodable} for an entry applied as a no-op, {@code malformed} for one with commands applied as
+     * no-ops) and the halt ({@code fencer.raft.halted}: 1 while halted; {@code fencer.raft.entries.unapplied}:
+     * entries committed after the halt and not applied).
+     */
+    public void registerMetrics(MeterRegistry registry) {
+        String refused = "Log entries refused: undecodable (a no-op), malformed (some commands no-ops), raft-port"
+                + " (refused before the log)";
+        FunctionCounter.builder("fencer.raft.entries.refused", undecodableEntries, AtomicLong::doubleValue)
+                .tag("why", "undecodable").description(refused).register(registry);
+        FunctionCounter.builder("fencer.raft.entries.refused", malformedEntries, AtomicLong::doubleValue)
+                .tag("why", "malformed").description(refused).register(registry);
+        FunctionCounter.builder("fencer.raft.entries.unapplied", entriesNotApplied, AtomicLong::doubleValue)
+                .description("Log entries committed after this peer halted applying, not applied").register(registry);
+        Gauge.builder("fencer.raft.halted", this, machine -> machine.halt == null ? 0 : 1)
+                .description("1 while this peer has halted applying the Raft log (see /healthz)").register(registry);
     }
 
     /** Adds a receiver of the events of every entry applied from now on (before the start: the log replay too). */
@@ -155,13 +263,17 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     /**
      * Refuses a proposal that is not a current-version command batch before it reaches the log. The codec still
      * decodes version 1, the previous release's, whose commands are applied without the secret check (they carry
-     * no secret hash): that is for entries already in an upgraded log only, never for new ones.
+     * no secret hash): that is for entries already in an upgraded log only, never for new ones. A halted peer
+     * refuses every proposal: it would never apply it, while the other peers would.
      */
     @Override
     public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
         TransactionContext transaction = super.startTransaction(request);
         ByteString content = request.getMessage().getContent();
-        if (content.isEmpty() || content.byteAt(0) != CommandCodec.VERSION) {
+        ApplyHalt halted = halt;
+        if (halted != null) {
+            transaction.setException(new UnavailableException(halted.message()));
+        } else if (content.isEmpty() || content.byteAt(0) != CommandCodec.VERSION) {
             int version = content.isEmpty() ? -1 : Byte.toUnsignedInt(content.byteAt(0));
             transaction.setException(new IllegalArgumentException("a proposed command batch has version " + version
                     + ", but only version " + CommandCodec.VERSION + " is accepted into the log"));
@@ -169,34 +281,138 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         return transaction;
     }
 
+    /**
+     * Applies one entry: every command of it, in order, under the lock; an entry that does not decode, or a command
+     * that breaks {@link CommandChecks#checkApplied}, is refused and applied as a no-op; anything else that fails
+     * halts this peer at the entry (see the class doc for all three).
+     */
     @Override
     public CompletableFuture<Message> applyTransaction(TransactionContext transaction) {
         LogEntryProto entry = Objects.requireNonNull(transaction.getLogEntry(), "log entry");
-        List<Result> results;
+        if (halt != null) {
+            return notApplied(entry);
+        }
+        List<Command> commands;
+        try {
+            commands = CommandCodec.decodeCommands(entry.getStateMachineLogEntry().getLogData().toByteArray());
+        } catch (IllegalArgumentException e) {
+            return refuseUndecodable(entry, e);
+        } catch (RuntimeException | Error e) {
+            return halted(entry, e); // not a refusal of the codec's: a bug in it, which a fixed release may not have
+        }
         List<Event> events = new ArrayList<>();
+        byte[] reply = null;
+        Throwable failure = null;
         lock.lock();
         try {
-            List<Command> commands = CommandCodec.decodeCommands(
-                    entry.getStateMachineLogEntry().getLogData().toByteArray());
-            results = new ArrayList<>(commands.size());
-            for (Command command : commands) {
-                Applied applied = machine.apply(command);
-                results.add(applied.result());
-                events.addAll(applied.events());
-            }
-        } catch (RuntimeException e) {
-            // Deterministic on every replica; the entry is consumed so the log keeps moving, and its proposers
-            // learn that something is badly wrong.
-            LOG.error("applying log entry {} failed", TermIndex.valueOf(entry), e);
-            return CompletableFuture.failedFuture(e);
-        } finally {
+            reply = CommandCodec.encodeResults(applyAll(entry, commands, events));
             updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+        } catch (RuntimeException | Error e) {
+            failure = e;
+            halt = ApplyHalt.of(entry.getIndex(), entry.getTerm(), e); // before any read sees what the failure left
+        } finally {
             counts = new Counts(machine.sessionCount(), machine.lockCount(), machine.waiterCount());
             lock.unlock();
         }
+        if (failure != null) {
+            return halted(entry, failure);
+        }
         notifyListeners(entry.getIndex(), events);
-        byte[] reply = CommandCodec.encodeResults(results);
         return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(reply)));
+    }
+
+    /** Applies {@code commands} of {@code entry}, those that break a rule as no-ops; returns their results. */
+    private List<Result> applyAll(LogEntryProto entry, List<Command> commands, List<Event> events) {
+        assert lock.isHeldByCurrentThread() : "the state is applied under the lock";
+        List<Result> results = new ArrayList<>(commands.size());
+        InvalidArgumentException firstRefused = null;
+        int refused = 0;
+        for (Command command : commands) {
+            try {
+                CommandChecks.checkApplied(command, limits);
+            } catch (InvalidArgumentException e) {
+                firstRefused = firstRefused == null ? e : firstRefused;
+                refused++;
+                results.add(new Result.Rejected(e));
+                continue;
+            }
+            Applied applied = applier.apply(machine, command);
+            results.add(applied.result());
+            events.addAll(applied.events());
+        }
+        if (refused > 0) {
+            malformedEntries.incrementAndGet();
+            logRefused("malformed", "log entry {} (term {}): {} of its {} commands refused as malformed and applied"
+                    + " as no-ops, the first: {}", entry.getIndex(), entry.getTerm(), refused, commands.size(),
+                    firstRefused.getMessage());
+        }
+        return results;
+    }
+
+    /** Applies an entry that does not decode as a no-op: counted, logged, and the apply goes on after it. */
+    private CompletableFuture<Message> refuseUndecodable(LogEntryProto entry, IllegalArgumentException why) {
+        lock.lock();
+        try {
+            updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+        } finally {
+            lock.unlock();
+        }
+        undecodableEntries.incrementAndGet();
+        logRefused("undecodable", "log entry {} (term {}) does not decode and is applied as a no-op: {}",
+                entry.getIndex(), entry.getTerm(), why.getMessage());
+        notifyListeners(entry.getIndex(), List.of()); // applied, without events, as any entry without events is
+        return CompletableFuture.completedFuture(Message.EMPTY);
+    }
+
+    /** Logs one refused entry at WARN, unless a line of the same kind was logged within the interval. */
+    private void logRefused(String kind, String format, Object... arguments) {
+        long leftOut = refusalLines.admit(kind);
+        if (leftOut >= 0) {
+            LOG.warn(format + (leftOut > 0 ? " (and " + leftOut + " more such entries since the last such line)" : ""),
+                    arguments);
+        }
+    }
+
+    /**
+     * Halts at {@code entry}, whose apply failed with {@code cause} (see the class doc): the one ERROR with the stack
+     * trace, then the halt hooks; returns the entry's (empty) reply.
+     */
+    private CompletableFuture<Message> halted(LogEntryProto entry, Throwable cause) {
+        ApplyHalt halted = ApplyHalt.of(entry.getIndex(), entry.getTerm(), cause);
+        halt = halted;
+        LOG.error("halted applying the Raft log at log entry {} (term {}): {}; this peer serves no calls until"
+                + " recovered: {}", entry.getIndex(), entry.getTerm(), halted.reason(), ApplyHalt.RECOVERY, cause);
+        for (Consumer<ApplyHalt> hook : haltHooks) {
+            try {
+                hook.accept(halted);
+            } catch (RuntimeException e) {
+                LOG.error("halt hook {} failed", hook, e);
+            }
+        }
+        return CompletableFuture.completedFuture(Message.EMPTY);
+    }
+
+    /** Passes over an entry committed after the halt: not applied, counted, one line per interval at most. */
+    private CompletableFuture<Message> notApplied(LogEntryProto entry) {
+        long count = entriesNotApplied.incrementAndGet();
+        if (haltedLines.admit("entries") >= 0) {
+            ApplyHalt halted = halt;
+            LOG.warn("still halted at log entry {}: entry {} not applied ({} entries committed since the halt); see"
+                    + " /healthz", halted.index(), entry.getIndex(), count);
+        }
+        return CompletableFuture.completedFuture(Message.EMPTY);
+    }
+
+    /**
+     * Takes the index of an entry Ratis applied without this state machine (a configuration or metadata entry) as the
+     * last applied, unless halted: a halted peer's last applied index stays before the halted entry, so that Ratis
+     * neither counts the entries after it as applied in this state nor snapshots past it.
+     */
+    @Override
+    public void notifyTermIndexUpdated(long term, long index) {
+        if (halt == null) {
+            super.notifyTermIndexUpdated(term, index);
+        }
     }
 
     private void notifyListeners(long revision, List<Event> events) {
@@ -218,7 +434,10 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         }
         long id = content.asReadOnlyByteBuffer().getLong();
         ReadTask<?> task = reads.remove(id);
-        if (task != null) {
+        ApplyHalt halted = halt;
+        if (task != null && halted != null) {
+            task.fail(new UnavailableException(halted.message())); // the state may be half-changed: never read
+        } else if (task != null) {
             lock.lock();
             try {
                 task.run(machine);
@@ -240,12 +459,25 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         leadershipHooks.forEach(Runnable::run);
     }
 
+    /**
+     * Writes the state to a snapshot file and returns the log index it covers; declines while halted (returns
+     * {@link RaftLog#INVALID_LOG_INDEX}, one line per interval at most): the state may be half-changed by the entry
+     * that failed, and the log kept from the last snapshot on is what lets a restart reach that entry again.
+     */
     @Override
     public long takeSnapshot() throws IOException {
         TermIndex last;
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         lock.lock();
         try {
+            ApplyHalt halted = halt;
+            if (halted != null) {
+                if (haltedLines.admit("snapshots") >= 0) {
+                    LOG.warn("no snapshot taken: halted applying the Raft log at log entry {}; see /healthz",
+                            halted.index());
+                }
+                return RaftLog.INVALID_LOG_INDEX;
+            }
             last = getLastAppliedTermIndex();
             if (last == null || last.getIndex() < 0) {
                 return RaftLog.INVALID_LOG_INDEX; // nothing applied yet: nothing to snapshot
@@ -308,13 +540,20 @@ public final class RaftLockStateMachine extends BaseStateMachine {
             }
             restored = LockStateMachine.readSnapshot(in, limits);
         }
+        ApplyHalt ended;
         lock.lock();
         try {
             machine = restored;
             setLastAppliedTermIndex(snapshot.getTermIndex());
             counts = new Counts(machine.sessionCount(), machine.lockCount(), machine.waiterCount());
+            ended = halt;
+            halt = null; // the state this peer could not compute is replaced; the apply goes on from the snapshot
         } finally {
             lock.unlock();
+        }
+        if (ended != null) {
+            LOG.info("the halt at log entry {} ends: a snapshot at {} replaced the state", ended.index(),
+                    snapshot.getTermIndex());
         }
         LOG.info("state loaded from snapshot {} ({} sessions, {} locks)", snapshot.getTermIndex(),
                 counts.sessions(), counts.locks());
@@ -338,6 +577,10 @@ public final class RaftLockStateMachine extends BaseStateMachine {
             } catch (RuntimeException e) {
                 result.completeExceptionally(e);
             }
+        }
+
+        void fail(RuntimeException error) {
+            result.completeExceptionally(error);
         }
     }
 }

@@ -3,6 +3,7 @@ package io.fencer.server.raft;
 import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.tls.TlsMaterial;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -35,6 +36,7 @@ import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.impl.FencerLeaderLease;
 import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.util.LifeCycle;
 import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
@@ -76,8 +78,12 @@ public final class RaftNode implements AutoCloseable {
     /** Ratis's leader lease lasts this share of {@link #ELECTION_TIMEOUT_MIN} after a majority's acknowledgement. */
     static final double LEADER_LEASE_TIMEOUT_RATIO = 0.9;
 
+    /** The state of a division that works: {@link #divisionState()} says so. */
+    public static final String RUNNING = LifeCycle.State.RUNNING.name();
+
     private final RaftServer server;
     private final RaftServer.Division division;
+    private final RaftLockStateMachine stateMachine;
     /** Where commands and reads are submitted: the division itself when it takes them (see {@link #submit}). */
     private final RaftClientAsynchronousProtocol submitter;
     private final RaftPeerId selfId;
@@ -85,9 +91,10 @@ public final class RaftNode implements AutoCloseable {
     private final IntSupplier boundClientPort;
     private final String host;
 
-    private RaftNode(RaftServer server, RaftPeerId selfId, Map<RaftPeerId, String> clientAddresses,
-            IntSupplier boundClientPort, String host) throws IOException {
+    private RaftNode(RaftServer server, RaftLockStateMachine stateMachine, RaftPeerId selfId,
+            Map<RaftPeerId, String> clientAddresses, IntSupplier boundClientPort, String host) throws IOException {
         this.server = server;
+        this.stateMachine = stateMachine;
         this.division = server.getDivision(GROUP_ID);
         this.submitter = division instanceof RaftClientAsynchronousProtocol direct ? direct : server;
         this.selfId = selfId;
@@ -144,7 +151,7 @@ public final class RaftNode implements AutoCloseable {
         LOG.info("raft peer {} started on {}:{} ({} storage in {}, peers authenticated by {}), group {}", config.id(),
                 config.host(), raftPort, existing ? "recovered" : "new", raftDirectory,
                 describeAuth(config.peerAuth(), tls), peers);
-        return new RaftNode(server, selfId, clientAddresses, boundClientPort, config.host());
+        return new RaftNode(server, stateMachine, selfId, clientAddresses, boundClientPort, config.host());
     }
 
     /**
@@ -199,6 +206,7 @@ public final class RaftNode implements AutoCloseable {
         if (server.getServerRpc() instanceof PeerRpc rpc) {
             rpc.registerMetrics(registry);
         }
+        registerRefusedEntries(registry);
     }
 
     private static RaftPeer peer(String id, String host, int raftPort, String clientAddress) {
@@ -334,6 +342,36 @@ public final class RaftNode implements AutoCloseable {
     /** Returns the Raft term this peer is in. */
     public long currentTerm() {
         return division.getInfo().getCurrentTerm();
+    }
+
+    /**
+     * Returns the life-cycle state of this peer's Raft division: {@link #RUNNING} while it works; NEW or STARTING
+     * before, PAUSING or PAUSED while it installs a snapshot, CLOSING or CLOSED once closed (by an operator, or by
+     * Ratis itself after a failure it could not survive), EXCEPTION after a failure to start or close.
+     */
+    public String divisionState() {
+        return division.getInfo().getLifeCycleState().name();
+    }
+
+    /** Returns where and why this peer halted applying the log, or null while it applies it (see {@link ApplyHalt}). */
+    public ApplyHalt halt() {
+        return stateMachine.halt();
+    }
+
+    /**
+     * Registers the count of log entries the Raft port refused before the log, in AppendEntries calls holding an entry
+     * Ratis could not apply ({@code fencer.raft.entries.refused}, {@code why="raft-port"}; see {@link LogEntryShapes}).
+     */
+    private void registerRefusedEntries(MeterRegistry registry) {
+        FunctionCounter.builder("fencer.raft.entries.refused", server, RaftNode::refusedByRaftPort)
+                .tag("why", "raft-port")
+                .description("Log entries refused: undecodable (a no-op), malformed (some commands no-ops), raft-port"
+                        + " (refused before the log)")
+                .register(registry);
+    }
+
+    private static double refusedByRaftPort(RaftServer server) {
+        return server.getServerRpc() instanceof PeerRpc rpc ? rpc.entriesRefused() : 0;
     }
 
     /** Returns LEADER, FOLLOWER, CANDIDATE or LISTENER. */

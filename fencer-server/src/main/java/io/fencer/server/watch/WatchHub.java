@@ -269,6 +269,16 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
         return (int) (sequence % ring.length);
     }
 
+    /**
+     * Ends every open stream with {@code error} (clients resume on another peer); new streams may still open, so the
+     * caller refuses them itself while the cause lasts (a halt of this peer's apply).
+     */
+    public void failStreams(UnavailableException error) {
+        for (WatchStream stream : streams) {
+            stream.fail(error);
+        }
+    }
+
     /** Ends every stream UNAVAILABLE (clients resume on another peer) and stops the sender thread. */
     @Override
     public void close() {

@@ -3,11 +3,13 @@ package io.fencer.server.raft;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.Ticker;
 import io.fencer.lock.Command;
 import io.fencer.lock.Event;
 import io.fencer.lock.Limits;
 import io.fencer.lock.Result;
+import io.fencer.lock.SecretHash;
 import io.fencer.server.ServerConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -17,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -75,6 +78,35 @@ class ProposerTest {
         if (raft != null) {
             raft.close();
         }
+    }
+
+    /**
+     * The leader's check before the log: each command that no replica would apply (an id missing, a value out of
+     * range, no secret where one is due) is refused to its caller with INVALID_ARGUMENT and never logged.
+     */
+    @Test
+    void propose_commandsBreakingARule_failInvalidArgumentAndNeverReachTheLog() throws Exception {
+        SecretHash hash = SecretHash.of("a session secret");
+        List<Command> refused = List.of(
+                new Command.Acquire(0, hash, "orders", "request-1", false),
+                new Command.Acquire(1, SecretHash.NONE, "orders", "request-1", false),
+                new Command.CloseSession(-1, hash),
+                new Command.ExpireSession(0, false),
+                new Command.OpenSession("open-1", 0, "tester", hash),
+                new Command.OpenSession("open-1", 60_000, "tester", SecretHash.NONE),
+                new Command.AcquirePermit(1, hash, "pool", 0, "request-1", false),
+                new Command.Release(1, hash, "orders", 0));
+        long before = lastLogIndex();
+
+        for (Command command : refused) {
+            assertThat(proposer.propose(command)).as("%s", command).failsWithin(WAIT)
+                    .withThrowableOfType(ExecutionException.class).havingCause()
+                    .isInstanceOf(InvalidArgumentException.class);
+        }
+
+        assertThat(lastLogIndex()).as("the log").isEqualTo(before);
+        assertThat(proposer.propose(command(1)).get(WAIT.toSeconds(), TimeUnit.SECONDS)).as("a good command")
+                .isInstanceOf(Result.SessionEnded.class);
     }
 
     @Test

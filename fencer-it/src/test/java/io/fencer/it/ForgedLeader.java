@@ -5,8 +5,10 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
@@ -109,7 +111,7 @@ final class ForgedLeader implements AutoCloseable {
             return new Appended(-1, heartbeat);
         }
         long next = heartbeat.answer().getNextIndex();
-        List<LogEntryProto> entries = new java.util.ArrayList<>();
+        List<LogEntryProto> entries = new ArrayList<>();
         for (int i = 0; i < forge.length; i++) {
             entries.add(forge[i].entry(term, next + i));
         }
@@ -170,7 +172,7 @@ final class ForgedLeader implements AutoCloseable {
     }
 
     private static ByteString uuidBytes(UUID uuid) {
-        byte[] bytes = java.nio.ByteBuffer.allocate(16).putLong(uuid.getMostSignificantBits())
+        byte[] bytes = ByteBuffer.allocate(16).putLong(uuid.getMostSignificantBits())
                 .putLong(uuid.getLeastSignificantBits()).array();
         return ByteString.copyFrom(bytes);
     }

@@ -10,7 +10,6 @@ import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import java.io.ByteArrayOutputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.Socket;
@@ -132,12 +131,9 @@ class RaftPortForgeryProcessTest {
                 .build().toByteArray();
         try (Socket socket = new Socket("127.0.0.1", raftPort)) {
             socket.setSoTimeout(20_000);
-            DataOutputStream out = new DataOutputStream(socket.getOutputStream());
-            out.writeInt(Byte.BYTES + Long.BYTES + body.length);
-            out.writeByte(APPEND_ENTRIES);
-            out.writeLong(1);
-            out.write(body);
-            out.flush();
+            ByteBuffer frame = ByteBuffer.allocate(Integer.BYTES + Byte.BYTES + Long.BYTES + body.length)
+                    .putInt(Byte.BYTES + Long.BYTES + body.length).put((byte) APPEND_ENTRIES).putLong(1).put(body);
+            socket.getOutputStream().write(frame.array()); // in one write, as one segment
             return read(socket.getInputStream());
         }
     }

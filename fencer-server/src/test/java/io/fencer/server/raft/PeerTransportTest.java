@@ -9,11 +9,12 @@ import io.fencer.lock.Limits;
 import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.raft.PeerAdmission.Refusal;
-import java.io.DataOutputStream;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -95,6 +96,10 @@ class PeerTransportTest {
             assertThat(((PeerHandshake.Failure) refused.getCause()).reason)
                     .isEqualTo(PeerHandshake.Reason.REFUSED_BY_PEER);
             assertThat(rpc.refusals(Refusal.HANDSHAKE)).isEqualTo(1);
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            raft.registerMetrics(registry);
+            assertThat(registry.get("fencer.raft.refusals").tag("reason", "handshake").functionCounter().count())
+                    .isEqualTo(1);
             await().atMost(WAIT).until(log::text, text -> text.contains("n1: refused a Raft connection from "
                     + "127.0.0.1:") && text.contains(": its handshake does not prove the group secret (is "
                     + "--raft-secret-file the same file on every peer?)"));
@@ -146,12 +151,9 @@ class PeerTransportTest {
         try (Socket stranger = RaftPortPeers.connect(InetAddress.getLoopbackAddress(), raftPort)) {
             byte[] forged = AppendEntriesRequestProto.newBuilder(staleAppendEntries("evil")).setLeaderTerm(1_000)
                     .build().toByteArray();
-            DataOutputStream out = new DataOutputStream(stranger.getOutputStream());
-            out.writeInt(1 + 8 + forged.length);
-            out.writeByte(2); // AppendEntries
-            out.writeLong(1);
-            out.write(forged);
-            out.flush();
+            ByteBuffer frame = ByteBuffer.allocate(4 + 1 + 8 + forged.length).putInt(1 + 8 + forged.length)
+                    .put((byte) 2).putLong(1).put(forged); // kind 2: AppendEntries
+            stranger.getOutputStream().write(frame.array()); // in one write: the port closes at its first byte
 
             assertThat(RaftPortPeers.closedWithin(stranger, Duration.ofSeconds(3))).isTrue();
         }

@@ -104,8 +104,8 @@ final class ServerCommand implements Callable<Integer> {
     @Option(names = "--raft-secret-file", paramLabel = "FILE",
             description = "The group secret every peer proves on the Raft port before any Raft message: the same file "
                     + "on every peer (copy it to each, keep it 0600). Made with a new random secret if FILE does not "
-                    + "exist. Needed by a group of more than one peer unless TLS with --tls-ca authenticates the "
-                    + "peers (default: a group of one keeps its own in DIR/raft.secret).")
+                    + "exist (default: a group of one keeps its own in DIR/raft.secret; a larger group without TLS "
+                    + "and --tls-ca uses " + PeerAuth.GROUP_SECRET_FILE + " beside DIR, which peers on one host share).")
     Path raftSecretFile;
 
     @Option(names = "--insecure-raft",
@@ -200,18 +200,24 @@ final class ServerCommand implements Callable<Integer> {
             if (tlsFiles != null && tlsFiles.clientCertificatesRequired()) {
                 return PeerAuth.tlsOnly();
             }
-            throw usage("a group of " + peers.size() + " peers needs --raft-secret-file FILE: the same file on every "
-                    + "peer (the first start makes it if absent; copy it to the other peers' hosts), so that only "
-                    + "peers can speak on the Raft port. Or authenticate peers with TLS (--tls-cert, --tls-key and "
-                    + "--tls-ca), or turn authentication off with --insecure-raft (for tests only)");
+            // Beside the data directory, so that peers started on one host with sibling data directories (the
+            // README's three peers, a test harness) share one secret without being told; peers on other hosts need a
+            // copy, and until they have one they are refused with a line that says so.
+            Path beside = data.getParent() == null ? data : data.getParent();
+            return secretFile(beside.resolve(PeerAuth.GROUP_SECRET_FILE), true);
         }
-        Path file = raftSecretFile.toAbsolutePath().normalize();
+        return secretFile(raftSecretFile.toAbsolutePath().normalize(), false);
+    }
+
+    /** Reads or makes the secret file {@code file}; a bad one is a usage error naming the file, never the secret. */
+    private PeerAuth secretFile(Path file, boolean byDefault) {
         try {
             GroupSecret.Loaded loaded = GroupSecret.readOrCreate(file);
             if (loaded.created()) {
                 PrintWriter err = spec.commandLine().getErr();
                 err.println("fencer: created the group secret " + file + ": give every peer of the group this same "
-                        + "file");
+                        + "file" + (byDefault ? " (the default beside the data directory: peers on other hosts need a "
+                        + "copy of it, or --raft-secret-file)" : ""));
                 err.flush();
             }
         } catch (IOException e) {

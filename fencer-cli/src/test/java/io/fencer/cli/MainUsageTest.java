@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -102,8 +103,6 @@ class MainUsageTest {
         "server --id n4 --peers n1=127.0.0.1:7070,n2=127.0.0.1:7170 | --id n4 is not among --peers n1, n2",
         "server --peers n1=127.0.0.1:7070,n1=127.0.0.1:7170 | --peers names a peer id twice: n1, n1",
         "server --port 7071 --peers n1=127.0.0.1:7070 | --port 7071 disagrees with peer n1's entry",
-        "server --id n2 --peers n1=127.0.0.1:7070,n2=127.0.0.1:7170 | a group of 2 peers needs --raft-secret-file FILE:"
-                + " the same file on every peer",
         "server --insecure-raft --raft-secret-file /tmp/x | --insecure-raft and --raft-secret-file contradict each "
                 + "other",
         "server --port 70000 | --port 70000 is outside [0, 65535]",
@@ -235,6 +234,40 @@ class MainUsageTest {
         assertThat(tooShort.err()).contains("the secret in " + shortFile + " has 12 bytes, outside [32, 1024]")
                 .doesNotContain("c2hvcnQtc2VjcmV0");
         assertThat(malformed.out() + tooShort.out()).isEmpty();
+    }
+
+    @Test
+    void serverConfig_groupWithoutSecretOption_sharesTheFileBesideTheDataDirectories(@TempDir Path dir)
+            throws Exception {
+        String peers = "n1=127.0.0.1:7070,n2=127.0.0.1:7170";
+        StringWriter firstErr = new StringWriter();
+        StringWriter secondErr = new StringWriter();
+
+        ServerConfig first = serverCommand(firstErr, "server", "--id", "n1", "--peers", peers, "--data",
+                dir.resolve("n1").toString()).config();
+        ServerConfig second = serverCommand(secondErr, "server", "--id", "n2", "--peers", peers, "--data",
+                dir.resolve("n2").toString()).config();
+
+        Path shared = dir.resolve(PeerAuth.GROUP_SECRET_FILE);
+        assertThat(first.peerAuth()).isEqualTo(PeerAuth.secretFile(shared)).isEqualTo(second.peerAuth());
+        assertThat(firstErr.toString()).contains("created the group secret " + shared)
+                .contains("peers on other hosts need a copy of it, or --raft-secret-file");
+        assertThat(secondErr.toString()).as("the second peer reads the first's").isEmpty();
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(shared))).isEqualTo("rw-------");
+    }
+
+    @Test
+    void execute_groupSecretFileWritableByOthers_isAUsageErrorNamingTheFix(@TempDir Path dir) throws Exception {
+        Path planted = dir.resolve(PeerAuth.GROUP_SECRET_FILE);
+        Files.writeString(planted, "fencer-raft-secret v1\n" + Base64.getEncoder().encodeToString(new byte[32]) + "\n");
+        Files.setPosixFilePermissions(planted, PosixFilePermissions.fromString("rw-rw-rw-"));
+
+        CommandRun run = CommandRun.run("server", "--id", "n1", "--peers", "n1=127.0.0.1:7070,n2=127.0.0.1:7170",
+                "--data", dir.resolve("n1").toString());
+
+        assertThat(run.exitCode()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(run.err()).contains("the group secret file " + planted + " may be written by others (rw-rw-rw-)")
+                .contains("chmod 600");
     }
 
     @Test

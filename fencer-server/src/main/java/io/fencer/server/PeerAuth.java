@@ -17,6 +17,11 @@ import java.util.Objects;
 public final class PeerAuth {
     /** The name of a peer's own secret file in its data directory, the default. */
     public static final String DATA_DIR_SECRET_FILE = "raft.secret";
+    /**
+     * The name of the secret file a peer of a larger group uses by default, beside (not in) its data directory: peers
+     * started on one host with sibling data directories share it without being told.
+     */
+    public static final String GROUP_SECRET_FILE = "fencer-group.secret";
 
     /** How peers authenticate each other. */
     public enum Mode {

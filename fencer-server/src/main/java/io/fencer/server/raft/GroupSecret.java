@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
@@ -112,7 +113,35 @@ public final class GroupSecret {
                 return new Loaded(secret, true, null);
             }
         }
+        checkOwnership(file);
         return new Loaded(read(file), false, permissionWarning(file));
+    }
+
+    /**
+     * Refuses a secret file that another user owns or that group or others may write: whoever could write it could
+     * choose the group's secret (a file planted at a default path in a shared directory, say). The link and the file
+     * it names are both checked.
+     *
+     * @throws IllegalArgumentException naming the file, its owner and this process's user, or its permissions
+     */
+    static void checkOwnership(Path file) throws IOException {
+        if (Files.getFileAttributeView(file, PosixFileAttributeView.class) == null) {
+            return; // no owners to compare on this file system
+        }
+        String user = System.getProperty("user.name");
+        for (LinkOption[] options : List.of(new LinkOption[] {LinkOption.NOFOLLOW_LINKS}, new LinkOption[0])) {
+            String owner = Files.getOwner(file, options).getName();
+            if (!owner.equals(user)) {
+                throw new IllegalArgumentException("the group secret file " + file + " belongs to " + owner
+                        + ", not to " + user + " who runs this server: another user could have chosen its secret");
+            }
+        }
+        Set<PosixFilePermission> permissions = Files.getPosixFilePermissions(file);
+        if (permissions.contains(PosixFilePermission.GROUP_WRITE)
+                || permissions.contains(PosixFilePermission.OTHERS_WRITE)) {
+            throw new IllegalArgumentException("the group secret file " + file + " may be written by others ("
+                    + PosixFilePermissions.toString(permissions) + "): chmod 600 " + file);
+        }
     }
 
     /**

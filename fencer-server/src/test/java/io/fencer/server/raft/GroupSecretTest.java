@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -69,6 +70,27 @@ class GroupSecretTest {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    @Test
+    void readOrCreate_fileWritableByOthers_isRefusedNamingTheFix() throws Exception {
+        Path file = directory.resolve("raft.secret");
+        GroupSecret.readOrCreate(file);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--rw-"));
+
+        assertThatThrownBy(() -> GroupSecret.readOrCreate(file)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(file + " may be written by others (rw-r--rw-)").hasMessageContaining("chmod 600");
+    }
+
+    @Test
+    void readOrCreate_fileOfAnotherUser_isRefusedNamingBoth() throws Exception {
+        Path file = directory.resolve("raft.secret");
+        GroupSecret.readOrCreate(file);
+        UserPrincipal nobody = file.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
+        Files.setOwner(file, nobody); // the tests run as root, who may give a file away
+
+        assertThatThrownBy(() -> GroupSecret.readOrCreate(file)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(file + " belongs to nobody, not to " + System.getProperty("user.name"));
     }
 
     @Test

@@ -96,6 +96,9 @@ final class ServerCommand implements Callable<Integer> {
     @Mixin
     ServerTlsOptions tls;
 
+    @Mixin
+    PortLimitOptions portLimits;
+
     @Spec
     CommandSpec spec;
 
@@ -158,7 +161,7 @@ final class ServerCommand implements Callable<Integer> {
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
                 defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
                 aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tls.files(boundHost), http,
-                defaults.watch(), replySpin);
+                defaults.watch(), replySpin, portLimits.limits());
     }
 
     /**

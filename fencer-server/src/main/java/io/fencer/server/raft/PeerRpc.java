@@ -1,6 +1,6 @@
 package io.fencer.server.raft;
 
-import io.fencer.server.auth.RefusalLog;
+import io.fencer.server.net.RefusalLog;
 import io.fencer.server.raft.PeerFrames.Frame;
 import io.fencer.server.raft.PeerFrames.Kind;
 import io.fencer.server.rpc.ErrorCatalogue;

@@ -148,8 +148,8 @@ public final class ConnectionCaps {
         String who = address == null ? "(no address)" : address.getHostAddress();
         long leftOut = timeoutLog.admit(who);
         if (leftOut >= 0) {
-            LOG.info("{} port closed a connection from {}: its {} took longer than {} {}{}", port, who,
-                    PHASE_NAMES.getOrDefault(phase, phase), limitName, limit,
+            LOG.info("{} port closed a connection from {}: its {} took longer than {} {} ms{}", port, who,
+                    PHASE_NAMES.getOrDefault(phase, phase), limitName, limit.toMillis(),
                     leftOut == 0 ? "" : "; " + leftOut + " more closed for slowness since the last line");
         }
     }

@@ -2,6 +2,7 @@ package io.fencer.cli;
 
 import io.fencer.server.net.PortLimits;
 import java.time.Duration;
+import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -72,7 +73,19 @@ final class PortLimitOptions {
                     httpConnectionsMax, httpConnectionsPerAddressMax, grpcIdleTimeout, grpcConnectionsMax,
                     grpcConnectionsPerAddressMax);
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(command.commandLine(), e.getMessage());
+            String message = e.getMessage();
+            for (Map.Entry<String, String> name : OPTION_NAMES.entrySet()) {
+                message = message.replace(name.getKey(), name.getValue());
+            }
+            throw new ParameterException(command.commandLine(), message);
         }
     }
+
+    /** The option of each limit, to name in a usage error what the user typed. */
+    private static final Map<String, String> OPTION_NAMES = Map.of("handshakeTimeout", "--handshake-timeout",
+            "headerReadTimeout", "--header-read-timeout", "bodyReadTimeout", "--body-read-timeout",
+            "httpIdleTimeout", "--http-idle-timeout", "httpConnectionsMax", "--http-connections-max",
+            "httpConnectionsPerAddressMax", "--http-connections-per-address-max", "grpcIdleTimeout",
+            "--grpc-idle-timeout", "grpcConnectionsMax", "--grpc-connections-max", "grpcConnectionsPerAddressMax",
+            "--grpc-connections-per-address-max");
 }

@@ -31,9 +31,9 @@ public final class ConnectionCaps {
     /** The most addresses whose log intervals are remembered. */
     static final int LOGGED_ADDRESSES_MAX = 10_000;
     /** The phases whose timeouts are counted: a client too slow in any of them was closed. */
-    static final List<String> TIMEOUT_PHASES = List.of("handshake", "headers", "body");
+    static final List<String> TIMEOUT_PHASES = List.of("handshake", "headers", "body", "answer");
     private static final Map<String, String> PHASE_NAMES = Map.of("handshake", "TLS handshake",
-            "headers", "request line and headers", "body", "request body");
+            "headers", "request line and headers", "body", "request body", "answer", "reading of the answer");
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionCaps.class);
 
     private final String port;
@@ -71,7 +71,7 @@ public final class ConnectionCaps {
         for (String phase : TIMEOUT_PHASES) {
             timeouts.put(phase, Counter.builder("fencer.connections.timed.out")
                     .description("Connections closed because the client was too slow: its TLS handshake, its request "
-                            + "headers or its body took longer than the port allows")
+                            + "headers, its body, or taking its answer took longer than the port allows")
                     .tag("port", port).tag("phase", phase).register(registry));
         }
     }

@@ -41,10 +41,11 @@ import org.slf4j.LoggerFactory;
  * next message only while it waits for one), keeps its body within the port's bounds, hands it to the port's
  * handler, writes the answer, and closes the connection when the client is too slow.
  *
- * <p>Its phases, each with its own deadline: {@code HEADERS} (the request line and headers, within the header-read
- * timeout of their first byte), {@code BODY} (within the body-read timeout of the headers), {@code CALL} (no
- * deadline: an Acquire may wait an hour, and nothing is read meanwhile), {@code IDLE} (a keep-alive connection,
- * within the idle timeout). All of its state is touched on its event loop only.
+ * <p>Its phases, each with its own deadline: {@code HANDSHAKE} (TLS, the SslHandler's), {@code HEADERS} (the request
+ * line and headers, within the header-read timeout of their first byte), {@code BODY} (within the body-read timeout
+ * of the headers), {@code CALL} (no deadline: an Acquire may wait an hour, and nothing is read meanwhile),
+ * {@code ANSWER} (the client takes the answer within the idle timeout), {@code IDLE} (a keep-alive connection, within
+ * the idle timeout). All of its state is touched on its event loop only.
  */
 final class HttpConnection extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(HttpConnection.class);
@@ -55,7 +56,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
     static final int PENDING_MESSAGES_MAX = 64;
 
     /** Where the connection is in its request cycle. */
-    enum Phase { HANDSHAKE, HEADERS, BODY, CALL, IDLE, CLOSED }
+    enum Phase { HANDSHAKE, HEADERS, BODY, CALL, ANSWER, IDLE, CLOSED }
 
     private final HttpPort.Settings settings;
     private final PortLimits limits;
@@ -134,7 +135,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object message) {
         if (phase == Phase.CLOSED) {
             ReferenceCountUtil.release(message);
-        } else if (phase == Phase.CALL || !pending.isEmpty()) {
+        } else if (phase == Phase.CALL || phase == Phase.ANSWER || !pending.isEmpty()) {
             // A pipelined request (or what a read asked for before the call brought along): it waits its turn.
             pending.add(message);
             if (pending.size() > PENDING_MESSAGES_MAX) {
@@ -169,7 +170,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
 
     /** Takes the messages that waited for the answer just written, then asks for more if they did not suffice. */
     private void resume() {
-        while (!pending.isEmpty() && phase != Phase.CALL && phase != Phase.CLOSED) {
+        while (!pending.isEmpty() && (phase == Phase.IDLE || phase == Phase.HEADERS || phase == Phase.BODY)) {
             process(pending.poll());
         }
         if (phase == Phase.IDLE) {
@@ -260,13 +261,12 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
         HttpResponseStatus status = cause instanceof TooLongHttpLineException ? HttpResponseStatus.REQUEST_URI_TOO_LONG
                 : cause instanceof TooLongHttpHeaderException ? HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
                 : HttpResponseStatus.BAD_REQUEST;
-        enter(Phase.CALL, null);
         byte[] text = ("unreadable request: " + cause.getMessage() + "\n").getBytes(StandardCharsets.UTF_8);
         FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
                 Unpooled.wrappedBuffer(text));
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
-                .setInt(HttpHeaderNames.CONTENT_LENGTH, text.length).set(HttpHeaderNames.CONNECTION, "close");
-        context.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, text.length);
+        write(response, false);
     }
 
     /** Writes {@code call}'s answer on the event loop; called once per call, from any thread. */
@@ -286,8 +286,16 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
         headers.forEach(response.headers()::set);
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType)
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, bytes.length);
-        boolean keepAlive = HttpUtil.isKeepAlive(answered.request());
+        write(response, HttpUtil.isKeepAlive(answered.request()));
+    }
+
+    /**
+     * Writes an answer, which the client must take within the idle timeout (one that stops reading holds its
+     * connection that long, not forever), then reads the next request or closes.
+     */
+    private void write(FullHttpResponse response, boolean keepAlive) {
         HttpUtil.setKeepAlive(response, keepAlive);
+        enter(Phase.ANSWER, limits.httpIdleTimeout());
         context.writeAndFlush(response).addListener((ChannelFutureListener) written -> {
             if (!keepAlive || !written.isSuccess()) {
                 written.channel().close();
@@ -321,6 +329,7 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
             case HEADERS -> caps.timedOut(remoteAddress(), "headers", "headerReadTimeout",
                     limits.headerReadTimeout());
             case BODY -> caps.timedOut(remoteAddress(), "body", "bodyReadTimeout", limits.bodyReadTimeout());
+            case ANSWER -> caps.timedOut(remoteAddress(), "answer", "httpIdleTimeout", limits.httpIdleTimeout());
             default -> LOG.trace("{} port: idle connection from {} closed", settings.name(), remoteAddress());
         }
         context.close();

@@ -108,7 +108,7 @@ public final class HttpPort implements AutoCloseable {
     public static HttpPort start(String host, int port, TlsMaterial tls, PortLimits limits, Settings settings,
             ConnectionCaps caps, Handler handler) throws IOException {
         EventLoopGroup loops = new MultiThreadIoEventLoopGroup(settings.threads(),
-                new DefaultThreadFactory("fencer-" + settings.name() + "-http", true), NioIoHandler.newFactory());
+                new DefaultThreadFactory("fencer-" + settings.name() + "-port", true), NioIoHandler.newFactory());
         SSLContext context = tls == null ? null : tls.sslContext();
         SSLParameters parameters = tls == null ? null : tls.serverParameters(context);
         AtomicLong bodiesBytes = new AtomicLong();

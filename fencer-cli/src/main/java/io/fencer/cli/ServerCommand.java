@@ -116,6 +116,9 @@ final class ServerCommand implements Callable<Integer> {
     @Mixin
     ServerTlsOptions tls;
 
+    @Mixin
+    PortLimitOptions portLimits;
+
     @Spec
     CommandSpec spec;
 
@@ -179,7 +182,7 @@ final class ServerCommand implements Callable<Integer> {
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
                 defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
                 aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tlsFiles, http,
-                defaults.watch(), replySpin, peerAuth(data, tlsFiles));
+                defaults.watch(), replySpin, peerAuth(data, tlsFiles), portLimits.limits());
     }
 
     /**

@@ -55,6 +55,9 @@ final class StoreServerCommand implements Callable<Integer> {
     @Mixin
     ServerTlsOptions tls;
 
+    @Mixin
+    PortLimitOptions portLimits;
+
     @Spec
     CommandSpec spec;
 
@@ -88,7 +91,7 @@ final class StoreServerCommand implements Callable<Integer> {
         return StoreServerConfig.defaults(dataDir.toAbsolutePath().normalize()).withHost(host).withHttpPort(http)
                 .withPorts(port, adminPort).withTokenKeys(KeygenCommand.load(spec, tokenKeyFile))
                 .withAcl(aclFile == null ? null : aclFile.toAbsolutePath().normalize())
-                .withTls(tls.files(host));
+                .withTls(tls.files(host)).withPortLimits(portLimits.limits());
     }
 
     private void checkPort(String option, int value, int lowest) {

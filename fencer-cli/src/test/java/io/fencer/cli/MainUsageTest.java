@@ -7,6 +7,7 @@ import io.fencer.server.FencerStoreServer;
 import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.StoreServerConfig;
+import io.fencer.server.net.PortLimits;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -126,6 +127,10 @@ class MainUsageTest {
         "store-server --token-key /nonexistent/keys | --token-key /nonexistent/keys cannot be read",
         "server --token-key /nonexistent/keys | --token-key /nonexistent/keys cannot be read",
         "keygen --kid bad.id | --kid: key id 'bad.id' is not 1 to",
+        "server --http-connections-per-address-max 2000 | --http-connections-per-address-max 2000 must lie in [1, "
+                + "--http-connections-max 1024]",
+        "store-server --grpc-connections-max 0 | --grpc-connections-max 0 must lie in [1, 1000000]",
+        "server --header-read-timeout 0s | --header-read-timeout PT0S must lie in [1ms, PT24H]",
     })
     void execute_badArguments_exitsTwoWithAMessageNamingTheProblem(String arguments, String message) {
         CommandRun run = CommandRun.run(arguments.trim().split(" +"));
@@ -163,6 +168,23 @@ class MainUsageTest {
         assertThat(config.peers()).isEmpty();
         assertThat(config.lockDelay()).isEqualTo(Duration.ZERO);
         assertThat(config.dataDir()).isEqualTo(Path.of("fencer-data").toAbsolutePath());
+    }
+
+    @Test
+    void serverConfig_portLimits_defaultToPortLimitsDefaultAndEachOptionSetsOne() {
+        ServerConfig defaults = serverCommand("server").config();
+        ServerConfig set = serverCommand("server", "--handshake-timeout", "3s", "--header-read-timeout", "2s",
+                "--body-read-timeout", "4s", "--http-idle-timeout", "1m", "--http-connections-max", "100",
+                "--http-connections-per-address-max", "10", "--grpc-idle-timeout", "1h", "--grpc-connections-max",
+                "200", "--grpc-connections-per-address-max", "20").config();
+        StoreServerConfig store = storeServerCommand("store-server", "--grpc-connections-per-address-max", "7")
+                .config();
+
+        assertThat(defaults.ports()).isEqualTo(PortLimits.DEFAULT);
+        assertThat(set.ports()).isEqualTo(new PortLimits(Duration.ofSeconds(3), Duration.ofSeconds(2),
+                Duration.ofSeconds(4), Duration.ofMinutes(1), 100, 10, Duration.ofHours(1), 200, 20));
+        assertThat(store.ports().grpcConnectionsPerAddressMax()).isEqualTo(7);
+        assertThat(storeServerCommand("store-server").config().ports()).isEqualTo(PortLimits.DEFAULT);
     }
 
     @Test

@@ -39,7 +39,7 @@ public final class HttpLockCalls implements LockCalls, AutoCloseable {
     /** Returns the calls to the HTTP port at {@code base}, e.g. {@code http://127.0.0.1:7073}. */
     public HttpLockCalls(String base) {
         this.base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
-        // The JDK's HTTP server speaks HTTP/1.1: no h2c upgrade attempt on each new connection.
+        // The HTTP port speaks HTTP/1.1 only: no h2c upgrade attempt on each new connection.
         this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(CALL_MARGIN)
                 .build();
     }

@@ -213,20 +213,23 @@ public final class FencerServer implements AutoCloseable {
                     metrics.registry(), authorizer);
             services.add(intercepted(store.service(), refusals));
         }
-        // The transport enforces the largest limit; each service's guard enforces its own.
+        // Each service's guard enforces its own limit; the transport reads up to twice the largest (GrpcEndpoints).
         int inboundMessageBytesMax = store == null ? INBOUND_MESSAGE_BYTES_MAX : StoreRole.INBOUND_MESSAGE_BYTES_MAX;
         ReplySpin replySpin = config.replySpin().isZero() ? null : new ReplySpin(config.replySpin());
         if (replySpin != null) {
             replySpin.register(metrics.registry());
         }
-        grpc = GrpcEndpoints.start(config.host(), port, inboundMessageBytesMax, services, tls, replySpin);
+        grpc = GrpcEndpoints.start(config.host(), port, inboundMessageBytesMax, services, tls, replySpin,
+                config.ports(), metrics.registry(), config.ticker());
         if (config.httpPort() >= 0) {
             List<ServiceDescriptor> descriptors = store == null ? List.of(LocksGrpc.getServiceDescriptor())
                     : List.of(LocksGrpc.getServiceDescriptor(), StoreGrpc.getServiceDescriptor());
-            http = ConnectHttpServer.start(config.host(), config.httpPort(), tls, services, descriptors);
+            http = ConnectHttpServer.start(config.host(), config.httpPort(), tls, services, descriptors,
+                    config.ports(), metrics.registry(), config.ticker());
         }
         if (config.adminPort() >= 0) {
-            admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, config.id(), raft, metrics::scrape);
+            admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, config.id(), raft, metrics::scrape,
+                    config.ports(), metrics.registry(), config.ticker());
         }
         LOG.info("fencer server {} serving on {}:{} (admin {}, http {}, store {}, tokens {}, {}, data {}, java {})",
                 config.id(), config.host(), port(), admin == null ? "off" : config.host() + ":" + admin.port(),

@@ -89,16 +89,17 @@ public final class FencerStoreServer implements AutoCloseable {
         if (testIdentities != null) {
             service = ServerInterceptors.intercept(service, testIdentities);
         }
-        // gRPC's shared loops, which never spin: the store's writes wait for its workers, not for a Raft commit, and
-        // its one-client cycle was not measured with a spin.
+        // Event loops that never spin: the store's writes wait for its workers, not for a Raft commit, and its
+        // one-client cycle was not measured with a spin.
         grpc = GrpcEndpoints.start(config.host(), config.port(), StoreRole.INBOUND_MESSAGE_BYTES_MAX,
-                List.of(service), tls, null);
+                List.of(service), tls, null, config.ports(), registry, config.store().ticker());
         if (config.adminPort() >= 0) {
-            admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, this::health, registry::scrape);
+            admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, this::health, registry::scrape,
+                    config.ports(), registry, config.store().ticker());
         }
         if (config.httpPort() >= 0) {
             http = ConnectHttpServer.start(config.host(), config.httpPort(), tls, List.of(service),
-                    List.of(StoreGrpc.getServiceDescriptor()));
+                    List.of(StoreGrpc.getServiceDescriptor()), config.ports(), registry, config.store().ticker());
         }
         LOG.info("fencer store server serving on {}:{} (admin {}, http {}, tokens {}, {}, data {}, java {})",
                 config.host(), port(), admin == null ? "off" : config.host() + ":" + admin.port(),

@@ -3,6 +3,7 @@ package io.fencer.server;
 import io.fencer.core.Ticker;
 import io.fencer.core.TokenKeys;
 import io.fencer.lock.Limits;
+import io.fencer.server.net.PortLimits;
 import io.fencer.server.tls.TlsFiles;
 import io.fencer.server.watch.WatchLimits;
 import io.fencer.store.StoreOptions;
@@ -44,11 +45,14 @@ import java.util.Objects;
  * @param peerAuth how peers prove to each other on the Raft port that they are the group's; default the secret in
  *     {@code dataDir/raft.secret} ({@link PeerAuth#defaultFor}), made at the first start, which suits a group of one;
  *     every peer of a larger group needs the same secret (or TLS with a CA and {@link PeerAuth#tlsOnly()})
+ * @param ports the bounds of the client, admin and HTTP ports against slow clients and connection floods: timeouts
+ *     (TLS handshake, request headers and body, idle connections) and connection caps in total and per remote
+ *     address; default {@link PortLimits#DEFAULT}, whose values its Javadoc states
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
         List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
         StoreOptions store, Path acl, TlsFiles tls, int httpPort, WatchLimits watch, Duration replySpin,
-        PeerAuth peerAuth) {
+        PeerAuth peerAuth, PortLimits ports) {
     /** The default {@code replySpin}: a little above one fsync'd commit of a group of one peer on a small VM. */
     public static final Duration REPLY_SPIN_DEFAULT = Duration.ofNanos(300_000);
     /** The longest {@code replySpin}: longer waits are not worth a CPU's spin. */
@@ -65,18 +69,22 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
         Objects.requireNonNull(watch, "watch");
         Objects.requireNonNull(replySpin, "replySpin");
         Objects.requireNonNull(peerAuth, "peerAuth");
+        Objects.requireNonNull(ports, "ports");
         if (replySpin.isNegative() || replySpin.compareTo(REPLY_SPIN_MAX) > 0) {
             throw new IllegalArgumentException("reply spin " + replySpin + " must lie in [0, " + REPLY_SPIN_MAX
                     + "]");
         }
     }
 
-    /** Returns settings with the default peer authentication ({@link PeerAuth#defaultFor} {@code dataDir}). */
+    /**
+     * Returns settings with the default peer authentication ({@link PeerAuth#defaultFor} {@code dataDir}) and port
+     * limits.
+     */
     public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
             List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
             StoreOptions store, Path acl, TlsFiles tls, int httpPort, WatchLimits watch, Duration replySpin) {
         this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, tokenKeys, store, acl,
-                tls, httpPort, watch, replySpin, PeerAuth.defaultFor(dataDir));
+                tls, httpPort, watch, replySpin, PeerAuth.defaultFor(dataDir), PortLimits.DEFAULT);
     }
 
     /** Returns settings without an HTTP port and with the default Watch limits. */
@@ -110,69 +118,69 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     public ServerConfig withPeers(String id, List<Peer> peers) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     public ServerConfig withLockDelay(Duration lockDelay) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     public ServerConfig withLimits(Limits limits) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     public ServerConfig withTicker(Ticker ticker) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     /** Returns these settings signing sequencers with {@code tokenKeys} (null = unsigned). */
     public ServerConfig withTokenKeys(TokenKeys tokenKeys) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     /** Returns these settings hosting the store with {@code store} limits, or no store when null. */
     public ServerConfig withStore(StoreOptions store) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
     public ServerConfig withAcl(Path acl) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     /** Returns these settings serving TLS with {@code tls} on every port, or plaintext when null. */
     public ServerConfig withTls(TlsFiles tls) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     /** Returns these settings serving the HTTP port on {@code httpPort} (-1 = off, 0 = any free port). */
     public ServerConfig withHttpPort(int httpPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     /** Returns these settings with {@code watch} as the Watch service's limits. */
     public ServerConfig withWatchLimits(WatchLimits watch) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     /** Returns these settings with {@code replySpin} as the event loops' spin (ZERO = never). */
     public ServerConfig withReplySpin(Duration replySpin) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     /**
@@ -181,7 +189,13 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
      */
     public ServerConfig withPeerAuth(PeerAuth peerAuth) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+    }
+
+    /** Returns these settings with {@code ports} as the ports' timeouts and connection caps. */
+    public ServerConfig withPortLimits(PortLimits ports) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.fencer.server;
 
 import io.fencer.core.TokenKeys;
+import io.fencer.server.net.PortLimits;
 import io.fencer.server.tls.TlsFiles;
 import io.fencer.store.StoreOptions;
 import java.nio.file.Path;
@@ -21,9 +22,11 @@ import java.util.Objects;
  *     present its certificates; null = plaintext
  * @param httpPort the HTTP port serving the unary Store methods in the Connect protocol (HTTPS with {@code tls});
  *     -1 = off (the default here; the CLI's default is the port + 3), 0 = any free port
+ * @param ports the bounds of the gRPC, admin and HTTP ports against slow clients and connection floods; default
+ *     {@link PortLimits#DEFAULT}
  */
 public record StoreServerConfig(Path dataDir, String host, int port, int adminPort, TokenKeys tokenKeys,
-        StoreOptions store, Path acl, TlsFiles tls, int httpPort) {
+        StoreOptions store, Path acl, TlsFiles tls, int httpPort, PortLimits ports) {
     public static final int DEFAULT_PORT = 7080;
     public static final int DEFAULT_ADMIN_PORT = 7081;
 
@@ -34,12 +37,13 @@ public record StoreServerConfig(Path dataDir, String host, int port, int adminPo
         checkPort("port", port, 0);
         checkPort("adminPort", adminPort, -1);
         checkPort("httpPort", httpPort, -1);
+        Objects.requireNonNull(ports, "ports");
     }
 
     /** Returns settings without an HTTP port. */
     public StoreServerConfig(Path dataDir, String host, int port, int adminPort, TokenKeys tokenKeys,
             StoreOptions store, Path acl, TlsFiles tls) {
-        this(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, -1);
+        this(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, -1, PortLimits.DEFAULT);
     }
 
     /** Returns settings without an ACL file, in plaintext. */
@@ -51,38 +55,43 @@ public record StoreServerConfig(Path dataDir, String host, int port, int adminPo
     /** Returns the default settings with {@code dataDir}: 127.0.0.1:7080, admin 7081, unsigned tokens. */
     public static StoreServerConfig defaults(Path dataDir) {
         return new StoreServerConfig(dataDir, "127.0.0.1", DEFAULT_PORT, DEFAULT_ADMIN_PORT, null,
-                StoreOptions.defaults(), null, null, -1);
+                StoreOptions.defaults(), null, null, -1, PortLimits.DEFAULT);
     }
 
     public StoreServerConfig withHost(String host) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort, ports);
     }
 
     public StoreServerConfig withPorts(int port, int adminPort) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort, ports);
     }
 
     public StoreServerConfig withTokenKeys(TokenKeys tokenKeys) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort, ports);
     }
 
     public StoreServerConfig withStore(StoreOptions store) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort, ports);
     }
 
     /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
     public StoreServerConfig withAcl(Path acl) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort, ports);
     }
 
     /** Returns these settings serving TLS with {@code tls}, or plaintext when null. */
     public StoreServerConfig withTls(TlsFiles tls) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort, ports);
     }
 
     /** Returns these settings serving the HTTP port on {@code httpPort} (-1 = off, 0 = any free port). */
     public StoreServerConfig withHttpPort(int httpPort) {
-        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort);
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort, ports);
+    }
+
+    /** Returns these settings with {@code ports} as the ports' timeouts and connection caps. */
+    public StoreServerConfig withPortLimits(PortLimits ports) {
+        return new StoreServerConfig(dataDir, host, port, adminPort, tokenKeys, store, acl, tls, httpPort, ports);
     }
 
     private static void checkPort(String name, int port, int lowest) {

@@ -5,6 +5,7 @@ import io.fencer.api.v1.PipelineResponse;
 import io.fencer.api.v1.StorePipelineResponse;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.Ticker;
+import io.fencer.server.net.RefusalLog;
 import io.fencer.server.rpc.Identities;
 import io.grpc.ForwardingServerCall;
 import io.grpc.Metadata;

@@ -6,38 +6,35 @@ import com.google.gson.JsonParser;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
-import com.sun.net.httpserver.HttpsExchange;
 import io.fencer.api.errors.WireErrors;
 import io.fencer.core.FencerException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.Ticker;
+import io.fencer.server.net.ConnectionCaps;
+import io.fencer.server.net.HttpCall;
+import io.fencer.server.net.HttpPort;
+import io.fencer.server.net.PortLimits;
 import io.fencer.server.rpc.InProcessEndpoint;
-import io.fencer.server.tls.HttpServers;
 import io.fencer.server.tls.TlsMaterial;
 import io.grpc.CallOptions;
+import io.grpc.ClientCall;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.net.ssl.SSLSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,52 +47,54 @@ import org.slf4j.LoggerFactory;
  * <p>Each call goes, with its bytes as they are (JSON converted to them), to the very gRPC services of the gRPC port
  * through an {@link InProcessEndpoint}, as the identity of the client certificate this port's TLS verified: the
  * limits, validation, ACLs and error catalogue are the gRPC port's. This port adds only what HTTP needs: its body
- * limit ({@link #REQUEST_BODY_BYTES_MAX}, checked while reading), the JSON mapping, and the protocol's headers.
+ * limit ({@link #REQUEST_BODY_BYTES_MAX}, checked while reading), the JSON mapping (as strict as the binary form:
+ * {@link StrictJson}), and the protocol's headers.
  *
- * <p>Resources: {@link #READERS} threads read requests (the JDK server reads headers on them too) and hand each call
- * off without waiting for its answer; answers are written by {@link #WRITERS} threads. A client slow to send its body
- * holds a reader for at most {@link #BODY_READ_MILLIS_MAX}, then its connection is closed; a client that never
- * completes its headers holds a reader until it disconnects (the JDK server offers no header timeout that would not
- * also cut long Acquire waits); a waiting Acquire holds no thread, only its place in the queue, until its
- * {@code wait_millis} or {@code Connect-Timeout-Ms} passes.
+ * <p>Resources: the port runs on an {@link HttpPort} (Netty) with {@link #THREADS} event loops, bounded by the
+ * server's {@link PortLimits}: a client slow to send its headers or body, or its TLS handshake, holds its own
+ * connection until the timeout, and no thread; connections over the caps, in total or per address, are closed as
+ * they are accepted; the bodies kept at once are bounded ({@link #BODIES_BYTES_MAX}). A waiting Acquire holds no
+ * thread, only its place in the queue, until its {@code wait_millis} or {@code Connect-Timeout-Ms} passes, or its
+ * client closes the connection (which cancels it, as a cancelled gRPC call is).
  */
 public final class ConnectHttpServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectHttpServer.class);
     /** The largest request body: a Store write at its 5 MiB limit, in JSON (base64 adds a third), fits. */
     public static final int REQUEST_BODY_BYTES_MAX = 8 * 1024 * 1024;
-    /** How long a client may take to send its body once its headers arrived. */
-    static final long BODY_READ_MILLIS_MAX = 10_000;
+    /** The most request body bytes the port keeps at once, over all its connections: eight bodies at the limit. */
+    static final long BODIES_BYTES_MAX = 8L * REQUEST_BODY_BYTES_MAX;
     /** How much of a body over the limit is read and dropped before the answer; the connection closes after it. */
     static final long DISCARDED_BYTES_MAX = 64L * 1024 * 1024;
-    /** Threads that read requests; with {@link #REQUEST_BODY_BYTES_MAX}, they bound the memory of bodies read. */
-    static final int READERS = 8;
+    /** The port's event loops: they read, convert JSON and start every call (whose handlers never block). */
+    static final int THREADS = Math.max(2, Runtime.getRuntime().availableProcessors());
+    /** Threads that write answers once the in-process calls complete. */
     static final int WRITERS = 4;
-    private static final int BACKLOG = 128;
     private static final String JSON = "application/json";
     private static final String PROTO = "application/proto";
     private static final JsonFormat.Parser JSON_PARSER = JsonFormat.parser();
     private static final JsonFormat.Printer JSON_PRINTER = JsonFormat.printer().omittingInsignificantWhitespace();
 
-    /** The JDK server's switch for TCP_NODELAY, read once, when its first server of the JVM is created. */
-    private static final String NO_DELAY_PROPERTY = "sun.net.httpserver.nodelay";
-
-    static {
-        disableNagle();
-    }
-
-    private final HttpServer server;
+    private final HttpPort port;
     private final InProcessEndpoint endpoint;
     private final Map<String, ConnectRoute> routes;
-    private final ExecutorService readers = Executors.newFixedThreadPool(READERS, daemonThreads("fencer-http-read"));
     private final ExecutorService writers = Executors.newFixedThreadPool(WRITERS, daemonThreads("fencer-http-write"));
-    private final ScheduledExecutorService watchdog =
-            Executors.newSingleThreadScheduledExecutor(daemonThreads("fencer-http-watchdog"));
 
-    private ConnectHttpServer(HttpServer server, List<ServerServiceDefinition> definitions,
-            List<ServiceDescriptor> descriptors) throws IOException {
-        this.server = server;
+    private ConnectHttpServer(String host, int port, TlsMaterial tls, List<ServerServiceDefinition> definitions,
+            List<ServiceDescriptor> descriptors, PortLimits limits, MeterRegistry registry, Ticker ticker)
+            throws IOException {
         this.routes = ConnectRoute.of(descriptors);
         this.endpoint = InProcessEndpoint.start(definitions, writers);
+        ConnectionCaps caps = new ConnectionCaps("http", "http", limits.httpConnectionsMax(),
+                limits.httpConnectionsPerAddressMax(), registry, ticker);
+        HttpPort.Settings settings = new HttpPort.Settings("http", REQUEST_BODY_BYTES_MAX, BODIES_BYTES_MAX,
+                DISCARDED_BYTES_MAX, THREADS);
+        try {
+            this.port = HttpPort.start(host, port, tls, limits, settings, caps, this::handle);
+        } catch (IOException | RuntimeException e) {
+            endpoint.close();
+            writers.shutdown();
+            throw e;
+        }
     }
 
     /**
@@ -105,51 +104,35 @@ public final class ConnectHttpServer implements AutoCloseable {
      * @param descriptors their generated descriptors ({@code LocksGrpc.getServiceDescriptor()}): paths and types
      * @param tls the TLS it serves (HTTPS only); with a client CA, a client without a certificate of it is refused
      *     at the handshake, and a client's certificate names its identity; null = plain HTTP, every caller anonymous
+     * @param limits the timeouts and the caps ({@link PortLimits#httpConnectionsMax()} and per address) it keeps
+     * @param registry where its connection metrics go ({@code port="http"})
      * @throws IOException when the port cannot be bound
      */
     public static ConnectHttpServer start(String host, int port, TlsMaterial tls,
-            List<ServerServiceDefinition> definitions, List<ServiceDescriptor> descriptors) throws IOException {
-        InetSocketAddress address = new InetSocketAddress(host, port);
-        HttpServer server = HttpServers.bind(address, BACKLOG, tls);
-        ConnectHttpServer http = new ConnectHttpServer(server, definitions, descriptors);
-        server.createContext("/", http::handle);
-        server.setExecutor(http.readers);
-        server.start();
-        return http;
-    }
-
-    /**
-     * Makes the JDK's HTTP servers of this JVM send without Nagle's delay (unless a system property says otherwise):
-     * its default writes a small answer's headers and body apart, and Nagle's algorithm then holds the body until the
-     * client's delayed ACK, some 40 ms per call. The JDK reads the property once, when the first server is created:
-     * every class that creates one calls this first.
-     */
-    public static void disableNagle() {
-        if (System.getProperty(NO_DELAY_PROPERTY) == null) {
-            System.setProperty(NO_DELAY_PROPERTY, "true");
-        }
+            List<ServerServiceDefinition> definitions, List<ServiceDescriptor> descriptors, PortLimits limits,
+            MeterRegistry registry, Ticker ticker) throws IOException {
+        return new ConnectHttpServer(host, port, tls, definitions, descriptors, limits, registry, ticker);
     }
 
     /** Returns the bound port. */
     public int port() {
-        return server.getAddress().getPort();
+        return port.port();
     }
 
-    private void handle(HttpExchange exchange) {
+    private void handle(HttpCall call) {
         try {
-            ConnectRoute route = routes.get(exchange.getRequestURI().getPath());
-            Request request = parseHeaders(exchange, route);
+            Request request = parseHeaders(call, routes.get(call.path()));
             if (request == null) {
                 return; // answered
             }
-            byte[] body = readBody(exchange);
-            if (body == null) {
-                return; // answered, or the connection is gone
+            if (call.overflow() != HttpCall.Overflow.NONE) {
+                answerOverflow(call);
+                return;
             }
-            call(exchange, request, body);
+            call(call, request);
         } catch (RuntimeException e) {
-            LOG.warn("HTTP request {} failed", exchange.getRequestURI().getPath(), e);
-            answer(exchange, ConnectErrors.of(Status.Code.INTERNAL, "unexpected " + e.getClass().getSimpleName()));
+            LOG.warn("HTTP request {} failed", call.path(), e);
+            answer(call, ConnectErrors.of(Status.Code.INTERNAL, "unexpected " + e.getClass().getSimpleName()));
         }
     }
 
@@ -157,47 +140,45 @@ public final class ConnectHttpServer implements AutoCloseable {
     private record Request(ConnectRoute route, boolean json, long timeoutMillis) {}
 
     /** Returns the call the headers specify, or null after answering a request that is not one. */
-    private Request parseHeaders(HttpExchange exchange, ConnectRoute route) {
-        String path = exchange.getRequestURI().getPath();
-        if (!"POST".equals(exchange.getRequestMethod())) {
-            exchange.getResponseHeaders().set("Allow", "POST");
-            answer(exchange, 405, ConnectErrors.of(Status.Code.UNIMPLEMENTED, exchange.getRequestMethod() + " "
-                    + path + ": the HTTP port serves POST only"));
+    private Request parseHeaders(HttpCall call, ConnectRoute route) {
+        String path = call.path();
+        if (!"POST".equals(call.method())) {
+            answer(call, 405, ConnectErrors.of(Status.Code.UNIMPLEMENTED, call.method() + " "
+                    + path + ": the HTTP port serves POST only"), Map.of("Allow", "POST"));
             return null;
         }
         if (route == null) {
-            answer(exchange, 404, ConnectErrors.of(Status.Code.UNIMPLEMENTED, "no method " + path + "; methods are "
+            answer(call, 404, ConnectErrors.of(Status.Code.UNIMPLEMENTED, "no method " + path + "; methods are "
                     + "POST /fencer.v1.Locks/<Method> and /fencer.v1.Store/<Method>"));
             return null;
         }
         if (!route.unary()) {
-            answer(exchange, ConnectErrors.of(Status.Code.UNIMPLEMENTED, path + " is a streaming method, which the "
+            answer(call, ConnectErrors.of(Status.Code.UNIMPLEMENTED, path + " is a streaming method, which the "
                     + "HTTP port does not serve (for sessions, call Renew every ttl/3)"));
             return null;
         }
-        String contentType = mediaType(exchange.getRequestHeaders().getFirst("Content-Type"));
+        String contentType = mediaType(call.header("Content-Type"));
         if (!JSON.equals(contentType) && !PROTO.equals(contentType)) {
-            exchange.getResponseHeaders().set("Accept-Post", JSON + ", " + PROTO);
-            answer(exchange, 415, ConnectErrors.of(Status.Code.UNIMPLEMENTED, "content type '" + contentType
-                    + "' is not served: use " + JSON + " or " + PROTO));
+            answer(call, 415, ConnectErrors.of(Status.Code.UNIMPLEMENTED, "content type '" + contentType
+                    + "' is not served: use " + JSON + " or " + PROTO), Map.of("Accept-Post", JSON + ", " + PROTO));
             return null;
         }
-        String version = exchange.getRequestHeaders().getFirst("Connect-Protocol-Version");
+        String version = call.header("Connect-Protocol-Version");
         if (version != null && !"1".equals(version.trim())) {
-            answer(exchange, ConnectErrors.of(Status.Code.INVALID_ARGUMENT, "Connect-Protocol-Version '" + version
+            answer(call, ConnectErrors.of(Status.Code.INVALID_ARGUMENT, "Connect-Protocol-Version '" + version
                     + "' is not served: the HTTP port speaks version 1"));
             return null;
         }
-        String encoding = exchange.getRequestHeaders().getFirst("Content-Encoding");
+        String encoding = call.header("Content-Encoding");
         if (encoding != null && !"identity".equalsIgnoreCase(encoding.trim())) {
-            answer(exchange, ConnectErrors.of(Status.Code.UNIMPLEMENTED, "Content-Encoding '" + encoding
+            answer(call, ConnectErrors.of(Status.Code.UNIMPLEMENTED, "Content-Encoding '" + encoding
                     + "' is not served: the HTTP port supports identity only"));
             return null;
         }
-        long timeoutMillis = timeoutMillis(exchange.getRequestHeaders().getFirst("Connect-Timeout-Ms"));
+        long timeoutMillis = timeoutMillis(call.header("Connect-Timeout-Ms"));
         if (timeoutMillis < 0) {
-            answer(exchange, ConnectErrors.of(Status.Code.INVALID_ARGUMENT, "Connect-Timeout-Ms '"
-                    + exchange.getRequestHeaders().getFirst("Connect-Timeout-Ms")
+            answer(call, ConnectErrors.of(Status.Code.INVALID_ARGUMENT, "Connect-Timeout-Ms '"
+                    + call.header("Connect-Timeout-Ms")
                     + "' is not a positive integer of at most 10 digits"));
             return null;
         }
@@ -226,90 +207,72 @@ public final class ConnectHttpServer implements AutoCloseable {
         return millis == 0 ? -1 : millis;
     }
 
-    /**
-     * Reads the body, at most {@link #REQUEST_BODY_BYTES_MAX} bytes of it, within {@link #BODY_READ_MILLIS_MAX}.
-     * Returns null after answering a body over the limit (whose rest is read and dropped, up to
-     * {@link #DISCARDED_BYTES_MAX}, so that the client, still sending, gets to read the answer), or when the connection
-     * was cut (by the client, or here when it took too long).
-     */
-    private byte[] readBody(HttpExchange exchange) {
-        // Closing an exchange before its answer closes its connection, which ends a read blocked on it.
-        ScheduledFuture<?> timeout = watchdog.schedule(exchange::close, BODY_READ_MILLIS_MAX, TimeUnit.MILLISECONDS);
-        try {
-            InputStream in = exchange.getRequestBody();
-            byte[] body = in.readNBytes(REQUEST_BODY_BYTES_MAX + 1);
-            if (body.length <= REQUEST_BODY_BYTES_MAX) {
-                return body;
-            }
-            long dropped = 0;
-            byte[] discarded = new byte[64 * 1024];
-            for (int read = 0; read >= 0 && dropped < DISCARDED_BYTES_MAX; read = in.read(discarded)) {
-                dropped += read;
-            }
-            timeout.cancel(false);
-            answerTooLarge(exchange, REQUEST_BODY_BYTES_MAX + 1 + dropped);
-            return null;
-        } catch (IOException e) {
-            LOG.debug("HTTP request body of {} not read", exchange.getRemoteAddress(), e);
-            exchange.close();
-            return null;
-        } finally {
-            timeout.cancel(false);
-        }
-    }
-
-    private void answerTooLarge(HttpExchange exchange, long bytesRead) {
-        LimitExceededException error = new LimitExceededException("httpRequestBodyBytesMax", REQUEST_BODY_BYTES_MAX,
-                "the request body is over the HTTP port's limit of " + REQUEST_BODY_BYTES_MAX + " bytes (" + bytesRead
-                        + " bytes read)");
-        answer(exchange, ConnectErrors.of(WireErrors.toStatusException(error)));
+    /** Answers a body the port did not keep whole: over this port's limit, or while it kept too many bodies. */
+    private void answerOverflow(HttpCall call) {
+        LimitExceededException error = call.overflow() == HttpCall.Overflow.REQUEST_BODY
+                ? new LimitExceededException("httpRequestBodyBytesMax", REQUEST_BODY_BYTES_MAX, "the request body is "
+                        + "over the HTTP port's limit of " + REQUEST_BODY_BYTES_MAX + " bytes (" + call.bodyBytesRead()
+                        + " bytes read)")
+                : new LimitExceededException("httpBodiesBytesMax", BODIES_BYTES_MAX, "the HTTP port holds "
+                        + BODIES_BYTES_MAX + " bytes of request bodies at once, its most: this one ("
+                        + call.bodyBytesRead() + " bytes read) was dropped; retry later");
+        answer(call, ConnectErrors.of(WireErrors.toStatusException(error)));
     }
 
     /** Converts the body to the request's bytes and calls the method in-process; the answer comes back async. */
-    private void call(HttpExchange exchange, Request request, byte[] body) {
+    private void call(HttpCall http, Request request) {
         byte[] bytes;
         try {
-            bytes = request.json() ? fromJson(request.route(), body) : body;
+            bytes = request.json() ? fromJson(request.route(), http.body()) : http.body();
         } catch (FencerException e) {
-            answer(exchange, ConnectErrors.of(WireErrors.toStatusException(e)));
+            answer(http, ConnectErrors.of(WireErrors.toStatusException(e)));
             return;
         }
         CallOptions options = CallOptions.DEFAULT;
         if (request.timeoutMillis() > 0) {
             options = options.withDeadlineAfter(request.timeoutMillis(), TimeUnit.MILLISECONDS);
         }
-        SSLSession session = exchange instanceof HttpsExchange https ? https.getSSLSession() : null;
-        ClientCalls.asyncUnaryCall(endpoint.channelFor(session).newCall(request.route().method(), options), bytes,
-                new Answer(exchange, request));
+        ClientCall<byte[], byte[]> call = endpoint.channelFor(http.tlsSession()).newCall(request.route().method(),
+                options);
+        // A client that closes its connection gives the call up, as a cancelled gRPC call does: a waiting Acquire
+        // leaves the queue then rather than at its wait's end.
+        http.onClose(() -> call.cancel("the HTTP client closed its connection", null));
+        ClientCalls.asyncUnaryCall(call, bytes, new Answer(http, request));
     }
 
-    /** Returns the binary form of a JSON request, refusing malformed JSON, unknown fields and wrong types. */
-    private static byte[] fromJson(ConnectRoute route, byte[] body) {
+    /**
+     * Returns the binary form of a JSON request, refusing what the binary form could not carry (invalid UTF-8,
+     * unpaired surrogates), malformed JSON, unknown fields and wrong types (see {@link StrictJson}).
+     */
+    static byte[] fromJson(ConnectRoute route, byte[] body) {
         Message.Builder builder = route.requestPrototype().newBuilderForType();
+        String what = route.path().substring(1) + " request";
         // An empty body is the empty message, as in binary: `curl -d ''` for a request without fields.
-        String json = body.length == 0 ? "{}" : new String(body, StandardCharsets.UTF_8);
+        String json = body.length == 0 ? "{}" : StrictJson.utf8(body, what);
+        StrictJson.check(json, builder.getDescriptorForType(), what);
         try {
             JSON_PARSER.merge(json, builder);
         } catch (InvalidProtocolBufferException | RuntimeException e) {
-            // JsonFormat names the field or value, Gson the line, column and path; the body itself is not echoed.
-            String field = offendingField(route, json);
-            throw new InvalidArgumentException(field, "", "the " + route.path().substring(1)
-                    + " request is not valid JSON of " + builder.getDescriptorForType().getFullName()
-                    + (field.equals("body") ? "" : " in field '" + field + "'") + ": " + withoutClassName(e));
+            // JsonFormat names the field or value; the body itself is not echoed.
+            Map.Entry<String, JsonElement> member = offendingMember(route, json);
+            String field = member == null ? "body" : member.getKey();
+            throw new InvalidArgumentException(field, member == null ? "" : member.getValue().toString(), "the "
+                    + what + " is not valid JSON of " + builder.getDescriptorForType().getFullName()
+                    + (member == null ? "" : " in field '" + field + "'") + ": " + withoutClassName(e));
         }
         return builder.build().toByteArray();
     }
 
     /**
-     * Returns the top-level field of a JSON object that does not parse as the request (JsonFormat's messages do not
-     * always name it), or "body" when the body is no JSON object at all.
+     * Returns the top-level member of a JSON object that does not parse as the request (JsonFormat's messages do not
+     * always name it), or null when none alone fails.
      */
-    private static String offendingField(ConnectRoute route, String json) {
+    private static Map.Entry<String, JsonElement> offendingMember(ConnectRoute route, String json) {
         JsonObject object;
         try {
             object = JsonParser.parseString(json).getAsJsonObject();
         } catch (RuntimeException e) {
-            return "body";
+            return null;
         }
         for (Map.Entry<String, JsonElement> member : object.entrySet()) {
             JsonObject alone = new JsonObject();
@@ -317,10 +280,10 @@ public final class ConnectHttpServer implements AutoCloseable {
             try {
                 JSON_PARSER.merge(alone.toString(), route.requestPrototype().newBuilderForType());
             } catch (InvalidProtocolBufferException | RuntimeException e) {
-                return member.getKey();
+                return member;
             }
         }
-        return "body";
+        return null;
     }
 
     /** Returns a parser's message without the exception class names it may start with ("java.io.EOFException: "). */
@@ -331,12 +294,12 @@ public final class ConnectHttpServer implements AutoCloseable {
 
     /** Writes a call's answer: its message in the request's codec, or its Connect error. */
     private final class Answer implements StreamObserver<byte[]> {
-        private final HttpExchange exchange;
+        private final HttpCall http;
         private final Request request;
         private byte[] response;
 
-        Answer(HttpExchange exchange, Request request) {
-            this.exchange = exchange;
+        Answer(HttpCall http, Request request) {
+            this.http = http;
             this.request = request;
         }
 
@@ -347,43 +310,36 @@ public final class ConnectHttpServer implements AutoCloseable {
 
         @Override
         public void onError(Throwable error) {
-            answer(exchange, ConnectErrors.of(error));
+            answer(http, ConnectErrors.of(error));
         }
 
         @Override
         public void onCompleted() {
             try {
                 if (!request.json()) {
-                    send(exchange, 200, PROTO, response);
+                    http.answer(200, PROTO, response);
                     return;
                 }
                 Message message = request.route().responsePrototype().getParserForType().parseFrom(response);
-                send(exchange, 200, JSON, (JSON_PRINTER.print(message) + "\n").getBytes(StandardCharsets.UTF_8));
+                http.answer(200, JSON, (JSON_PRINTER.print(message) + "\n").getBytes(StandardCharsets.UTF_8));
             } catch (InvalidProtocolBufferException e) {
-                answer(exchange, ConnectErrors.of(Status.Code.INTERNAL, "the answer does not parse: "
+                answer(http, ConnectErrors.of(Status.Code.INTERNAL, "the answer does not parse: "
                         + e.getMessage()));
             }
         }
     }
 
-    private static void answer(HttpExchange exchange, ConnectErrors.Answer error) {
-        answer(exchange, error.httpStatus(), error);
+    private static void answer(HttpCall call, ConnectErrors.Answer error) {
+        answer(call, error.httpStatus(), error, Map.of());
     }
 
-    private static void answer(HttpExchange exchange, int httpStatus, ConnectErrors.Answer error) {
-        send(exchange, httpStatus, JSON, error.json().getBytes(StandardCharsets.UTF_8));
+    private static void answer(HttpCall call, int httpStatus, ConnectErrors.Answer error) {
+        answer(call, httpStatus, error, Map.of());
     }
 
-    private static void send(HttpExchange exchange, int httpStatus, String contentType, byte[] body) {
-        try (exchange) {
-            exchange.getResponseHeaders().set("Content-Type", contentType);
-            exchange.sendResponseHeaders(httpStatus, body.length == 0 ? -1 : body.length);
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(body);
-            }
-        } catch (IOException e) {
-            LOG.debug("HTTP answer to {} not written", exchange.getRemoteAddress(), e);
-        }
+    private static void answer(HttpCall call, int httpStatus, ConnectErrors.Answer error,
+            Map<String, String> headers) {
+        call.answer(httpStatus, JSON, error.json().getBytes(StandardCharsets.UTF_8), headers);
     }
 
     private static ThreadFactory daemonThreads(String prefix) {
@@ -397,10 +353,8 @@ public final class ConnectHttpServer implements AutoCloseable {
 
     @Override
     public void close() {
-        server.stop(0);
+        port.close();
         endpoint.close();
-        readers.shutdownNow();
-        writers.shutdown(); // the calls the endpoint just cancelled still answer their clients
-        watchdog.shutdownNow();
+        writers.shutdown(); // the calls the endpoint just cancelled answer nobody: their connections are closed
     }
 }

@@ -1,8 +1,8 @@
 package io.fencer.server.raft;
 
 import io.fencer.core.InvalidArgumentException;
-import io.fencer.server.auth.RefusalLog;
 import io.fencer.server.raft.PeerAdmission.Refusal;
+import io.fencer.server.net.RefusalLog;
 import io.fencer.server.raft.PeerFrames.Frame;
 import io.fencer.server.raft.PeerFrames.Kind;
 import io.fencer.server.rpc.ErrorCatalogue;

@@ -11,7 +11,7 @@ import io.fencer.lock.Event;
 import io.fencer.lock.Limits;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
-import io.fencer.server.auth.RefusalLog;
+import io.fencer.server.net.RefusalLog;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

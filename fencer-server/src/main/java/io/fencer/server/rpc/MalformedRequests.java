@@ -15,6 +15,7 @@ import io.grpc.StatusRuntimeException;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 
 /**
  * Makes undecodable requests (invalid UTF-8 in a string field, truncated or garbage bytes) fail with
@@ -24,8 +25,9 @@ import java.io.InputStream;
  * <p>Every method's request marshaller is wrapped so that parsing never throws: it yields the message or a
  * {@link Malformed} marker. A wrapping call handler answers a marker with the error and never hands it, nor
  * anything after it, to the service. A request over the service's size limit is refused the same way, as
- * RESOURCE_EXHAUSTED naming the limit: one gRPC server hosts services with different limits, and its transport
- * enforces only the largest.
+ * RESOURCE_EXHAUSTED naming the limit and the request's size: one gRPC server hosts services with different limits,
+ * and its transport reads up to twice the largest of them (see {@link GrpcEndpoints#TRANSPORT_MESSAGE_FACTOR}) so
+ * that a request somewhat over its service's limit gets this answer, with its ErrorDetail, and not the transport's.
  */
 public final class MalformedRequests {
     private MalformedRequests() {}
@@ -82,11 +84,14 @@ public final class MalformedRequests {
                     byte[] read = stream.readNBytes(messageBytesMax + 1);
                     bytes = read.length;
                     checked = new ByteArrayInputStream(read);
+                    if (bytes > messageBytesMax) { // count the rest, which the transport has bounded, to name it
+                        bytes += stream.transferTo(OutputStream.nullOutputStream());
+                    }
                 }
                 if (bytes > messageBytesMax) {
                     return new Malformed(new LimitExceededException("inboundMessageBytesMax", messageBytesMax,
-                            "the " + methodName + " request is " + (checked == stream ? bytes + " bytes, " : "")
-                                    + "more than the " + messageBytesMax + " bytes allowed"));
+                            "the " + methodName + " request is " + bytes + " bytes, more than the "
+                                    + messageBytesMax + " bytes allowed"));
                 }
                 return delegate.parse(checked);
             } catch (IOException e) {

@@ -74,7 +74,8 @@ public final class TlsMaterial {
 
     /**
      * Returns a JDK TLS context serving this certificate and, when client certificates are required, trusting the
-     * client CA (for the admin HTTPS port; the gRPC ports use Netty's own).
+     * client CA (for the admin and HTTP ports, whose Netty TLS runs on its engines; the gRPC ports use Netty's own
+     * contexts).
      */
     public SSLContext sslContext() {
         try {

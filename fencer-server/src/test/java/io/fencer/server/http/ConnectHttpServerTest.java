@@ -7,7 +7,7 @@ import java.io.EOFException;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The HTTP port's pieces that need no server: the Connect code table, header parsing, the JDK server setting. */
+/** The HTTP port's pieces that need no server: the Connect code table, header parsing. */
 class ConnectHttpServerTest {
     @Test
     void httpStatus_everyCode_isTheConnectProtocolsStatus() {
@@ -64,12 +64,5 @@ class ConnectHttpServerTest {
                 .isEqualTo("End of input at line 1 column 18 path $.ttlMillis");
         assertThat(ConnectHttpServer.withoutClassName(new EOFException("Cannot find field: x")))
                 .isEqualTo("Cannot find field: x");
-    }
-
-    /** Regression: without TCP_NODELAY, each answer waited ~40 ms for the client's delayed ACK (635 vs 2,400/s). */
-    @Test
-    void disableNagle_loadedClass_hasSetTheJdkServersNoDelay() {
-        ConnectHttpServer.disableNagle();
-        assertThat(System.getProperty("sun.net.httpserver.nodelay")).isEqualTo("true");
     }
 }

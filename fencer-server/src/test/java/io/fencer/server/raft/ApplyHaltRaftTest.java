@@ -12,6 +12,8 @@ import io.fencer.lock.Result;
 import io.fencer.lock.SecretHash;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.admin.AdminHttpServer;
+import io.fencer.server.net.PortLimits;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -90,7 +92,8 @@ class ApplyHaltRaftTest {
     void healthz_divisionClosed_answers503WithTheDivisionsState() throws Exception {
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         try (RaftNode raft = start(new RaftLockStateMachine(Limits.DEFAULT));
-                AdminHttpServer admin = AdminHttpServer.start("127.0.0.1", 0, null, "n1", raft, () -> "")) {
+                AdminHttpServer admin = AdminHttpServer.start("127.0.0.1", 0, null, "n1", raft, () -> "",
+                        PortLimits.DEFAULT, new SimpleMeterRegistry(), Ticker.system())) {
             await().atMost(WAIT).until(raft::isLeaderReady);
             URI healthz = URI.create("http://127.0.0.1:" + admin.port() + "/healthz");
             HttpResponse<String> serving = http.send(HttpRequest.newBuilder(healthz).build(),

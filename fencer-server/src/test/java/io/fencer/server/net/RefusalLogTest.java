@@ -1,4 +1,4 @@
-package io.fencer.server.auth;
+package io.fencer.server.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.fencer.server.auth;
+package io.fencer.server.net;
 
 import io.fencer.core.Ticker;
 import java.time.Duration;
@@ -7,11 +7,12 @@ import java.util.Iterator;
 import java.util.Map;
 
 /**
- * Decides which refused calls are logged: at most one line per identity per interval, the next line counting the
- * ones left out in between, so a client retrying a refused call in a loop cannot flood the log. The identities
- * remembered are bounded: when {@link #identitiesMax} are, those whose interval has passed are forgotten; when
- * none has, the new identity shares one line per interval with every other identity beyond the bound.
- * Thread-safe.
+ * Decides which refusals are logged: at most one line per identity per interval, the next line counting the
+ * ones left out in between, so a client retrying a refused call (or connection) in a loop cannot flood the log. An
+ * identity is whatever the refusals are counted by: a caller's identity for refused calls, a remote address for
+ * refused connections, a peer for the Raft port. The identities remembered are bounded: when
+ * {@link #identitiesMax} are, those whose interval has passed are forgotten; when none has, the new identity shares
+ * one line per interval with every other identity beyond the bound. Thread-safe.
  */
 public final class RefusalLog {
     /** What the shared line stands for: the identities beyond the bound. */

@@ -209,8 +209,8 @@ public final class StoreEngine implements AutoCloseable {
         if (idempotencyKey != null) {
             LockNames.check("idempotencyKey", idempotencyKey);
         }
-        if (!scopes.contains(scope) && !scope.equals(token.lock())) { // refused before it makes a placeholder
-            throw new ScopeMismatchException(scope, token);
+        if (!scopes.contains(scope)) { // refused before it makes a placeholder
+            ScopeTable.checkCreatable(scope, token);
         }
         // hashed on the submitting thread: the committer's one thread serves every scope
         byte[] opsDigest = idempotencyKey == null ? null : OpsDigest.of(scope, token, opsCopy);

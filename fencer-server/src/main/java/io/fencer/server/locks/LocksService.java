@@ -171,7 +171,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         try {
             checkLeader();
             long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
-            LockName lock = RequestChecks.lock("lock", request.getLock());
+            LockName lock = RequestChecks.newLock("lock", request.getLock());
             String requestId = RequestChecks.requestId(request.getRequestId(), true);
             long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
             authorizer.check(Permission.LOCK, lock.value());
@@ -198,7 +198,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         try {
             checkLeader();
             long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
-            LockName semaphore = RequestChecks.lock("semaphore", request.getSemaphore());
+            LockName semaphore = RequestChecks.newLock("semaphore", request.getSemaphore());
             Limits.checkPermits(semaphore.value(), request.getPermits() & 0xffffffffL);
             String requestId = RequestChecks.requestId(request.getRequestId(), true);
             long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
@@ -229,7 +229,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             Command.AcquireAll.checkCount(request.getLocksCount()); // before checking thousands of names
             java.util.List<LockName> names = new java.util.ArrayList<>(request.getLocksCount());
             for (String lock : request.getLocksList()) {
-                names.add(RequestChecks.lock("locks", lock));
+                names.add(RequestChecks.newLock("locks", lock));
                 authorizer.check(Permission.LOCK, lock);
             }
             Command.AcquireAll.checkLocks(names);

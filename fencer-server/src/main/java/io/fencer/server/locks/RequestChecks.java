@@ -57,8 +57,19 @@ final class RequestChecks {
         return SecretHash.of(secret);
     }
 
+    /** Returns the name of a lock a request reads or releases: any name a lock may have, old ones included. */
     static LockName lock(String field, String lock) {
         return LockName.of(field, lock);
+    }
+
+    /**
+     * Returns the name of a lock an acquire may create: {@link LockNames#checkNew}, which refuses characters that
+     * are invisible or reorder text, so that no two locks look alike. Applied to every acquire, also of a lock that
+     * exists already: a name that passes only the plain check can exist from before the rule, and its holders release
+     * it, but nobody queues for it again.
+     */
+    static LockName newLock(String field, String lock) {
+        return LockName.ofNew(field, lock);
     }
 
     static String requestId(String requestId, boolean required) {

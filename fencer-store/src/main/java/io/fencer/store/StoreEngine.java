@@ -281,9 +281,14 @@ public final class StoreEngine implements AutoCloseable {
     /**
      * Creates {@code scope} bound to {@code lock} with {@code policy}, durably. Creating an existing scope with
      * the same binding returns it; with another binding is refused. Without this call, the first write creates a
-     * scope bound to the lock of the scope's own name, with policy {@link FencePolicy#AT_LEAST}.
+     * scope bound to the lock of the scope's own name, with policy {@link FencePolicy#AT_LEAST}. A new scope's name
+     * must be one a new name may be ({@link LockNames#checkNew}).
      *
-     * @throws InvalidArgumentException when the scope exists with another lock or policy
+     * <p>The engine trusts its caller here: a server checks who may claim a scope before it calls this (the lock's
+     * current holder, see {@code CreateScopeRequest.sequencer} in {@code store.proto}), since whoever binds a scope
+     * decides for good which lock's tokens it admits.
+     *
+     * @throws InvalidArgumentException when the scope exists with another lock or policy, or its name is refused
      * @throws LimitExceededException beyond {@code scopesMax}
      */
     public ScopeInfo createScope(String scope, String lock, FencePolicy policy) {
@@ -312,6 +317,7 @@ public final class StoreEngine implements AutoCloseable {
                     + "' is already bound to lock '" + state.lock + "' with policy " + state.policy
                     + "; it cannot be bound to lock '" + lock + "' with policy " + policy);
         }
+        LockNames.checkNew("scope", state.scope);
         boolean reserved = scopes.reserve(state, null);
         try {
             state.lock = lock;

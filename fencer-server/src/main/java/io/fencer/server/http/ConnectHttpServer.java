@@ -279,7 +279,7 @@ public final class ConnectHttpServer implements AutoCloseable {
             options = options.withDeadlineAfter(request.timeoutMillis(), TimeUnit.MILLISECONDS);
         }
         SSLSession session = exchange instanceof HttpsExchange https ? https.getSSLSession() : null;
-        ClientCalls.asyncUnaryCall(endpoint.channelFor(session).newCall(request.route().method(), options), bytes,
+        ClientCalls.asyncUnaryCall(endpoint.channelFor(session, exchange.getRemoteAddress()).newCall(request.route().method(), options), bytes,
                 new Answer(exchange, request));
     }
 

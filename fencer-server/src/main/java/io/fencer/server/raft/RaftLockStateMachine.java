@@ -4,6 +4,7 @@ import io.fencer.lock.Applied;
 import io.fencer.lock.Command;
 import io.fencer.lock.CommandCodec;
 import io.fencer.lock.Event;
+import io.fencer.lock.IdentityUsage;
 import io.fencer.lock.Limits;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
@@ -77,6 +78,12 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     private final ConcurrentHashMap<Long, ReadTask<?>> reads = new ConcurrentHashMap<>();
     private LockStateMachine machine; // guarded by lock
     private volatile Counts counts = new Counts(0, 0, 0);
+    /**
+     * The usage of each identity with an open session, as of the last apply: published from the machine's changes
+     * after every log entry (and whole after a snapshot is loaded), under the lock, before the entry's proposers are
+     * answered; read without the lock by the leader's quota checks.
+     */
+    private final ConcurrentHashMap<String, IdentityUsage> usage = new ConcurrentHashMap<>();
 
     /** Sizes of the state, published after every apply for gauges that must not take the lock. */
     public record Counts(int sessions, int locks, int waiters) {}
@@ -97,6 +104,14 @@ public final class RaftLockStateMachine extends BaseStateMachine {
      */
     public void addLeadershipHook(Runnable hook) {
         leadershipHooks.add(Objects.requireNonNull(hook, "hook"));
+    }
+
+    /**
+     * Returns what the sessions of {@code quotaIdentity} held as of the last apply, without taking the lock: a
+     * proposal's effect is in it once the proposal's future completes.
+     */
+    public IdentityUsage usage(String quotaIdentity) {
+        return usage.getOrDefault(quotaIdentity, IdentityUsage.NONE);
     }
 
     /** Returns the sizes of the state as of the last apply, without taking the lock. */
@@ -192,11 +207,23 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         } finally {
             updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
             counts = new Counts(machine.sessionCount(), machine.lockCount(), machine.waiterCount());
+            publishUsageChanges();
             lock.unlock();
         }
         notifyListeners(entry.getIndex(), events);
         byte[] reply = CommandCodec.encodeResults(results);
         return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(reply)));
+    }
+
+    /** Publishes the usage the last entry changed; an identity whose sessions all ended leaves the map. Under lock. */
+    private void publishUsageChanges() {
+        machine.takeUsageChanges().forEach((identity, changed) -> {
+            if (changed.equals(IdentityUsage.NONE)) {
+                usage.remove(identity);
+            } else {
+                usage.put(identity, changed);
+            }
+        });
     }
 
     private void notifyListeners(long revision, List<Event> events) {
@@ -313,6 +340,8 @@ public final class RaftLockStateMachine extends BaseStateMachine {
             machine = restored;
             setLastAppliedTermIndex(snapshot.getTermIndex());
             counts = new Counts(machine.sessionCount(), machine.lockCount(), machine.waiterCount());
+            usage.clear();
+            usage.putAll(machine.usageByIdentity());
         } finally {
             lock.unlock();
         }

@@ -362,6 +362,16 @@ public final class FencerServer implements AutoCloseable {
         return node == null ? 0 : node.appliedIndex();
     }
 
+    /** Returns a session as this peer's lock state holds it, or empty (for tests). */
+    java.util.Optional<io.fencer.lock.SessionView> session(long sessionId) {
+        return stateMachine.readLocal(machine -> machine.session(sessionId));
+    }
+
+    /** Returns the sizes of this peer's lock state as of its last apply (for tests). */
+    RaftLockStateMachine.Counts stateMachineCounts() {
+        return stateMachine.counts();
+    }
+
     /** Returns how many Watch streams this peer serves now (for tests). */
     int watchStreams() {
         return watches.streamCount();

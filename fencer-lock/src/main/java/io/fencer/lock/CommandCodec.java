@@ -175,22 +175,9 @@ public final class CommandCodec {
 
     private static void writeCommand(DataOutputStream out, Command command) throws IOException {
         if (command instanceof Command.OpenSession open) {
-            boolean ownQuota = open.quotaIdentity().equals(open.identity());
-            out.writeByte(ownQuota ? OPEN_SESSION : OPEN_SESSION_FOR);
-            writeString(out, open.requestId());
-            out.writeLong(open.ttlMillis());
-            writeString(out, open.identity());
-            writeSecretHash(out, open.secretHash());
-            if (!ownQuota) {
-                writeString(out, open.quotaIdentity());
-            }
+            writeOpenSession(out, open);
         } else if (command instanceof Command.CheckpointLeases checkpoint) {
-            out.writeByte(CHECKPOINT_LEASES);
-            out.writeInt(checkpoint.checkpoints().size());
-            for (Command.LeaseCheckpoint entry : checkpoint.checkpoints()) {
-                out.writeLong(entry.sessionId());
-                out.writeLong(entry.remainingMillis());
-            }
+            writeCheckpoint(out, checkpoint);
         } else if (command instanceof Command.CloseSession close) {
             out.writeByte(CLOSE_SESSION);
             out.writeLong(close.sessionId());
@@ -244,6 +231,29 @@ public final class CommandCodec {
             out.writeBoolean(permit.waitQueued());
         } else {
             throw new IllegalArgumentException("unknown command type " + command.getClass().getName());
+        }
+    }
+
+    /** Writes an OpenSession: tag 1, or tag 11 with its quota identity when that is not its identity. */
+    private static void writeOpenSession(DataOutputStream out, Command.OpenSession open) throws IOException {
+        boolean ownQuota = open.quotaIdentity().equals(open.identity());
+        out.writeByte(ownQuota ? OPEN_SESSION : OPEN_SESSION_FOR);
+        writeString(out, open.requestId());
+        out.writeLong(open.ttlMillis());
+        writeString(out, open.identity());
+        writeSecretHash(out, open.secretHash());
+        if (!ownQuota) {
+            writeString(out, open.quotaIdentity());
+        }
+    }
+
+    private static void writeCheckpoint(DataOutputStream out, Command.CheckpointLeases checkpoint)
+            throws IOException {
+        out.writeByte(CHECKPOINT_LEASES);
+        out.writeInt(checkpoint.checkpoints().size());
+        for (Command.LeaseCheckpoint entry : checkpoint.checkpoints()) {
+            out.writeLong(entry.sessionId());
+            out.writeLong(entry.remainingMillis());
         }
     }
 

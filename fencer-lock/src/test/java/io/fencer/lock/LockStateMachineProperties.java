@@ -229,8 +229,10 @@ class LockStateMachineProperties {
                 // Three quota identities, so that usage is counted apart and a retry may come from another one.
                 return new Command.OpenSession(requestId, ttlMillis, IDENTITY, HASH, "q" + open.ttlPick() % 3);
             } else if (step instanceof Lease lease) {
+                long remainingMillis = lease.remainingPick() == 0 ? Command.LeaseCheckpoint.RENEWED
+                        : lease.remainingPick() * 1_000L;
                 return new Command.CheckpointLeases(List.of(new Command.LeaseCheckpoint(session(lease.sessionPick()),
-                        lease.remainingPick() == 0 ? Command.LeaseCheckpoint.RENEWED : lease.remainingPick() * 1_000L)));
+                        remainingMillis)));
             } else if (step instanceof Close close) {
                 return new Command.CloseSession(session(close.sessionPick()), presented(index));
             } else if (step instanceof Expire expire) {

@@ -89,6 +89,27 @@ class QuotaTest {
         assertThat(openSession(as("alice"), TTL_MILLIS).id()).isPositive();
     }
 
+    /** The HTTP port's calls reach the same service with the HTTP client's own address as their quota identity. */
+    @Test
+    void openSession_overTheHttpPort_countedByTheHttpClientsAddress() throws Exception {
+        ServerConfig config = TestServers.singlePeer(dir.resolve("data"), ticker).withQuotas(QUOTAS).withHttpPort(0);
+        server = FencerServer.start(config);
+        channel = TestServers.channel(server);
+        TestServers.awaitServing(server, channel);
+        ConnectCalls http = new ConnectCalls(server.httpPort());
+        for (int i = 0; i < 2; i++) {
+            openSession(TestServers.stub(channel), TTL_MILLIS);
+        }
+        assertThat(http.json("Locks/OpenSession", "{\"ttlMillis\": 10000}").status()).isEqualTo(200);
+
+        ConnectCalls.Reply refused = http.json("Locks/OpenSession", "{\"ttlMillis\": 10000}");
+
+        assertThat(refused.status()).isEqualTo(429);
+        assertThat(refused.errorCode()).isEqualTo("resource_exhausted");
+        assertQuota(refused.detail().toBuilder().setMessage(refused.json().get("message").getAsString()).build(),
+                "anonymous@127.0.0.1", "sessionsPerIdentityMax", 3);
+    }
+
     @Test
     void sessionsQuota_freedByCloseAndByExpiry() throws Exception {
         start(QUOTAS, null);

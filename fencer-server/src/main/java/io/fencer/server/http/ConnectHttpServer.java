@@ -17,6 +17,7 @@ import io.fencer.server.rpc.InProcessEndpoint;
 import io.fencer.server.tls.HttpServers;
 import io.fencer.server.tls.TlsMaterial;
 import io.grpc.CallOptions;
+import io.grpc.Channel;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
@@ -279,7 +280,8 @@ public final class ConnectHttpServer implements AutoCloseable {
             options = options.withDeadlineAfter(request.timeoutMillis(), TimeUnit.MILLISECONDS);
         }
         SSLSession session = exchange instanceof HttpsExchange https ? https.getSSLSession() : null;
-        ClientCalls.asyncUnaryCall(endpoint.channelFor(session, exchange.getRemoteAddress()).newCall(request.route().method(), options), bytes,
+        Channel caller = endpoint.channelFor(session, exchange.getRemoteAddress());
+        ClientCalls.asyncUnaryCall(caller.newCall(request.route().method(), options), bytes,
                 new Answer(exchange, request));
     }
 

@@ -201,8 +201,8 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                         Context.current().getDeadline(), keys).start(reservation);
                 return;
             }
-            proposeAdmitted(acquire, reservation).thenCompose(result -> tryAcquireResponse(sessionId, presented, lock, requestId,
-                    result, false))
+            proposeAdmitted(acquire, reservation).thenCompose(result -> tryAcquireResponse(sessionId, presented,
+                    lock, requestId, result, false))
                     .whenComplete((response, error) -> Replies.send(call, response, error));
         } catch (RuntimeException e) {
             Replies.send(call, null, e);

@@ -59,8 +59,8 @@ final class ScopeClaims {
     void check(String scope, String lock, String sequencer) {
         if (!lock.equals(scope) && !authorizer.enforcing()) {
             throw new PermissionDeniedException(Identities.current(), Permission.ADMIN.word(), scope, "binding scope '"
-                    + InvalidArgumentException.printable(scope) + "' to lock '" + InvalidArgumentException.printable(lock)
-                    + "', not to the lock of its own name, needs 'admin' on the scope in an ACL file, and this server"
+                    + InvalidArgumentException.printable(scope) + "' to lock '"
+                    + InvalidArgumentException.printable(lock) + "', not to the lock of its own name, needs 'admin' on the scope in an ACL file, and this server"
                     + " has none: without one, anyone holding some lock could bind any scope to it and lock the scope's"
                     + " owner out");
         }

@@ -2,6 +2,7 @@ package io.fencer.cli;
 
 import io.fencer.server.FencerServer;
 import io.fencer.server.PeerAuth;
+import io.fencer.server.IdentityQuotas;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.raft.GroupSecret;
 import io.fencer.server.tls.TlsFiles;
@@ -33,7 +34,8 @@ import picocli.CommandLine.Spec;
  * <p>Peers prove to each other on the Raft port that they hold the group's secret ({@code --raft-secret-file}, the
  * same file on every peer, made at the first start if absent; a group of one keeps its own in {@code DATA/raft.secret}
  * without being told). With TLS and a CA the certificates authenticate peers as well, and the secret file is
- * optional. {@code --insecure-raft} turns the Raft port's authentication off.
+ * optional. {@code --insecure-raft} turns the Raft port's authentication off. {@code --sessions-per-identity-max} and its siblings set
+ * the per-identity quotas.
  */
 @Command(name = "server", mixinStandardHelpOptions = true,
         description = "Runs a Fencer server (one peer of a group) until SIGINT or SIGTERM.")
@@ -80,8 +82,25 @@ final class ServerCommand implements Callable<Integer> {
 
     @Option(names = "--acl", paramLabel = "FILE",
             description = "ACL file of 'IDENTITY PERMISSION PREFIX' lines (lock, read, write, admin) every call is "
-                    + "checked against; SIGHUP reloads it (default: every caller may do everything).")
+                    + "checked against, and of 'IDENTITY quota sessions|locks|waiters N' lines that set an identity's "
+                    + "quotas; SIGHUP reloads it (default: every caller may do everything).")
     Path aclFile;
+
+    @Option(names = "--sessions-per-identity-max", paramLabel = "N",
+            description = "Most sessions one identity may have open: a client certificate's CN, or for a caller "
+                    + "without one its address (anonymous@ADDRESS); an ACL file may set other quotas for some "
+                    + "identities (default: ${DEFAULT-VALUE}, a tenth of the server's sessions).")
+    int sessionsPerIdentityMax = IdentityQuotas.DEFAULT.sessionsPerIdentityMax();
+
+    @Option(names = "--locks-per-identity-max", paramLabel = "N",
+            description = "Most locks one identity's sessions may hold or wait for at once (default: ${DEFAULT-VALUE},"
+                    + " a tenth of the server's lock records).")
+    int locksPerIdentityMax = IdentityQuotas.DEFAULT.locksPerIdentityMax();
+
+    @Option(names = "--waiters-per-identity-max", paramLabel = "N",
+            description = "Most waits one identity's sessions may have queued at once (default: ${DEFAULT-VALUE}, a "
+                    + "tenth of the waiters one lock may queue).")
+    int waitersPerIdentityMax = IdentityQuotas.DEFAULT.waitersPerIdentityMax();
 
     @Option(names = "--lock-delay", paramLabel = "DURATION", defaultValue = "0s", converter = Durations.Converter.class,
             description = "How long a lock freed by session expiry stays unavailable (default: ${DEFAULT-VALUE}).")
@@ -176,13 +195,19 @@ final class ServerCommand implements Callable<Integer> {
             throw usage("--reply-spin " + Durations.format(replySpin) + " is longer than the "
                     + Durations.format(ServerConfig.REPLY_SPIN_MAX) + " allowed");
         }
+        if (sessionsPerIdentityMax < 1 || locksPerIdentityMax < 1 || waitersPerIdentityMax < 1) {
+            throw usage("--sessions-per-identity-max, --locks-per-identity-max and --waiters-per-identity-max must be"
+                    + " at least 1; got " + sessionsPerIdentityMax + ", " + locksPerIdentityMax + ", "
+                    + waitersPerIdentityMax);
+        }
         Path data = dataDir.toAbsolutePath().normalize();
         ServerConfig defaults = ServerConfig.defaults(data);
         TlsFiles tlsFiles = tls.files(boundHost);
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
                 defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
                 aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tlsFiles, http,
-                defaults.watch(), replySpin, peerAuth(data, tlsFiles), portLimits.limits());
+                defaults.watch(), replySpin, peerAuth(data, tlsFiles), portLimits.limits(),
+                new IdentityQuotas(sessionsPerIdentityMax, locksPerIdentityMax, waitersPerIdentityMax));
     }
 
     /**

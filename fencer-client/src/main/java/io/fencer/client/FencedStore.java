@@ -130,12 +130,27 @@ public interface FencedStore extends AutoCloseable {
     ScopeInfo fence(String scope);
 
     /**
-     * Creates {@code scope} bound to {@code lock} with {@code policy}, before its first write; idempotent for the
-     * same binding. Without it, the first write binds a scope to the lock of its own name, policy AT_LEAST.
+     * Creates {@code scope} with {@code policy}, bound to the lock of the grant whose sequencer is {@code sequencer},
+     * before its first write; idempotent for the same binding. Without it, the first write binds a scope to the lock
+     * of its own name, policy AT_LEAST. Only a lock's current holder may bind a scope to it (the store checks the
+     * grant is current, or its signature on a standalone store), and a lock other than the scope's own name needs
+     * {@code admin} on the scope in the store's ACL file: a store without one refuses it.
      *
-     * @throws io.fencer.core.InvalidArgumentException when the scope exists with another binding
+     * @param sequencer the sequencer of a current exclusive grant of the lock to bind ({@link Grant#sequencer()})
+     * @throws io.fencer.core.InvalidArgumentException when the scope exists with another binding, or its name holds
+     *     a character new names may not hold
+     * @throws io.fencer.core.NotHolderException when the grant is not the lock's current one
+     * @throws io.fencer.core.PermissionDeniedException when the lock is not the scope's own name and the store has
+     *     no ACL (or the ACL grants no {@code admin} on the scope)
      */
-    ScopeInfo createScope(String scope, String lock, FencePolicy policy);
+    ScopeInfo createScope(String scope, FencePolicy policy, String sequencer);
+
+    /**
+     * Creates {@code scope} bound to {@code grant}'s lock; see {@link #createScope(String, FencePolicy, String)}.
+     */
+    default ScopeInfo createScope(String scope, FencePolicy policy, Grant grant) {
+        return createScope(scope, policy, grant.sequencer());
+    }
 
     /**
      * Begins a unit: work spanning several requests, checked once now and applied all or nothing at

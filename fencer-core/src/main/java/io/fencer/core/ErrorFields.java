@@ -18,16 +18,17 @@ import java.util.function.Function;
  * <pre>
  *   reason               lock   presentedToken  currentToken  other components
  *   INVALID_ARGUMENT                                          field, value, message
- *   LIMIT_EXCEEDED                                            limit, limitValue, message
+ *   LIMIT_EXCEEDED                                            limit, limitValue, message, identity (quotas)
  *   SESSION_EXPIRED                                           sessionId, message
  *   SESSION_UNAUTHENTICATED                                   sessionId, message
- *   NOT_HOLDER           lock   presented       holder's (0 = the lock is free)  sessionId (0 = none)
+ *   NOT_HOLDER           lock   presented       holder's (0 = the lock is free)  sessionId (0 = none), why
  *   STALE_TOKEN          scope  presented       accepted      policy
  *   SCOPE_MISMATCH       scope  presented                     value = the presented token's lock
  *   TOKEN_EXHAUSTED      lock                   last token
  *   IDEMPOTENCY_MISMATCH scope  presented                     value = the idempotency key
  *   BAD_TOKEN_SIGNATURE  lock   presented                     why
- *   PERMISSION_DENIED    lock                                 identity, permission (lock = the name, may be empty)
+ *   PERMISSION_DENIED    lock                                 identity, permission (lock = the name, may be empty),
+ *                                                             why (may be empty)
  *   NOT_LEADER                                                leaderAddress
  *   UNAVAILABLE, INTERNAL                                     message
  *   MODE_MISMATCH        scope  presented                     value = the presented token's mode (shared)
@@ -52,8 +53,11 @@ import java.util.function.Function;
  * @param currentToken the token in force: the holder's, the resource's accepted one, or the lock's last one
  * @param leaderAddress NOT_LEADER: the leader's client address ({@code host:port}), empty when unknown
  * @param policy STALE_TOKEN: the resource's policy; null for every other reason
- * @param why BAD_TOKEN_SIGNATURE: why the signature was refused, as a clause
- * @param identity PERMISSION_DENIED: the refused caller's identity
+ * @param why BAD_TOKEN_SIGNATURE: why the signature was refused, as a clause; PERMISSION_DENIED: why the
+ *     permission is needed, when the refusal says more than that the ACL lacks it; NOT_HOLDER: why the call needed
+ *     the holder's token (both may be empty)
+ * @param identity PERMISSION_DENIED: the refused caller's identity; LIMIT_EXCEEDED: the identity a per-identity
+ *     quota counts (empty for a limit of the whole server)
  * @param permission PERMISSION_DENIED: the permission the call needed ({@code lock}, {@code read} ...)
  * @param oldestRevision OUT_OF_RANGE: the oldest revision from which the server's Watch history is complete
  */
@@ -120,8 +124,10 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
                     (error, fields) -> fields.field(error.field()).value(error.value()),
                     fields -> new InvalidArgumentException(fields.field(), fields.value(), fields.message()));
             case LIMIT_EXCEEDED -> new Mapping<>(LimitExceededException.class,
-                    (error, fields) -> fields.limit(error.limit()).limitValue(error.limitValue()),
-                    fields -> new LimitExceededException(fields.limit(), fields.limitValue(), fields.message()));
+                    (error, fields) -> fields.limit(error.limit()).limitValue(error.limitValue())
+                            .identity(error.identity()),
+                    fields -> new LimitExceededException(fields.limit(), fields.limitValue(), fields.identity(),
+                            fields.message()));
             case SESSION_EXPIRED -> new Mapping<>(SessionExpiredException.class,
                     (error, fields) -> fields.sessionId(error.sessionId()),
                     fields -> new SessionExpiredException(fields.sessionId(), fields.message()));
@@ -130,9 +136,9 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
                     fields -> new SessionUnauthenticatedException(fields.sessionId(), fields.message()));
             case NOT_HOLDER -> new Mapping<>(NotHolderException.class,
                     (error, fields) -> fields.lock(error.lock()).presentedToken(error.presented())
-                            .currentToken(error.current()).sessionId(error.sessionId()),
+                            .currentToken(error.current()).sessionId(error.sessionId()).why(error.why()),
                     fields -> new NotHolderException(fields.lock(), fields.presentedToken(), fields.currentToken(),
-                            fields.sessionId()));
+                            fields.sessionId(), fields.why()));
             case STALE_TOKEN -> new Mapping<>(StaleTokenException.class,
                     (error, fields) -> fields.lock(error.scope()).presentedToken(error.presented())
                             .currentToken(error.accepted()).policy(error.policy()),
@@ -155,8 +161,9 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
                     fields -> new BadTokenSignatureException(fields.lock(), fields.presentedToken(), fields.why()));
             case PERMISSION_DENIED -> new Mapping<>(PermissionDeniedException.class,
                     (error, fields) -> fields.lock(error.name()).identity(error.identity())
-                            .permission(error.permission()),
-                    fields -> new PermissionDeniedException(fields.identity(), fields.permission(), fields.lock()));
+                            .permission(error.permission()).why(error.why()),
+                    fields -> new PermissionDeniedException(fields.identity(), fields.permission(), fields.lock(),
+                            fields.why()));
             case NOT_LEADER -> new Mapping<>(NotLeaderException.class,
                     (error, fields) -> fields.leaderAddress(error.leaderAddress()),
                     fields -> new NotLeaderException(fields.leaderAddress()));

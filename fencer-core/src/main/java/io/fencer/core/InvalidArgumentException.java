@@ -28,7 +28,11 @@ public final class InvalidArgumentException extends FencerException {
         return ErrorReason.INVALID_ARGUMENT;
     }
 
-    /** Returns {@code text} truncated for messages, with control characters and lone surrogates escaped. */
+    /**
+     * Returns {@code text} truncated for messages, with control characters, lone surrogates, format characters (the
+     * invisible and bidirectional ones, which would hide or reorder the message around them) and line and paragraph
+     * separators escaped (a backslash, {@code u} and four hex digits).
+     */
     public static String printable(String text) {
         StringBuilder out = new StringBuilder();
         String shown = truncate(text);
@@ -37,7 +41,8 @@ public final class InvalidArgumentException extends FencerException {
             boolean loneSurrogate = Character.isSurrogate(c) && !(Character.isHighSurrogate(c)
                     && i + 1 < shown.length() && Character.isLowSurrogate(shown.charAt(i + 1)))
                     && !(Character.isLowSurrogate(c) && i > 0 && Character.isHighSurrogate(shown.charAt(i - 1)));
-            if (Character.isISOControl(c) || loneSurrogate) {
+            if (Character.isISOControl(c) || loneSurrogate || Character.getType(c) == Character.FORMAT
+                    || c == '\u2028' || c == '\u2029') {
                 out.append(String.format("\\u%04x", (int) c));
             } else {
                 out.append(c);

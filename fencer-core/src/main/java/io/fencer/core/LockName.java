@@ -32,6 +32,16 @@ public final class LockName {
     }
 
     /**
+     * Returns {@code name} as the name of a lock about to be created: {@link LockNames#checkNew(String, String)},
+     * which also refuses characters that are invisible or reorder text. Names already kept take {@link #of}.
+     *
+     * @throws InvalidArgumentException naming {@code field}, the offending code point and its position
+     */
+    public static LockName ofNew(String field, String name) {
+        return new LockName(LockNames.checkNew(field, name));
+    }
+
+    /**
      * Decodes {@code length} bytes of UTF-8 at {@code offset} as a lock name. An ASCII name is checked in the same
      * pass that decodes it; any other name is decoded strictly, then checked as {@link #of(String, String)} does.
      *

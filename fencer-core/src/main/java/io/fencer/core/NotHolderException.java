@@ -12,6 +12,7 @@ public final class NotHolderException extends FencerException {
     private final long presented;
     private final long current;
     private final long sessionId;
+    private final String why;
 
     /**
      * A refusal that names no session: the token alone was not the holder's.
@@ -30,15 +31,33 @@ public final class NotHolderException extends FencerException {
      * @param sessionId the session that presented the token, or 0 when the refusal names none
      */
     public NotHolderException(String lock, long presented, long current, long sessionId) {
-        super(sentence(lock, presented, current, sessionId));
+        this(lock, presented, current, sessionId, "");
+    }
+
+    /**
+     * As the other constructors, with {@code why} the call needed the holder's token, as a clause appended to the
+     * sentence (e.g. which scope a CreateScope was to claim); empty for none. A {@code presented} of
+     * {@link FencingToken#NONE} means that no token of the lock was presented.
+     */
+    public NotHolderException(String lock, long presented, long current, long sessionId, String why) {
+        super(sentence(lock, presented, current, sessionId) + (why == null || why.isEmpty() ? "" : ": " + why));
         this.lock = lock;
         this.presented = presented;
         this.current = current;
         this.sessionId = sessionId;
+        this.why = why == null ? "" : why;
+    }
+
+    /** Returns why the call needed the holder's token, when the refusal says; empty otherwise. */
+    public String why() {
+        return why;
     }
 
     private static String sentence(String lock, long presented, long current, long sessionId) {
         String holder = current == FencingToken.NONE ? "the lock is free" : "the holder is " + lock + "#" + current;
+        if (presented == FencingToken.NONE) {
+            return "no token of lock '" + lock + "' was presented; " + holder;
+        }
         if (sessionId == 0) {
             return "token " + lock + "#" + presented + " is not the holder of lock '" + lock + "'; " + holder;
         }

@@ -12,6 +12,7 @@ public final class PermissionDeniedException extends FencerException {
     private final String identity;
     private final String permission;
     private final String name;
+    private final String why;
 
     /**
      * @param identity the caller's identity (a client certificate's CN, or {@code anonymous})
@@ -20,12 +21,27 @@ public final class PermissionDeniedException extends FencerException {
      *     permission on some name rather than on one
      */
     public PermissionDeniedException(String identity, String permission, String name) {
+        this(identity, permission, name, "");
+    }
+
+    /**
+     * As the other constructor, with {@code why} the call needs the permission, as a clause appended to the
+     * sentence: for refusals the ACL file alone does not explain (empty for none).
+     */
+    public PermissionDeniedException(String identity, String permission, String name, String why) {
         super("permission denied: identity '" + InvalidArgumentException.printable(identity) + "' has no '"
                 + InvalidArgumentException.printable(permission) + "' permission "
-                + (name.isEmpty() ? "on any name" : "on '" + InvalidArgumentException.printable(name) + "'"));
+                + (name.isEmpty() ? "on any name" : "on '" + InvalidArgumentException.printable(name) + "'")
+                + (why == null || why.isEmpty() ? "" : ": " + why));
         this.identity = identity;
         this.permission = permission;
         this.name = name;
+        this.why = why == null ? "" : why;
+    }
+
+    /** Returns why the call needs the permission, when the refusal explains it; empty otherwise. */
+    public String why() {
+        return why;
     }
 
     /** Returns the identity that was refused. */

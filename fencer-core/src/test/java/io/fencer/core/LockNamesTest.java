@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class LockNamesTest {
 
@@ -30,6 +32,67 @@ class LockNamesTest {
         assertThatThrownBy(() -> LockNames.check("é".repeat(129))).hasMessageContaining("258 bytes");
         assertThatThrownBy(() -> LockNames.check("a\nb")).hasMessageContaining("control characters");
         assertThatThrownBy(() -> LockNames.check("a\ud800b")).hasMessageContaining("not valid UTF-8");
+    }
+
+    @ParameterizedTest(name = "U+{0}")
+    @ValueSource(strings = {"202A", "202B", "202C", "202D", "202E", "2066", "2067", "2068", "2069", "200E", "200F",
+            "061C"})
+    void checkNew_bidiControl_refusedNamingCodePointAndPosition(String hex) {
+        String name = "jobs/a" + Character.toString(Integer.parseInt(hex, 16)) + "b";
+        assertThatThrownBy(() -> LockNames.checkNew(name)).isInstanceOfSatisfying(InvalidArgumentException.class,
+                e -> {
+                    assertThat(e.field()).isEqualTo("lock");
+                    assertThat(e.getMessage()).contains("U+" + hex, "a bidirectional control", "at position 6");
+                });
+        assertThat(LockNames.check(name)).as("names already kept still pass the plain check").isEqualTo(name);
+    }
+
+    @ParameterizedTest(name = "U+{0}")
+    @ValueSource(strings = {"200B", "200C", "200D", "2060", "FEFF"})
+    void checkNew_zeroWidth_refusedNamingCodePointAndPosition(String hex) {
+        String name = Character.toString(Integer.parseInt(hex, 16)) + "orders";
+        assertThatThrownBy(() -> LockNames.checkNew("scope", name)).isInstanceOfSatisfying(
+                InvalidArgumentException.class, e -> {
+                    assertThat(e.field()).isEqualTo("scope");
+                    assertThat(e.getMessage()).contains("U+" + hex, "a zero-width character", "at position 0");
+                });
+        assertThat(LockNames.check("scope", name)).isEqualTo(name);
+    }
+
+    @Test
+    void checkNew_otherFormatCharacters_refused() {
+        // Soft hyphen, Arabic number sign, Mongolian vowel separator, a tag character beyond the BMP (a pair).
+        for (int codePoint : new int[] {0x00AD, 0x0600, 0x180E, 0xE0041}) {
+            String name = "\ud83d\ude00x" + Character.toString(codePoint);
+            assertThat(Character.getType(codePoint)).isEqualTo(Character.FORMAT);
+            assertThatThrownBy(() -> LockNames.checkNew(name))
+                    .hasMessageContaining(String.format("U+%04X", codePoint))
+                    .hasMessageContaining("at position 2"); // the emoji is one code point, two chars
+        }
+    }
+
+    @Test
+    void checkNew_controlAndSeparatorCharacters_refused() {
+        assertThatThrownBy(() -> LockNames.checkNew("a\tb")).hasMessageContaining("control characters");
+        assertThatThrownBy(() -> LockNames.checkNew("a\u2028b")).hasMessageContaining("U+2028")
+                .hasMessageContaining("a line or paragraph separator");
+        assertThatThrownBy(() -> LockNames.checkNew("a\u2029b")).hasMessageContaining("U+2029");
+        assertThat(LockNames.hiddenKind(0x7f)).isEqualTo("a control character");
+        assertThat(LockNames.hiddenKind(0x9f)).isEqualTo("a control character");
+    }
+
+    @Test
+    void checkNew_visibleNames_accepted() {
+        for (String name : new String[] {"jobs/nightly", "日本語/ロック", "orders-ü", "\ud83d\ude00", "a b", "שלום",
+                "مرحبا"}) {
+            assertThat(LockNames.checkNew(name)).isEqualTo(name);
+            assertThat(LockName.ofNew("lock", name).value()).isEqualTo(name);
+        }
+    }
+
+    @Test
+    void printable_formatCharacters_escapedSoTheMessageShowsThem() {
+        assertThat(InvalidArgumentException.printable("a\u202Eb\u200Bc")).isEqualTo("a\\u202eb\\u200bc");
     }
 
     @Test

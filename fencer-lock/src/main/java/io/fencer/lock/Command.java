@@ -32,12 +32,27 @@ public sealed interface Command {
      * {@code secretHash} (the leader drew the secret). A retry with the same non-empty request id returns the same
      * session while it lives, if it comes from the same identity with the same secret hash; otherwise it is
      * refused, so that a retry never hands out another secret for a session opened before.
+     *
+     * <p>{@code quotaIdentity} is who the session counts against for per-identity quotas: the identity itself for a
+     * caller with a client certificate, and for an anonymous caller its network address (every anonymous caller has
+     * the same identity, so it cannot tell them apart). The quotas are enforced by the leader before it proposes
+     * (the state machine only keeps the counts, {@link IdentityUsage}), so that replicas never diverge whatever
+     * quotas their configurations set; it is recorded here so that every replica, and a leader elected or restarted
+     * later, counts the session where the leader that opened it did. Entries written before it existed count
+     * against {@code identity}.
      */
-    record OpenSession(String requestId, long ttlMillis, String identity, SecretHash secretHash) implements Command {
+    record OpenSession(String requestId, long ttlMillis, String identity, SecretHash secretHash,
+            String quotaIdentity) implements Command {
         public OpenSession {
             Limits.checkRequestId(requestId, true);
             Limits.checkIdentity(identity);
             Objects.requireNonNull(secretHash, "secretHash");
+            Limits.checkIdentity(quotaIdentity);
+        }
+
+        /** A session whose quotas count against its opener's identity: a caller with a client certificate. */
+        public OpenSession(String requestId, long ttlMillis, String identity, SecretHash secretHash) {
+            this(requestId, ttlMillis, identity, secretHash, identity);
         }
     }
 
@@ -154,6 +169,45 @@ public sealed interface Command {
         /** Returns the lock's name as a string: the key of the state machine's maps. */
         public String lock() {
             return lockName.value();
+        }
+    }
+
+    /**
+     * Records, for each listed session, the most of its lease it may still have ({@code remainingMillis}), or that it
+     * was renewed since ({@link LeaseCheckpoint#RENEWED}): what a new leader gives each session on taking over is its
+     * recorded bound rather than its whole ttl (see {@link SessionView#takeoverLeaseMillis()}). Proposed by the leader
+     * alone; a bound above the ttl is recorded as the ttl, and unknown sessions are skipped. The leader keeps the
+     * bound true: it records a bound only from the deadline it holds, and before it acknowledges a keepalive of a
+     * session whose bound is recorded (or proposed), it first records {@code RENEWED}.
+     */
+    record CheckpointLeases(List<LeaseCheckpoint> checkpoints) implements Command {
+        /** The most sessions one command lists ({@code checkpointsPerCommandMax}). */
+        public static final int CHECKPOINTS_MAX = 1_024;
+
+        public CheckpointLeases {
+            checkpoints = List.copyOf(checkpoints);
+            if (checkpoints.isEmpty() || checkpoints.size() > CHECKPOINTS_MAX) {
+                throw new InvalidArgumentException("checkpoints", Integer.toString(checkpoints.size()),
+                        "a lease checkpoint lists " + checkpoints.size() + " sessions: it must list 1 to"
+                                + " checkpointsPerCommandMax " + CHECKPOINTS_MAX);
+            }
+        }
+    }
+
+    /**
+     * One session's entry of {@link CheckpointLeases}: at most {@code remainingMillis} of its lease is left, or
+     * {@link #RENEWED}.
+     */
+    record LeaseCheckpoint(long sessionId, long remainingMillis) {
+        /** The session was renewed: no bound is recorded, a new leader gives it its whole ttl. */
+        public static final long RENEWED = -1;
+
+        public LeaseCheckpoint {
+            if (remainingMillis < RENEWED) {
+                throw new InvalidArgumentException("remaining_millis", Long.toString(remainingMillis),
+                        "session " + sessionId + " has a lease bound of " + remainingMillis + " ms: a bound is 0 or"
+                                + " more, or " + RENEWED + " for renewed");
+            }
         }
     }
 

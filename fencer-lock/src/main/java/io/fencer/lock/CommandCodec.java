@@ -45,6 +45,14 @@ import java.util.Set;
  * permits:i32, requestId:string, waitQueued:bool}, and {@code ACQUIRE_ALL} (10): {@code sessionId:i64, secretHash,
  * count:i32, count × lock:string, requestId:string, waitQueued:bool}.
  *
+ * <p>Version 4 (quotas and lease checkpoints) is version 3 plus the command tags {@code OPEN_SESSION_FOR} (11): an
+ * OpenSession followed by its quota identity as a string, written when that differs from the identity (an anonymous
+ * caller's, which is its address); and {@code CHECKPOINT_LEASES} (12): {@code count:i32, count × (sessionId:i64,
+ * remainingMillis:i64)}. An OpenSession whose quota identity is its identity is still written with tag 1, and an
+ * OpenSession read with tag 1 (of any version) counts against its identity. The codec writes version 4 and reads
+ * versions 1 to 4; a batch of an earlier version holding tag 11 or 12 is refused. The result tag
+ * {@code LEASES_CHECKPOINTED} (11) answers a checkpoint with its count of recorded sessions as an i32.
+ *
  * <p>Version 1 (the previous release, before session secrets): the same frame, with OpenSession
  * {@code requestId, ttl}; CloseSession {@code sessionId}; Acquire {@code sessionId, lock, requestId, waitQueued};
  * CancelWait {@code sessionId, lock, requestId}; Release {@code lock, token}; ExpireSession and EndLockDelay as in
@@ -94,7 +102,9 @@ import java.util.Set;
  */
 public final class CommandCodec {
     /** The version this codec writes. */
-    public static final int VERSION = 3;
+    public static final int VERSION = 4;
+    /** The version before quotas and lease checkpoints: read, never written. */
+    static final int VERSION_THREE = 3;
     /** The version before read-write locks: read, never written. */
     static final int VERSION_TWO = 2;
     /** The version of the previous release, before session secrets: read, never written. */
@@ -119,6 +129,10 @@ public final class CommandCodec {
     private static final int ACQUIRE_PERMIT = 9;
     /** Since version 3: a multi-lock. */
     private static final int ACQUIRE_ALL = 10;
+    /** Since version 4: an OpenSession with a quota identity other than its identity. */
+    private static final int OPEN_SESSION_FOR = 11;
+    /** Since version 4: a lease checkpoint. */
+    private static final int CHECKPOINT_LEASES = 12;
 
     private static final int SESSION_OPENED = 1;
     private static final int SESSION_ENDED = 2;
@@ -130,6 +144,7 @@ public final class CommandCodec {
     private static final int DELAY_ENDED = 8;
     private static final int REJECTED = 9;
     private static final int GRANTED_ALL = 10;
+    private static final int LEASES_CHECKPOINTED = 11;
 
     /** The reasons the lock state machine rejects commands with; the codec refuses every other as a bug. */
     private static final Set<ErrorReason> REJECTION_REASONS = Collections.unmodifiableSet(EnumSet.of(
@@ -160,11 +175,9 @@ public final class CommandCodec {
 
     private static void writeCommand(DataOutputStream out, Command command) throws IOException {
         if (command instanceof Command.OpenSession open) {
-            out.writeByte(OPEN_SESSION);
-            writeString(out, open.requestId());
-            out.writeLong(open.ttlMillis());
-            writeString(out, open.identity());
-            writeSecretHash(out, open.secretHash());
+            writeOpenSession(out, open);
+        } else if (command instanceof Command.CheckpointLeases checkpoint) {
+            writeCheckpoint(out, checkpoint);
         } else if (command instanceof Command.CloseSession close) {
             out.writeByte(CLOSE_SESSION);
             out.writeLong(close.sessionId());
@@ -221,6 +234,29 @@ public final class CommandCodec {
         }
     }
 
+    /** Writes an OpenSession: tag 1, or tag 11 with its quota identity when that is not its identity. */
+    private static void writeOpenSession(DataOutputStream out, Command.OpenSession open) throws IOException {
+        boolean ownQuota = open.quotaIdentity().equals(open.identity());
+        out.writeByte(ownQuota ? OPEN_SESSION : OPEN_SESSION_FOR);
+        writeString(out, open.requestId());
+        out.writeLong(open.ttlMillis());
+        writeString(out, open.identity());
+        writeSecretHash(out, open.secretHash());
+        if (!ownQuota) {
+            writeString(out, open.quotaIdentity());
+        }
+    }
+
+    private static void writeCheckpoint(DataOutputStream out, Command.CheckpointLeases checkpoint)
+            throws IOException {
+        out.writeByte(CHECKPOINT_LEASES);
+        out.writeInt(checkpoint.checkpoints().size());
+        for (Command.LeaseCheckpoint entry : checkpoint.checkpoints()) {
+            out.writeLong(entry.sessionId());
+            out.writeLong(entry.remainingMillis());
+        }
+    }
+
     /** Writes a hash's 32 bytes; a version-1 command's absent hash is refused, never written as version 2. */
     private static void writeSecretHash(DataOutputStream out, SecretHash hash) throws IOException {
         if (hash == SecretHash.NOT_CARRIED) {
@@ -230,14 +266,14 @@ public final class CommandCodec {
         out.write(hash.bytes());
     }
 
-    /** Decodes a command batch of version 2, or of version 1 under the rules in the class doc. */
+    /** Decodes a command batch of versions 2 to 4, or of version 1 under the rules in the class doc. */
     public static List<Command> decodeCommands(byte[] bytes) {
         Objects.requireNonNull(bytes, "bytes");
         ByteReader in = new ByteReader(bytes, "command batch");
         int version = in.readByte("version");
-        if (version != VERSION && version != VERSION_TWO && version != VERSION_ONE) {
-            throw in.malformed("unsupported version " + version + ", expected " + VERSION + " (or " + VERSION_TWO
-                    + " or " + VERSION_ONE + ", of earlier releases)");
+        if (version < VERSION_ONE || version > VERSION) {
+            throw in.malformed("unsupported version " + version + ", expected " + VERSION + " (or " + VERSION_THREE
+                    + ", " + VERSION_TWO + " or " + VERSION_ONE + ", of earlier releases)");
         }
         int count = in.readCount("commands", ITEM_BYTES_MIN);
         List<Command> commands = new ArrayList<>(count);
@@ -258,20 +294,27 @@ public final class CommandCodec {
     private static Command readCommand(ByteReader in, int version) {
         int tag = in.readByte("command tag");
         switch (tag) {
+            case OPEN_SESSION_FOR:
+                requireVersion(in, tag, version, VERSION);
+                return new Command.OpenSession(in.readRequiredString("request id"), in.readLong("ttl"),
+                        in.readRequiredString("identity"), readSecretHash(in), in.readRequiredString("quota identity"));
+            case CHECKPOINT_LEASES:
+                requireVersion(in, tag, version, VERSION);
+                return readCheckpoint(in);
             case ACQUIRE_ALL:
-                if (version < VERSION) {
+                if (version < VERSION_THREE) {
                     throw in.malformed("command tag " + tag + " is not in version " + version);
                 }
                 return readAcquireAll(in);
             case ACQUIRE_PERMIT:
-                if (version < VERSION) {
+                if (version < VERSION_THREE) {
                     throw in.malformed("command tag " + tag + " is not in version " + version);
                 }
                 return new Command.AcquirePermit(in.readLong("session id"), readSecretHash(in),
                         in.readLockName("semaphore"), in.readInt("permits"), in.readRequiredString("request id"),
                         in.readBoolean("wait queued"));
             case ACQUIRE_IN_MODE:
-                if (version < VERSION) {
+                if (version < VERSION_THREE) {
                     throw in.malformed("command tag " + tag + " is not in version " + version);
                 }
                 return new Command.Acquire(in.readLong("session id"), readSecretHash(in), in.readLockName("lock"),
@@ -325,6 +368,21 @@ public final class CommandCodec {
             default:
                 throw in.malformed("unknown command tag " + tag);
         }
+    }
+
+    private static void requireVersion(ByteReader in, int tag, int version, int since) {
+        if (version < since) {
+            throw in.malformed("command tag " + tag + " is not in version " + version);
+        }
+    }
+
+    private static Command.CheckpointLeases readCheckpoint(ByteReader in) {
+        int count = in.readCount("lease checkpoints", 16);
+        List<Command.LeaseCheckpoint> checkpoints = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            checkpoints.add(new Command.LeaseCheckpoint(in.readLong("session id"), in.readLong("remaining millis")));
+        }
+        return new Command.CheckpointLeases(checkpoints);
     }
 
     private static Command.AcquireAll readAcquireAll(ByteReader in) {
@@ -407,6 +465,9 @@ public final class CommandCodec {
             writeString(out, delayEnded.lock());
             out.writeBoolean(delayEnded.ended());
             writeOptionalToken(out, delayEnded.next());
+        } else if (result instanceof Result.LeasesCheckpointed checkpointed) {
+            out.writeByte(LEASES_CHECKPOINTED);
+            out.writeInt(checkpointed.recorded());
         } else if (result instanceof Result.Rejected rejected) {
             out.writeByte(REJECTED);
             writeError(out, Objects.requireNonNull(rejected.error(), "rejected error"));
@@ -489,6 +550,8 @@ public final class CommandCodec {
             case DELAY_ENDED:
                 return new Result.DelayEnded(in.readRequiredString("lock"), in.readBoolean("ended"),
                         readOptionalToken(in));
+            case LEASES_CHECKPOINTED:
+                return new Result.LeasesCheckpointed(in.readInt("recorded"));
             case REJECTED:
                 return new Result.Rejected(readError(in));
             default:

@@ -8,8 +8,12 @@ import io.fencer.core.FencingToken;
  */
 public sealed interface Event {
 
-    /** A session opened with lease {@code ttlMillis}; keepalives for it must present a secret of this hash. */
-    record SessionOpened(long sessionId, long ttlMillis, SecretHash secretHash) implements Event {}
+    /**
+     * A session opened with lease {@code ttlMillis}; keepalives for it must present a secret of this hash, and its
+     * locks and waits count against the quotas of {@code quotaIdentity}.
+     */
+    record SessionOpened(long sessionId, long ttlMillis, SecretHash secretHash, String quotaIdentity)
+            implements Event {}
 
     /** A session ended; its locks were released and its waits dropped (each reported separately too). */
     record SessionEnded(long sessionId, EndCause cause) implements Event {}

@@ -18,10 +18,13 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -50,7 +53,9 @@ import java.util.TreeSet;
  */
 public final class LockStateMachine {
     /** The leading byte of a snapshot; a reader refuses versions it does not know. */
-    private static final int SNAPSHOT_VERSION = 3;
+    private static final int SNAPSHOT_VERSION = 4;
+    /** Version 3: sessions without quota identity or lease bound (they count against their identity). Read. */
+    private static final int SNAPSHOT_VERSION_THREE = 3;
     /** Version 2: sessions with identity and secret hash, locks without shared holders or waiter modes. Read. */
     private static final int SNAPSHOT_VERSION_TWO = 2;
     /** The previous release's snapshot: sessions without identity or secret hash. Read, never written. */
@@ -73,6 +78,13 @@ public final class LockStateMachine {
     private long floor;
     /** The total number of queued waits over all locks. */
     private int waiterCount;
+    /**
+     * What each quota identity's sessions hold: a derived index, rebuilt when a snapshot is read, never written.
+     * Only looked up by key; an identity leaves it when its count is back to zero.
+     */
+    private final HashMap<String, UsageCounter> usage = new HashMap<>();
+    /** The counters changed since {@link #takeUsageChanges()} last ran, each once, in the order first changed. */
+    private final List<UsageCounter> usageChanged = new ArrayList<>();
 
     public LockStateMachine(Limits limits) {
         this.limits = Objects.requireNonNull(limits, "limits");
@@ -111,6 +123,8 @@ public final class LockStateMachine {
             result = acquirePermit(permit, events);
         } else if (command instanceof Command.AcquireAll all) {
             result = acquireAll(all, events);
+        } else if (command instanceof Command.CheckpointLeases checkpoint) {
+            result = checkpointLeases(checkpoint);
         } else {
             throw new IllegalArgumentException("unknown command type " + command.getClass().getName());
         }
@@ -138,12 +152,13 @@ public final class LockStateMachine {
             throw new IllegalStateException("session ids exhausted at " + sessionIdLast);
         }
         SessionRecord session = new SessionRecord(++sessionIdLast, open.ttlMillis(), open.requestId(),
-                open.identity(), open.secretHash());
+                open.identity(), open.secretHash(), open.quotaIdentity(), counter(open.quotaIdentity()));
         sessions.put(session.id, session);
         if (!session.requestId.isEmpty()) {
             sessionIdsByRequestId.put(session.requestId, session.id);
         }
-        events.add(new Event.SessionOpened(session.id, session.ttlMillis, session.secretHash));
+        events.add(new Event.SessionOpened(session.id, session.ttlMillis, session.secretHash,
+                session.quotaIdentity));
         return new Result.SessionOpened(session.id, session.ttlMillis);
     }
 
@@ -303,7 +318,7 @@ public final class LockStateMachine {
         }
         int position = record.waiters.size();
         record.waiters.put(session.id, new LockRecord.Waiter(acquire.requestId(), acquire.mode()));
-        session.waiting.add(record.name);
+        session.addWaiting(record.name);
         waiterCount++;
         events.add(new Event.Queued(session.id, record.name, acquire.requestId()));
         return new Result.Queued(record.name, position);
@@ -336,7 +351,8 @@ public final class LockStateMachine {
         } else {
             record.sharedHolders.put(session.id, value);
         }
-        session.held.add(record.name);
+        boolean added = session.addHeld(record.name);
+        assert added : "session " + session.id + " already listed lock " + record.name + " as held";
         FencingToken token = FencingToken.of(record.lockName, value, mode);
         events.add(new Event.Granted(session.id, requestId, token));
         return token;
@@ -386,7 +402,7 @@ public final class LockStateMachine {
         FencingToken token = record.tokenOf(sessionId);
         assert token != null : "session " + sessionId + " holds no grant of lock " + record.name;
         SessionRecord holder = sessions.get(sessionId);
-        boolean listed = holder.held.remove(record.name);
+        boolean listed = holder.removeHeld(record.name);
         assert listed : "session " + holder.id + " did not list held lock " + record.name;
         if (token.mode() == LockMode.EXCLUSIVE) {
             record.holderSessionId = 0;
@@ -438,7 +454,7 @@ public final class LockStateMachine {
             queue.remove();
             waiterCount--;
             SessionRecord session = sessions.get(head.getKey());
-            boolean listed = session.waiting.remove(record.name);
+            boolean listed = session.removeWaiting(record.name);
             assert listed : "session " + session.id + " did not list its wait on lock " + record.name;
             FencingToken token = issue(record, session, head.getValue().requestId(), mode, events);
             first = first == null ? token : first;
@@ -463,7 +479,7 @@ public final class LockStateMachine {
 
     private void dropWaiters(LockRecord record, List<Event> events) {
         for (Map.Entry<Long, LockRecord.Waiter> waiter : record.waiters.entrySet()) {
-            sessions.get(waiter.getKey()).waiting.remove(record.name);
+            sessions.get(waiter.getKey()).removeWaiting(record.name);
             events.add(new Event.WaitDropped(waiter.getKey(), record.name, waiter.getValue().requestId()));
             waiterCount--;
         }
@@ -483,8 +499,8 @@ public final class LockStateMachine {
         if (session == null) {
             return new Result.SessionEnded(sessionId, List.of());
         }
-        List<FencingToken> released = new ArrayList<>(session.held.size());
-        for (String name : List.copyOf(session.held)) {
+        List<FencingToken> released = new ArrayList<>(session.held().size());
+        for (String name : List.copyOf(session.held())) {
             LockRecord record = locks.get(name);
             FencingToken ended = endGrant(record, sessionId, cause, events);
             released.add(ended);
@@ -498,19 +514,19 @@ public final class LockStateMachine {
                 grantNext(record, events);
             }
         }
-        for (String name : List.copyOf(session.waiting)) {
+        for (String name : List.copyOf(session.waiting())) {
             LockRecord record = locks.get(name);
             String requestId = record.waiters.remove(sessionId).requestId();
             waiterCount--;
-            session.waiting.remove(name);
+            session.removeWaiting(name);
             events.add(new Event.WaitDropped(sessionId, name, requestId));
             afterWaitRemoved(record, events);
         }
-        for (String name : List.copyOf(session.waitingPermits)) {
+        for (String name : List.copyOf(session.waitingPermits())) {
             SemaphoreRecord semaphore = semaphores.get(name);
             String requestId = semaphore.waiters.remove(sessionId);
             waiterCount--;
-            session.waitingPermits.remove(name);
+            session.removePermitWait(name);
             events.add(new Event.WaitDropped(sessionId, name, requestId));
             dropIfIdle(semaphore);
         }
@@ -518,8 +534,38 @@ public final class LockStateMachine {
         if (!session.requestId.isEmpty()) {
             sessionIdsByRequestId.remove(session.requestId);
         }
+        session.ended();
+        dropIfUnused(session.quotaIdentity);
         events.add(new Event.SessionEnded(sessionId, cause));
         return new Result.SessionEnded(sessionId, released);
+    }
+
+    /** Returns the usage counter of {@code quotaIdentity}, made (at zero) when it has none. */
+    private UsageCounter counter(String quotaIdentity) {
+        return usage.computeIfAbsent(quotaIdentity, identity -> new UsageCounter(identity, usageChanged));
+    }
+
+    /** Drops the counter of an identity whose count is back to zero, so that the index holds only identities in use. */
+    private void dropIfUnused(String quotaIdentity) {
+        UsageCounter counter = usage.get(quotaIdentity);
+        if (counter != null && counter.isZero()) {
+            usage.remove(quotaIdentity);
+        }
+    }
+
+    /** Records each listed session's lease bound (clamped to its ttl), or clears it; ended sessions are skipped. */
+    private Result checkpointLeases(Command.CheckpointLeases checkpoint) {
+        int recorded = 0;
+        for (Command.LeaseCheckpoint entry : checkpoint.checkpoints()) {
+            SessionRecord session = sessions.get(entry.sessionId());
+            if (session == null) {
+                continue;
+            }
+            session.leaseBoundMillis = entry.remainingMillis() == Command.LeaseCheckpoint.RENEWED
+                    ? SessionRecord.NO_LEASE_BOUND : Math.min(entry.remainingMillis(), session.ttlMillis);
+            recorded++;
+        }
+        return new Result.LeasesCheckpointed(recorded);
     }
 
     private Result endLockDelay(String lock, List<Event> events) {
@@ -564,7 +610,7 @@ public final class LockStateMachine {
         }
         record.waiters.remove(cancel.sessionId());
         waiterCount--;
-        session.waiting.remove(record.name);
+        session.removeWaiting(record.name);
         events.add(new Event.WaitCancelled(cancel.sessionId(), record.name));
         afterWaitRemoved(record, events);
         return new Result.WaitCancelled(true);
@@ -611,7 +657,7 @@ public final class LockStateMachine {
         LockRecord.Waiter waiter = new LockRecord.Waiter(acquire.requestId(), LockMode.EXCLUSIVE, acquire.locks());
         for (LockName name : acquire.lockNames()) {
             recordFor(name).waiters.put(session.id, waiter);
-            session.waiting.add(name.value());
+            session.addWaiting(name.value());
             waiterCount++;
             events.add(new Event.Queued(session.id, name.value(), acquire.requestId()));
         }
@@ -720,7 +766,7 @@ public final class LockStateMachine {
         for (String name : waiter.group()) {
             LockRecord record = locks.get(name);
             record.waiters.remove(session.id);
-            session.waiting.remove(name);
+            session.removeWaiting(name);
             waiterCount--;
             FencingToken token = issue(record, session, waiter.requestId(), LockMode.EXCLUSIVE, events);
             asked = name.equals(of) ? token : asked;
@@ -733,7 +779,7 @@ public final class LockStateMachine {
         for (String name : waiter.group()) {
             LockRecord record = locks.get(name);
             if (record != null && record.waiters.remove(session.id) != null) {
-                session.waiting.remove(name);
+                session.removeWaiting(name);
                 waiterCount--;
                 events.add(new Event.WaitCancelled(session.id, name));
                 afterWaitRemoved(record, events);
@@ -862,7 +908,7 @@ public final class LockStateMachine {
         }
         int position = semaphore.waiters.size();
         semaphore.waiters.put(session.id, acquire.requestId());
-        session.waitingPermits.add(semaphore.name);
+        session.addPermitWait(semaphore.name);
         waiterCount++;
         events.add(new Event.Queued(session.id, semaphore.name, acquire.requestId()));
         return new Result.Queued(semaphore.name, position);
@@ -885,7 +931,7 @@ public final class LockStateMachine {
         queue.remove();
         waiterCount--;
         SessionRecord session = sessions.get(head.getKey());
-        boolean listed = session.waitingPermits.remove(semaphore.name);
+        boolean listed = session.removePermitWait(semaphore.name);
         assert listed : "session " + session.id + " did not list its wait on semaphore " + semaphore.name;
         return issue(slot, session, head.getValue(), LockMode.EXCLUSIVE, events);
     }
@@ -914,7 +960,7 @@ public final class LockStateMachine {
             return new Result.WaitCancelled(false);
         }
         waiterCount--;
-        session.waitingPermits.remove(semaphore.name);
+        session.removePermitWait(semaphore.name);
         events.add(new Event.WaitCancelled(session.id, semaphore.name));
         dropIfIdle(semaphore);
         return new Result.WaitCancelled(true);
@@ -1045,6 +1091,61 @@ public final class LockStateMachine {
         return waiterCount;
     }
 
+    /** What the sessions of {@code quotaIdentity} hold now; {@link IdentityUsage#NONE} when it has no session. */
+    public IdentityUsage usage(String quotaIdentity) {
+        UsageCounter counter = usage.get(quotaIdentity);
+        return counter == null ? IdentityUsage.NONE : counter.view();
+    }
+
+    /** The usage of every identity with an open session, in no particular order. */
+    public Map<String, IdentityUsage> usageByIdentity() {
+        Map<String, IdentityUsage> views = new HashMap<>(usage.size() * 2);
+        for (UsageCounter counter : usage.values()) {
+            views.put(counter.identity, counter.view());
+        }
+        return views;
+    }
+
+    /**
+     * Returns the usage of each identity whose usage changed since the last call, in the order first changed, and
+     * forgets the changes: {@link IdentityUsage#NONE} for an identity whose sessions all ended. The server publishes
+     * them after each log entry, for its leader to check quotas against without this machine's lock.
+     */
+    public Map<String, IdentityUsage> takeUsageChanges() {
+        Map<String, IdentityUsage> changes = new LinkedHashMap<>();
+        for (UsageCounter counter : usageChanged) {
+            counter.unlist();
+            // A counter dropped at zero and made again holds the newer count: it is the one in the index.
+            UsageCounter current = usage.get(counter.identity);
+            changes.put(counter.identity, current == null ? IdentityUsage.NONE : current.view());
+        }
+        usageChanged.clear();
+        return changes;
+    }
+
+    /** The session opened with {@code requestId} (a retried open would return it), or empty. */
+    public Optional<SessionView> sessionOpenedBy(String requestId) {
+        Long id = requestId.isEmpty() ? null : sessionIdsByRequestId.get(requestId);
+        return id == null ? Optional.empty() : session(id);
+    }
+
+    /**
+     * True when the session holds or waits for {@code name}: a lock, or a semaphore one of whose permits it holds or
+     * waits for. An acquire of it again takes nothing more (it is a retry), so a quota need not make room for it.
+     */
+    public boolean takesPart(long sessionId, String name) {
+        SessionRecord session = sessions.get(sessionId);
+        if (session == null) {
+            return false;
+        }
+        if (session.held().contains(name) || session.waiting().contains(name)
+                || session.waitingPermits().contains(name)) {
+            return true;
+        }
+        SemaphoreRecord semaphore = semaphores.get(name);
+        return semaphore != null && permitOf(semaphore, sessionId) != null;
+    }
+
     /**
      * Checks every invariant of the state over all sessions and locks (linear: for tests and restored snapshots).
      *
@@ -1076,6 +1177,30 @@ public final class LockStateMachine {
         if (requestIds != sessionIdsByRequestId.size()) {
             throw broken("%d sessions have a request id but the index holds %d", requestIds,
                     sessionIdsByRequestId.size());
+        }
+        checkUsage();
+    }
+
+    /** The usage index holds, for each identity with a session and no other, the counts its sessions make up. */
+    private void checkUsage() {
+        Map<String, int[]> counted = new HashMap<>();
+        for (SessionRecord session : sessions.values()) {
+            int[] counts = counted.computeIfAbsent(session.quotaIdentity, identity -> new int[3]);
+            counts[0]++;
+            counts[1] += session.lockCount();
+            counts[2] += session.waitCount();
+        }
+        if (!counted.keySet().equals(usage.keySet())) {
+            throw broken("the usage index lists identities %s but sessions have %s", usage.keySet(),
+                    counted.keySet());
+        }
+        for (Map.Entry<String, int[]> entry : counted.entrySet()) {
+            int[] counts = entry.getValue();
+            IdentityUsage indexed = usage.get(entry.getKey()).view();
+            if (!indexed.equals(new IdentityUsage(counts[0], counts[1], counts[2]))) {
+                throw broken("identity %s has %s in the usage index but its sessions have %d sessions, %d locks, %d"
+                        + " waiters", entry.getKey(), indexed, counts[0], counts[1], counts[2]);
+            }
         }
     }
 
@@ -1119,7 +1244,7 @@ public final class LockStateMachine {
         }
         for (Map.Entry<Long, LockRecord.Waiter> waiter : record.waiters.entrySet()) {
             SessionRecord session = sessions.get(waiter.getKey());
-            if (session == null || !session.waiting.contains(name)) {
+            if (session == null || !session.waiting().contains(name)) {
                 throw broken("waiter session %d of lock %s is %s", waiter.getKey(), name,
                         session == null ? "unknown" : "not listing the wait");
             }
@@ -1152,7 +1277,7 @@ public final class LockStateMachine {
         }
         for (Long waiter : semaphore.waiters.keySet()) {
             SessionRecord session = sessions.get(waiter);
-            if (session == null || !session.waitingPermits.contains(semaphore.name)) {
+            if (session == null || !session.waitingPermits().contains(semaphore.name)) {
                 throw broken("waiter session %d of semaphore %s is %s", waiter, semaphore.name,
                         session == null ? "unknown" : "not listing the wait");
             }
@@ -1194,7 +1319,7 @@ public final class LockStateMachine {
                         holder.getKey(), holder.getValue(), record.lastToken);
             }
             SessionRecord session = sessions.get(holder.getKey());
-            if (session == null || !session.held.contains(record.name)) {
+            if (session == null || !session.held().contains(record.name)) {
                 throw broken("shared holder session %d of lock %s is %s", holder.getKey(), record.name,
                         session == null ? "unknown" : "not listing the lock as held");
             }
@@ -1210,7 +1335,7 @@ public final class LockStateMachine {
                     record.holderTokenValue, record.lastToken);
         }
         SessionRecord holder = sessions.get(record.holderSessionId);
-        if (holder == null || !holder.held.contains(record.name)) {
+        if (holder == null || !holder.held().contains(record.name)) {
             throw broken("holder session %d of lock %s is %s", record.holderSessionId, record.name,
                     holder == null ? "unknown" : "not listing the lock as held");
         }
@@ -1220,24 +1345,24 @@ public final class LockStateMachine {
         if (session.id < 1 || session.id > sessionIdLast) {
             throw broken("session id %d is outside [1, last id %d]", session.id, sessionIdLast);
         }
-        for (String name : session.held) {
+        for (String name : session.held()) {
             LockRecord record = locks.get(name);
             if (record == null || record.tokenOf(session.id) == null) {
                 throw broken("session %d lists lock %s as held but its holder is %s", session.id, name,
                         record == null ? "none (no record)" : record.holderSessionId + " (shared holders "
                                 + record.sharedHolders.keySet() + ")");
             }
-            if (session.waiting.contains(name)) {
+            if (session.waiting().contains(name)) {
                 throw broken("session %d both holds and waits on lock %s", session.id, name);
             }
         }
-        for (String name : session.waiting) {
+        for (String name : session.waiting()) {
             LockRecord record = locks.get(name);
             if (record == null || !record.waiters.containsKey(session.id)) {
                 throw broken("session %d lists a wait on lock %s that its queue lacks", session.id, name);
             }
         }
-        for (String name : session.waitingPermits) {
+        for (String name : session.waitingPermits()) {
             SemaphoreRecord semaphore = semaphores.get(name);
             if (semaphore == null || !semaphore.waiters.containsKey(session.id)) {
                 throw broken("session %d lists a wait on semaphore %s that its queue lacks", session.id, name);
@@ -1269,8 +1394,10 @@ public final class LockStateMachine {
             out.writeUTF(session.requestId);
             out.writeUTF(session.identity);
             out.write(session.secretHash.bytes());
-            writeNames(out, session.held);
-            writeNames(out, session.waiting);
+            out.writeUTF(session.quotaIdentity);
+            out.writeLong(session.leaseBoundMillis);
+            writeNames(out, session.held());
+            writeNames(out, session.waiting());
         }
         out.writeInt(locks.size());
         for (LockRecord record : locks.values()) {
@@ -1323,6 +1450,10 @@ public final class LockStateMachine {
      * whole: a corrupt snapshot fails with an {@link IOException} saying what is wrong, never yields a machine that
      * breaks its invariants.
      *
+     * <p>A version-3 snapshot (before quotas) has the layout of version 4 without a session's quota identity and lease
+     * bound: its sessions count against their own identity (every anonymous caller's together) and have no recorded
+     * bound, so a new leader gives them their whole ttl, as that release did.
+     *
      * <p>A version-2 snapshot (before read-write locks) has the layout of version 3 without a waiter's mode and a
      * lock's shared holders: its waiters are exclusive and it has no shared holders.
      *
@@ -1330,15 +1461,15 @@ public final class LockStateMachine {
      * restored with the identity {@link CommandCodec#VERSION_ONE_IDENTITY} and the hash {@link SecretHash#NONE}:
      * nobody can act for them, so they expire at the end of their lease and their locks pass on with higher tokens;
      * every token counter and the floor are kept as they were, so every later grant is above every token the old
-     * state issued. The next snapshot is written as version 3, with the {@link SecretHash#NONE} bytes.
+     * state issued. The next snapshot is written as version 4, with the {@link SecretHash#NONE} bytes.
      */
     public static LockStateMachine readSnapshot(DataInput in, Limits limits) throws IOException {
         Objects.requireNonNull(in, "in");
         int version = in.readUnsignedByte();
-        if (version != SNAPSHOT_VERSION && version != SNAPSHOT_VERSION_TWO && version != SNAPSHOT_VERSION_ONE) {
+        if (version < SNAPSHOT_VERSION_ONE || version > SNAPSHOT_VERSION) {
             throw new IOException("unsupported lock state snapshot version " + version + ", expected "
-                    + SNAPSHOT_VERSION + " (or " + SNAPSHOT_VERSION_TWO + " or " + SNAPSHOT_VERSION_ONE
-                    + ", of earlier releases)");
+                    + SNAPSHOT_VERSION + " (or " + SNAPSHOT_VERSION_THREE + ", " + SNAPSHOT_VERSION_TWO + " or "
+                    + SNAPSHOT_VERSION_ONE + ", of earlier releases)");
         }
         LockStateMachine machine = new LockStateMachine(limits);
         try {
@@ -1346,10 +1477,11 @@ public final class LockStateMachine {
             machine.floor = in.readLong();
             machine.readSessions(in, version);
             machine.readLocks(in, version);
-            if (version >= SNAPSHOT_VERSION) {
+            if (version >= SNAPSHOT_VERSION_THREE) {
                 machine.readSemaphores(in);
             }
             machine.checkInvariants();
+            machine.takeUsageChanges(); // a machine read whole starts with nothing to publish but its whole usage
         } catch (IllegalStateException | IllegalArgumentException | FencerException e) {
             throw new IOException("corrupt lock state snapshot: " + e.getMessage(), e);
         }
@@ -1372,15 +1504,32 @@ public final class LockStateMachine {
                 in.readFully(hash);
                 secretHash = SecretHash.fromBytes(hash);
             }
-            SessionRecord session = new SessionRecord(id, ttlMillis, requestId, identity, secretHash);
+            String quotaIdentity = identity;
+            long leaseBoundMillis = SessionRecord.NO_LEASE_BOUND;
+            if (version >= SNAPSHOT_VERSION) {
+                quotaIdentity = in.readUTF();
+                Limits.checkIdentity(quotaIdentity);
+                leaseBoundMillis = in.readLong();
+                if (leaseBoundMillis < SessionRecord.NO_LEASE_BOUND || leaseBoundMillis > ttlMillis) {
+                    throw new IOException("session " + id + " has lease bound " + leaseBoundMillis
+                            + " ms outside [-1, ttl " + ttlMillis + " ms]");
+                }
+            }
+            SessionRecord session = new SessionRecord(id, ttlMillis, requestId, identity, secretHash, quotaIdentity,
+                    counter(quotaIdentity));
+            session.leaseBoundMillis = leaseBoundMillis;
             if (sessions.put(id, session) != null) {
                 throw new IOException("snapshot lists session " + id + " twice");
             }
             if (!requestId.isEmpty() && sessionIdsByRequestId.put(requestId, id) != null) {
                 throw new IOException("snapshot lists request id '" + requestId + "' for two sessions");
             }
-            readNames(in, session.held, "held locks of session " + id);
-            readNames(in, session.waiting, "waits of session " + id);
+            Set<String> held = new LinkedHashSet<>();
+            readNames(in, held, "held locks of session " + id);
+            held.forEach(session::addHeld);
+            Set<String> waiting = new LinkedHashSet<>();
+            readNames(in, waiting, "waits of session " + id);
+            waiting.forEach(session::addWaiting);
         }
     }
 
@@ -1411,9 +1560,9 @@ public final class LockStateMachine {
                 long sessionId = in.readLong();
                 String requestId = in.readUTF();
                 Limits.checkRequestId(requestId, false);
-                LockMode mode = version >= SNAPSHOT_VERSION ? readMode(in, record.name) : LockMode.EXCLUSIVE;
+                LockMode mode = version >= SNAPSHOT_VERSION_THREE ? readMode(in, record.name) : LockMode.EXCLUSIVE;
                 List<String> group = null;
-                if (version >= SNAPSHOT_VERSION) {
+                if (version >= SNAPSHOT_VERSION_THREE) {
                     List<String> names = new ArrayList<>();
                     readNames(in, names, "multi-lock of session " + sessionId + " on lock " + record.name);
                     group = names.isEmpty() ? null : List.copyOf(names);
@@ -1422,7 +1571,7 @@ public final class LockStateMachine {
                     throw new IOException("session " + sessionId + " waits twice on lock '" + record.name + "'");
                 }
             }
-            if (version >= SNAPSHOT_VERSION) {
+            if (version >= SNAPSHOT_VERSION_THREE) {
                 readSharedHolders(in, record);
             }
             if (locks.put(record.name, record) != null) {
@@ -1453,7 +1602,7 @@ public final class LockStateMachine {
                     throw new IOException("semaphore '" + name.value() + "' lists waiter session " + sessionId
                             + (session == null ? ", which is unknown" : " twice"));
                 }
-                session.waitingPermits.add(name.value());
+                session.addPermitWait(name.value());
             }
             if (semaphores.put(semaphore.name, semaphore) != null) {
                 throw new IOException("snapshot lists semaphore '" + semaphore.name + "' twice");

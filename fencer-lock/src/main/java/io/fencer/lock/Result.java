@@ -42,6 +42,9 @@ public sealed interface Result {
     /** The lock-delay ended ({@code ended}), or there was none; {@code next} is the waiter granted, or null. */
     record DelayEnded(String lock, boolean ended, FencingToken next) implements Result {}
 
+    /** Lease bounds were recorded for {@code recorded} sessions; the others listed had ended. */
+    record LeasesCheckpointed(int recorded) implements Result {}
+
     /** The command was refused with a typed error; nothing changed. */
     record Rejected(FencerException error) implements Result {}
 }

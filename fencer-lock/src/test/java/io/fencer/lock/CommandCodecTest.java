@@ -271,12 +271,12 @@ class CommandCodecTest {
         byte[] valid = CommandCodec.encodeCommands(List.of(new Command.CloseSession(1, HASH)));
         byte[] trailing = Arrays.copyOf(valid, valid.length + 1);
         byte[] version = valid.clone();
-        version[0] = 4;
+        version[0] = 5;
         byte[] tag = valid.clone();
         tag[5] = 99;
 
         assertThatThrownBy(() -> CommandCodec.decodeCommands(trailing)).hasMessageContaining("trailing");
-        assertThatThrownBy(() -> CommandCodec.decodeCommands(version)).hasMessageContaining("version 4");
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(version)).hasMessageContaining("version 5");
         assertThatThrownBy(() -> CommandCodec.decodeCommands(tag)).hasMessageContaining("tag 99");
         assertThatThrownBy(() -> CommandCodec.decodeResults(tag)).hasMessageContaining("tag 99");
     }

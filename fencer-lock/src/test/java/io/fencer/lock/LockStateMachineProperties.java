@@ -68,6 +68,9 @@ class LockStateMachineProperties {
     /** A multi-lock of 2 or 3 of the plain locks, in an order the pick chooses. */
     record AcquireAll(int sessionPick, int locksPick, boolean waitQueued) implements Step {}
 
+    /** A lease checkpoint of a session: {@code remainingPick} 0 says renewed, others a bound (some above the ttl). */
+    record Lease(int sessionPick, int remainingPick) implements Step {}
+
     /** Replaces the machine by one restored from its own snapshot bytes. */
     record Restore() implements Step {}
 
@@ -131,6 +134,7 @@ class LockStateMachineProperties {
                 Tuple.of(8, Combinators.combine(lock, Arbitraries.integers().between(0, 3),
                         Arbitraries.longs().between(1, 30)).as(Release::new)),
                 Tuple.of(3, pick.map(EndDelay::new)),
+                Tuple.of(2, Combinators.combine(pick, Arbitraries.integers().between(0, 70)).as(Lease::new)),
                 Tuple.of(1, Arbitraries.just(new Restore())),
                 Tuple.of(1, Arbitraries.just(new Checkpoint())),
                 Tuple.of(1, Arbitraries.just(new Rebuild())));
@@ -169,6 +173,8 @@ class LockStateMachineProperties {
         private int sharedOverlaps;
         /** Exclusive grants from a queue whose last holder before was a reader. */
         private int writersAfterReaders;
+        /** The usage a server would have published from {@link LockStateMachine#takeUsageChanges()} so far. */
+        private final Map<String, IdentityUsage> published = new HashMap<>();
 
         Run(Limits limits) {
             this.limits = limits;
@@ -190,6 +196,8 @@ class LockStateMachineProperties {
                 byte[] bytes = snapshot(machine);
                 machine = restore(bytes);
                 assertThat(snapshot(machine)).isEqualTo(bytes);
+                assertThat(machine.usageByIdentity()).as("usage rebuilt from the snapshot").isEqualTo(published);
+                assertThat(machine.takeUsageChanges()).isEmpty();
             } else if (step instanceof Checkpoint) {
                 checkpoint = snapshot(machine);
                 commandsSinceCheckpoint.clear();
@@ -218,7 +226,13 @@ class LockStateMachineProperties {
                 String requestId = open.requestIdPick() < 7 ? "" : "open-" + open.requestIdPick();
                 long ttlMillis = open.ttlPick() == 0 ? limits.ttlMillisMin() - 1
                         : open.ttlPick() == 1 ? limits.ttlMillisMax() + 1 : limits.ttlMillisMin() * open.ttlPick();
-                return new Command.OpenSession(requestId, ttlMillis, IDENTITY, HASH);
+                // Three quota identities, so that usage is counted apart and a retry may come from another one.
+                return new Command.OpenSession(requestId, ttlMillis, IDENTITY, HASH, "q" + open.ttlPick() % 3);
+            } else if (step instanceof Lease lease) {
+                long remainingMillis = lease.remainingPick() == 0 ? Command.LeaseCheckpoint.RENEWED
+                        : lease.remainingPick() * 1_000L;
+                return new Command.CheckpointLeases(List.of(new Command.LeaseCheckpoint(session(lease.sessionPick()),
+                        remainingMillis)));
             } else if (step instanceof Close close) {
                 return new Command.CloseSession(session(close.sessionPick()), presented(index));
             } else if (step instanceof Expire expire) {
@@ -308,8 +322,17 @@ class LockStateMachineProperties {
             permitsInUseBefore = machine.describeSemaphore(SEMAPHORE).map(SemaphoreView::permits).orElse(0);
             Applied applied = machine.apply(command);
             machine.checkInvariants();
+            machine.takeUsageChanges().forEach((identity, usage) -> {
+                if (usage.equals(IdentityUsage.NONE)) {
+                    published.remove(identity);
+                } else {
+                    published.put(identity, usage);
+                }
+            });
+            assertThat(published).as("usage published after %s", command).isEqualTo(machine.usageByIdentity());
             Applied shadowed = shadow.apply(command);
             shadow.checkInvariants();
+            shadow.takeUsageChanges();
             assertThat(normalized(shadowed)).as("shadow result of %s", command).isEqualTo(normalized(applied));
             commandsSinceCheckpoint.add(command);
             outcomesSinceCheckpoint.add(normalized(applied));

@@ -48,7 +48,7 @@ class LockStateMachineTest {
 
         Applied retry = apply(new Command.OpenSession("open-1", 20_000, IDENTITY, HASH));
 
-        assertThat(first.events()).containsExactly(new Event.SessionOpened(1, TTL_MILLIS, HASH));
+        assertThat(first.events()).containsExactly(new Event.SessionOpened(1, TTL_MILLIS, HASH, IDENTITY));
         assertThat(retry.result()).isEqualTo(new Result.SessionOpened(1, TTL_MILLIS));
         assertThat(retry.events()).isEmpty();
         assertThat(machine.sessionCount()).isEqualTo(1);

@@ -179,7 +179,7 @@ class ReadWriteLockTest {
         LockStateMachine restored = LockStateMachine.readSnapshot(
                 new DataInputStream(new ByteArrayInputStream(bytes)), Limits.DEFAULT);
 
-        assertThat(bytes[0]).isEqualTo((byte) 3);
+        assertThat(bytes[0]).isEqualTo((byte) 4);
         assertThat(restored.list("", 10)).isEqualTo(machine.list("", 10));
         assertThat(LockStateMachineTest.snapshot(restored)).isEqualTo(bytes);
     }
@@ -188,7 +188,7 @@ class ReadWriteLockTest {
     void codec_sharedAcquireAndSharedTokenResult_roundTrip() {
         Command acquire = new Command.Acquire(3, HASH, "db", "r", true, LockMode.SHARED);
         byte[] batch = CommandCodec.encodeCommands(List.of(acquire, new Command.Acquire(3, HASH, "db", "w", true)));
-        assertThat(batch[0]).isEqualTo((byte) 3);
+        assertThat(batch[0]).isEqualTo((byte) 4);
         assertThat(CommandCodec.decodeCommands(batch)).containsExactly(acquire,
                 new Command.Acquire(3, HASH, "db", "w", true));
 

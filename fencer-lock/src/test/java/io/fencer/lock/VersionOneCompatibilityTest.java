@@ -175,7 +175,7 @@ class VersionOneCompatibilityTest {
         LockStateMachine again = LockStateMachine.readSnapshot(
                 new DataInputStream(new ByteArrayInputStream(rewritten)), Limits.DEFAULT);
 
-        assertThat(rewritten[0]).isEqualTo((byte) 3);
+        assertThat(rewritten[0]).isEqualTo((byte) 4);
         assertThat(again.sessions()).isEqualTo(machine.sessions());
         assertThat(again.list("", 100)).isEqualTo(machine.list("", 100));
         assertThat(again.floor()).isEqualTo(3);

@@ -60,14 +60,14 @@ class VersionTwoCompatibilityTest {
     }
 
     @Test
-    void writeSnapshot_ofVersionTwoState_writesVersionThreeWithTheSameLocks() throws IOException {
+    void writeSnapshot_ofVersionTwoState_writesTheCurrentVersionWithTheSameLocks() throws IOException {
         LockStateMachine machine = restore("snapshot-before.bin");
 
         byte[] rewritten = LockStateMachineTest.snapshot(machine);
         LockStateMachine again = LockStateMachine.readSnapshot(
                 new DataInputStream(new ByteArrayInputStream(rewritten)), Limits.DEFAULT);
 
-        assertThat(rewritten[0]).isEqualTo((byte) 3);
+        assertThat(rewritten[0]).isEqualTo((byte) 4);
         assertThat(again.list("", 10)).isEqualTo(machine.list("", 10));
         assertThat(again.sessions()).isEqualTo(machine.sessions());
         // A reader may now share a lock restored from version 2.

@@ -6,7 +6,10 @@ import io.fencer.core.UnavailableException;
 import io.fencer.lock.Event;
 import io.fencer.server.admin.AdminHttpServer;
 import io.fencer.server.auth.AclFileException;
+import io.fencer.core.FencingToken;
+import io.fencer.lock.LockView;
 import io.fencer.server.auth.Authorizer;
+import io.fencer.server.auth.Quota;
 import io.fencer.server.auth.RefusedCalls;
 import io.fencer.server.http.ConnectHttpServer;
 import io.fencer.server.locks.LocksService;
@@ -198,7 +201,8 @@ public final class FencerServer implements AutoCloseable {
 
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
-                config.tokenKeys(), new SessionSecrets(config.ticker()), metrics::recordRequest, authorizer, watches);
+                config.tokenKeys(), new SessionSecrets(config.ticker()), metrics::recordRequest, authorizer, watches,
+                this::quotasOf);
         RefusedCalls refusals = new RefusedCalls(metrics.registry(), config.ticker());
         service.registerStreamMetrics(metrics.registry());
         proposer.registerMetrics(metrics.registry());
@@ -210,7 +214,7 @@ public final class FencerServer implements AutoCloseable {
                 refusals));
         if (config.store() != null) {
             store = StoreRole.open(config.dataDir().resolve("store"), config.store().withKeys(config.tokenKeys()),
-                    metrics.registry(), authorizer);
+                    metrics.registry(), authorizer, this::currentToken);
             services.add(intercepted(store.service(), refusals));
         }
         // Each service's guard enforces its own limit; the transport reads up to twice the largest (GrpcEndpoints).
@@ -236,6 +240,25 @@ public final class FencerServer implements AutoCloseable {
                 http == null ? "off" : config.host() + ":" + http.port(),
                 store == null ? "off" : "on", config.tokenKeys() == null ? "unsigned" : "signed", describe(tls),
                 config.dataDir(), Runtime.version());
+    }
+
+    /**
+     * Returns the token value of the current exclusive holder of {@code lock} as this peer has applied it, or 0: what
+     * the hosted store checks a CreateScope's grant against.
+     */
+    private long currentToken(String lock) {
+        return stateMachine.readLocal(machine -> machine.describe(lock).map(LockView::holder)
+                .map(FencingToken::value).orElse(FencingToken.NONE));
+    }
+
+    /** Returns the quotas of {@code quotaIdentity}: the ACL file's where it sets them, else the server's. */
+    private IdentityQuotas quotasOf(String quotaIdentity) {
+        IdentityQuotas defaults = config.quotas();
+        Authorizer rules = authorizer;
+        return new IdentityQuotas(
+                rules.quota(quotaIdentity, Quota.SESSIONS).orElse(defaults.sessionsPerIdentityMax()),
+                rules.quota(quotaIdentity, Quota.LOCKS).orElse(defaults.locksPerIdentityMax()),
+                rules.quota(quotaIdentity, Quota.WAITERS).orElse(defaults.waitersPerIdentityMax()));
     }
 
     /** Returns how a server's ports are secured, for its start-up line. */
@@ -365,6 +388,16 @@ public final class FencerServer implements AutoCloseable {
     long appliedIndex() {
         RaftNode node = raft;
         return node == null ? 0 : node.appliedIndex();
+    }
+
+    /** Returns a session as this peer's lock state holds it, or empty (for tests). */
+    java.util.Optional<io.fencer.lock.SessionView> session(long sessionId) {
+        return stateMachine.readLocal(machine -> machine.session(sessionId));
+    }
+
+    /** Returns the sizes of this peer's lock state as of its last apply (for tests). */
+    RaftLockStateMachine.Counts stateMachineCounts() {
+        return stateMachine.counts();
     }
 
     /** Returns how many Watch streams this peer serves now (for tests). */

@@ -83,7 +83,9 @@ public final class FencerStoreServer implements AutoCloseable {
         // Read first: a bad certificate or ACL file must stop the start before the store opens or a port binds.
         TlsMaterial tls = config.tls() == null ? null : config.tls().load();
         authorizer = config.acl() == null ? Authorizer.allowingEveryone() : Authorizer.fromFile(config.acl());
-        store = StoreRole.open(config.dataDir(), config.store().withKeys(config.tokenKeys()), registry, authorizer);
+        // No lock service here: a CreateScope's grant is checked by its signature alone (ScopeClaims).
+        store = StoreRole.open(config.dataDir(), config.store().withKeys(config.tokenKeys()), registry, authorizer,
+                null);
         ServerServiceDefinition service = ServerInterceptors.intercept(store.service(),
                 new RefusedCalls(registry, config.store().ticker()));
         if (testIdentities != null) {

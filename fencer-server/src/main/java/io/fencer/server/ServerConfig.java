@@ -48,11 +48,13 @@ import java.util.Objects;
  * @param ports the bounds of the client, admin and HTTP ports against slow clients and connection floods: timeouts
  *     (TLS handshake, request headers and body, idle connections) and connection caps in total and per remote
  *     address; default {@link PortLimits#DEFAULT}, whose values its Javadoc states
+ * @param quotas the quotas of each identity (sessions, lock records, waiters), which the leader enforces before it
+ *     proposes; an ACL file may set other ones for some identities; default {@link IdentityQuotas#DEFAULT}
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
         List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
         StoreOptions store, Path acl, TlsFiles tls, int httpPort, WatchLimits watch, Duration replySpin,
-        PeerAuth peerAuth, PortLimits ports) {
+        PeerAuth peerAuth, PortLimits ports, IdentityQuotas quotas) {
     /** The default {@code replySpin}: a little above one fsync'd commit of a group of one peer on a small VM. */
     public static final Duration REPLY_SPIN_DEFAULT = Duration.ofNanos(300_000);
     /** The longest {@code replySpin}: longer waits are not worth a CPU's spin. */
@@ -70,6 +72,7 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
         Objects.requireNonNull(replySpin, "replySpin");
         Objects.requireNonNull(peerAuth, "peerAuth");
         Objects.requireNonNull(ports, "ports");
+        Objects.requireNonNull(quotas, "quotas");
         if (replySpin.isNegative() || replySpin.compareTo(REPLY_SPIN_MAX) > 0) {
             throw new IllegalArgumentException("reply spin " + replySpin + " must lie in [0, " + REPLY_SPIN_MAX
                     + "]");
@@ -77,14 +80,15 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
     }
 
     /**
-     * Returns settings with the default peer authentication ({@link PeerAuth#defaultFor} {@code dataDir}) and port
-     * limits.
+     * Returns settings with the default peer authentication ({@link PeerAuth#defaultFor} {@code dataDir}) port
+     * limits and quotas.
      */
     public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
             List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
             StoreOptions store, Path acl, TlsFiles tls, int httpPort, WatchLimits watch, Duration replySpin) {
         this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, tokenKeys, store, acl,
-                tls, httpPort, watch, replySpin, PeerAuth.defaultFor(dataDir), PortLimits.DEFAULT);
+                tls, httpPort, watch, replySpin, PeerAuth.defaultFor(dataDir), PortLimits.DEFAULT,
+                IdentityQuotas.DEFAULT);
     }
 
     /** Returns settings without an HTTP port and with the default Watch limits. */
@@ -118,69 +122,69 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     public ServerConfig withPeers(String id, List<Peer> peers) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     public ServerConfig withLockDelay(Duration lockDelay) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     public ServerConfig withLimits(Limits limits) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     public ServerConfig withTicker(Ticker ticker) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     /** Returns these settings signing sequencers with {@code tokenKeys} (null = unsigned). */
     public ServerConfig withTokenKeys(TokenKeys tokenKeys) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     /** Returns these settings hosting the store with {@code store} limits, or no store when null. */
     public ServerConfig withStore(StoreOptions store) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
     public ServerConfig withAcl(Path acl) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     /** Returns these settings serving TLS with {@code tls} on every port, or plaintext when null. */
     public ServerConfig withTls(TlsFiles tls) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     /** Returns these settings serving the HTTP port on {@code httpPort} (-1 = off, 0 = any free port). */
     public ServerConfig withHttpPort(int httpPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     /** Returns these settings with {@code watch} as the Watch service's limits. */
     public ServerConfig withWatchLimits(WatchLimits watch) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     /** Returns these settings with {@code replySpin} as the event loops' spin (ZERO = never). */
     public ServerConfig withReplySpin(Duration replySpin) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     /**
@@ -189,13 +193,19 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
      */
     public ServerConfig withPeerAuth(PeerAuth peerAuth) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     /** Returns these settings with {@code ports} as the ports' timeouts and connection caps. */
     public ServerConfig withPortLimits(PortLimits ports) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+    }
+
+    /** Returns these settings with {@code quotas} as the quotas of every identity an ACL file sets none for. */
+    public ServerConfig withQuotas(IdentityQuotas quotas) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
     }
 
     /**

@@ -192,17 +192,44 @@ class AccessControlTest {
 
     @Test
     void createScope_adminCreatesAndWriteIsDeniedCreatingNothing() {
+        TestSession ops = openSession("ops");
+        String strictGrant = acquire("ops", ops, "jobs/strict").getToken().getSequencer();
+        String yGrant = acquire("ops", ops, "jobs/y").getToken().getSequencer();
         CreateScopeRequest strict = CreateScopeRequest.newBuilder().setScope("jobs/strict")
-                .setPolicy(Policy.POLICY_STRICT).build();
+                .setPolicy(Policy.POLICY_STRICT).setSequencer(strictGrant).build();
 
         boolean created = storeAs("ops").createScope(strict).getExists();
         ErrorDetail byWriter = failure(() -> storeAs("writer").createScope(strict.toBuilder().setScope("jobs/y")
-                .build()));
+                .setSequencer(yGrant).build()));
 
         assertThat(created).isTrue();
         assertDenied(byWriter, "writer", "admin", "jobs/y");
         assertThat(storeAs("ops").fence(FenceRequest.newBuilder().setScope("jobs/y").build()).getExists())
                 .as("the denied CreateScope created nothing").isFalse();
+    }
+
+    @Test
+    void createScope_adminBindsAScopeToAnotherLockItHolds_butNotWithoutItsCurrentGrant() {
+        TestSession ops = openSession("ops");
+        FencingToken schedulerGrant = acquire("ops", ops, "jobs/scheduler").getToken();
+        CreateScopeRequest bound = CreateScopeRequest.newBuilder().setScope("jobs/queue").setLock("jobs/scheduler")
+                .setSequencer(schedulerGrant.getSequencer()).build();
+        TestSession other = openSession("ops");
+        String otherGrant = acquire("ops", other, "jobs/elsewhere").getToken().getSequencer();
+
+        ErrorDetail withoutGrant = failure(() -> storeAs("ops").createScope(bound.toBuilder().clearSequencer()
+                .build()));
+        ErrorDetail withOtherLocksGrant = failure(() -> storeAs("ops").createScope(bound.toBuilder()
+                .setSequencer(otherGrant).build()));
+        io.fencer.api.v1.ScopeInfo created = storeAs("ops").createScope(bound);
+
+        assertThat(withoutGrant.getReason()).isEqualTo(Reason.REASON_NOT_HOLDER);
+        assertThat(withoutGrant.getLock()).isEqualTo("jobs/scheduler");
+        assertThat(withoutGrant.getPresentedToken()).isZero();
+        assertThat(withoutGrant.getCurrentToken()).isEqualTo(schedulerGrant.getValue());
+        assertThat(withoutGrant.getMessage()).contains("scope 'jobs/queue'", "lock 'jobs/scheduler'");
+        assertThat(withOtherLocksGrant.getReason()).isEqualTo(Reason.REASON_SCOPE_MISMATCH);
+        assertThat(created.getLock()).isEqualTo("jobs/scheduler");
     }
 
     @Test

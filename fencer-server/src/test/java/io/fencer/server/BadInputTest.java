@@ -88,6 +88,27 @@ class BadInputTest {
     }
 
     @Test
+    void acquire_ofNamesWithInvisibleOrBidiCharacters_isInvalidArgumentNamingTheCodePointAndPosition() {
+        ErrorDetail bidi = failure(() -> acquire(stub, holder, "jobs/\u202Enightly", 0));
+        ErrorDetail zeroWidth = failure(() -> stub.acquirePermit(io.fencer.api.v1.AcquirePermitRequest.newBuilder()
+                .setSessionId(holder.id()).setSessionSecret(holder.secret()).setSemaphore("po\u200Dol")
+                .setPermits(2).setRequestId("p").build()));
+        ErrorDetail inMultiLock = failure(() -> stub.acquireAll(io.fencer.api.v1.AcquireAllRequest.newBuilder()
+                .setSessionId(holder.id()).setSessionSecret(holder.secret()).addLocks("plain")
+                .addLocks("\uFEFFplain").setRequestId("m").build()));
+
+        assertThat(bidi.getReason()).isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        assertThat(bidi.getField()).isEqualTo("lock");
+        assertThat(bidi.getMessage()).contains("U+202E", "a bidirectional control", "position 5");
+        assertThat(zeroWidth.getField()).isEqualTo("semaphore");
+        assertThat(zeroWidth.getMessage()).contains("U+200D", "position 2");
+        assertThat(inMultiLock.getField()).isEqualTo("locks");
+        assertThat(inMultiLock.getMessage()).contains("U+FEFF", "position 0");
+        assertThat(describe(stub, "jobs/\u202Enightly").hasHolder()).as("refused before anything was proposed, and"
+                + " a read of such a name is still answered").isFalse();
+    }
+
+    @Test
     void acquire_withInvalidUtf8LockName_isInvalidArgument() throws IOException {
         byte[] request = acquireBytes(holder.id(), new byte[] {'o', (byte) 0xff, (byte) 0xfe, 'k'});
 

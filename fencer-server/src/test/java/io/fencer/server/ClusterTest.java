@@ -51,6 +51,7 @@ class ClusterTest {
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
     /** The group's secret, which every peer is given and a test speaking on a Raft port as a peer proves. */
     private final byte[] secret = TestServers.newSecretBytes();
+    private IdentityQuotas quotas = IdentityQuotas.DEFAULT;
 
     @AfterEach
     void stop() throws Exception {
@@ -337,6 +338,30 @@ class ClusterTest {
         return socket;
     }
 
+    /**
+     * Quotas count what the replicated state holds: a new leader, which never saw the opens, refuses the identity
+     * whose sessions (opened through the old leader) fill its quota, and serves the identity once one ends.
+     */
+    @Test
+    void failover_newLeaderCountsQuotasFromTheReplicatedState() throws Exception {
+        quotas = new IdentityQuotas(2, 100, 10);
+        startThreePeers();
+        FencerServer leader = awaitLeader();
+        TestServers.TestSession first = openSession(stubOf(leader), TTL_MILLIS);
+        openSession(stubOf(leader), TTL_MILLIS);
+
+        kill(leader);
+        FencerServer newLeader = awaitLeader();
+        ErrorDetail refused = failure(() -> openSession(stubOf(newLeader), TTL_MILLIS));
+        TestServers.closeSession(stubOf(newLeader), first);
+        TestServers.TestSession after = openSession(stubOf(newLeader), TTL_MILLIS);
+
+        assertThat(refused.getReason()).isEqualTo(Reason.REASON_LIMIT_EXCEEDED);
+        assertThat(refused.getIdentity()).isEqualTo("anonymous@127.0.0.1");
+        assertThat(refused.getLimit()).isEqualTo("sessionsPerIdentityMax");
+        assertThat(after.id()).isPositive();
+    }
+
     private static Socket raftSocket(int port) throws IOException {
         Socket socket = new Socket("127.0.0.1", port);
         socket.setSoTimeout(20_000);
@@ -361,7 +386,8 @@ class ClusterTest {
 
     private FencerServer start(String id, Ticker ticker) throws Exception {
         ServerConfig config = ServerConfig.defaults(dataRoot.resolve(id)).withPorts(0, -1, 0)
-                .withPeers(id, peers).withTicker(ticker).withPeerAuth(TestServers.groupSecret(secret));
+                .withPeers(id, peers).withTicker(ticker).withPeerAuth(TestServers.groupSecret(secret))
+                .withQuotas(quotas);
         FencerServer server = FencerServer.start(config);
         servers.put(id, server);
         return server;

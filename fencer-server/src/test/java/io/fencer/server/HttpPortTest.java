@@ -334,11 +334,12 @@ class HttpPortTest {
     void storeWriteGetFenceCreateScope_eitherCodec_fenceStaleTokens() {
         for (Codec codec : Codec.values()) {
             String scope = "http-store-" + codec;
-            ScopeInfo created = codec.call("Store/CreateScope", CreateScopeRequest.newBuilder().setScope(scope)
-                    .setPolicy(Policy.POLICY_AT_LEAST).build(), ScopeInfo.getDefaultInstance());
-            assertThat(created.getExists()).as(codec.name()).isTrue();
             OpenSessionResponse first = open(codec, TTL_MILLIS);
             FencingToken old = grant(codec, first, scope);
+            ScopeInfo created = codec.call("Store/CreateScope", CreateScopeRequest.newBuilder().setScope(scope)
+                    .setPolicy(Policy.POLICY_AT_LEAST).setSequencer(old.getSequencer()).build(),
+                    ScopeInfo.getDefaultInstance());
+            assertThat(created.getExists()).as(codec.name()).isTrue();
             codec.call("Locks/Release", ReleaseRequest.newBuilder().setToken(old).setSessionId(first.getSessionId())
                     .setSessionSecret(first.getSecret()).build(), ReleaseResponse.getDefaultInstance());
             FencingToken current = grant(codec, open(codec, TTL_MILLIS), scope);

@@ -3,6 +3,7 @@ package io.fencer.server;
 import static io.fencer.server.TestServers.acquire;
 import static io.fencer.server.TestServers.acquireRequest;
 import static io.fencer.server.TestServers.describe;
+import static io.fencer.server.TestServers.failure;
 import static io.fencer.server.TestServers.keepAliveOnce;
 import static io.fencer.server.TestServers.openSession;
 import static io.fencer.server.TestServers.release;
@@ -11,12 +12,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.ListenableFuture;
+import com.google.protobuf.ByteString;
 import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.FencingToken;
 import io.fencer.api.v1.KeepAliveResponse;
 import io.fencer.api.v1.ListRequest;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
+import io.fencer.api.v1.Reason;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.rpc.Identities;
 import io.grpc.ManagedChannel;
@@ -159,7 +164,7 @@ class SessionSecrecyTest {
     void openSession_retriedWithinTheWindow_returnsTheSameSessionAndSecret() throws Exception {
         start(TestServers.singlePeer(dataDir, ticker));
         OpenSessionRequest request = OpenSessionRequest.newBuilder().setTtlMillis(TTL_MILLIS)
-                .setRequestId(UUID.randomUUID().toString()).build();
+                .setRequestId(UUID.randomUUID().toString()).setRetryKey(retryKey()).build();
 
         OpenSessionResponse first = stub.openSession(request);
         ticker.advance(Duration.ofSeconds(50));
@@ -169,6 +174,76 @@ class SessionSecrecyTest {
         assertThat(retry.getSecret()).isEqualTo(first.getSecret()).hasSize(43);
         TestSession session = new TestSession(first.getSessionId(), retry.getSecret());
         assertThat(acquire(stub, session, "retried", 0).getAcquired()).isTrue();
+    }
+
+    /**
+     * Every plaintext caller is anonymous, so a request id alone must not fetch a session's secret: an attacker who
+     * learnt the victim's request id and replays it gets no secret (without the victim's retry key, or with another),
+     * and cannot release the victim's lock; the victim's own retry, with its key, still gets its secret.
+     */
+    @Test
+    void openSession_anonymousReplayOfAnotherCallersRequestId_getsNoSecretAndTheVictimKeepsItsLock()
+            throws Exception {
+        start(TestServers.singlePeer(dataDir, ticker));
+        OpenSessionRequest victims = OpenSessionRequest.newBuilder().setTtlMillis(TTL_MILLIS)
+                .setRequestId(UUID.randomUUID().toString()).setRetryKey(retryKey()).build();
+        OpenSessionResponse opened = stub.openSession(victims);
+        FencingToken held = acquire(stub, new TestSession(opened.getSessionId(), opened.getSecret()), "victim's",
+                0).getToken();
+
+        ErrorDetail withoutKey = failure(() -> stub.openSession(victims.toBuilder().clearRetryKey().build()));
+        ErrorDetail withAnotherKey = failure(() -> stub.openSession(victims.toBuilder().setRetryKey(retryKey())
+                .build()));
+        ErrorDetail releaseByGuess = failure(() -> release(stub, new TestSession(opened.getSessionId(), ""), held));
+        OpenSessionResponse ownRetry = stub.openSession(victims);
+
+        for (ErrorDetail replay : List.of(withoutKey, withAnotherKey)) {
+            assertThat(replay.getReason()).isEqualTo(Reason.REASON_SESSION_UNAUTHENTICATED);
+            assertThat(replay.getMessage()).contains("retry_key", "open a new session")
+                    .doesNotContain(opened.getSecret());
+        }
+        assertThat(releaseByGuess.getReason()).isEqualTo(Reason.REASON_SESSION_UNAUTHENTICATED);
+        assertThat(ownRetry.getSecret()).isEqualTo(opened.getSecret());
+        assertThat(describe(stub, "victim's").getHolder()).isEqualTo(held);
+    }
+
+    @Test
+    void openSession_anonymousRetryOfAKeylessOpen_getsNoSecretSayingToOpenANewSession() throws Exception {
+        start(TestServers.singlePeer(dataDir, ticker));
+        OpenSessionRequest keyless = OpenSessionRequest.newBuilder().setTtlMillis(TTL_MILLIS)
+                .setRequestId(UUID.randomUUID().toString()).build();
+        OpenSessionResponse opened = stub.openSession(keyless);
+
+        ErrorDetail retried = failure(() -> stub.openSession(keyless));
+
+        assertThat(retried.getReason()).isEqualTo(Reason.REASON_SESSION_UNAUTHENTICATED);
+        assertThat(retried.getMessage()).contains("anonymous and carried no retry_key", "open a new session")
+                .doesNotContain(opened.getSecret());
+    }
+
+    @Test
+    void openSession_malformedRetryKey_isInvalidArgument() throws Exception {
+        start(TestServers.singlePeer(dataDir, ticker));
+        OpenSessionRequest open = OpenSessionRequest.newBuilder().setTtlMillis(TTL_MILLIS)
+                .setRequestId(UUID.randomUUID().toString()).build();
+
+        ErrorDetail tooShort = failure(() -> stub.openSession(open.toBuilder()
+                .setRetryKey(ByteString.copyFrom(new byte[15])).build()));
+        ErrorDetail tooLong = failure(() -> stub.openSession(open.toBuilder()
+                .setRetryKey(ByteString.copyFrom(new byte[65])).build()));
+        ErrorDetail withoutRequestId = failure(() -> stub.openSession(open.toBuilder().clearRequestId()
+                .setRetryKey(retryKey()).build()));
+
+        assertThat(List.of(tooShort, withoutRequestId, tooLong)).extracting(ErrorDetail::getField)
+                .containsOnly("retry_key");
+        assertThat(tooShort.getMessage()).contains("15 bytes", "16 to 64");
+        assertThat(withoutRequestId.getMessage()).contains("without a request_id");
+    }
+
+    private static ByteString retryKey() {
+        byte[] key = new byte[32];
+        new java.security.SecureRandom().nextBytes(key);
+        return ByteString.copyFrom(key);
     }
 
     @Test

@@ -200,17 +200,18 @@ class StoreServiceTest {
 
     @Test
     void createScope_strict_refusesASecondWriteOfTheSameToken() {
-        ScopeInfo created = store.createScope(CreateScopeRequest.newBuilder().setScope("jobs").setLock("scheduler")
-                .setPolicy(Policy.POLICY_STRICT).build());
-        String token = Sequencer.format(new io.fencer.core.FencingToken("scheduler", 4));
+        FencingToken grant = acquire(locks, openSession(locks, TTL_MILLIS), "jobs", 0).getToken();
+        String token = grant.getSequencer();
+        ScopeInfo created = store.createScope(CreateScopeRequest.newBuilder().setScope("jobs")
+                .setPolicy(Policy.POLICY_STRICT).setSequencer(token).build());
 
         store.write(StoreTesting.put("jobs", token, "k", "once"));
         ErrorDetail again = failure(() -> store.write(StoreTesting.put("jobs", token, "k", "twice")));
 
-        assertThat(created.getLock()).isEqualTo("scheduler");
+        assertThat(created.getLock()).isEqualTo("jobs");
         assertThat(created.getPolicy()).isEqualTo(Policy.POLICY_STRICT);
-        assertStale(again, "jobs", 4, 4);
-        assertValue("jobs", "k", "once", 4);
+        assertStale(again, "jobs", grant.getValue(), grant.getValue());
+        assertValue("jobs", "k", "once", grant.getValue());
     }
 
     @Test

@@ -1,7 +1,9 @@
 package io.fencer.store;
 
 import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.LockNames;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.UnavailableException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -62,14 +64,30 @@ final class ScopeTable {
     }
 
     /**
-     * Locks the scope's guard for a request carrying {@code token}. A token that cannot match a scope that does
-     * not exist (bound by default to its own name) is refused before a placeholder is made for it.
+     * Locks the scope's guard for a request carrying {@code token}. A request that would create the scope is checked
+     * first, before a placeholder is made for it: see {@link #checkCreatable}.
      */
     ScopeState lockFor(String scope, FencingToken token) {
-        if (!scopes.containsKey(scope) && !scope.equals(token.lock())) {
-            throw new ScopeMismatchException(scope, token);
+        if (!scopes.containsKey(scope)) {
+            checkCreatable(scope, token);
         }
         return lock(scope);
+    }
+
+    /**
+     * Checks a write or unit that would create {@code scope} with {@code token}: the scope's name must be one a new
+     * scope may have ({@link LockNames#checkNew}: no invisible or text-reordering characters; scopes kept from before
+     * the rule still load and take writes), and the token must be of the lock of the scope's own name, the binding a
+     * scope gets by default.
+     *
+     * @throws InvalidArgumentException naming the offending code point
+     * @throws ScopeMismatchException when the token is of another lock
+     */
+    static void checkCreatable(String scope, FencingToken token) {
+        LockNames.checkNew("scope", scope);
+        if (!scope.equals(token.lock())) {
+            throw new ScopeMismatchException(scope, token);
+        }
     }
 
     /** Locks the guard of {@code scope}, making a placeholder state when the scope does not exist. */

@@ -209,8 +209,8 @@ public final class StoreEngine implements AutoCloseable {
         if (idempotencyKey != null) {
             LockNames.check("idempotencyKey", idempotencyKey);
         }
-        if (!scopes.contains(scope) && !scope.equals(token.lock())) { // refused before it makes a placeholder
-            throw new ScopeMismatchException(scope, token);
+        if (!scopes.contains(scope)) { // refused before it makes a placeholder
+            ScopeTable.checkCreatable(scope, token);
         }
         // hashed on the submitting thread: the committer's one thread serves every scope
         byte[] opsDigest = idempotencyKey == null ? null : OpsDigest.of(scope, token, opsCopy);
@@ -281,9 +281,14 @@ public final class StoreEngine implements AutoCloseable {
     /**
      * Creates {@code scope} bound to {@code lock} with {@code policy}, durably. Creating an existing scope with
      * the same binding returns it; with another binding is refused. Without this call, the first write creates a
-     * scope bound to the lock of the scope's own name, with policy {@link FencePolicy#AT_LEAST}.
+     * scope bound to the lock of the scope's own name, with policy {@link FencePolicy#AT_LEAST}. A new scope's name
+     * must be one a new name may be ({@link LockNames#checkNew}).
      *
-     * @throws InvalidArgumentException when the scope exists with another lock or policy
+     * <p>The engine trusts its caller here: a server checks who may claim a scope before it calls this (the lock's
+     * current holder, see {@code CreateScopeRequest.sequencer} in {@code store.proto}), since whoever binds a scope
+     * decides for good which lock's tokens it admits.
+     *
+     * @throws InvalidArgumentException when the scope exists with another lock or policy, or its name is refused
      * @throws LimitExceededException beyond {@code scopesMax}
      */
     public ScopeInfo createScope(String scope, String lock, FencePolicy policy) {
@@ -312,6 +317,7 @@ public final class StoreEngine implements AutoCloseable {
                     + "' is already bound to lock '" + state.lock + "' with policy " + state.policy
                     + "; it cannot be bound to lock '" + lock + "' with policy " + policy);
         }
+        LockNames.checkNew("scope", state.scope);
         boolean reserved = scopes.reserve(state, null);
         try {
             state.lock = lock;

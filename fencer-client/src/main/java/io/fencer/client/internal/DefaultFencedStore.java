@@ -131,13 +131,13 @@ public final class DefaultFencedStore implements FencedStore {
     }
 
     @Override
-    public ScopeInfo createScope(String scope, String lock, FencePolicy policy) {
+    public ScopeInfo createScope(String scope, FencePolicy policy, String sequencer) {
         LockNames.check("scope", scope);
-        LockNames.check("lock", lock);
         Objects.requireNonNull(policy, "policy");
+        FencingToken token = Sequencer.parse(sequencer);
         checkOpen();
-        CreateScopeRequest request = CreateScopeRequest.newBuilder().setScope(scope).setLock(lock)
-                .setPolicy(StoreProtos.toProto(policy)).build();
+        CreateScopeRequest request = CreateScopeRequest.newBuilder().setScope(scope).setLock(token.lock())
+                .setPolicy(StoreProtos.toProto(policy)).setSequencer(sequencer).build();
         return StoreProtos.scopeInfo(connection.call("CreateScope '" + scope + "'",
                 StoreConnection.Retry.IDEMPOTENT, null, calls -> calls.stub().createScope(request)));
     }

@@ -6,6 +6,7 @@ import io.fencer.api.v1.ListRequest;
 import io.fencer.api.v1.ListResponse;
 import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.LocksGrpc;
+import com.google.protobuf.ByteString;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.SemaphoreInfo;
@@ -118,9 +119,11 @@ public final class DefaultFencerClient implements FencerClient {
     /**
      * Opens a session on the service. The request id is drawn at random for each open rather than from the client's
      * {@link RequestIds}, whose prefix the service shows in the request ids of queued waits: a retry of an open gets
-     * the session's secret, so its id must not be guessable. A retry the service can no longer answer (the leader
-     * changed meanwhile) is refused as SESSION_UNAUTHENTICATED; the session it names was never usable and expires on
-     * its own, so one new open with a new request id follows.
+     * the session's secret, so its id must not be guessable. Each open also draws a fresh retry key
+     * ({@link RequestIds#retryKey()}), which its retries (the router's, on UNAVAILABLE, within one {@link #openOnce})
+     * send again: without TLS the service tells the client's retry from anybody else's by the key alone. A retry the
+     * service can no longer answer (the leader changed meanwhile) is refused as SESSION_UNAUTHENTICATED; the session
+     * it names was never usable and expires on its own, so one new open with a new request id and key follows.
      */
     private OpenSessionResponse open(Duration ttl) {
         try {
@@ -132,7 +135,8 @@ public final class DefaultFencerClient implements FencerClient {
 
     private OpenSessionResponse openOnce(Duration ttl) {
         OpenSessionRequest request = OpenSessionRequest.newBuilder()
-                .setTtlMillis(ttl.toMillis()).setRequestId(RequestIds.random()).build();
+                .setTtlMillis(ttl.toMillis()).setRequestId(RequestIds.random())
+                .setRetryKey(ByteString.copyFrom(RequestIds.retryKey())).build();
         return router.call("OpenSession", calls -> calls.call(LocksGrpc.getOpenSessionMethod(), request));
     }
 

@@ -17,6 +17,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class RequestIds {
     private static final int PREFIX_BYTES = 16;
+    /** The random bytes of an OpenSession's retry key: 256 bits, twice the service's least. */
+    static final int RETRY_KEY_BYTES = 32;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final String prefix;
@@ -36,6 +38,17 @@ final class RequestIds {
         byte[] random = new byte[PREFIX_BYTES];
         RANDOM.nextBytes(random);
         return Base64.getUrlEncoder().withoutPadding().encodeToString(random);
+    }
+
+    /**
+     * Returns a fresh retry key for one OpenSession: {@value #RETRY_KEY_BYTES} random bytes, sent with the open and
+     * with each of its retries, and never with another open. Without TLS every caller is anonymous to the service,
+     * and the key is what lets it hand a retry the session's secret, and nobody else who learnt the request id.
+     */
+    static byte[] retryKey() {
+        byte[] key = new byte[RETRY_KEY_BYTES];
+        RANDOM.nextBytes(key);
+        return key;
     }
 
     /** Returns an id no other call of any client has: 22 + 1 + at most 13 ASCII characters. */

@@ -215,8 +215,8 @@ class FencedStoreTest {
 
     @Test
     void createScope_strict_refusesASecondWriteOfTheSameToken() {
-        ScopeInfo created = store.createScope("ledger", "ledger-lock", FencePolicy.STRICT);
         String token = new FencingToken("ledger-lock", 5).sequencer();
+        ScopeInfo created = store.createScope("ledger", FencePolicy.STRICT, token);
         store.put("ledger", "k", "once", token);
 
         assertThat(created).isEqualTo(new ScopeInfo("ledger", "ledger-lock", FencePolicy.STRICT, 0, 0, true));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
@@ -119,5 +120,22 @@ class SessionSecretTest {
         assertThat(second).matches("[A-Za-z0-9_-]{22}");
         session.lock("orders").tryAcquire().orElseThrow();
         assertThat(server.locks.acquires.get(0).getRequestId()).doesNotStartWith(first).doesNotStartWith(second);
+    }
+
+    @Test
+    void openSession_sendsAFreshRandomRetryKeyPerOpen_andItsRetryTheSameOne() {
+        server.locks.failNext("OpenSession", FakeLocks.plainUnavailable()); // the first open's answer is lost
+
+        client.openSession(TTL);
+        client.openSession(TTL);
+
+        assertThat(server.locks.openSessions).hasSize(3);
+        OpenSessionRequest first = server.locks.openSessions.get(0);
+        OpenSessionRequest retry = server.locks.openSessions.get(1);
+        OpenSessionRequest next = server.locks.openSessions.get(2);
+        assertThat(first.getRetryKey().size()).as("256 random bits").isEqualTo(32);
+        assertThat(retry.getRequestId()).isEqualTo(first.getRequestId());
+        assertThat(retry.getRetryKey()).as("the retry presents the open's key").isEqualTo(first.getRetryKey());
+        assertThat(next.getRetryKey()).as("another open draws another key").isNotEqualTo(first.getRetryKey());
     }
 }

@@ -1,16 +1,20 @@
 package io.fencer.server.auth;
 
 import java.util.ArrayList;
+import io.fencer.server.rpc.Identities;
 import java.util.Collections;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalInt;
 
 /**
  * The rules of one ACL file, immutable: which identity holds which {@link Permission} on the names under which
- * prefix. A name is allowed when any rule for the caller's identity (or for any identity, {@code *}) grants the
- * permission on a prefix the name starts with (or on any name, {@code *}); nothing else is allowed.
+ * prefix, and the {@link Quota}s it sets for some identities. A name is allowed when any rule for the caller's
+ * identity (or for any identity, {@code *}) grants the permission on a prefix the name starts with (or on any name,
+ * {@code *}); nothing else is allowed.
  *
  * <p>Rules are kept by identity, so a check reads only the caller's rules and the wildcard ones: a few, however
  * long the file. Thread-safe.
@@ -22,6 +26,8 @@ public final class Acl {
     private final Map<String, List<Rule>> rulesByIdentity;
     private final List<Rule> rulesForAnyIdentity;
     private final int ruleCount;
+    /** Quota values by identity (as written: a CN, {@code anonymous}, {@code anonymous@ADDRESS} or {@code *}). */
+    private final Map<String, Map<Quota, Integer>> quotasByIdentity;
 
     /**
      * One line of the file.
@@ -42,7 +48,29 @@ public final class Acl {
         }
     }
 
+    /**
+     * One quota line of the file.
+     *
+     * @param identity the identity it applies to: a CN, {@code anonymous} (each anonymous address alone),
+     *     {@code anonymous@ADDRESS} (one address), or {@link #ANY}
+     * @param quota the quota it sets
+     * @param value the quota's value, at least 1
+     */
+    public record QuotaRule(String identity, Quota quota, int value) {
+        public QuotaRule {
+            Objects.requireNonNull(identity, "identity");
+            Objects.requireNonNull(quota, "quota");
+            if (value < 1) {
+                throw new IllegalArgumentException("quota " + quota.word() + " of " + identity + " is " + value);
+            }
+        }
+    }
+
     Acl(List<Rule> rules) {
+        this(rules, List.of());
+    }
+
+    Acl(List<Rule> rules, List<QuotaRule> quotas) {
         Map<String, List<Rule>> byIdentity = new HashMap<>();
         List<Rule> forAny = new ArrayList<>();
         for (Rule rule : rules) {
@@ -56,6 +84,40 @@ public final class Acl {
         this.rulesByIdentity = Collections.unmodifiableMap(byIdentity);
         this.rulesForAnyIdentity = List.copyOf(forAny);
         this.ruleCount = rules.size();
+        Map<String, Map<Quota, Integer>> byIdentityQuotas = new HashMap<>();
+        for (QuotaRule rule : quotas) {
+            byIdentityQuotas.computeIfAbsent(rule.identity(), identity -> new EnumMap<>(Quota.class))
+                    .put(rule.quota(), rule.value());
+        }
+        byIdentityQuotas.replaceAll((identity, values) -> Collections.unmodifiableMap(values));
+        this.quotasByIdentity = Collections.unmodifiableMap(byIdentityQuotas);
+    }
+
+    /**
+     * Returns the value this file sets for {@code quota} of {@code quotaIdentity} (a CN, or {@code anonymous@ADDRESS}
+     * for an anonymous caller), if it sets one: from its own line; for an anonymous caller, else from a line for
+     * {@code anonymous} (which applies to each anonymous address alone); else from a line for {@code *}.
+     */
+    public OptionalInt quota(String quotaIdentity, Quota quota) {
+        Integer value = quotaOf(quotaIdentity, quota);
+        String anonymous = Identities.ANONYMOUS + "@";
+        if (value == null && quotaIdentity.startsWith(anonymous)) {
+            value = quotaOf(Identities.ANONYMOUS, quota);
+        }
+        if (value == null) {
+            value = quotaOf(ANY, quota);
+        }
+        return value == null ? OptionalInt.empty() : OptionalInt.of(value);
+    }
+
+    private Integer quotaOf(String identity, Quota quota) {
+        Map<Quota, Integer> values = quotasByIdentity.get(identity);
+        return values == null ? null : values.get(quota);
+    }
+
+    /** Returns how many identities (or {@link #ANY}) the file sets quotas for. */
+    public int quotaIdentityCount() {
+        return quotasByIdentity.size();
     }
 
     /** Returns whether {@code identity} holds {@code needed} on {@code name} (a lock name, scope or prefix). */

@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -30,6 +29,20 @@ import java.util.Set;
  *   *         read        public/
  *   ops       admin       *
  * </pre>
+ *
+ * <p>A second kind of line sets a per-identity quota of the lock server (see {@link Quota}) for IDENTITY, in place of
+ * the server's option:
+ *
+ * <pre>
+ *   IDENTITY  quota  KIND      NUMBER
+ *   batch     quota  sessions  50000
+ *   anonymous quota  locks     1000
+ * </pre>
+ *
+ * <p>KIND is {@code sessions}, {@code locks} or {@code waiters}; NUMBER is 1 to {@value #QUOTA_MAX}. For quotas,
+ * IDENTITY may also be {@code anonymous@ADDRESS}, one anonymous caller's address as errors name it; {@code anonymous}
+ * sets the quota of each anonymous address (each its own), and {@code *} of every identity without a line of its own.
+ * A quota set twice for one IDENTITY and KIND is refused.
  *
  * <p>Fields are separated by spaces or tabs and contain none. IDENTITY is a client certificate's CN, {@code
  * anonymous} for callers without one, or {@code *} for every identity. PERMISSION is {@code lock}, {@code read},
@@ -50,8 +63,14 @@ public final class AclFile {
     /** The most distinct identities (other than {@code *}) a file may name. */
     public static final int IDENTITIES_MAX = 1_000;
 
+    /** The largest quota a line may set. */
+    public static final int QUOTA_MAX = 100_000_000;
+
     private static final String FORMAT = "IDENTITY PERMISSION PREFIX";
     private static final int FIELDS = 3;
+    private static final String QUOTA = "quota";
+    private static final String QUOTA_FORMAT = "IDENTITY quota KIND NUMBER";
+    private static final int QUOTA_FIELDS = 4;
 
     private AclFile() {}
 
@@ -81,6 +100,8 @@ public final class AclFile {
     static Acl parse(String source, Reader reader) throws IOException {
         BufferedReader in = new BufferedReader(reader);
         List<Acl.Rule> rules = new ArrayList<>();
+        List<Acl.QuotaRule> quotas = new ArrayList<>();
+        Set<String> quotasSet = new HashSet<>();
         Set<String> identities = new HashSet<>();
         StringBuilder line = new StringBuilder();
         int lineNumber = 0;
@@ -90,18 +111,32 @@ public final class AclFile {
                 throw new AclFileException("ACL file " + source + " has more than the aclLinesMax of " + LINES_MAX
                         + " lines", lineNumber, null);
             }
-            Optional<Acl.Rule> rule = rule(line.toString(), source, lineNumber);
-            if (rule.isEmpty()) {
+            List<String> fields = fieldsBeforeComment(line.toString());
+            if (fields.isEmpty()) {
                 continue;
             }
-            rules.add(rule.get());
-            if (!rule.get().identity().equals(Acl.ANY) && identities.add(rule.get().identity())
+            String identity;
+            if (fields.size() > 1 && fields.get(1).equals(QUOTA)) {
+                Acl.QuotaRule quota = quotaRule(fields, line.toString(), source, lineNumber);
+                if (!quotasSet.add(quota.identity() + " " + quota.quota().word())) {
+                    throw new AclFileException(at(source, lineNumber) + "sets quota " + quota.quota().word()
+                            + " of identity '" + InvalidArgumentException.printable(quota.identity())
+                            + "' a second time", lineNumber, null);
+                }
+                quotas.add(quota);
+                identity = quota.identity();
+            } else {
+                Acl.Rule rule = rule(fields, line.toString(), source, lineNumber);
+                rules.add(rule);
+                identity = rule.identity();
+            }
+            if (!identity.equals(Acl.ANY) && identities.add(identity)
                     && identities.size() > IDENTITIES_MAX) {
                 throw new AclFileException(at(source, lineNumber) + "names identity " + identities.size()
                         + ", more than the aclIdentitiesMax of " + IDENTITIES_MAX, lineNumber, null);
             }
         }
-        return new Acl(rules);
+        return new Acl(rules, quotas);
     }
 
     /**
@@ -140,12 +175,33 @@ public final class AclFile {
         return false;
     }
 
-    /** Returns the rule of one line, or empty for a blank or comment line. */
-    private static Optional<Acl.Rule> rule(String line, String source, int lineNumber) {
-        List<String> fields = fieldsBeforeComment(line);
-        if (fields.isEmpty()) {
-            return Optional.empty();
+    /** Returns the quota a {@code IDENTITY quota KIND NUMBER} line sets. */
+    private static Acl.QuotaRule quotaRule(List<String> fields, String line, String source, int lineNumber) {
+        if (fields.size() != QUOTA_FIELDS) {
+            throw new AclFileException(at(source, lineNumber) + "has " + fields.size() + " fields, expected "
+                    + QUOTA_FORMAT + ": '" + InvalidArgumentException.printable(line) + "'", lineNumber, null);
         }
+        String identity = fields.get(0);
+        checkName(identity, "identity", source, lineNumber);
+        Quota quota = Quota.ofWord(fields.get(2)).orElseThrow(() -> new AclFileException(at(source, lineNumber)
+                + "has unknown quota '" + InvalidArgumentException.printable(fields.get(2))
+                + "': expected sessions, locks or waiters", lineNumber, null));
+        long value;
+        try {
+            value = Long.parseLong(fields.get(3));
+        } catch (NumberFormatException e) {
+            value = -1;
+        }
+        if (value < 1 || value > QUOTA_MAX) {
+            throw new AclFileException(at(source, lineNumber) + "sets quota " + quota.word() + " to '"
+                    + InvalidArgumentException.printable(fields.get(3)) + "': expected a number from 1 to "
+                    + QUOTA_MAX, lineNumber, null);
+        }
+        return new Acl.QuotaRule(identity, quota, (int) value);
+    }
+
+    /** Returns the rule of one {@code IDENTITY PERMISSION PREFIX} line. */
+    private static Acl.Rule rule(List<String> fields, String line, String source, int lineNumber) {
         if (fields.size() != FIELDS) {
             throw new AclFileException(at(source, lineNumber) + "has " + fields.size() + " fields, expected "
                     + FORMAT + ": '" + InvalidArgumentException.printable(line) + "'", lineNumber, null);
@@ -160,7 +216,7 @@ public final class AclFile {
         if (!prefix.equals(Acl.ANY)) {
             checkName(prefix, "prefix", source, lineNumber);
         }
-        return Optional.of(new Acl.Rule(identity, permission, prefix));
+        return new Acl.Rule(identity, permission, prefix);
     }
 
     /** Returns the fields of a line up to the first that starts with {@code #}, which begins a comment. */

@@ -4,6 +4,7 @@ import io.fencer.core.PermissionDeniedException;
 import io.fencer.server.rpc.Identities;
 import java.nio.file.Path;
 import java.util.Objects;
+import java.util.OptionalInt;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,6 +76,15 @@ public final class Authorizer {
     /** Returns whether an ACL file is enforced; false means every caller may do everything. */
     public boolean enforcing() {
         return file != null;
+    }
+
+    /**
+     * Returns the value the ACL file sets for {@code quota} of {@code quotaIdentity}, if it sets one (see
+     * {@link Acl#quota}); empty without an ACL file. Read at each check, so a reload applies to the next one.
+     */
+    public OptionalInt quota(String quotaIdentity, Quota quota) {
+        Acl rules = acl;
+        return rules == null ? OptionalInt.empty() : rules.quota(quotaIdentity, quota);
     }
 
     /**

@@ -232,7 +232,7 @@ public final class ConnectHttpServer implements AutoCloseable {
         if (request.timeoutMillis() > 0) {
             options = options.withDeadlineAfter(request.timeoutMillis(), TimeUnit.MILLISECONDS);
         }
-        ClientCall<byte[], byte[]> call = endpoint.channelFor(http.tlsSession()).newCall(request.route().method(),
+        ClientCall<byte[], byte[]> call = endpoint.channelFor(http.tlsSession(), http.remoteAddress()).newCall(request.route().method(),
                 options);
         // A client that closes its connection gives the call up, as a cancelled gRPC call does: a waiting Acquire
         // leaves the queue then rather than at its wait's end.

@@ -113,11 +113,17 @@ final class AcquireCall {
         this.keys = services.keys();
     }
 
-    /** Registers the wait and proposes the Acquire; must run in the service method (it sets the cancel hook). */
-    void start() {
+    /**
+     * Registers the wait and proposes the Acquire; must run in the service method (it sets the cancel hook). The
+     * quota {@code reservation} made for it is given back once the Acquire is applied or failed.
+     */
+    void start(QuotaLedger.Reservation reservation) {
         waiter = pending.register(sessionId, waitName.value());
         call.setOnCancelHandler(this::endWait);
-        proposer.propose(proposal).whenComplete(this::onAcquired);
+        proposer.propose(proposal).whenComplete((result, error) -> {
+            reservation.release();
+            onAcquired(result, error);
+        });
     }
 
     private void onAcquired(Result result, Throwable error) {

@@ -61,8 +61,9 @@ import io.grpc.MethodDescriptor;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.fencer.server.IdentityQuotas;
 import java.util.ArrayDeque;
-import java.util.OptionalLong;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -70,6 +71,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -83,6 +86,11 @@ import org.slf4j.LoggerFactory;
  * the caller's {@link Identities identity}); every call for a session presents the secret, checked against the
  * {@link SessionKeeper}'s lease before anything is proposed, and by the state machine again in the command. Only a
  * grantee's own Acquire answer carries a signed sequencer; every other answer names tokens unsigned.
+ *
+ * <p>Quotas: a call that may open a session, take a lock or queue a wait reserves that much of its identity's
+ * quotas in the {@link QuotaLedger} before it proposes (a session's identity for quotas is the one it recorded when
+ * it opened), and gives the reservation back once the proposal is applied or failed; over a quota, nothing is
+ * proposed and the call fails RESOURCE_EXHAUSTED naming the identity and the quota.
  */
 public final class LocksService extends LocksGrpc.LocksImplBase {
     private static final Logger LOG = LoggerFactory.getLogger(LocksService.class);
@@ -114,11 +122,13 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     private final Authorizer authorizer;
     /** Serves Watch streams from this peer's history of applied lock events. */
     private final WatchHub watches;
+    /** The per-identity quotas, checked before a command that may take more is proposed. */
+    private final QuotaLedger quotas;
 
     public LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
             RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers, TokenKeys keys,
             SessionSecrets secrets, BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos, Authorizer authorizer,
-            WatchHub watches) {
+            WatchHub watches, Function<String, IdentityQuotas> quotasOf) {
         this.raft = raft;
         this.proposer = proposer;
         this.keeper = keeper;
@@ -131,6 +141,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         this.latencyNanos = latencyNanos;
         this.authorizer = authorizer;
         this.watches = watches;
+        this.quotas = new QuotaLedger(stateMachine::usage, quotasOf);
     }
 
     @Override
@@ -138,11 +149,16 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         serve(out, () -> {
             long ttlMillis = RequestChecks.ttlMillis(request.getTtlMillis(), limits);
             String requestId = RequestChecks.requestId(request.getRequestId(), false);
+            byte[] retryKey = RequestChecks.retryKey(request.getRetryKey(), requestId);
             authorizer.checkSomewhere(Permission.LOCK);
             String identity = Identities.current();
-            String secret = secrets.forOpen(identity, requestId);
-            Command.OpenSession open = new Command.OpenSession(requestId, ttlMillis, identity, SecretHash.of(secret));
-            return proposer.propose(open).thenApply(result -> {
+            String quotaIdentity = Identities.quotaIdentity();
+            String secret = secrets.forOpen(identity, requestId, retryKey);
+            QuotaLedger.Reservation reservation = admit(quotaIdentity, 1, 0, 0, () -> !requestId.isEmpty()
+                    && stateMachine.readLocal(machine -> machine.sessionOpenedBy(requestId).isPresent()));
+            Command.OpenSession open = new Command.OpenSession(requestId, ttlMillis, identity, SecretHash.of(secret),
+                    quotaIdentity);
+            return proposeAdmitted(open, reservation).thenApply(result -> {
                 // A retry the state machine refuses (another identity, another secret) throws here: no secret leaves.
                 Result.SessionOpened opened = expect(result, Result.SessionOpened.class);
                 return OpenSessionResponse.newBuilder().setSessionId(opened.sessionId())
@@ -172,7 +188,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         try {
             checkLeader();
             long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
-            LockName lock = RequestChecks.lock("lock", request.getLock());
+            LockName lock = RequestChecks.newLock("lock", request.getLock());
             String requestId = RequestChecks.requestId(request.getRequestId(), true);
             long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
             authorizer.check(Permission.LOCK, lock.value());
@@ -180,13 +196,14 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             io.fencer.core.LockMode mode = Protos.mode("mode", request.getModeValue());
             Command.Acquire acquire = new Command.Acquire(sessionId, presented, lock, requestId, waitMillis > 0,
                     mode);
+            QuotaLedger.Reservation reservation = admitLocks(sessionId, List.of(lock.value()), waitMillis > 0);
             if (waitMillis > 0) {
                 new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
-                        Context.current().getDeadline(), keys).start();
+                        Context.current().getDeadline(), keys).start(reservation);
                 return;
             }
-            proposer.propose(acquire).thenCompose(result -> tryAcquireResponse(sessionId, presented, lock, requestId,
-                    result, false))
+            proposeAdmitted(acquire, reservation).thenCompose(result -> tryAcquireResponse(sessionId, presented,
+                    lock, requestId, result, false))
                     .whenComplete((response, error) -> Replies.send(call, response, error));
         } catch (RuntimeException e) {
             Replies.send(call, null, e);
@@ -199,7 +216,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         try {
             checkLeader();
             long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
-            LockName semaphore = RequestChecks.lock("semaphore", request.getSemaphore());
+            LockName semaphore = RequestChecks.newLock("semaphore", request.getSemaphore());
             Limits.checkPermits(semaphore.value(), request.getPermits() & 0xffffffffL);
             String requestId = RequestChecks.requestId(request.getRequestId(), true);
             long waitMillis = RequestChecks.waitMillis(request.getWaitMillis());
@@ -207,12 +224,13 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             SecretHash presented = authenticate(sessionId, request.getSessionSecret());
             Command.AcquirePermit acquire = new Command.AcquirePermit(sessionId, presented, semaphore,
                     request.getPermits(), requestId, waitMillis > 0);
+            QuotaLedger.Reservation reservation = admitLocks(sessionId, List.of(semaphore.value()), waitMillis > 0);
             if (waitMillis > 0) {
                 new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
-                        Context.current().getDeadline(), keys).start();
+                        Context.current().getDeadline(), keys).start(reservation);
                 return;
             }
-            proposer.propose(acquire).thenCompose(result -> result instanceof Result.Granted granted
+            proposeAdmitted(acquire, reservation).thenCompose(result -> result instanceof Result.Granted granted
                     ? CompletableFuture.completedFuture(AcquireCall.permitAcquired(granted.token(), keys))
                     : tryAcquireResponse(sessionId, presented, semaphore, requestId, result, true))
                     .whenComplete((response, error) -> Replies.send(call, response, error));
@@ -230,7 +248,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             Command.AcquireAll.checkCount(request.getLocksCount()); // before checking thousands of names
             java.util.List<LockName> names = new java.util.ArrayList<>(request.getLocksCount());
             for (String lock : request.getLocksList()) {
-                names.add(RequestChecks.lock("locks", lock));
+                names.add(RequestChecks.newLock("locks", lock));
                 authorizer.check(Permission.LOCK, lock);
             }
             Command.AcquireAll.checkLocks(names);
@@ -239,12 +257,13 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             SecretHash presented = authenticate(sessionId, request.getSessionSecret());
             Command.AcquireAll acquire = new Command.AcquireAll(sessionId, presented, names, requestId,
                     waitMillis > 0);
+            QuotaLedger.Reservation reservation = admitLocks(sessionId, acquire.locks(), waitMillis > 0);
             if (waitMillis > 0) {
                 new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
-                        Context.current().getDeadline(), keys).start();
+                        Context.current().getDeadline(), keys).start(reservation);
                 return;
             }
-            proposer.propose(acquire).thenApply(result -> result instanceof Result.GrantedAll all
+            proposeAdmitted(acquire, reservation).thenApply(result -> result instanceof Result.GrantedAll all
                     ? AcquireCall.allAcquired(all.tokens(), keys) : tryAllResponse(result))
                     .whenComplete((response, error) -> Replies.send(call, response, error));
         } catch (RuntimeException e) {
@@ -474,21 +493,41 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                     return;
                 }
                 if (confirmation == SessionKeeper.Confirmation.PENDING) {
-                    long heldMillis = TimeUnit.NANOSECONDS.toMillis(keeper.now() - next.arrivalNanos());
-                    if (heldMillis > HELD_KEEPALIVE_MILLIS_MAX) {
-                        fail(new UnavailableException("this leader could not confirm its leader lease within "
-                                + HELD_KEEPALIVE_MILLIS_MAX + " ms (heldKeepAliveMillisMax): a keepalive held "
-                                + heldMillis + " ms is not acknowledged"));
-                        return;
-                    }
-                    if (!retryRegistered) {
-                        retryRegistered = true;
-                        keeper.retryWhenLeaseMayHold(this::retryHeld);
+                    if (!heldTooLong(next)) {
+                        registerRetry();
                     }
                     return;
                 }
+                KeepAliveResponse answer = keepAliveAnswer(next.request(), next.arrivalNanos());
+                if (answer == null) {
+                    // The session's lease bound is being cleared in the log: answer once it is (or time out).
+                    if (heldTooLong(next)) {
+                        return;
+                    }
+                    registerRetry();
+                    return;
+                }
                 held.poll();
-                call.onNext(keepAliveAnswer(next.request(), next.arrivalNanos()));
+                call.onNext(answer);
+            }
+        }
+
+        /** Fails the stream when {@code next} has been held longer than {@link #HELD_KEEPALIVE_MILLIS_MAX}. */
+        private boolean heldTooLong(HeldKeepAlive next) {
+            long heldMillis = TimeUnit.NANOSECONDS.toMillis(keeper.now() - next.arrivalNanos());
+            if (heldMillis <= HELD_KEEPALIVE_MILLIS_MAX) {
+                return false;
+            }
+            fail(new UnavailableException("this leader could not confirm its leader lease, or record the session's"
+                    + " renewal, within " + HELD_KEEPALIVE_MILLIS_MAX + " ms (heldKeepAliveMillisMax): a keepalive"
+                    + " held " + heldMillis + " ms is not acknowledged"));
+            return true;
+        }
+
+        private void registerRetry() {
+            if (!retryRegistered) {
+                retryRegistered = true;
+                keeper.retryWhenLeaseMayHold(this::retryHeld);
             }
         }
 
@@ -539,6 +578,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     /**
      * Answers one keepalive: renewed, expired (the session is not open), or refused for a missing or wrong secret of
      * an open session, in the answer's {@code error}, so that the stream stays open for the client's other sessions.
+     * Returns null when it cannot answer yet: the session's lease bound is being cleared in the log first.
      */
     private KeepAliveResponse keepAliveAnswer(KeepAliveRequest request, long arrivalNanos) {
         long sessionId = request.getSessionId();
@@ -548,9 +588,12 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         }
         try {
             SecretHash presented = RequestChecks.sessionSecret(sessionId, request.getSessionSecret());
-            OptionalLong ttlMillis = keeper.keepAlive(sessionId, presented, arrivalNanos);
-            if (ttlMillis.isPresent()) {
-                response.setTtlMillis(ttlMillis.getAsLong());
+            SessionKeeper.Renewal renewal = keeper.keepAlive(sessionId, presented, arrivalNanos);
+            if (renewal == SessionKeeper.Renewal.CLEARING_BOUND) {
+                return null;
+            }
+            if (renewal == SessionKeeper.Renewal.RENEWED) {
+                response.setTtlMillis(keeper.ttlMillis(sessionId));
             } else {
                 response.setExpired(true);
             }
@@ -574,6 +617,41 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         SecretHash presented = RequestChecks.sessionSecret(sessionId, secret);
         keeper.checkSecret(sessionId, presented);
         return presented;
+    }
+
+    /**
+     * Reserves the quota a command of {@code sessionId} taking part in {@code names} may use: a lock record for each
+     * name, and a wait for each when it may queue. A session this leader does not keep is not counted: the state
+     * machine refuses its command (its session ended). At the quota, a retry of the session's own acquire passes
+     * without a reservation: it takes nothing more.
+     *
+     * @throws LimitExceededException when the session's identity would pass a quota
+     */
+    private QuotaLedger.Reservation admitLocks(long sessionId, List<String> names, boolean mayWait) {
+        String quotaIdentity = keeper.quotaIdentity(sessionId);
+        if (quotaIdentity == null) {
+            return quotas.none();
+        }
+        return admit(quotaIdentity, 0, names.size(), mayWait ? names.size() : 0, () -> stateMachine.readLocal(
+                machine -> names.stream().allMatch(name -> machine.takesPart(sessionId, name))));
+    }
+
+    /** Reserves quota for one command, or lets a retry that takes nothing more pass at the quota. */
+    private QuotaLedger.Reservation admit(String quotaIdentity, int sessions, int locks, int waiters,
+            BooleanSupplier isRetry) {
+        try {
+            return quotas.reserve(quotaIdentity, sessions, locks, waiters);
+        } catch (LimitExceededException e) {
+            if (isRetry.getAsBoolean()) {
+                return quotas.none();
+            }
+            throw e;
+        }
+    }
+
+    /** Proposes {@code command} and gives {@code reservation} back once it is applied or failed. */
+    private CompletableFuture<Result> proposeAdmitted(Command command, QuotaLedger.Reservation reservation) {
+        return proposer.propose(command).whenComplete((result, error) -> reservation.release());
     }
 
     /**

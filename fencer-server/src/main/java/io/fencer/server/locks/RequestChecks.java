@@ -24,6 +24,10 @@ final class RequestChecks {
     static final int LIST_LIMIT_MAX = 1_000;
     /** The longest session secret hashed: the service's secrets are 43 characters; a longer one is wrong. */
     static final int SESSION_SECRET_BYTES_MAX = 256;
+    /** The fewest bytes of an OpenSession's retry key: 128 random bits, as many as a guess would need. */
+    static final int RETRY_KEY_BYTES_MIN = 16;
+    /** The most bytes of an OpenSession's retry key. */
+    static final int RETRY_KEY_BYTES_MAX = 64;
 
     private RequestChecks() {}
 
@@ -57,8 +61,19 @@ final class RequestChecks {
         return SecretHash.of(secret);
     }
 
+    /** Returns the name of a lock a request reads or releases: any name a lock may have, old ones included. */
     static LockName lock(String field, String lock) {
         return LockName.of(field, lock);
+    }
+
+    /**
+     * Returns the name of a lock an acquire may create: {@link LockNames#checkNew}, which refuses characters that
+     * are invisible or reorder text, so that no two locks look alike. Applied to every acquire, also of a lock that
+     * exists already: a name that passes only the plain check can exist from before the rule, and its holders release
+     * it, but nobody queues for it again.
+     */
+    static LockName newLock(String field, String lock) {
+        return LockName.ofNew(field, lock);
     }
 
     static String requestId(String requestId, boolean required) {
@@ -72,6 +87,28 @@ final class RequestChecks {
                     + " bytes of UTF-8, more than the " + Limits.REQUEST_ID_BYTES_MAX + " allowed");
         }
         return requestId;
+    }
+
+    /**
+     * Returns an OpenSession's retry key as bytes, or null when it has none.
+     *
+     * @throws InvalidArgumentException when it is not {@value #RETRY_KEY_BYTES_MIN} to {@value #RETRY_KEY_BYTES_MAX}
+     *     bytes, or comes without a request id (only a retry with the same request id could present it again)
+     */
+    static byte[] retryKey(com.google.protobuf.ByteString retryKey, String requestId) {
+        if (retryKey.isEmpty()) {
+            return null;
+        }
+        if (retryKey.size() < RETRY_KEY_BYTES_MIN || retryKey.size() > RETRY_KEY_BYTES_MAX) {
+            throw new InvalidArgumentException("retry_key", retryKey.size() + " bytes", "retry_key is "
+                    + retryKey.size() + " bytes: it must be " + RETRY_KEY_BYTES_MIN + " to " + RETRY_KEY_BYTES_MAX
+                    + " random bytes (retryKeyBytesMin, retryKeyBytesMax)");
+        }
+        if (requestId.isEmpty()) {
+            throw new InvalidArgumentException("retry_key", retryKey.size() + " bytes", "retry_key comes without a"
+                    + " request_id: a retry of the open presents both, so a key alone means nothing");
+        }
+        return retryKey.toByteArray();
     }
 
     static long ttlMillis(long ttlMillis, Limits limits) {

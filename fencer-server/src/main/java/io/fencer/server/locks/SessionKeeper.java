@@ -13,11 +13,11 @@ import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -35,9 +35,25 @@ import org.slf4j.LoggerFactory;
  * deadline passes and {@code EndLockDelay} when a delay is over.
  *
  * <p>On becoming leader (including the first election after a restart) every session of the state machine gets
- * a fresh deadline of now + ttl + {@link RaftNode#takeoverBound() B}: a grace period, never a mass expiry of sessions
+ * a fresh deadline of now + L + {@link RaftNode#takeoverBound() B}: a grace period, never a mass expiry of sessions
  * whose keepalives went to the old leader, and long enough that no keepalive a deposed leader acknowledged outlives
- * it. Fencing tokens carry safety; these clocks carry what lease-only users (a {@code lock exec} command) rely on.
+ * it. L is the session's ttl, or less when a lease bound is recorded for it (below). Fencing tokens carry safety;
+ * these clocks carry what lease-only users (a {@code lock exec} command) rely on.
+ *
+ * <p>The restart rule: a takeover never gives a session more than its own ttl (+ B), and a session that had used up
+ * its lease before the takeover does not get a whole new one. Keepalives are not logged, so a new leader cannot know
+ * when a session was last renewed, and must assume it was renewed just before; left at that, every restart (or
+ * election) would hand every session, kept alive or abandoned, a fresh ttl, and a restart every ttl would keep
+ * abandoned sessions (a flood of them) open for ever. So the leader records bounds, as etcd checkpoints its leases:
+ * when a session's lease has run down below half of what a takeover would give it now (its ttl, or its last bound)
+ * and has at least {@link #CHECKPOINT_REMAINING_MILLIS_MIN} ms left, the leader proposes {@code CheckpointLeases}
+ * with the time left, and a new leader gives the session that much (+ B) instead of its ttl. The bound stays true
+ * because a keepalive of a session whose bound is recorded (or proposed) is acknowledged only after the leader has
+ * logged that the session was renewed ({@code RENEWED}, which clears the bound): a checkpoint proposal and the clear
+ * are ordered in the log as they were decided (both are proposed under {@link #checkpointLock}), so a renewal is
+ * either counted in a bound or logged after it. A session kept alive as clients do (every ttl / 3) never runs below
+ * half and costs no log entry; an abandoned one costs a few (each bound at most half the one before), and after a
+ * takeover it lives at most about twice the lease it had left (and at least until the bound, as it must).
  *
  * <p>Lease safety: a keepalive is acknowledged only {@linkplain #confirm confirmed}, while this peer still leads in
  * the term the keepalive arrived in and holds Ratis's leader lease ({@link RaftNode#holdsLeaderLease}), and it renews
@@ -59,6 +75,10 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     /** The test-only switch of the lease fix: {@link RaftNode#UNSAFE_LEASE_ACK_PROPERTY}. */
     public static final String UNSAFE_LEASE_ACK_PROPERTY = RaftNode.UNSAFE_LEASE_ACK_PROPERTY;
     private static final long NOT_SERVING = -1;
+    /** The least time left for which a lease bound is recorded: shorter leases end before a bound would matter. */
+    static final long CHECKPOINT_REMAINING_MILLIS_MIN = 5_000;
+    /** The most {@code CheckpointLeases} commands one scan proposes (each of up to 1,024 sessions). */
+    static final int CHECKPOINT_COMMANDS_PER_SCAN_MAX = 8;
 
     private final Ticker ticker;
     private final long lockDelayNanos;
@@ -77,19 +97,51 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     private final AtomicBoolean leasePollScheduled = new AtomicBoolean();
     /** The term in which this peer reset the deadlines as leader, or {@link #NOT_SERVING}. */
     private volatile long servingTerm = NOT_SERVING;
+    /**
+     * Held while a lease bound or its clearing is decided and proposed, so that the two are proposed (hence logged)
+     * in the order they were decided: a clear decided after a bound is logged after it.
+     */
+    private final Object checkpointLock = new Object();
+
+    /** Where a lease's bound stands in the replicated state, as this leader knows it. */
+    enum Bound {
+        /** No bound recorded: a keepalive renews at once. */
+        NONE,
+        /** A bound is proposed (and may be recorded): a keepalive first clears it. */
+        PROPOSED,
+        /** A bound is (or, after a failed proposal, may be) recorded: a keepalive first clears it. */
+        RECORDED,
+        /** Its clearing is proposed: keepalives wait for it. */
+        CLEARING
+    }
 
     /**
-     * A session's lease: its ttl, its deadline on the ticker, whether its expiry has been proposed, and the hash of
-     * the session's secret, which a keepalive must present.
+     * A session's lease: its ttl, its deadline on the ticker, whether its expiry has been proposed, the hash of the
+     * session's secret, which a keepalive must present, the identity its quotas count, and its lease bound.
      */
-    private record Lease(long ttlMillis, long deadlineNanos, boolean expiring, SecretHash secretHash) {
+    private record Lease(long ttlMillis, long deadlineNanos, boolean expiring, SecretHash secretHash,
+            String quotaIdentity, Bound bound, long boundMillis) {
         Lease renewed(long deadlineNanos) {
-            return new Lease(ttlMillis, deadlineNanos, false, secretHash);
+            return new Lease(ttlMillis, deadlineNanos, false, secretHash, quotaIdentity, bound, boundMillis);
         }
 
         Lease withExpiring(boolean expiring) {
-            return new Lease(ttlMillis, deadlineNanos, expiring, secretHash);
+            return new Lease(ttlMillis, deadlineNanos, expiring, secretHash, quotaIdentity, bound, boundMillis);
         }
+
+        Lease withBound(Bound bound, long boundMillis) {
+            return new Lease(ttlMillis, deadlineNanos, expiring, secretHash, quotaIdentity, bound, boundMillis);
+        }
+    }
+
+    /** What {@link #keepAlive} did. */
+    enum Renewal {
+        /** The lease was renewed. */
+        RENEWED,
+        /** The session is unknown, ended, or its expiry is proposed. */
+        EXPIRED,
+        /** The session's lease bound must be cleared in the log first: ask again once it is (a retry soon). */
+        CLEARING_BOUND
     }
 
     /** What {@link #confirm} says of a keepalive that arrived in some term. */
@@ -219,7 +271,7 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
             if (event instanceof Event.SessionOpened opened) {
                 long now = ticker.nanoTime();
                 leases.put(opened.sessionId(), new Lease(opened.ttlMillis(), deadline(now, opened.ttlMillis()),
-                        false, opened.secretHash()));
+                        false, opened.secretHash(), opened.quotaIdentity(), Bound.NONE, -1));
             } else if (event instanceof Event.SessionEnded ended) {
                 leases.remove(ended.sessionId());
             } else if (event instanceof Event.LockDelayStarted delayed && raft.isLeader()) {
@@ -234,18 +286,26 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
         return leases.containsKey(sessionId);
     }
 
+    /** Returns the identity whose quotas the session counts against, or null when this peer keeps no such lease. */
+    String quotaIdentity(long sessionId) {
+        Lease lease = leases.get(sessionId);
+        return lease == null ? null : lease.quotaIdentity();
+    }
+
     /**
      * Renews a session's lease from {@code arrivalNanos} (the keepalive's arrival, on the ticker), if
-     * {@code presented} is the hash of its secret; returns its ttl, or empty when the session is unknown, ended, or its
-     * expiry is already proposed. A deadline never moves back. Call only for a {@link Confirmation#CONFIRMED}
-     * keepalive.
+     * {@code presented} is the hash of its secret, and says what it did: renewed; expired, when the session is
+     * unknown, ended, or its expiry is already proposed; or not yet, when a lease bound is recorded for the session
+     * (see the class doc): its clearing is then proposed, and the caller asks again soon. A deadline never moves
+     * back. Call only for a {@link Confirmation#CONFIRMED} keepalive.
      *
      * @throws SessionUnauthenticatedException when the session is kept here and {@code presented} is not its
      *     secret's hash; nothing was renewed
      */
-    OptionalLong keepAlive(long sessionId, SecretHash presented, long arrivalNanos) {
+    Renewal keepAlive(long sessionId, SecretHash presented, long arrivalNanos) {
+        Renewal[] outcome = {Renewal.EXPIRED};
         boolean[] refused = {false};
-        Lease renewed = leases.computeIfPresent(sessionId, (id, lease) -> {
+        leases.computeIfPresent(sessionId, (id, lease) -> {
             if (!lease.secretHash().matches(presented)) {
                 refused[0] = true;
                 return lease;
@@ -253,13 +313,59 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
             if (lease.expiring()) {
                 return lease;
             }
+            if (lease.bound() != Bound.NONE) {
+                outcome[0] = Renewal.CLEARING_BOUND;
+                return lease;
+            }
+            outcome[0] = Renewal.RENEWED;
             long fromArrival = deadline(arrivalNanos, lease.ttlMillis());
             return lease.renewed(fromArrival - lease.deadlineNanos() > 0 ? fromArrival : lease.deadlineNanos());
         });
         if (refused[0]) {
             throw new SessionUnauthenticatedException(sessionId);
         }
-        return renewed == null || renewed.expiring() ? OptionalLong.empty() : OptionalLong.of(renewed.ttlMillis());
+        if (outcome[0] == Renewal.CLEARING_BOUND) {
+            clearBound(sessionId);
+        }
+        return outcome[0];
+    }
+
+    /** Returns the ttl of a session kept here, or 0. */
+    long ttlMillis(long sessionId) {
+        Lease lease = leases.get(sessionId);
+        return lease == null ? 0 : lease.ttlMillis();
+    }
+
+    /**
+     * Proposes that the session was renewed, clearing its lease bound, unless that is proposed already; once it is
+     * applied the session's keepalives renew at once again. On failure the bound is taken as recorded, and the next
+     * keepalive proposes the clearing again.
+     */
+    private void clearBound(long sessionId) {
+        synchronized (checkpointLock) {
+            boolean[] claimed = {false};
+            leases.computeIfPresent(sessionId, (id, lease) -> {
+                if (lease.bound() == Bound.PROPOSED || lease.bound() == Bound.RECORDED) {
+                    claimed[0] = true;
+                    return lease.withBound(Bound.CLEARING, -1);
+                }
+                return lease;
+            });
+            if (!claimed[0]) {
+                return;
+            }
+            Command.LeaseCheckpoint renewed = new Command.LeaseCheckpoint(sessionId,
+                    Command.LeaseCheckpoint.RENEWED);
+            proposer.propose(new Command.CheckpointLeases(List.of(renewed))).whenComplete((result, error) -> {
+                boolean cleared = error == null && result instanceof Result.LeasesCheckpointed;
+                leases.computeIfPresent(sessionId, (id, lease) -> lease.bound() != Bound.CLEARING ? lease
+                        : cleared ? lease.withBound(Bound.NONE, -1) : lease.withBound(Bound.RECORDED, -1));
+                if (!cleared) {
+                    LOG.warn("clearing the lease bound of session {} failed: {}", sessionId,
+                            error != null ? error : result);
+                }
+            });
+        }
     }
 
     /**
@@ -306,22 +412,28 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
             long now = ticker.nanoTime();
             expireDueSessions(now);
             endDueDelays(now);
+            checkpointLeases(now);
         } catch (RuntimeException e) {
             LOG.error("session keeper scan failed", e);
         }
     }
 
     /**
-     * Gives every session a fresh lease of ttl + {@link RaftNode#takeoverBound() B} and schedules the end of every
-     * lock-delay, as of now: B covers the keepalives a deposed leader may still have acknowledged.
+     * Gives every session a fresh lease of L + {@link RaftNode#takeoverBound() B}, L its ttl or its recorded lease
+     * bound ({@link SessionView#takeoverLeaseMillis()}), and schedules the end of every lock-delay, as of now: B covers
+     * the keepalives a deposed leader may still have acknowledged, and a bound holds every renewal before it (see
+     * the class doc).
      */
     private void resetAsNewLeader(long term) {
         int[] sizes = stateMachine.readLocal((LockStateMachine machine) -> {
             long now = ticker.nanoTime();
             Map<Long, Lease> fresh = new HashMap<>();
             for (SessionView session : machine.sessions()) {
+                boolean bounded = session.leaseBoundMillis() >= 0;
                 fresh.put(session.sessionId(), new Lease(session.ttlMillis(),
-                        deadline(now, session.ttlMillis()) + takeoverBoundNanos, false, session.secretHash()));
+                        deadline(now, session.takeoverLeaseMillis()) + takeoverBoundNanos, false,
+                        session.secretHash(), session.quotaIdentity(), bounded ? Bound.RECORDED : Bound.NONE,
+                        bounded ? session.leaseBoundMillis() : -1));
             }
             leases.clear();
             leases.putAll(fresh);
@@ -332,8 +444,8 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
             }
             return new int[] {fresh.size(), delayEndNanos.size()};
         });
-        LOG.info("leader of term {}: {} sessions get a fresh lease (ttl + {} ms), {} lock-delays restart", term,
-                sizes[0], TimeUnit.NANOSECONDS.toMillis(takeoverBoundNanos), sizes[1]);
+        LOG.info("leader of term {}: {} sessions get a fresh lease (ttl or recorded bound, + {} ms), {} lock-delays"
+                + " restart", term, sizes[0], TimeUnit.NANOSECONDS.toMillis(takeoverBoundNanos), sizes[1]);
     }
 
     private void expireDueSessions(long now) {
@@ -361,6 +473,80 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
                 LOG.warn("expiring session {} failed: {}", sessionId, error != null ? error : result);
             } else {
                 leases.remove(sessionId);
+            }
+        });
+    }
+
+    /**
+     * Records lease bounds for sessions whose leases have run down below half of what a takeover would give them
+     * now (see the class doc), at most {@link #CHECKPOINT_COMMANDS_PER_SCAN_MAX} commands per scan; the rest wait for
+     * the next scan. Candidates are found without the lock, and claimed and proposed under it.
+     */
+    private void checkpointLeases(long now) {
+        List<Long> candidates = new ArrayList<>();
+        int most = CHECKPOINT_COMMANDS_PER_SCAN_MAX * Command.CheckpointLeases.CHECKPOINTS_MAX;
+        for (Map.Entry<Long, Lease> entry : leases.entrySet()) {
+            if (candidates.size() >= most) {
+                break;
+            }
+            if (dueForBound(entry.getValue(), now) > 0) {
+                candidates.add(entry.getKey());
+            }
+        }
+        if (candidates.isEmpty()) {
+            return;
+        }
+        synchronized (checkpointLock) {
+            List<Command.LeaseCheckpoint> batch = new ArrayList<>();
+            for (Long sessionId : candidates) {
+                long[] remaining = {0};
+                leases.computeIfPresent(sessionId, (id, lease) -> {
+                    remaining[0] = dueForBound(lease, now);
+                    return remaining[0] > 0 ? lease.withBound(Bound.PROPOSED, remaining[0]) : lease;
+                });
+                if (remaining[0] > 0) {
+                    batch.add(new Command.LeaseCheckpoint(sessionId, remaining[0]));
+                }
+                if (batch.size() == Command.CheckpointLeases.CHECKPOINTS_MAX) {
+                    proposeBounds(batch);
+                    batch = new ArrayList<>();
+                }
+            }
+            if (!batch.isEmpty()) {
+                proposeBounds(batch);
+            }
+        }
+    }
+
+    /**
+     * Returns the bound to record for {@code lease} now, in milliseconds (its time left, rounded up), or 0 when none
+     * is due: it expires or is being bounded or cleared, it has more than half of what a takeover would give it, or
+     * too little left to matter.
+     */
+    private static long dueForBound(Lease lease, long now) {
+        if (lease.expiring() || lease.bound() == Bound.PROPOSED || lease.bound() == Bound.CLEARING) {
+            return 0;
+        }
+        long remainingMillis = TimeUnit.NANOSECONDS.toMillis(lease.deadlineNanos() - now + 999_999);
+        long takeoverMillis = lease.bound() == Bound.RECORDED && lease.boundMillis() >= 0 ? lease.boundMillis()
+                : lease.ttlMillis();
+        if (remainingMillis < CHECKPOINT_REMAINING_MILLIS_MIN || remainingMillis * 2 >= takeoverMillis) {
+            return 0;
+        }
+        return remainingMillis;
+    }
+
+    /** Proposes one batch of bounds; each lease still bounded by its entry is then recorded (or may be). */
+    private void proposeBounds(List<Command.LeaseCheckpoint> batch) {
+        proposer.propose(new Command.CheckpointLeases(batch)).whenComplete((result, error) -> {
+            // Recorded, or after a failure perhaps recorded: either way a keepalive must clear it first.
+            for (Command.LeaseCheckpoint entry : batch) {
+                leases.computeIfPresent(entry.sessionId(), (id, lease) -> lease.bound() == Bound.PROPOSED
+                        && lease.boundMillis() == entry.remainingMillis()
+                        ? lease.withBound(Bound.RECORDED, entry.remainingMillis()) : lease);
+            }
+            if (error != null || result instanceof Result.Rejected) {
+                LOG.warn("recording {} lease bounds failed: {}", batch.size(), error != null ? error : result);
             }
         });
     }

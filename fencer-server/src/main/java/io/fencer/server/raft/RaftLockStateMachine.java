@@ -8,6 +8,7 @@ import io.fencer.lock.Command;
 import io.fencer.lock.CommandChecks;
 import io.fencer.lock.CommandCodec;
 import io.fencer.lock.Event;
+import io.fencer.lock.IdentityUsage;
 import io.fencer.lock.Limits;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
@@ -133,6 +134,12 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     private volatile Counts counts = new Counts(0, 0, 0);
     /** Set when an apply failed (see the class doc); null while this peer applies the log. */
     private volatile ApplyHalt halt;
+    /**
+     * The usage of each identity with an open session, as of the last apply: published from the machine's changes
+     * after every log entry (and whole after a snapshot is loaded), under the lock, before the entry's proposers are
+     * answered; read without the lock by the leader's quota checks.
+     */
+    private final ConcurrentHashMap<String, IdentityUsage> usage = new ConcurrentHashMap<>();
 
     /** Sizes of the state, published after every apply for gauges that must not take the lock. */
     public record Counts(int sessions, int locks, int waiters) {}
@@ -205,6 +212,14 @@ public final class RaftLockStateMachine extends BaseStateMachine {
      */
     public void addLeadershipHook(Runnable hook) {
         leadershipHooks.add(Objects.requireNonNull(hook, "hook"));
+    }
+
+    /**
+     * Returns what the sessions of {@code quotaIdentity} held as of the last apply, without taking the lock: a
+     * proposal's effect is in it once the proposal's future completes.
+     */
+    public IdentityUsage usage(String quotaIdentity) {
+        return usage.getOrDefault(quotaIdentity, IdentityUsage.NONE);
     }
 
     /** Returns the sizes of the state as of the last apply, without taking the lock. */
@@ -312,6 +327,7 @@ public final class RaftLockStateMachine extends BaseStateMachine {
             halt = ApplyHalt.of(entry.getIndex(), entry.getTerm(), e); // before any read sees what the failure left
         } finally {
             counts = new Counts(machine.sessionCount(), machine.lockCount(), machine.waiterCount());
+            publishUsageChanges();
             lock.unlock();
         }
         if (failure != null) {
@@ -413,6 +429,17 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         if (halt == null) {
             super.notifyTermIndexUpdated(term, index);
         }
+    }
+
+    /** Publishes the usage the last entry changed; an identity whose sessions all ended leaves the map. Under lock. */
+    private void publishUsageChanges() {
+        machine.takeUsageChanges().forEach((identity, changed) -> {
+            if (changed.equals(IdentityUsage.NONE)) {
+                usage.remove(identity);
+            } else {
+                usage.put(identity, changed);
+            }
+        });
     }
 
     private void notifyListeners(long revision, List<Event> events) {
@@ -548,6 +575,8 @@ public final class RaftLockStateMachine extends BaseStateMachine {
             counts = new Counts(machine.sessionCount(), machine.lockCount(), machine.waiterCount());
             ended = halt;
             halt = null; // the state this peer could not compute is replaced; the apply goes on from the snapshot
+            usage.clear();
+            usage.putAll(machine.usageByIdentity());
         } finally {
             lock.unlock();
         }

@@ -20,6 +20,7 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.io.IOException;
+import java.net.SocketAddress;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.List;
@@ -40,6 +41,9 @@ import javax.net.ssl.SSLSession;
 public final class InProcessEndpoint implements AutoCloseable {
     private static final Metadata.Key<String> IDENTITY =
             Metadata.Key.of("fencer-in-process-identity", Metadata.ASCII_STRING_MARSHALLER);
+    /** The HTTP client's address, for the quotas of an anonymous caller (see {@link Identities#quotaIdentity()}). */
+    private static final Metadata.Key<String> ADDRESS =
+            Metadata.Key.of("fencer-in-process-address", Metadata.ASCII_STRING_MARSHALLER);
 
     private final Server server;
     private final ManagedChannel channel;
@@ -69,12 +73,14 @@ public final class InProcessEndpoint implements AutoCloseable {
     }
 
     /**
-     * Returns the channel for a caller that presented {@code session} (null for plain HTTP): its calls act as the
-     * common name of the session's verified client certificate, or as {@link Identities#ANONYMOUS} without one.
+     * Returns the channel for a caller that presented {@code session} (null for plain HTTP) from {@code remote}: its
+     * calls act as the common name of the session's verified client certificate, or as
+     * {@link Identities#ANONYMOUS} from {@code remote}'s address without one.
      */
-    public Channel channelFor(SSLSession session) {
+    public Channel channelFor(SSLSession session, SocketAddress remote) {
         Optional<String> identity = Identities.commonName(session);
-        return identity.isEmpty() ? channel : ClientInterceptors.intercept(channel, new IdentityHeader(identity.get()));
+        return ClientInterceptors.intercept(channel, new IdentityHeader(identity.orElse(null),
+                Identities.address(remote)));
     }
 
     @Override
@@ -83,15 +89,18 @@ public final class InProcessEndpoint implements AutoCloseable {
         server.shutdownNow();
     }
 
-    /** Puts the caller's identity in the header of each call. */
-    private record IdentityHeader(String identity) implements ClientInterceptor {
+    /** Puts the caller's identity (null: anonymous) and address in the header of each call. */
+    private record IdentityHeader(String identity, String address) implements ClientInterceptor {
         @Override
         public <RequestT, ResponseT> ClientCall<RequestT, ResponseT> interceptCall(
                 MethodDescriptor<RequestT, ResponseT> method, CallOptions options, Channel next) {
             return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
                 @Override
                 public void start(Listener<ResponseT> listener, Metadata headers) {
-                    headers.put(IDENTITY, identity);
+                    if (identity != null) {
+                        headers.put(IDENTITY, identity);
+                    }
+                    headers.put(ADDRESS, address);
                     super.start(listener, headers);
                 }
             };
@@ -106,10 +115,13 @@ public final class InProcessEndpoint implements AutoCloseable {
         public <RequestT, ResponseT> ServerCall.Listener<RequestT> interceptCall(ServerCall<RequestT, ResponseT> call,
                 Metadata headers, ServerCallHandler<RequestT, ResponseT> next) {
             String identity = headers.get(IDENTITY);
-            if (identity == null) {
-                return next.startCall(call, headers);
+            String address = headers.get(ADDRESS);
+            Context context = Identities.withAddress(Context.current(),
+                    address == null ? Identities.UNKNOWN_ADDRESS : address);
+            if (identity != null) {
+                context = Identities.withIdentity(context, identity);
             }
-            return Contexts.interceptCall(Identities.withIdentity(Context.current(), identity), call, headers, next);
+            return Contexts.interceptCall(context, call, headers, next);
         }
     }
 }

@@ -43,20 +43,26 @@ public final class StoreRole implements AutoCloseable {
     private final ScheduledExecutorService sweeper;
     private final StoreService service;
 
-    private StoreRole(StoreEngine engine, MeterRegistry registry, Authorizer authorizer) {
+    private StoreRole(StoreEngine engine, MeterRegistry registry, Authorizer authorizer,
+            ScopeClaims.LockHolders holders) {
         this.engine = engine;
         this.workers = new ThreadPoolExecutor(WORKERS, WORKERS, 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(WORK_QUEUE_MAX), daemonThreads("fencer-store-worker-"));
         this.sweeper = new ScheduledThreadPoolExecutor(1, daemonThreads("fencer-store-sweeper-"));
         this.service = new StoreService(engine, workers, WORK_QUEUE_MAX, new StoreMetrics(registry),
-                authorizer);
+                authorizer, new ScopeClaims(authorizer, engine.options().keys(), holders));
         service.pipelineFlow().register(registry);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
 
-    /** Opens the engine in {@code directory} and starts the role's threads; {@code authorizer} checks each call. */
-    public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer) {
-        return new StoreRole(StoreEngine.open(directory, options), registry, authorizer);
+    /**
+     * Opens the engine in {@code directory} and starts the role's threads; {@code authorizer} checks each call, and
+     * {@code holders} tells the current grant of a lock for CreateScope ({@link ScopeClaims}): the lock service's
+     * beside the hosted store, null for a standalone store server, which checks the grant's signature alone.
+     */
+    public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer,
+            ScopeClaims.LockHolders holders) {
+        return new StoreRole(StoreEngine.open(directory, options), registry, authorizer, holders);
     }
 
     /** Returns the service, guarded against undecodable requests and requests over 5 MiB. */

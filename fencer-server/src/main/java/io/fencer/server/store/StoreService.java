@@ -80,6 +80,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final StoreMetrics metrics;
     private final Ticker ticker;
     private final Authorizer authorizer;
+    private final ScopeClaims claims;
     private final Map<String, TrackedUnit> units = new ConcurrentHashMap<>();
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
     private final StreamFlow pipelineFlow = new StreamFlow("store.pipeline");
@@ -90,9 +91,10 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     }
 
     StoreService(StoreEngine engine, Executor workers, int workQueueMax, StoreMetrics metrics,
-            Authorizer authorizer) {
+            Authorizer authorizer, ScopeClaims claims) {
         this.engine = engine;
         this.authorizer = authorizer;
+        this.claims = claims;
         this.workers = workers;
         this.workQueueMax = workQueueMax;
         this.metrics = metrics;
@@ -174,11 +176,17 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         });
     }
 
+    /**
+     * Creates a scope: needs {@code admin} on it under an ACL, and the claim of {@link ScopeClaims} (a current grant
+     * of the lock it binds, which must be the scope's own name on a server without an ACL).
+     */
     @Override
     public void createScope(CreateScopeRequest request, StreamObserver<io.fencer.api.v1.ScopeInfo> out) {
         serve(out, () -> {
             String lock = request.getLock().isEmpty() ? request.getScope() : request.getLock();
             authorize(Permission.ADMIN, request.getScope());
+            LockNames.check("lock", lock);
+            claims.check(request.getScope(), lock, request.getSequencer());
             return scopeInfo(engine.createScope(request.getScope(), lock, policy(request.getPolicy())));
         });
     }

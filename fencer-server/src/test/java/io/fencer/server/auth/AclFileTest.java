@@ -46,6 +46,36 @@ class AclFileTest {
     }
 
     @Test
+    void parse_quotaLines_setQuotasByIdentityThenAnonymousThenAnyIdentity() throws IOException {
+        Acl acl = parse("""
+                ops                   admin *
+                batch                 quota sessions 50000   # its many workers
+                anonymous             quota locks    100
+                anonymous@10.0.0.7    quota locks    5
+                *                     quota waiters  20
+                """);
+
+        assertThat(acl.ruleCount()).as("quota lines are no permission rules").isEqualTo(1);
+        assertThat(acl.quota("batch", Quota.SESSIONS)).hasValue(50_000);
+        assertThat(acl.quota("batch", Quota.LOCKS)).as("not set for batch, nor for any identity").isEmpty();
+        assertThat(acl.quota("anonymous@10.0.0.8", Quota.LOCKS)).as("each anonymous address").hasValue(100);
+        assertThat(acl.quota("anonymous@10.0.0.7", Quota.LOCKS)).as("one address's own line").hasValue(5);
+        assertThat(acl.quota("ops", Quota.LOCKS)).as("a named identity is not anonymous").isEmpty();
+        assertThat(acl.quota("ops", Quota.WAITERS)).as("any identity").hasValue(20);
+        assertThat(acl.allowsSomewhere("batch", Permission.LOCK)).as("a quota grants no permission").isFalse();
+    }
+
+    @Test
+    void parse_malformedQuotaLines_failNamingTheLine() {
+        assertRefused("batch quota sessions\n", 1, "has 3 fields, expected IDENTITY quota KIND NUMBER");
+        assertRefused("batch quota minutes 5\n", 1, "unknown quota 'minutes': expected sessions, locks or waiters");
+        assertRefused("batch quota locks 0\n", 1, "sets quota locks to '0': expected a number from 1 to 100000000");
+        assertRefused("batch quota locks lots\n", 1, "sets quota locks to 'lots'");
+        assertRefused("batch quota locks 5\nbatch quota locks 6\n", 2,
+                "sets quota locks of identity 'batch' a second time");
+    }
+
+    @Test
     void parse_emptyFile_allowsNothing() throws IOException {
         Acl acl = parse("# nobody yet\n");
 

@@ -1,7 +1,9 @@
 package io.fencer.server.locks;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.Ticker;
 import java.time.Duration;
 import java.util.Base64;
@@ -72,5 +74,62 @@ class SessionSecretsTest {
     void defaults_areTenThousandOpensForOneMinute() {
         assertThat(SessionSecrets.ENTRIES_MAX).isEqualTo(10_000);
         assertThat(SessionSecrets.AGE_MAX).isEqualTo(Duration.ofMinutes(1));
+    }
+
+    @Test
+    void forOpen_retryWithTheSameKey_returnsTheSecretAndWithAnotherKeyOrNoneIsRefused() {
+        SessionSecrets secrets = new SessionSecrets(ticker);
+        byte[] key = bytes(16, 1);
+
+        String first = secrets.forOpen("alice", "open-1", key);
+
+        assertThat(secrets.forOpen("alice", "open-1", key.clone())).isEqualTo(first);
+        assertThatThrownBy(() -> secrets.forOpen("alice", "open-1", bytes(16, 2)))
+                .isInstanceOfSatisfying(SessionUnauthenticatedException.class, e -> {
+                    assertThat(e.sessionId()).isZero();
+                    assertThat(e.getMessage()).contains("request_id 'open-1'", "does not present the retry_key",
+                            "open a new session with a new request_id").doesNotContain(first);
+                });
+        assertThatThrownBy(() -> secrets.forOpen("alice", "open-1", null))
+                .isInstanceOf(SessionUnauthenticatedException.class);
+    }
+
+    @Test
+    void forOpen_anonymousRetry_getsTheSecretOnlyWithTheOpensKey() {
+        SessionSecrets secrets = new SessionSecrets(ticker);
+        byte[] key = bytes(32, 7);
+
+        String victims = secrets.forOpen("anonymous", "victim-open", key);
+        String keyless = secrets.forOpen("anonymous", "keyless-open", null);
+
+        assertThat(secrets.forOpen("anonymous", "victim-open", key)).as("the opener's own retry").isEqualTo(victims);
+        assertThatThrownBy(() -> secrets.forOpen("anonymous", "victim-open", null))
+                .as("a replay of the request id alone").isInstanceOf(SessionUnauthenticatedException.class);
+        assertThatThrownBy(() -> secrets.forOpen("anonymous", "victim-open", bytes(32, 8)))
+                .as("a replay with a guessed key").isInstanceOf(SessionUnauthenticatedException.class);
+        assertThatThrownBy(() -> secrets.forOpen("anonymous", "keyless-open", null))
+                .as("a keyless anonymous open is never answered again")
+                .isInstanceOfSatisfying(SessionUnauthenticatedException.class, e -> assertThat(e.getMessage())
+                        .contains("anonymous and carried no retry_key").doesNotContain(keyless));
+        assertThatThrownBy(() -> secrets.forOpen("anonymous", "keyless-open", bytes(16, 1)))
+                .isInstanceOf(SessionUnauthenticatedException.class);
+    }
+
+    @Test
+    void forOpen_namedIdentityWithoutKeys_keepsAnsweringItsOwnRetries() {
+        SessionSecrets secrets = new SessionSecrets(ticker);
+
+        String first = secrets.forOpen("alice", "open-1", null);
+
+        assertThat(secrets.forOpen("alice", "open-1", null)).isEqualTo(first);
+        assertThat(secrets.forOpen("alice", "open-1", bytes(16, 3))).as("a key the open did not carry")
+                .isEqualTo(first);
+        assertThat(secrets.forOpen("mallory", "open-1", null)).isNotEqualTo(first);
+    }
+
+    private static byte[] bytes(int count, int fill) {
+        byte[] bytes = new byte[count];
+        java.util.Arrays.fill(bytes, (byte) fill);
+        return bytes;
     }
 }

@@ -1,0 +1,43 @@
+package io.fencer.server.auth;
+
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * A per-identity quota an ACL file may set ({@code IDENTITY quota KIND NUMBER}), as the word the file uses and the
+ * name of the quota it sets: what the sessions one identity opened may hold at once on the lock server.
+ */
+public enum Quota {
+    /** Sessions open: {@code sessionsPerIdentityMax}. */
+    SESSIONS("sessionsPerIdentityMax"),
+    /** Lock records held or waited for: {@code locksPerIdentityMax}. */
+    LOCKS("locksPerIdentityMax"),
+    /** Waits queued: {@code waitersPerIdentityMax}. */
+    WAITERS("waitersPerIdentityMax");
+
+    private final String limit;
+
+    Quota(String limit) {
+        this.limit = limit;
+    }
+
+    /** Returns the word of this quota in ACL files: {@code sessions}, {@code locks} or {@code waiters}. */
+    public String word() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Returns the name of the quota it sets, as errors and server options name it. */
+    public String limit() {
+        return limit;
+    }
+
+    /** Returns the quota spelt {@code word} (exactly, lower case), if any. */
+    static Optional<Quota> ofWord(String word) {
+        for (Quota quota : values()) {
+            if (quota.word().equals(word)) {
+                return Optional.of(quota);
+            }
+        }
+        return Optional.empty();
+    }
+}

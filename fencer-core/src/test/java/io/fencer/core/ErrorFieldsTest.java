@@ -13,16 +13,17 @@ class ErrorFieldsTest {
     private static FencerException sample(ErrorReason reason) {
         return switch (reason) {
             case INVALID_ARGUMENT -> new InvalidArgumentException("field-1", "value-2", "message 3");
-            case LIMIT_EXCEEDED -> new LimitExceededException("limit-4", 5, "message 6");
+            case LIMIT_EXCEEDED -> new LimitExceededException("limit-4", 5, "identity-32", "message 6");
             case SESSION_EXPIRED -> new SessionExpiredException(7, "message 8");
             case SESSION_UNAUTHENTICATED -> new SessionUnauthenticatedException(27, "message 28");
-            case NOT_HOLDER -> new NotHolderException("lock-9", 10, 11, 29);
+            case NOT_HOLDER -> new NotHolderException("lock-9", 10, 11, 29, "why 33");
             case STALE_TOKEN -> new StaleTokenException("scope-12", 13, 14, FencePolicy.STRICT);
             case SCOPE_MISMATCH -> new ScopeMismatchException("scope-15", new FencingToken("lock-16", 17));
             case TOKEN_EXHAUSTED -> new TokenExhaustedException("lock-18", 19);
             case IDEMPOTENCY_MISMATCH -> new IdempotencyMismatchException("scope-27", "key-28", 29);
             case BAD_TOKEN_SIGNATURE -> new BadTokenSignatureException("lock-20", 21, "why 22");
-            case PERMISSION_DENIED -> new PermissionDeniedException("identity-27", "permission-28", "lock-29");
+            case PERMISSION_DENIED -> new PermissionDeniedException("identity-27", "permission-28", "lock-29",
+                    "why 34");
             case NOT_LEADER -> new NotLeaderException("host-23:24");
             case UNAVAILABLE -> new UnavailableException("message 25");
             case INTERNAL -> new InternalException("message 26");

@@ -118,8 +118,8 @@ class ConnectionCapServerTest {
             open.add(over);
 
             boolean overClosed = RawHttp.closedByServer(over, REFUSAL_MAX);
-            StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class, () ->
-                    TestServers.stub(late).withDeadlineAfter(3, TimeUnit.SECONDS).list(ListRequest.getDefaultInstance()));
+            StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class, () -> TestServers
+                    .stub(late).withDeadlineAfter(3, TimeUnit.SECONDS).list(ListRequest.getDefaultInstance()));
             String metrics = RawHttp.call(OTHER_ADDRESS, server.adminPort(), RawHttp.get("/metrics", false),
                     CALL_MAX).body();
 

@@ -94,10 +94,9 @@ final class RawHttp {
                 throw new IOException("the connection closed before an answer's head; read: " + head);
             }
             head.write(b);
-            byte[] bytes = head.toByteArray();
-            int n = bytes.length;
-            if (n >= 4 && bytes[n - 4] == '\r' && bytes[n - 3] == '\n' && bytes[n - 2] == '\r' && bytes[n - 1] == '\n') {
-                return head.toString(StandardCharsets.ISO_8859_1);
+            String text = head.toString(StandardCharsets.ISO_8859_1); // heads are short: reading it again is cheap
+            if (text.endsWith("\r\n\r\n")) {
+                return text;
             }
         }
     }

@@ -56,7 +56,7 @@ public final class AdminHttpServer implements AutoCloseable {
         this.health = health;
         this.metrics = metrics;
         ConnectionCaps caps = new ConnectionCaps("admin", "http", limits.httpConnectionsMax(),
-                limits.httpConnectionsPerAddressMax(), registry, ticker);
+                limits.httpConnectionsPerAddressMax(), true, registry, ticker);
         HttpPort.Settings settings = new HttpPort.Settings("admin", REQUEST_BODY_BYTES_MAX, BODIES_BYTES_MAX,
                 REQUEST_BODY_BYTES_MAX, THREADS);
         this.port = HttpPort.start(host, port, tls, limits, settings, caps, this::handle);

@@ -85,7 +85,7 @@ public final class ConnectHttpServer implements AutoCloseable {
         this.routes = ConnectRoute.of(descriptors);
         this.endpoint = InProcessEndpoint.start(definitions, writers);
         ConnectionCaps caps = new ConnectionCaps("http", "http", limits.httpConnectionsMax(),
-                limits.httpConnectionsPerAddressMax(), registry, ticker);
+                limits.httpConnectionsPerAddressMax(), true, registry, ticker);
         HttpPort.Settings settings = new HttpPort.Settings("http", REQUEST_BODY_BYTES_MAX, BODIES_BYTES_MAX,
                 DISCARDED_BYTES_MAX, THREADS);
         try {

@@ -45,15 +45,19 @@ public final class ConnectionCaps {
     private final Counter refusedPerAddress;
     private final Counter refusedTotal;
     private final RefusalLog log;
-    private final Map<String, Counter> timeouts = new HashMap<>();
+    private final Map<String, Counter> timeouts;
     private final RefusalLog timeoutLog;
 
     /**
      * Returns the caps of the port named {@code port} ("grpc", "admin", "http"), whose limits are named
      * {@code limitPrefix + "ConnectionsMax"} and {@code limitPrefix + "ConnectionsPerAddressMax"} in log lines.
+     *
+     * @param countsTimeouts whether the port reports its slow clients through {@link #timedOut} (the HTTP ports
+     *     do; the gRPC port's handshake and idle timeouts are gRPC's own, which it does not report), and so has the
+     *     counters {@code fencer_connections_timed_out_total{port, phase}}
      */
     public ConnectionCaps(String port, String limitPrefix, int connectionsMax, int perAddressMax,
-            MeterRegistry registry, Ticker ticker) {
+            boolean countsTimeouts, MeterRegistry registry, Ticker ticker) {
         if (connectionsMax < 1 || perAddressMax < 1 || perAddressMax > connectionsMax) {
             throw new IllegalArgumentException("caps of the " + port + " port must be positive, the one per address "
                     + "at most the total: connectionsMax " + connectionsMax + ", perAddressMax " + perAddressMax);
@@ -68,12 +72,14 @@ public final class ConnectionCaps {
                 .description("Connections open on the port").tag("port", port).register(registry);
         this.log = new RefusalLog(ticker, LOG_INTERVAL, LOGGED_ADDRESSES_MAX);
         this.timeoutLog = new RefusalLog(ticker, LOG_INTERVAL, LOGGED_ADDRESSES_MAX);
-        for (String phase : TIMEOUT_PHASES) {
-            timeouts.put(phase, Counter.builder("fencer.connections.timed.out")
+        Map<String, Counter> counters = new HashMap<>();
+        for (String phase : countsTimeouts ? TIMEOUT_PHASES : List.<String>of()) {
+            counters.put(phase, Counter.builder("fencer.connections.timed.out")
                     .description("Connections closed because the client was too slow: its TLS handshake, its request "
                             + "headers, its body, or taking its answer took longer than the port allows")
                     .tag("port", port).tag("phase", phase).register(registry));
         }
+        this.timeouts = Map.copyOf(counters);
     }
 
     private static Counter refusedCounter(MeterRegistry registry, String port, String cap) {
@@ -141,7 +147,8 @@ public final class ConnectionCaps {
     public void timedOut(InetSocketAddress remote, String phase, String limitName, Duration limit) {
         Counter counter = timeouts.get(phase);
         if (counter == null) {
-            throw new IllegalArgumentException("no timeout phase '" + phase + "'; phases are " + TIMEOUT_PHASES);
+            throw new IllegalArgumentException("the " + port + " port counts no timeout of phase '" + phase
+                    + "'; it counts " + timeouts.keySet());
         }
         counter.increment();
         InetAddress address = remote == null ? null : remote.getAddress();

@@ -54,6 +54,8 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
      * request along, which waits its turn; a client pipelining more than this is not one to serve.
      */
     static final int PENDING_MESSAGES_MAX = 64;
+    /** The most a body's buffer takes at first; it grows with the bytes that arrive. */
+    private static final int INITIAL_BODY_BYTES_MAX = 64 * 1024;
 
     /** Where the connection is in its request cycle. */
     enum Phase { HANDSHAKE, HEADERS, BODY, CALL, ANSWER, IDLE, CLOSED }
@@ -189,7 +191,9 @@ final class HttpConnection extends ChannelInboundHandlerAdapter {
             headers.headers().remove(HttpHeaderNames.EXPECT);
             context.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
         }
-        body = new ByteArrayOutputStream((int) Math.min(HttpUtil.getContentLength(headers, 0L), 64 * 1024));
+        // Sized by what the client announces, within a small bound: an announced length is no promise.
+        long announced = HttpUtil.getContentLength(headers, 0L);
+        body = new ByteArrayOutputStream((int) Math.max(0, Math.min(announced, INITIAL_BODY_BYTES_MAX)));
         bodyBytesRead = 0;
         overflow = HttpCall.Overflow.NONE;
         enter(Phase.BODY, limits.bodyReadTimeout());

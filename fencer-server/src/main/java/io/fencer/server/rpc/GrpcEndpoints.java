@@ -93,10 +93,23 @@ public final class GrpcEndpoints {
     public static Server start(String host, int port, int inboundMessageBytesMax,
             List<ServerServiceDefinition> services, TlsMaterial tls, ReplySpin replySpin, PortLimits limits,
             MeterRegistry registry, Ticker ticker) throws IOException {
-        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(host, port));
         EventLoopGroup loops = replySpin == null ? plainLoops() : spinningLoops(replySpin);
+        try {
+            Server server = builder(host, port, inboundMessageBytesMax, services, tls, limits, registry, ticker)
+                    .bossEventLoopGroup(loops).workerEventLoopGroup(loops).build();
+            return new LoopOwningServer(server.start(), loops);
+        } catch (IOException | RuntimeException e) {
+            loops.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            throw e;
+        }
+    }
+
+    private static NettyServerBuilder builder(String host, int port, int inboundMessageBytesMax,
+            List<ServerServiceDefinition> services, TlsMaterial tls, PortLimits limits, MeterRegistry registry,
+            Ticker ticker) {
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(host, port));
         ConnectionCaps caps = caps(limits, registry, ticker);
-        builder.bossEventLoopGroup(loops).workerEventLoopGroup(loops).channelFactory(() -> {
+        builder.channelFactory(() -> {
             // The listening channel is made here so that the gate sits in its pipeline ahead of Netty's acceptor.
             ServerChannel channel = Epoll.isAvailable() ? new EpollServerSocketChannel() : new NioServerSocketChannel();
             channel.pipeline().addLast(new GrpcAcceptGate(caps));
@@ -110,7 +123,7 @@ public final class GrpcEndpoints {
             builder.addService(ServerInterceptors.intercept(service, Identities.interceptor(),
                     ReplySpin.interceptor()));
         }
-        Server server = builder
+        return builder
                 // Handlers never block (Locks answers come from completions; Store hands off to its workers), so
                 // they run on the transport's threads: no hand-off per call, which matters at tens of thousands of
                 // calls per second.
@@ -123,14 +136,7 @@ public final class GrpcEndpoints {
                 .keepAliveTime(KEEPALIVE_SECONDS, TimeUnit.SECONDS)
                 .keepAliveTimeout(KEEPALIVE_TIMEOUT_SECONDS, TimeUnit.SECONDS)
                 .permitKeepAliveTime(CLIENT_KEEPALIVE_SECONDS_MIN, TimeUnit.SECONDS)
-                .permitKeepAliveWithoutCalls(true)
-                .build();
-        try {
-            return new LoopOwningServer(server.start(), loops);
-        } catch (IOException | RuntimeException e) {
-            loops.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
-            throw e;
-        }
+                .permitKeepAliveWithoutCalls(true);
     }
 
     /** Returns the largest message the transport reads for services whose largest limit is {@code servicesMax}. */
@@ -148,7 +154,7 @@ public final class GrpcEndpoints {
                     descriptors);
         }
         return new ConnectionCaps("grpc", "grpc", connectionsMax,
-                Math.min(limits.grpcConnectionsPerAddressMax(), connectionsMax), registry, ticker);
+                Math.min(limits.grpcConnectionsPerAddressMax(), connectionsMax), false, registry, ticker);
     }
 
     /** Returns the process's file descriptor limit, or -1 where the JVM does not tell. */

@@ -22,7 +22,7 @@ class ConnectionCapsTest {
     }
 
     private ConnectionCaps caps(int connectionsMax, int perAddressMax) {
-        return new ConnectionCaps("test", "test", connectionsMax, perAddressMax, registry, nanos::get);
+        return new ConnectionCaps("test", "test", connectionsMax, perAddressMax, true, registry, nanos::get);
     }
 
     private double refused(String cap) {
@@ -79,7 +79,7 @@ class ConnectionCapsTest {
     }
 
     @Test
-    void timedOut_knownPhase_isCountedAndUnknownPhaseIsAnError() {
+    void timedOut_knownPhase_isCountedAndUnknownPhaseOrPortWithoutTimeoutsIsAnError() {
         ConnectionCaps caps = caps(10, 2);
 
         caps.timedOut(new InetSocketAddress(one, 1234), "headers", "headerReadTimeout", Duration.ofSeconds(5));
@@ -89,6 +89,11 @@ class ConnectionCapsTest {
                 .counter().count()).isEqualTo(2);
         assertThatThrownBy(() -> caps.timedOut(null, "lunch", "x", Duration.ofSeconds(1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lunch");
+        ConnectionCaps grpc = new ConnectionCaps("grpc", "grpc", 10, 2, false, registry, nanos::get);
+        assertThat(registry.find("fencer.connections.timed.out").tag("port", "grpc").counters())
+                .as("a port that reports no timeouts shows no such counters").isEmpty();
+        assertThatThrownBy(() -> grpc.timedOut(null, "headers", "x", Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

@@ -30,7 +30,8 @@ class HttpPortBehaviourTest {
     private HttpPort start(long bodiesBytesMax) throws IOException {
         port = HttpPort.start("127.0.0.1", 0, null, PortLimits.DEFAULT,
                 new HttpPort.Settings("test", BODY_MAX, bodiesBytesMax, 4 * BODY_MAX, 2),
-                new ConnectionCaps("test", "http", 64, 64, new SimpleMeterRegistry(), Ticker.system()), calls::add);
+                new ConnectionCaps("test", "http", 64, 64, true, new SimpleMeterRegistry(), Ticker.system()),
+                calls::add);
         return port;
     }
 

@@ -34,9 +34,11 @@ import javax.net.ssl.SSLSession;
  * definitions, with the same guards, interceptors, checks, limits and error catalogue as the gRPC port's.
  *
  * <p>Identity: the HTTP port verifies the client certificate in its own TLS handshake, and {@link #channelFor}
- * carries the certificate's common name to this server in a header that only this server reads. The gRPC port never
- * reads it ({@link Identities#interceptor()} takes the identity from the TLS session alone), and the HTTP port
- * forwards no header of its clients, so no external caller can set it.
+ * carries the certificate's common name to this server in a header that only this server reads, with the HTTP
+ * client's network address (which the quotas of an anonymous caller count, {@link Identities#quotaIdentity()}) in
+ * another. The gRPC port never reads them ({@link Identities#interceptor()} takes the identity from the TLS session
+ * and the address from the connection alone), and the HTTP port forwards no header of its clients, so no external
+ * caller can set them.
  */
 public final class InProcessEndpoint implements AutoCloseable {
     private static final Metadata.Key<String> IDENTITY =

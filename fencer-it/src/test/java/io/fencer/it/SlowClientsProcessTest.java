@@ -1,11 +1,12 @@
 package io.fencer.it;
 
-import static io.fencer.it.RawHttp.OTHER_ADDRESS;
+import static io.fencer.server.RawHttp.OTHER_ADDRESS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.api.v1.ListRequest;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.chaos.FreePorts;
+import io.fencer.server.RawHttp;
 import io.grpc.Attributes;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;

@@ -16,31 +16,32 @@ import javax.net.SocketFactory;
 /**
  * HTTP/1.1 by hand over plain sockets, for what an HTTP client library hides: the source address a connection
  * comes from (127.0.0.2 is another client as far as the server can tell), a client that sends one byte and stalls,
- * several requests on one kept-alive connection, and whether the server closed a connection.
+ * several requests on one kept-alive connection, and whether the server closed a connection. Public for the process
+ * tests, which reach it through this module's test jar.
  */
-final class RawHttp {
+public final class RawHttp {
     /** Another address of the loopback interface: a second client, as far as the server's caps can tell. */
-    static final String OTHER_ADDRESS = "127.0.0.2";
+    public static final String OTHER_ADDRESS = "127.0.0.2";
 
     private RawHttp() {}
 
     /** An answer: its status and body. */
-    record Reply(int status, String body) {}
+    public record Reply(int status, String body) {}
 
     /** Opens a connection from {@code source} (a loopback address) to 127.0.0.1:{@code port}. */
-    static Socket connect(SocketFactory factory, String source, int port) throws IOException {
+    public static Socket connect(SocketFactory factory, String source, int port) throws IOException {
         Socket socket = factory.createSocket();
         socket.bind(new InetSocketAddress(source, 0));
         socket.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
         return socket;
     }
 
-    static Socket connect(String source, int port) throws IOException {
+    public static Socket connect(String source, int port) throws IOException {
         return connect(SocketFactory.getDefault(), source, port);
     }
 
     /** Opens a connection, sends one byte of a request and leaves it open: the slow client. */
-    static Socket oneByte(String source, int port) throws IOException {
+    public static Socket oneByte(String source, int port) throws IOException {
         Socket socket = connect(source, port);
         socket.getOutputStream().write('G');
         socket.getOutputStream().flush();
@@ -48,12 +49,12 @@ final class RawHttp {
     }
 
     /** Returns {@code GET path} with {@code Connection: close} or keep-alive. */
-    static String get(String path, boolean keepAlive) {
+    public static String get(String path, boolean keepAlive) {
         return "GET " + path + " HTTP/1.1\r\nHost: fencer\r\n" + (keepAlive ? "" : "Connection: close\r\n") + "\r\n";
     }
 
     /** Returns a Connect call {@code POST /fencer.v1.<method>} with a JSON body. */
-    static String post(String method, String json, boolean keepAlive) {
+    public static String post(String method, String json, boolean keepAlive) {
         byte[] body = json.getBytes(StandardCharsets.UTF_8);
         return "POST /fencer.v1." + method + " HTTP/1.1\r\nHost: fencer\r\nContent-Type: application/json\r\n"
                 + "Content-Length: " + body.length + "\r\n" + (keepAlive ? "" : "Connection: close\r\n") + "\r\n"
@@ -61,14 +62,14 @@ final class RawHttp {
     }
 
     /** Sends {@code request} from {@code source} on a new connection and reads its answer within {@code timeout}. */
-    static Reply call(String source, int port, String request, Duration timeout) throws IOException {
+    public static Reply call(String source, int port, String request, Duration timeout) throws IOException {
         try (Socket socket = connect(source, port)) {
             return exchange(socket, request, timeout);
         }
     }
 
     /** Sends {@code request} on an open connection and reads one answer (framed by its Content-Length). */
-    static Reply exchange(Socket socket, String request, Duration timeout) throws IOException {
+    public static Reply exchange(Socket socket, String request, Duration timeout) throws IOException {
         socket.setSoTimeout((int) timeout.toMillis());
         OutputStream out = socket.getOutputStream();
         out.write(request.getBytes(StandardCharsets.UTF_8));
@@ -105,7 +106,7 @@ final class RawHttp {
      * Returns true when the server closes {@code socket} (end of stream or a reset) within {@code timeout}, false when
      * it is still open then. Bytes the server sends before closing are read and dropped.
      */
-    static boolean closedByServer(Socket socket, Duration timeout) throws IOException {
+    public static boolean closedByServer(Socket socket, Duration timeout) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             long leftMillis = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);

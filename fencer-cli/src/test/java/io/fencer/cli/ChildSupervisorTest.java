@@ -105,8 +105,11 @@ class ChildSupervisorTest {
                 "trap 'echo got-term; exit 0' TERM; echo ready; while :; do sleep 0.1; done");
         awaitOutput("ready");
 
-        int status = supervisor(child, GENEROUS).supervise(lease(CompletableFuture.completedFuture("expired")),
-                new CompletableFuture<>());
+        // The lease is lost (a keepalive failed) while the local lease still has a day left: SIGTERM, and the grace
+        // for the child's trap. A lease with no time left would go straight on to SIGKILL, racing the trap.
+        ChildSupervisor.Lease lost = new ChildSupervisor.Lease(CompletableFuture.completedFuture("lost: keepalive"),
+                () -> Duration.ofDays(1));
+        int status = supervisor(child, GENEROUS).supervise(lost, new CompletableFuture<>());
 
         assertThat(status).isEqualTo(ChildSupervisor.EXIT_LEASE_LOST);
         assertThat(output()).contains("got-term");

@@ -23,6 +23,8 @@ import org.junit.jupiter.api.Test;
  */
 @Param(name = "token", gen = LongGen.class, conf = "1:4")
 public class FenceLincheckTest { // public: Lincheck creates instances itself
+    /** {@code -Dfencer.soak=true}: the longer runs (docs/testing.md). */
+    private static final boolean SOAK = Boolean.getBoolean("fencer.soak");
     private final Fence fence = Fence.create("orders", FencePolicy.AT_LEAST);
     private final List<Long> log = new ArrayList<>(); // the resource: changed only inside the fence
 
@@ -60,8 +62,8 @@ public class FenceLincheckTest { // public: Lincheck creates instances itself
 
     @Test
     void stress_writesChecksAndReadsOnRealThreads_areLinearizable() {
-        StressOptions options = new StressOptions().iterations(20).invocationsPerIteration(2_000).threads(2)
-                .actorsPerThread(3);
+        StressOptions options = new StressOptions().iterations(SOAK ? 20 : 8).invocationsPerIteration(2_000)
+                .threads(2).actorsPerThread(3);
         LinCheckerKt.check(options, FenceLincheckTest.class);
     }
 
@@ -77,8 +79,10 @@ public class FenceLincheckTest { // public: Lincheck creates instances itself
         // Two threads of three operations: the scenarios where a stale write could slip in need only two writers, and
         // Lincheck's threads spin while they wait, so more threads than cores makes each run crawl. Ten scenarios
         // (there were 20, 36 s of CI) of 500 interleavings each: with tokens 1 to 4 on both threads nearly every
-        // scenario has the two writers a stale write needs, and the control finds it in its first scenarios.
-        return new ModelCheckingOptions().iterations(10).invocationsPerIteration(500).threads(2).actorsPerThread(3);
+        // scenario has the two writers a stale write needs, and the control finds it in its first scenarios. The
+        // default suite runs four of 300 (the control still finds its stale write; -Dfencer.soak=true runs ten).
+        return new ModelCheckingOptions().iterations(SOAK ? 10 : 4).invocationsPerIteration(SOAK ? 500 : 300)
+                .threads(2).actorsPerThread(3);
     }
 
     /** A guard that is broken on purpose: the check and the write hold the lock separately. */

@@ -49,7 +49,8 @@ final class GoldenRun {
     record Output(byte[] snapshots, String transcript) {
         String transcriptSha256() {
             try {
-                byte[] digest = MessageDigest.getInstance("SHA-256").digest(transcript.getBytes(StandardCharsets.UTF_8));
+                byte[] digest = MessageDigest.getInstance("SHA-256")
+                        .digest(transcript.getBytes(StandardCharsets.UTF_8));
                 return HexFormat.of().formatHex(digest);
             } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException("every JDK has SHA-256", e);
@@ -229,7 +230,8 @@ final class GoldenRun {
                 token = held.holder().value();
                 holder = held.holderSessionId();
             } else if (!held.sharedHolders().isEmpty()) {
-                LockView.SharedHolderView shared = held.sharedHolders().get(random.nextInt(held.sharedHolders().size()));
+                List<LockView.SharedHolderView> holders = held.sharedHolders();
+                LockView.SharedHolderView shared = holders.get(random.nextInt(holders.size()));
                 token = shared.token().value();
                 holder = shared.sessionId();
             }
@@ -277,7 +279,8 @@ final class GoldenRun {
             for (long value = 1; value < 6; value++) {
                 transcript.append("  ").append(lock).append('#').append(value).append(' ')
                         .append(machine.validate(FencingToken.of(LockName.of(lock), value))).append(", shared ")
-                        .append(machine.validate(FencingToken.of(LockName.of(lock), value, LockMode.SHARED)).status()).append('\n');
+                        .append(machine.validate(FencingToken.of(LockName.of(lock), value, LockMode.SHARED)).status())
+                        .append('\n');
             }
         }
         for (long sessionId = 1; sessionId <= 4; sessionId++) {

@@ -6,8 +6,8 @@ import java.util.List;
  * The mutable count behind one identity's {@link IdentityUsage}, shared by the {@link SessionRecord}s of its
  * sessions, which change it whenever they open, end, take or leave a lock. It is a derived index of the state, never
  * written to snapshots: reading a snapshot rebuilds it from the sessions, and {@link LockStateMachine#checkInvariants}
- * recounts it. A counter that changes joins the machine's list of changed counters once, so that the server can
- * publish the new counts after each log entry without scanning every identity.
+ * recounts it. A counter that changes joins its {@link UsageIndex}'s list of changed counters once, so that the
+ * server can publish the new counts after each log entry without scanning every identity.
  */
 final class UsageCounter {
     final String identity;

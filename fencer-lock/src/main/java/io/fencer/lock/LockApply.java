@@ -1,0 +1,221 @@
+package io.fencer.lock;
+
+import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.LockMode;
+import io.fencer.core.NotHolderException;
+import io.fencer.core.SessionExpiredException;
+import io.fencer.core.TokenExhaustedException;
+import java.util.List;
+
+/**
+ * The apply steps of plain locks, exclusive or shared: acquire (a grant, a place in the FIFO queue, or busy),
+ * release, the end of a lock-delay, and cancelling a wait (which a semaphore's or a multi-lock's wait leaves by their
+ * own rules). Who gets a freed lock is decided in {@link Handoff}.
+ */
+final class LockApply {
+    private final MachineState state;
+    private final Handoff handoff;
+    private final SemaphoreApply semaphores;
+    private final MultiLockApply multiLocks;
+
+    LockApply(MachineState state, Handoff handoff, SemaphoreApply semaphores, MultiLockApply multiLocks) {
+        this.state = state;
+        this.handoff = handoff;
+        this.semaphores = semaphores;
+        this.multiLocks = multiLocks;
+    }
+
+    Result acquire(Command.Acquire acquire, List<Event> events) {
+        SessionRecord session = state.sessions.get(acquire.sessionId());
+        if (session == null) {
+            return new Result.Rejected(new SessionExpiredException(acquire.sessionId()));
+        }
+        Result.Rejected refused = MachineState.refusal(session, acquire.secretHash());
+        if (refused != null) {
+            return refused;
+        }
+        Result.Rejected reserved = semaphores.reservedSlot(acquire.lock());
+        if (reserved != null) {
+            return reserved;
+        }
+        LockRecord record = state.locks.get(acquire.lock());
+        if (record != null) {
+            Result again = acquireAgain(session, acquire, record);
+            if (again != null) {
+                return again;
+            }
+        }
+        if (record == null || record.grantableNow(acquire.mode())) {
+            return grantFree(session, acquire, record, events);
+        }
+        if (!acquire.waitQueued()) {
+            return new Result.Busy(record.name, record.anyHolderToken());
+        }
+        return enqueue(session, acquire, record, events);
+    }
+
+    /**
+     * Answers an acquire by a session that already holds or waits for the lock: its grant or its place, in the mode
+     * it asked for before; an acquire in the other mode is refused, since a session holds a lock in one mode and
+     * there is no upgrade (two readers upgrading at once would wait for each other forever). Returns null when the
+     * session neither holds nor waits.
+     */
+    private static Result acquireAgain(SessionRecord session, Command.Acquire acquire, LockRecord record) {
+        FencingToken holding = record.tokenOf(session.id);
+        LockRecord.Waiter waiting = record.waiters.get(session.id);
+        if (holding == null && waiting == null) {
+            return null;
+        }
+        LockMode mode = holding != null ? holding.mode() : waiting.mode();
+        if (mode != acquire.mode()) {
+            return new Result.Rejected(new InvalidArgumentException("mode", acquire.mode().text(), "session "
+                    + session.id + (holding != null ? " holds" : " waits for") + " lock '" + record.name + "' in "
+                    + mode.text() + " mode and asked for it in " + acquire.mode().text() + " mode: release it"
+                    + " first (a lock is held in one mode; there is no upgrade or downgrade)"));
+        }
+        return holding != null ? new Result.Granted(holding) : new Result.Queued(record.name,
+                record.positionOf(session.id));
+    }
+
+    /** Grants a lock nobody holds, waits for or delays; {@code existing} is its record, or null when none. */
+    private Result grantFree(SessionRecord session, Command.Acquire acquire, LockRecord existing,
+            List<Event> events) {
+        assert existing == null || existing.waiters.isEmpty()
+                : "free lock " + existing.name + " has " + existing.waiters.size() + " waiters";
+        Limits limits = state.limits;
+        if (session.lockCount() >= limits.locksPerSessionMax()) {
+            return state.locksPerSessionExceeded(session);
+        }
+        if (existing == null && state.locks.size() >= limits.locksMax()) {
+            return new Result.Rejected(new LimitExceededException("locksMax", limits.locksMax(),
+                    "cannot create lock '" + acquire.lock() + "': " + state.locks.size() + " locks exist, locksMax is "
+                            + limits.locksMax()));
+        }
+        long base = existing == null ? state.floor : Math.max(existing.lastToken, state.floor);
+        if (base >= FencingToken.VALUE_MAX) {
+            return new Result.Rejected(new TokenExhaustedException(acquire.lock(), base));
+        }
+        LockRecord record = existing;
+        if (record == null) {
+            record = new LockRecord(acquire.lockName(), state.floor);
+            state.locks.put(record.name, record);
+        }
+        return new Result.Granted(state.issue(record, session, acquire.requestId(), acquire.mode(), events));
+    }
+
+    private Result enqueue(SessionRecord session, Command.Acquire acquire, LockRecord record, List<Event> events) {
+        Limits limits = state.limits;
+        if (record.waiters.size() >= limits.waitersPerLockMax()) {
+            return new Result.Rejected(new LimitExceededException("waitersPerLockMax", limits.waitersPerLockMax(),
+                    "cannot queue on lock '" + record.name + "': " + record.waiters.size()
+                            + " sessions wait, waitersPerLockMax is " + limits.waitersPerLockMax()));
+        }
+        if (session.lockCount() >= limits.locksPerSessionMax()) {
+            return state.locksPerSessionExceeded(session);
+        }
+        long base = Math.max(record.lastToken, state.floor);
+        if (base >= FencingToken.VALUE_MAX) {
+            // The lock can never be granted again: queueing would wait forever.
+            return new Result.Rejected(new TokenExhaustedException(record.name, base));
+        }
+        int position = record.waiters.size();
+        record.waiters.put(session.id, new LockRecord.Waiter(acquire.requestId(), acquire.mode()));
+        session.addWaiting(record.name);
+        state.waiterCount++;
+        events.add(new Event.Queued(session.id, record.name, acquire.requestId()));
+        return new Result.Queued(record.name, position);
+    }
+
+    Result release(Command.Release release, List<Event> events) {
+        if (release.secretHash() == SecretHash.NOT_CARRIED) {
+            return releaseByTokenAlone(release, events);
+        }
+        SessionRecord session = state.sessions.get(release.sessionId());
+        if (session == null) {
+            return new Result.Rejected(new SessionExpiredException(release.sessionId()));
+        }
+        Result.Rejected refused = MachineState.refusal(session, release.secretHash());
+        if (refused != null) {
+            return refused;
+        }
+        LockRecord record = state.locks.get(release.lock());
+        FencingToken held = record == null ? null : record.tokenOf(session.id);
+        if (held == null || held.value() != release.token()) {
+            FencingToken current = held != null ? held : record == null ? null : record.anyHolderToken();
+            return new Result.Rejected(new NotHolderException(release.lock(), release.token(),
+                    current == null ? FencingToken.NONE : current.value(), session.id));
+        }
+        FencingToken released = state.endGrant(record, session.id, EndCause.RELEASED, events);
+        FencingToken next = handoff.grantNext(record, events);
+        return new Result.Released(released, next);
+    }
+
+    /**
+     * Applies a version-1 Release as the previous release did: the holder's current token releases, whichever session
+     * proposed it (version 1 carried none). Only replayed log entries come here (see {@link CommandCodec}).
+     */
+    private Result releaseByTokenAlone(Command.Release release, List<Event> events) {
+        LockRecord record = state.locks.get(release.lock());
+        long current = record == null ? FencingToken.NONE : record.holderTokenValue;
+        if (current == FencingToken.NONE || current != release.token()) {
+            return new Result.Rejected(new NotHolderException(release.lock(), release.token(), current));
+        }
+        FencingToken released = state.endGrant(record, record.holderSessionId, EndCause.RELEASED, events);
+        FencingToken next = handoff.grantNext(record, events);
+        return new Result.Released(released, next);
+    }
+
+    Result endLockDelay(String lock, List<Event> events) {
+        LockRecord record = state.locks.get(lock);
+        if (record == null || !record.delayed) {
+            return new Result.DelayEnded(lock, false, null);
+        }
+        record.delayed = false;
+        state.delayed.remove(lock);
+        return new Result.DelayEnded(lock, true, handoff.grantNext(record, events));
+    }
+
+    /**
+     * Cancels a session's wait on a lock or a semaphore (the name says which); a multi-lock's wait leaves all its
+     * locks at once. A grant that won the race against the wait's deadline is answered as a grant.
+     */
+    Result cancelWait(Command.CancelWait cancel, List<Event> events) {
+        SessionRecord session = state.sessions.get(cancel.sessionId());
+        if (session == null) {
+            return new Result.WaitCancelled(false); // an ended session waits for nothing
+        }
+        Result.Rejected refused = MachineState.refusal(session, cancel.secretHash());
+        if (refused != null) {
+            return refused;
+        }
+        SemaphoreRecord semaphore = state.semaphores.get(cancel.lock());
+        if (semaphore != null) {
+            return semaphores.cancelPermitWait(session, semaphore, events);
+        }
+        LockRecord record = state.locks.get(cancel.lock());
+        if (record == null) {
+            return new Result.WaitCancelled(false);
+        }
+        FencingToken holding = record.tokenOf(cancel.sessionId());
+        if (holding != null) {
+            // The grant won the race against the wait's deadline: the caller holds the lock.
+            return new Result.Granted(holding);
+        }
+        LockRecord.Waiter waiter = record.waiters.get(cancel.sessionId());
+        if (waiter == null) {
+            return new Result.WaitCancelled(false);
+        }
+        if (waiter.group() != null) {
+            multiLocks.removeGroupWait(session, waiter, events); // a multi-lock waits as a unit and leaves as one
+            return new Result.WaitCancelled(true);
+        }
+        record.waiters.remove(cancel.sessionId());
+        state.waiterCount--;
+        session.removeWaiting(record.name);
+        events.add(new Event.WaitCancelled(cancel.sessionId(), record.name));
+        handoff.afterWaitRemoved(record, events);
+        return new Result.WaitCancelled(true);
+    }
+}

@@ -1,0 +1,171 @@
+package io.fencer.lock;
+
+import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.LockMode;
+import io.fencer.core.LockName;
+import io.fencer.core.SessionExpiredException;
+import io.fencer.core.TokenExhaustedException;
+import java.util.List;
+
+/**
+ * The apply steps of semaphores: acquiring a permit, queueing for one, cancelling that wait, and keeping plain
+ * acquires off the permit slots. A semaphore's permits are slot locks with their own token counters (see
+ * {@link SemaphoreRecord}); a freed slot passes to the semaphore's next waiter in {@link Handoff}.
+ */
+final class SemaphoreApply {
+    private final MachineState state;
+
+    SemaphoreApply(MachineState state) {
+        this.state = state;
+    }
+
+    Result acquirePermit(Command.AcquirePermit acquire, List<Event> events) {
+        SessionRecord session = state.sessions.get(acquire.sessionId());
+        if (session == null) {
+            return new Result.Rejected(new SessionExpiredException(acquire.sessionId()));
+        }
+        Result.Rejected refused = MachineState.refusal(session, acquire.secretHash());
+        if (refused != null) {
+            return refused;
+        }
+        SemaphoreRecord semaphore = state.semaphores.get(acquire.semaphore());
+        Result.Rejected invalid = checkPermitAcquire(acquire, semaphore);
+        if (invalid != null) {
+            return invalid;
+        }
+        if (semaphore != null) {
+            FencingToken holding = state.permitOf(semaphore, session.id);
+            if (holding != null) {
+                return new Result.Granted(holding);
+            }
+            if (semaphore.waiters.containsKey(session.id)) {
+                return new Result.Queued(semaphore.name, semaphore.positionOf(session.id));
+            }
+        }
+        int free = semaphore == null || semaphore.waiters.isEmpty() ? freeSlot(acquire.semaphore(),
+                acquire.permits()) : -1;
+        if (free >= 0) {
+            return grantPermit(session, acquire, semaphore, free, events);
+        }
+        if (!acquire.waitQueued()) {
+            return new Result.Busy(semaphore.name, null);
+        }
+        return enqueuePermit(session, acquire, semaphore, events);
+    }
+
+    /**
+     * Refuses an acquire whose permit count is out of bounds or differs from the semaphore's in use, whose slot
+     * names would be too long, or (for a semaphore not in use) one of whose slot names is held as a plain lock.
+     */
+    private Result.Rejected checkPermitAcquire(Command.AcquirePermit acquire, SemaphoreRecord semaphore) {
+        try {
+            Limits.checkPermits(acquire.semaphore(), acquire.permits());
+            SemaphoreRecord.lastSlot(acquire.semaphore(), acquire.permits());
+        } catch (InvalidArgumentException e) {
+            return new Result.Rejected(e);
+        }
+        if (semaphore != null && semaphore.permits != acquire.permits()) {
+            return new Result.Rejected(new InvalidArgumentException("permits", Integer.toString(acquire.permits()),
+                    "semaphore '" + InvalidArgumentException.printable(semaphore.name) + "' is in use with "
+                            + semaphore.permits + " permits, asked with " + acquire.permits() + ": the permit count"
+                            + " is fixed while a permit is held or waited for"));
+        }
+        for (int permit = 0; semaphore == null && permit < acquire.permits(); permit++) {
+            String slot = SemaphoreRecord.slotName(acquire.semaphore(), permit);
+            if (state.locks.containsKey(slot)) {
+                return new Result.Rejected(new InvalidArgumentException("semaphore", acquire.semaphore(),
+                        "semaphore '" + InvalidArgumentException.printable(acquire.semaphore()) + "' cannot use slot '"
+                                + InvalidArgumentException.printable(slot) + "': it is in use as a plain lock"));
+            }
+        }
+        return null;
+    }
+
+    /** Returns the lowest slot without a record (neither held nor delayed), or -1. Linear in the permits. */
+    private int freeSlot(String semaphore, int permits) {
+        for (int permit = 0; permit < permits; permit++) {
+            if (!state.locks.containsKey(SemaphoreRecord.slotName(semaphore, permit))) {
+                return permit;
+            }
+        }
+        return -1;
+    }
+
+    private Result grantPermit(SessionRecord session, Command.AcquirePermit acquire, SemaphoreRecord existing,
+            int permit, List<Event> events) {
+        Limits limits = state.limits;
+        if (session.lockCount() >= limits.locksPerSessionMax()) {
+            return state.locksPerSessionExceeded(session);
+        }
+        if (state.locks.size() >= limits.locksMax()) {
+            return new Result.Rejected(new LimitExceededException("locksMax", limits.locksMax(),
+                    "cannot take a permit of semaphore '" + acquire.semaphore() + "': " + state.locks.size()
+                            + " locks exist, locksMax is " + limits.locksMax()));
+        }
+        if (state.floor >= FencingToken.VALUE_MAX) {
+            return new Result.Rejected(new TokenExhaustedException(acquire.semaphore(), state.floor));
+        }
+        SemaphoreRecord semaphore = existing;
+        if (semaphore == null) {
+            semaphore = new SemaphoreRecord(acquire.semaphoreName(), acquire.permits());
+            state.semaphores.put(semaphore.name, semaphore);
+        }
+        LockRecord slot = new LockRecord(LockName.of(semaphore.slot(permit)), state.floor);
+        slot.semaphore = semaphore;
+        state.locks.put(slot.name, slot);
+        return new Result.Granted(state.issue(slot, session, acquire.requestId(), LockMode.EXCLUSIVE, events));
+    }
+
+    private Result enqueuePermit(SessionRecord session, Command.AcquirePermit acquire, SemaphoreRecord semaphore,
+            List<Event> events) {
+        Limits limits = state.limits;
+        if (semaphore.waiters.size() >= limits.waitersPerLockMax()) {
+            return new Result.Rejected(new LimitExceededException("waitersPerLockMax", limits.waitersPerLockMax(),
+                    "cannot queue on semaphore '" + semaphore.name + "': " + semaphore.waiters.size()
+                            + " sessions wait, waitersPerLockMax is " + limits.waitersPerLockMax()));
+        }
+        if (session.lockCount() >= limits.locksPerSessionMax()) {
+            return state.locksPerSessionExceeded(session);
+        }
+        int position = semaphore.waiters.size();
+        semaphore.waiters.put(session.id, acquire.requestId());
+        session.addPermitWait(semaphore.name);
+        state.waiterCount++;
+        events.add(new Event.Queued(session.id, semaphore.name, acquire.requestId()));
+        return new Result.Queued(semaphore.name, position);
+    }
+
+    /** Cancels a session's wait for a permit, unless the grant won the race against the wait's deadline. */
+    Result cancelPermitWait(SessionRecord session, SemaphoreRecord semaphore, List<Event> events) {
+        FencingToken holding = state.permitOf(semaphore, session.id);
+        if (holding != null) {
+            return new Result.Granted(holding); // the grant won the race against the wait's deadline
+        }
+        if (semaphore.waiters.remove(session.id) == null) {
+            return new Result.WaitCancelled(false);
+        }
+        state.waiterCount--;
+        session.removePermitWait(semaphore.name);
+        events.add(new Event.WaitCancelled(session.id, semaphore.name));
+        state.dropIfIdle(semaphore);
+        return new Result.WaitCancelled(true);
+    }
+
+    /**
+     * Refuses a plain acquire of a permit slot of a semaphore in use: the semaphore grants its slots in its own FIFO
+     * order, and a plain holder of a slot would be a permit nobody counted. Returns null for any other name.
+     */
+    Result.Rejected reservedSlot(String lock) {
+        SemaphoreRecord.Slot slot = SemaphoreRecord.parseSlot(lock);
+        SemaphoreRecord semaphore = slot == null ? null : state.semaphores.get(slot.semaphore());
+        if (semaphore == null || slot.permit() >= semaphore.permits) {
+            return null;
+        }
+        return new Result.Rejected(new InvalidArgumentException("lock", lock, "lock '"
+                + InvalidArgumentException.printable(lock) + "' is permit slot " + slot.permit() + " of semaphore '"
+                + InvalidArgumentException.printable(semaphore.name) + "' (" + semaphore.permits
+                + " permits): acquire a permit of the semaphore, not its slot"));
+    }
+}

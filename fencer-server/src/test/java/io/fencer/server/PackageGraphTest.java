@@ -89,8 +89,9 @@ class PackageGraphTest {
         if (row.rootSettings()) {
             outside = outside.and(not(ROOT_SETTINGS));
         }
-        String described = "io.fencer.server classes outside " + role + ", " + String.join(", ", row.uses())
-                + (row.rootSettings() ? " and the root's settings values" : "");
+        String described = "reside in io.fencer.server outside " + role
+                + (row.uses().length == 0 ? "" : ", " + String.join(", ", row.uses()))
+                + (row.rootSettings() ? " and are not the root's settings values" : "");
         return noClasses().that().resideInAPackage(SERVER + "." + role + "..")
                 .should().dependOnClassesThat(outside.as(described)).because(row.because());
     }

@@ -8,7 +8,7 @@ import picocli.CommandLine.TypeConversionException;
 
 /**
  * The command line's duration syntax: a whole number and a unit, {@code 300us}, {@code 500ms}, {@code 10s}, {@code 2m},
- * {@code 1h}.
+ * {@code 1h}; a bare {@code 0} is zero, the same in every unit (the "off" of the options that take it).
  */
 final class Durations {
     /** The longest duration accepted anywhere on the command line; longer ones are surely typos. */
@@ -25,6 +25,9 @@ final class Durations {
      *     when it exceeds {@link #DURATION_MAX}
      */
     static Duration parse(String text) {
+        if (text != null && text.trim().equals("0")) {
+            return Duration.ZERO;
+        }
         Matcher matcher = SYNTAX.matcher(text == null ? "" : text.trim());
         if (!matcher.matches()) {
             throw new IllegalArgumentException("'" + text + "' is not a duration: write a whole number and a unit,"

@@ -114,6 +114,13 @@ final class ServerCommand implements Callable<Integer> {
                     + "nothing otherwise; 0us = off, at most 10ms (default: ${DEFAULT-VALUE}).")
     Duration replySpin;
 
+    @Option(names = "--linger", paramLabel = "DURATION", defaultValue = "1ms", converter = Durations.Converter.class,
+            description = "The longest a lone command waits for another to share its Raft log entry, once lone commands"
+                    + " have lately found company (the window is half the recent entry latency, at most this): on a "
+                    + "contended lock the next holder's Release and the releaser's next Acquire then share one commit; "
+                    + "a lone client never waits; 0 = off, at most 10ms (default: ${DEFAULT-VALUE}).")
+    Duration linger;
+
     @Option(names = "--http-port", paramLabel = "PORT",
             description = "HTTP port serving every unary method of Locks and Store in the Connect protocol (POST "
                     + "/fencer.v1.Locks/Acquire, JSON or binary bodies; HTTPS with --tls-*); 0 = off (default: "
@@ -195,6 +202,10 @@ final class ServerCommand implements Callable<Integer> {
             throw usage("--reply-spin " + Durations.format(replySpin) + " is longer than the "
                     + Durations.format(ServerConfig.REPLY_SPIN_MAX) + " allowed");
         }
+        if (linger.compareTo(ServerConfig.LINGER_MAX) > 0) {
+            throw usage("--linger " + Durations.format(linger) + " is longer than the "
+                    + Durations.format(ServerConfig.LINGER_MAX) + " allowed");
+        }
         if (sessionsPerIdentityMax < 1 || locksPerIdentityMax < 1 || waitersPerIdentityMax < 1) {
             throw usage("--sessions-per-identity-max, --locks-per-identity-max and --waiters-per-identity-max must be"
                     + " at least 1; got " + sessionsPerIdentityMax + ", " + locksPerIdentityMax + ", "
@@ -207,7 +218,7 @@ final class ServerCommand implements Callable<Integer> {
                 defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
                 aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tlsFiles, http,
                 defaults.watch(), replySpin, peerAuth(data, tlsFiles), portLimits.limits(),
-                new IdentityQuotas(sessionsPerIdentityMax, locksPerIdentityMax, waitersPerIdentityMax));
+                new IdentityQuotas(sessionsPerIdentityMax, locksPerIdentityMax, waitersPerIdentityMax), linger);
     }
 
     /**

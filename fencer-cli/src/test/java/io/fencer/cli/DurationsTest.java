@@ -13,7 +13,8 @@ import picocli.CommandLine.TypeConversionException;
 class DurationsTest {
 
     @ParameterizedTest
-    @CsvSource({"500ms, 500", "10s, 10000", "2m, 120000", "1h, 3600000", "0s, 0", "0ms, 0", "168h, 604800000"})
+    @CsvSource({"500ms, 500", "10s, 10000", "2m, 120000", "1h, 3600000", "0s, 0", "0ms, 0", "0, 0",
+        "168h, 604800000"})
     void parse_wholeNumberAndUnit_returnsThatDuration(String text, long millis) {
         assertThat(Durations.parse(text)).isEqualTo(Duration.ofMillis(millis));
     }

@@ -210,6 +210,12 @@ public interface FencedStore extends AutoCloseable {
             return tls(caFile, null, null);
         }
 
+        /**
+         * Whether the store's {@code Write} and {@code Get} travel on one long-lived {@code Pipeline} stream (true,
+         * the default) or as a unary call each (false), as {@link FencerClient.Builder#pipelining(boolean)} describes.
+         */
+        Builder pipelining(boolean pipelining);
+
         FencedStore build();
     }
 }

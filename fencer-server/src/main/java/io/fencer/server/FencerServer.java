@@ -5,6 +5,7 @@ import io.fencer.api.v1.StoreGrpc;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Event;
 import io.fencer.server.admin.AdminHttpServer;
+import io.fencer.server.admin.JvmMeters;
 import io.fencer.server.auth.AclFileException;
 import io.fencer.core.FencingToken;
 import io.fencer.lock.LockView;
@@ -79,6 +80,8 @@ public final class FencerServer implements AutoCloseable {
     private volatile Proposer proposer;
     private volatile SessionKeeper keeper;
     private volatile ServerMetrics metrics;
+    /** The Java runtime's meters on {@link #metrics}' registry. */
+    private volatile JvmMeters jvm;
     private volatile LocksService service;
     private final WatchHub watches;
     private volatile StoreRole store;
@@ -192,9 +195,10 @@ public final class FencerServer implements AutoCloseable {
 
         raft = RaftNode.start(config, tls, stateMachine, this::port);
         proposer = new Proposer(raft, stateMachine, config.ticker(),
-                (task, delayNanos) -> timers.schedule(task, delayNanos, TimeUnit.NANOSECONDS));
+                (task, delayNanos) -> timers.schedule(task, delayNanos, TimeUnit.NANOSECONDS), config.linger());
         keeper = new SessionKeeper(config.ticker(), config.lockDelay(), raft, stateMachine, proposer);
         metrics = new ServerMetrics(stateMachine::counts, pending::size, raft::isLeader);
+        jvm = JvmMeters.bind(metrics.registry());
         keeperHolder.set(keeper);
         metricsHolder.set(metrics);
         keeper.start();
@@ -375,6 +379,9 @@ public final class FencerServer implements AutoCloseable {
                 raft.close();
             }
             timers.shutdownNow();
+            if (jvm != null) {
+                jvm.close();
+            }
             if (metrics != null) {
                 metrics.close();
             }

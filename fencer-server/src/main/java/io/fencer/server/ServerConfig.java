@@ -50,15 +50,25 @@ import java.util.Objects;
  *     address; default {@link PortLimits#DEFAULT}, whose values its Javadoc states
  * @param quotas the quotas of each identity (sessions, lock records, waiters), which the leader enforces before it
  *     proposes; an ACL file may set other ones for some identities; default {@link IdentityQuotas#DEFAULT}
+ * @param linger the longest a lone command waits for another to share its log entry, when lone commands have lately
+ *     found company (see {@code io.fencer.server.raft.Linger}; the window is half the recent entry latency, at most
+ *     this); ZERO = never, at most {@link #LINGER_MAX}; default {@link #LINGER_DEFAULT}
  */
 public record ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
         List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
         StoreOptions store, Path acl, TlsFiles tls, int httpPort, WatchLimits watch, Duration replySpin,
-        PeerAuth peerAuth, PortLimits ports, IdentityQuotas quotas) {
+        PeerAuth peerAuth, PortLimits ports, IdentityQuotas quotas, Duration linger) {
     /** The default {@code replySpin}: a little above one fsync'd commit of a group of one peer on a small VM. */
     public static final Duration REPLY_SPIN_DEFAULT = Duration.ofNanos(300_000);
     /** The longest {@code replySpin}: longer waits are not worth a CPU's spin. */
     public static final Duration REPLY_SPIN_MAX = Duration.ofMillis(10);
+    /** The default {@code linger}: the longest window of the proposer before it could be set. */
+    public static final Duration LINGER_DEFAULT = Duration.ofMillis(1);
+    /**
+     * The longest {@code linger}: the window is half an entry's latency, and an entry slower than twice this is a
+     * disk or network fault that waiting for company cannot help.
+     */
+    public static final Duration LINGER_MAX = Duration.ofMillis(10);
 
     public ServerConfig {
         Objects.requireNonNull(dataDir, "dataDir");
@@ -73,10 +83,23 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
         Objects.requireNonNull(peerAuth, "peerAuth");
         Objects.requireNonNull(ports, "ports");
         Objects.requireNonNull(quotas, "quotas");
+        Objects.requireNonNull(linger, "linger");
         if (replySpin.isNegative() || replySpin.compareTo(REPLY_SPIN_MAX) > 0) {
             throw new IllegalArgumentException("reply spin " + replySpin + " must lie in [0, " + REPLY_SPIN_MAX
                     + "]");
         }
+        if (linger.isNegative() || linger.compareTo(LINGER_MAX) > 0) {
+            throw new IllegalArgumentException("linger " + linger + " must lie in [0, " + LINGER_MAX + "]");
+        }
+    }
+
+    /** Returns settings that linger at most {@link #LINGER_DEFAULT}. */
+    public ServerConfig(Path dataDir, String id, String host, int port, int adminPort, int raftPort,
+            List<Peer> peers, Duration lockDelay, Limits limits, Ticker ticker, TokenKeys tokenKeys,
+            StoreOptions store, Path acl, TlsFiles tls, int httpPort, WatchLimits watch, Duration replySpin,
+            PeerAuth peerAuth, PortLimits ports, IdentityQuotas quotas) {
+        this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, tokenKeys, store, acl,
+                tls, httpPort, watch, replySpin, peerAuth, ports, quotas, LINGER_DEFAULT);
     }
 
     /**
@@ -88,7 +111,7 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
             StoreOptions store, Path acl, TlsFiles tls, int httpPort, WatchLimits watch, Duration replySpin) {
         this(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker, tokenKeys, store, acl,
                 tls, httpPort, watch, replySpin, PeerAuth.defaultFor(dataDir), PortLimits.DEFAULT,
-                IdentityQuotas.DEFAULT);
+                IdentityQuotas.DEFAULT, LINGER_DEFAULT);
     }
 
     /** Returns settings without an HTTP port and with the default Watch limits. */
@@ -122,69 +145,77 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
 
     public ServerConfig withPorts(int port, int adminPort, int raftPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     public ServerConfig withPeers(String id, List<Peer> peers) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     public ServerConfig withLockDelay(Duration lockDelay) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     public ServerConfig withLimits(Limits limits) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     public ServerConfig withTicker(Ticker ticker) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     /** Returns these settings signing sequencers with {@code tokenKeys} (null = unsigned). */
     public ServerConfig withTokenKeys(TokenKeys tokenKeys) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     /** Returns these settings hosting the store with {@code store} limits, or no store when null. */
     public ServerConfig withStore(StoreOptions store) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     /** Returns these settings checking every call against the ACL file {@code acl} (null = no checks). */
     public ServerConfig withAcl(Path acl) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     /** Returns these settings serving TLS with {@code tls} on every port, or plaintext when null. */
     public ServerConfig withTls(TlsFiles tls) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     /** Returns these settings serving the HTTP port on {@code httpPort} (-1 = off, 0 = any free port). */
     public ServerConfig withHttpPort(int httpPort) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     /** Returns these settings with {@code watch} as the Watch service's limits. */
     public ServerConfig withWatchLimits(WatchLimits watch) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     /** Returns these settings with {@code replySpin} as the event loops' spin (ZERO = never). */
     public ServerConfig withReplySpin(Duration replySpin) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
+    }
+
+    /**
+     * Returns these settings with {@code linger} as the longest a lone command waits for company (ZERO = never).
+     */
+    public ServerConfig withLinger(Duration linger) {
+        return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     /**
@@ -193,19 +224,19 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
      */
     public ServerConfig withPeerAuth(PeerAuth peerAuth) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     /** Returns these settings with {@code ports} as the ports' timeouts and connection caps. */
     public ServerConfig withPortLimits(PortLimits ports) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     /** Returns these settings with {@code quotas} as the quotas of every identity an ACL file sets none for. */
     public ServerConfig withQuotas(IdentityQuotas quotas) {
         return new ServerConfig(dataDir, id, host, port, adminPort, raftPort, peers, lockDelay, limits, ticker,
-                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas);
+                tokenKeys, store, acl, tls, httpPort, watch, replySpin, peerAuth, ports, quotas, linger);
     }
 
     /**

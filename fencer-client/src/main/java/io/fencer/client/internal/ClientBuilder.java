@@ -17,6 +17,7 @@ final class ClientBuilder implements FencerClient.Builder {
     private Duration callTimeout = CALL_TIMEOUT_DEFAULT;
     private Ticker ticker = Ticker.system();
     private ClientTransport.TlsFiles tls;
+    private boolean pipelining = Router.PIPELINING_DEFAULT;
 
     @Override
     public FencerClient.Builder endpoints(String... endpoints) {
@@ -54,10 +55,16 @@ final class ClientBuilder implements FencerClient.Builder {
     }
 
     @Override
+    public FencerClient.Builder pipelining(boolean pipelining) {
+        this.pipelining = pipelining;
+        return this;
+    }
+
+    @Override
     public FencerClient build() {
         if (endpoints.isEmpty()) {
             throw new IllegalArgumentException("at least one endpoint (host:port) is required");
         }
-        return new DefaultFencerClient(endpoints, callTimeout, ticker, ClientTransport.of(tls));
+        return new DefaultFencerClient(endpoints, callTimeout, ticker, ClientTransport.of(tls), pipelining);
     }
 }

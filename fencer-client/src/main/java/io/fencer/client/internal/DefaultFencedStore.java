@@ -43,8 +43,9 @@ public final class DefaultFencedStore implements FencedStore {
     private final FencerClient lockService;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    DefaultFencedStore(String endpoint, Duration callTimeout, FencerClient lockService, ClientTransport transport) {
-        this.connection = new StoreConnection(endpoint, callTimeout.toNanos(), transport);
+    DefaultFencedStore(String endpoint, Duration callTimeout, FencerClient lockService, ClientTransport transport,
+            boolean pipelining) {
+        this.connection = new StoreConnection(endpoint, callTimeout.toNanos(), transport, pipelining);
         this.lockService = lockService;
     }
 

@@ -62,8 +62,9 @@ public final class DefaultFencerClient implements FencerClient {
     private final Set<DefaultWatch> watches = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    DefaultFencerClient(List<String> endpoints, Duration callTimeout, Ticker ticker, ClientTransport transport) {
-        this.router = new Router(endpoints, callTimeout.toNanos(), transport);
+    DefaultFencerClient(List<String> endpoints, Duration callTimeout, Ticker ticker, ClientTransport transport,
+            boolean pipelining) {
+        this.router = new Router(endpoints, callTimeout.toNanos(), transport, pipelining);
         this.ticker = ticker;
         this.keepAliver = new KeepAliver(router, ticker);
         AtomicInteger threadNumber = new AtomicInteger();

@@ -73,11 +73,11 @@ final class Router implements AutoCloseable {
     }
 
     /**
-     * Whether Acquire and Release travel on a {@link Pipeline} stream (the default) or as unary calls: the system
-     * property {@code fencer.client.pipeline=false} turns it off, to compare the two or to get around a proxy
-     * that mishandles long-lived streams.
+     * Whether Acquire and Release travel on a {@link Pipeline} stream or as unary calls, unless the builder says
+     * ({@link io.fencer.client.FencerClient.Builder#pipelining}): on, unless the system property
+     * {@code fencer.client.pipeline=false} turns it off for the whole JVM.
      */
-    static final boolean PIPELINE = !"false".equals(System.getProperty("fencer.client.pipeline"));
+    static final boolean PIPELINING_DEFAULT = !"false".equals(System.getProperty("fencer.client.pipeline"));
 
     /** One endpoint's channel, its stub for streams and its pipeline (null when off), made once. */
     private record Peer(ManagedChannel channel, LocksGrpc.LocksStub async, Pipeline<?, ?> pipeline) {}
@@ -89,20 +89,22 @@ final class Router implements AutoCloseable {
     private final long attemptTimeoutNanos;
     private final RetryBudget.Sleeper sleeper;
     private final ClientTransport transport;
+    /** Whether each endpoint gets a {@link Pipeline} stream for Acquire and Release. */
+    private final boolean pipelining;
     private volatile String current;
     private volatile boolean closed;
 
-    Router(List<String> endpoints, long callTimeoutNanos, ClientTransport transport) {
-        this(endpoints, callTimeoutNanos, RetryBudget.SYSTEM, transport);
+    Router(List<String> endpoints, long callTimeoutNanos, ClientTransport transport, boolean pipelining) {
+        this(endpoints, callTimeoutNanos, RetryBudget.SYSTEM, transport, pipelining);
     }
 
     /** Makes a plaintext router whose retries wait with {@code sleeper}: tests make it oversleep. */
     Router(List<String> endpoints, long callTimeoutNanos, RetryBudget.Sleeper sleeper) {
-        this(endpoints, callTimeoutNanos, sleeper, ClientTransport.plaintext());
+        this(endpoints, callTimeoutNanos, sleeper, ClientTransport.plaintext(), PIPELINING_DEFAULT);
     }
 
     private Router(List<String> endpoints, long callTimeoutNanos, RetryBudget.Sleeper sleeper,
-            ClientTransport transport) {
+            ClientTransport transport, boolean pipelining) {
         if (endpoints.isEmpty()) {
             throw new IllegalArgumentException("at least one endpoint (host:port) is required");
         }
@@ -122,6 +124,7 @@ final class Router implements AutoCloseable {
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
         this.sleeper = sleeper;
         this.transport = transport;
+        this.pipelining = pipelining;
         this.current = checked.get(0);
     }
 
@@ -344,7 +347,7 @@ final class Router implements AutoCloseable {
                 // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
                 .disableRetry()
                 .build();
-        return new Peer(channel, LocksGrpc.newStub(channel), PIPELINE ? Pipeline.locks(channel) : null);
+        return new Peer(channel, LocksGrpc.newStub(channel), pipelining ? Pipeline.locks(channel) : null);
     }
 
     /** Retries must not wait for gRPC's own reconnect backoff (up to 2 minutes): a restarted peer is used at once. */

@@ -12,6 +12,7 @@ final class StoreBuilder implements FencedStore.Builder {
     private Duration callTimeout = ClientBuilder.CALL_TIMEOUT_DEFAULT;
     private FencerClient lockService;
     private ClientTransport.TlsFiles tls;
+    private boolean pipelining = Router.PIPELINING_DEFAULT;
 
     @Override
     public FencedStore.Builder endpoint(String endpoint) {
@@ -43,10 +44,16 @@ final class StoreBuilder implements FencedStore.Builder {
     }
 
     @Override
+    public FencedStore.Builder pipelining(boolean pipelining) {
+        this.pipelining = pipelining;
+        return this;
+    }
+
+    @Override
     public FencedStore build() {
         if (endpoint == null) {
             throw new IllegalArgumentException("the store's endpoint (host:port) is required");
         }
-        return new DefaultFencedStore(endpoint, callTimeout, lockService, ClientTransport.of(tls));
+        return new DefaultFencedStore(endpoint, callTimeout, lockService, ClientTransport.of(tls), pipelining);
     }
 }

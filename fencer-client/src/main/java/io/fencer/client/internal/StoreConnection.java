@@ -64,22 +64,22 @@ final class StoreConnection implements AutoCloseable {
     private final String endpoint;
     private final ManagedChannel channel;
     private final StoreGrpc.StoreBlockingStub stub;
-    private final Pipeline<?, ?> pipeline; // null when off (Router.PIPELINE)
+    private final Pipeline<?, ?> pipeline; // null when off (the builder's pipelining)
     private final long callTimeoutNanos;
     private final long attemptTimeoutNanos;
     private final RetryBudget.Sleeper sleeper;
 
-    StoreConnection(String endpoint, long callTimeoutNanos, ClientTransport transport) {
-        this(endpoint, callTimeoutNanos, RetryBudget.SYSTEM, transport);
+    StoreConnection(String endpoint, long callTimeoutNanos, ClientTransport transport, boolean pipelining) {
+        this(endpoint, callTimeoutNanos, RetryBudget.SYSTEM, transport, pipelining);
     }
 
     /** Makes a plaintext connection whose retries wait with {@code sleeper}: tests make it oversleep. */
     StoreConnection(String endpoint, long callTimeoutNanos, RetryBudget.Sleeper sleeper) {
-        this(endpoint, callTimeoutNanos, sleeper, ClientTransport.plaintext());
+        this(endpoint, callTimeoutNanos, sleeper, ClientTransport.plaintext(), Router.PIPELINING_DEFAULT);
     }
 
     private StoreConnection(String endpoint, long callTimeoutNanos, RetryBudget.Sleeper sleeper,
-            ClientTransport transport) {
+            ClientTransport transport, boolean pipelining) {
         if (callTimeoutNanos <= 0) {
             throw new IllegalArgumentException("call timeout must be positive: " + callTimeoutNanos + " ns");
         }
@@ -91,7 +91,7 @@ final class StoreConnection implements AutoCloseable {
                 .maxInboundMessageSize(8 * 1024 * 1024)
                 .build();
         this.stub = StoreGrpc.newBlockingStub(channel);
-        this.pipeline = Router.PIPELINE ? Pipeline.store(channel) : null;
+        this.pipeline = pipelining ? Pipeline.store(channel) : null;
         this.callTimeoutNanos = callTimeoutNanos;
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
         this.sleeper = sleeper;

@@ -2,7 +2,6 @@ package io.fencer.server.locks;
 
 import io.fencer.lock.EndCause;
 import io.fencer.lock.Event;
-import io.fencer.server.admin.JvmMeters;
 import io.fencer.server.raft.AppliedListener;
 import io.fencer.server.raft.RaftLockStateMachine;
 import io.grpc.ForwardingServerCall;
@@ -28,11 +27,11 @@ import java.util.function.Supplier;
 /**
  * The server's Prometheus metrics: counters of grants, releases and session expiries (from applied events),
  * gauges of the state's size and of leadership, the latency of every unary call by method
- * ({@code fencer_request_seconds}), and the Java runtime's meters ({@link JvmMeters}).
+ * ({@code fencer_request_seconds}). The server binds the Java runtime's meters to the same registry
+ * ({@code admin.JvmMeters}), as the standalone store server does to its own.
  */
 public final class ServerMetrics implements AppliedListener, ServerInterceptor {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    private final JvmMeters jvm = JvmMeters.bind(registry);
     private final Counter grants;
     private final Counter releases;
     private final Counter sessionExpiries;
@@ -119,7 +118,6 @@ public final class ServerMetrics implements AppliedListener, ServerInterceptor {
 
     /** Closes the registry. */
     public void close() {
-        jvm.close();
         registry.close();
     }
 }

@@ -12,8 +12,10 @@ import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
 import io.fencer.server.rpc.ErrorCatalogue;
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayDeque;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -95,6 +97,15 @@ public final class Proposer implements AutoCloseable {
      */
     public Proposer(RaftNode raft, RaftLockStateMachine stateMachine, Ticker ticker, Delayer delayer) {
         this(raft, stateMachine, ticker, delayer, new Linger());
+    }
+
+    /**
+     * Creates the proposer of {@code raft}'s group whose lone commands wait at most {@code lingerMax} for company
+     * (see {@link Linger}; ZERO = never).
+     */
+    public Proposer(RaftNode raft, RaftLockStateMachine stateMachine, Ticker ticker, Delayer delayer,
+            Duration lingerMax) {
+        this(raft, stateMachine, ticker, delayer, new Linger(lingerMax.toNanos()));
     }
 
     Proposer(RaftNode raft, RaftLockStateMachine stateMachine, Ticker ticker, Delayer delayer, Linger linger) {
@@ -262,7 +273,8 @@ public final class Proposer implements AutoCloseable {
     /**
      * Registers the proposer's counters: log entries sent ({@code fencer.proposer.entries}) and lone commands
      * that lingered ({@code fencer.proposer.lingers}, tagged {@code outcome}: {@code company} when another command
-     * joined them, {@code expired} when none came within the window).
+     * joined them, {@code expired} when none came within the window), and the longest window a lone command may
+     * linger ({@code fencer.proposer.linger.max}, seconds: {@code fencer server --linger}; 0 = lingering off).
      */
     public void registerMetrics(MeterRegistry registry) {
         String lingers = "Lone commands that waited for company (outcome company: joined; expired: none came)";
@@ -272,6 +284,12 @@ public final class Proposer implements AutoCloseable {
                 .tag("outcome", "company").description(lingers).register(registry);
         FunctionCounter.builder("fencer.proposer.lingers", this, Proposer::lingersExpired)
                 .tag("outcome", "expired").description(lingers).register(registry);
+        Gauge.builder("fencer.proposer.linger.max", this, Proposer::lingerSecondsMax).baseUnit("seconds")
+                .description("The longest a lone command waits for company (0 = lingering off)").register(registry);
+    }
+
+    private synchronized double lingerSecondsMax() {
+        return linger.windowNanosMax() / 1e9;
     }
 
     private synchronized double entriesSent() {

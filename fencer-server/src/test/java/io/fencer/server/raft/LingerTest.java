@@ -70,4 +70,20 @@ class LingerTest {
         assertThatThrownBy(() -> new Linger(1.5, 0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("1.5");
     }
+
+    @Test
+    void lingers_withAZeroWindowMaximum_isNeverTrue() {
+        Linger linger = new Linger(1.0, 600_000, 0);
+
+        assertThat(linger.lingers()).isFalse();
+        assertThat(linger.windowNanos()).isZero();
+        assertThat(new Linger(1.0, 600_000).lingers()).as("the control: the default maximum lingers").isTrue();
+    }
+
+    @Test
+    void windowNanos_withAMaximum_isHalfTheEntryLatencyUpToIt() {
+        assertThat(new Linger(1.0, 600_000, 5_000_000).windowNanos()).isEqualTo(300_000);
+        assertThat(new Linger(1.0, 20_000_000, 5_000_000).windowNanos()).isEqualTo(5_000_000);
+        assertThat(new Linger(1.0, 20_000_000).windowNanos()).isEqualTo(Linger.WINDOW_NANOS_MAX);
+    }
 }

@@ -159,6 +159,23 @@ class ProposerTest {
     }
 
     @Test
+    void propose_withLingerOff_aLoneCommandLeavesAtOnceThoughLoneCommandsFindCompany() throws Exception {
+        // The same observations as the test above, where the lone command waits: only the window's maximum differs.
+        useProposer(new Linger(1.0, 2_000_000, 0));
+        long before = lastLogIndex();
+
+        CompletableFuture<Result> lone = proposer.propose(command(1));
+        lone.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        proposer.propose(command(2)).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+
+        assertThat(delays).as("no expiry: nothing lingered").isEmpty();
+        assertThat(lastLogIndex() - before).as("log entries for the two commands").isEqualTo(2);
+        assertThat(lingers("company")).isZero();
+        assertThat(lingers("expired")).isZero();
+        assertThat(registry.get("fencer.proposer.linger.max").gauge().value()).isZero();
+    }
+
+    @Test
     void propose_whenALingeringCommandFindsNoCompany_leavesAloneAtItsExpiry() throws Exception {
         useProposer(new Linger(1.0, 2_000_000));
         long before = lastLogIndex();

@@ -29,8 +29,8 @@ public final class NetworkFaults {
      * last read under a grant (the likely holder of the lock) at the moment it is asked, and {@code otherWorkers}
      * are every worker's name.
      */
-    public static void partition(Fault fault, Network network, Cluster cluster, HistoryLog nemesis, Supplier<String> holder,
-            List<String> otherWorkers) throws InterruptedException {
+    public static void partition(Fault fault, Network network, Cluster cluster, HistoryLog nemesis,
+            Supplier<String> holder, List<String> otherWorkers) throws InterruptedException {
         List<String> peers = cluster.lockHostNames();
         List<String[]> cuts = new ArrayList<>();
         List<String> cutOff = new ArrayList<>();
@@ -112,8 +112,7 @@ public final class NetworkFaults {
     public static void flaky(Fault fault, Network network, Cluster cluster, HistoryLog nemesis)
             throws InterruptedException {
         String leader = cluster.leaderHostName();
-        String applied = network.flaky(leader, FLAKY_DELAY, FLAKY_JITTER,
-                FLAKY_LOSS_PERCENT);
+        String applied = network.flaky(leader, FLAKY_DELAY, FLAKY_JITTER, FLAKY_LOSS_PERCENT);
         nemesis.append(HistoryEvent.of(nemesis.nowMicros(), nemesis.process(), HistoryEvent.Type.INFO, Op.FLAKY)
                 .withTarget(lane(leader)).withValue(applied));
         Thread.sleep(fault.durationMillis());

@@ -403,6 +403,7 @@ public final class Worker {
         }
     }
 
+    /** Sleeps {@code millis} (nothing when not positive); an interrupt ends the sleep and stays set. */
     public static void pause(long millis) {
         if (millis <= 0) {
             return;

@@ -24,7 +24,8 @@ import java.util.function.Function;
  * @param command the command and its arguments
  * @param err where fencer says why it stopped the command
  */
-public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnly, List<String> command, PrintWriter err) {
+public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnly, List<String> command,
+        PrintWriter err) {
 
     /**
      * Runs the command under the grant {@code acquire} makes through the session, with {@code environment} (of

@@ -1,5 +1,8 @@
 package io.fencer.chaos;
 
+import io.fencer.chaos.fault.Fault;
+import io.fencer.chaos.workload.WorkerOptions;
+import io.fencer.chaos.workload.Workload;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -39,7 +42,7 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
     /** The longest run. */
     public static final Duration DURATION_MAX = Duration.ofHours(24);
     /** The most permits a semaphore run may use (the workers bound it first: permits must be contended). */
-    public static final int PERMITS_MAX = WORKERS_MAX - 1;
+    public static final int PERMITS_MAX = WorkerOptions.PERMITS_MAX;
     /** The semaphore workload's permit count when none is given. */
     public static final int PERMITS_DEFAULT = 2;
 

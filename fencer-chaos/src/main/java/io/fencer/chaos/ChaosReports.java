@@ -2,6 +2,11 @@ package io.fencer.chaos;
 
 import com.google.gson.FormattingStyle;
 import com.google.gson.stream.JsonWriter;
+import io.fencer.chaos.check.CheckResult;
+import io.fencer.chaos.fault.Fault;
+import io.fencer.chaos.history.HistoryEvent;
+import io.fencer.chaos.report.TimelineReport;
+import io.fencer.chaos.workload.Workload;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.StringWriter;

@@ -1,7 +1,23 @@
 package io.fencer.chaos;
 
-import io.fencer.chaos.HistoryEvent.Op;
-import io.fencer.chaos.HistoryEvent.Type;
+import io.fencer.chaos.check.CheckResult;
+import io.fencer.chaos.check.Checker;
+import io.fencer.chaos.fault.Fault;
+import io.fencer.chaos.fault.FaultSchedule;
+import io.fencer.chaos.fault.NetworkFaults;
+import io.fencer.chaos.history.HistoryEvent;
+import io.fencer.chaos.history.HistoryEvent.Op;
+import io.fencer.chaos.history.HistoryEvent.Type;
+import io.fencer.chaos.history.HistoryJson;
+import io.fencer.chaos.history.HistoryLog;
+import io.fencer.chaos.process.Cluster;
+import io.fencer.chaos.process.Launcher;
+import io.fencer.chaos.process.Network;
+import io.fencer.chaos.process.WorkerHandle;
+import io.fencer.chaos.workload.Worker;
+import io.fencer.chaos.workload.WorkerArguments;
+import io.fencer.chaos.workload.WorkerOptions;
+import io.fencer.chaos.workload.Workload;
 import io.fencer.client.FencedStore;
 import io.fencer.client.Fencer;
 import io.fencer.client.StoreValue;
@@ -31,10 +47,6 @@ public final class ChaosRun {
     private static final Duration FINAL_READ_TIMEOUT = Duration.ofSeconds(60);
     /** The JVM option that switches a lock peer's lease fix off (test only; see {@link ChaosOptions}). */
     static final String UNSAFE_LEASE_ACK_OPTION = "-Dfencer.testing.unsafeLeaseAck=true";
-    /** A flaky link's delay, its jitter and the share of packets it loses. */
-    static final Duration FLAKY_DELAY = Duration.ofMillis(100);
-    static final Duration FLAKY_JITTER = Duration.ofMillis(50);
-    static final int FLAKY_LOSS_PERCENT = 10;
 
     private final ChaosOptions options;
     private final Launcher launcher;

@@ -1,5 +1,16 @@
 package io.fencer.chaos;
 
+import io.fencer.chaos.check.CheckResult;
+import io.fencer.chaos.check.Violation;
+import io.fencer.chaos.history.HistoryEvent;
+import io.fencer.chaos.history.HistoryLog;
+import io.fencer.chaos.process.ChildProcess;
+import io.fencer.chaos.process.Cluster;
+import io.fencer.chaos.process.Launcher;
+import io.fencer.chaos.report.TimelineReport;
+import io.fencer.chaos.workload.WorkerArguments;
+import io.fencer.chaos.workload.WorkerOptions;
+import io.fencer.chaos.workload.Workload;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;

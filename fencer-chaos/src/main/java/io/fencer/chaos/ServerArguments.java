@@ -28,7 +28,7 @@ public record ServerArguments(Path dataDirectory, int port, int adminPort, int r
     /** The subcommand that runs a lock server. */
     static final String SUBCOMMAND = "server";
     /** The address servers bind when every process of a run shares the host's loopback. */
-    static final String LOOPBACK = "127.0.0.1";
+    public static final String LOOPBACK = "127.0.0.1";
 
     /** The arguments of a server bound to the loopback address. */
     public ServerArguments(Path dataDirectory, int port, int adminPort, int raftPort, String id, List<Peer> peers,

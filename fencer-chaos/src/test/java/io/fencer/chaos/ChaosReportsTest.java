@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.fencer.chaos.check.CheckResult;
+import io.fencer.chaos.check.Violation;
+import io.fencer.chaos.fault.Fault;
+import io.fencer.chaos.workload.Workload;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;

@@ -3,6 +3,7 @@ package io.fencer.chaos;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fencer.chaos.process.StoreServerArguments;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package io.fencer.cli;
 
-import io.fencer.chaos.FailoverBench;
-import io.fencer.chaos.Launcher;
+import io.fencer.chaos.bench.FailoverBench;
+import io.fencer.chaos.process.Launcher;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;

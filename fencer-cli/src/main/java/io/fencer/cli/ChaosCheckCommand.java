@@ -2,8 +2,8 @@ package io.fencer.cli;
 
 import io.fencer.chaos.ChaosCheck;
 import io.fencer.chaos.ChaosOptions;
-import io.fencer.chaos.CheckResult;
-import io.fencer.chaos.Workload;
+import io.fencer.chaos.check.CheckResult;
+import io.fencer.chaos.workload.Workload;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -1,8 +1,8 @@
 package io.fencer.cli;
 
-import io.fencer.chaos.ScriptedClient;
-import io.fencer.chaos.WorkerArguments;
-import io.fencer.chaos.WorkerOptions;
+import io.fencer.chaos.workload.ScriptedClient;
+import io.fencer.chaos.workload.WorkerArguments;
+import io.fencer.chaos.workload.WorkerOptions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;

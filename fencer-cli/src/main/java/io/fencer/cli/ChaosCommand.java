@@ -2,9 +2,9 @@ package io.fencer.cli;
 
 import io.fencer.chaos.ChaosOptions;
 import io.fencer.chaos.ChaosRun;
-import io.fencer.chaos.Fault;
-import io.fencer.chaos.Launcher;
-import io.fencer.chaos.Workload;
+import io.fencer.chaos.fault.Fault;
+import io.fencer.chaos.process.Launcher;
+import io.fencer.chaos.workload.Workload;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;

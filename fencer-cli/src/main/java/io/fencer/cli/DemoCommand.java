@@ -1,7 +1,7 @@
 package io.fencer.cli;
 
 import io.fencer.chaos.Demo;
-import io.fencer.chaos.Launcher;
+import io.fencer.chaos.process.Launcher;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

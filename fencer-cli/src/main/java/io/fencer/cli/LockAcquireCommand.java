@@ -1,5 +1,7 @@
 package io.fencer.cli;
 
+import io.fencer.cli.exec.Acquisition;
+import io.fencer.cli.exec.StopSignals;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;

@@ -1,5 +1,6 @@
 package io.fencer.cli;
 
+import io.fencer.cli.exec.GrantExec;
 import io.fencer.client.FencedLock;
 import io.fencer.client.FencerClient;
 import java.io.IOException;
@@ -19,7 +20,7 @@ import picocli.CommandLine.Spec;
 /**
  * {@code fencer lock exec NAME -- CMD ARGS...}: runs a command while holding a lock, like {@code flock(1)}, and
  * hands it the fencing token in its environment. The command runs in its own process group, which is stopped
- * before the local lease can end (see {@link ChildSupervisor}).
+ * before the local lease can end (see {@code exec.ChildSupervisor}).
  */
 @Command(name = "exec", mixinStandardHelpOptions = true,
         description = {"Acquires a lock and runs CMD with FENCER_LOCK, FENCER_TOKEN (the sequencer) and "

@@ -1,5 +1,6 @@
 package io.fencer.cli;
 
+import io.fencer.cli.exec.StopSignals;
 import io.fencer.client.LockTimeoutException;
 import io.fencer.core.FencerException;
 import io.fencer.core.PermissionDeniedException;

@@ -1,5 +1,6 @@
 package io.fencer.cli;
 
+import io.fencer.cli.exec.GrantExec;
 import io.fencer.client.FencedSemaphore;
 import io.fencer.client.FencerClient;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package io.fencer.cli;
 
+import io.fencer.cli.exec.HangupSignals;
 import io.fencer.server.FencerServer;
 import io.fencer.server.PeerAuth;
 import io.fencer.server.IdentityQuotas;

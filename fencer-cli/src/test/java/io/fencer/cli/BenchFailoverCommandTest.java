@@ -2,7 +2,7 @@ package io.fencer.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fencer.chaos.FailoverBench;
+import io.fencer.chaos.bench.FailoverBench;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;

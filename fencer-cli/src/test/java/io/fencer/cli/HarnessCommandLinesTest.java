@@ -3,10 +3,10 @@ package io.fencer.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.chaos.ServerArguments;
-import io.fencer.chaos.StoreServerArguments;
-import io.fencer.chaos.WorkerArguments;
-import io.fencer.chaos.WorkerOptions;
-import io.fencer.chaos.Workload;
+import io.fencer.chaos.process.StoreServerArguments;
+import io.fencer.chaos.workload.WorkerArguments;
+import io.fencer.chaos.workload.WorkerOptions;
+import io.fencer.chaos.workload.Workload;
 import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.StoreServerConfig;

@@ -3,7 +3,7 @@ package io.fencer.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import io.fencer.chaos.Launcher;
+import io.fencer.chaos.process.Launcher;
 import io.fencer.client.FencedStore;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;

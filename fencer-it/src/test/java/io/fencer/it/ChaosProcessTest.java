@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.chaos.ChaosOptions;
 import io.fencer.chaos.ChaosRun;
-import io.fencer.chaos.CheckResult;
-import io.fencer.chaos.Fault;
-import io.fencer.chaos.FaultSchedule;
-import io.fencer.chaos.Launcher;
-import io.fencer.chaos.Workload;
+import io.fencer.chaos.check.CheckResult;
+import io.fencer.chaos.fault.Fault;
+import io.fencer.chaos.fault.FaultSchedule;
+import io.fencer.chaos.process.Launcher;
+import io.fencer.chaos.workload.Workload;
 import io.fencer.cli.Main;
 import java.nio.file.Files;
 import java.nio.file.Path;

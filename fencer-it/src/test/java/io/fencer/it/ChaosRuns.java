@@ -2,7 +2,7 @@ package io.fencer.it;
 
 import io.fencer.chaos.ChaosOptions;
 import io.fencer.chaos.ChaosRun;
-import io.fencer.chaos.Launcher;
+import io.fencer.chaos.process.Launcher;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

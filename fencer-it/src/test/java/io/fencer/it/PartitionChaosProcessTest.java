@@ -5,11 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import io.fencer.chaos.ChaosOptions;
 import io.fencer.chaos.ChaosRun;
-import io.fencer.chaos.CheckResult;
-import io.fencer.chaos.Fault;
-import io.fencer.chaos.FaultSchedule;
-import io.fencer.chaos.Launcher;
-import io.fencer.chaos.Workload;
+import io.fencer.chaos.check.CheckResult;
+import io.fencer.chaos.fault.Fault;
+import io.fencer.chaos.fault.FaultSchedule;
+import io.fencer.chaos.process.Launcher;
+import io.fencer.chaos.workload.Workload;
 import io.fencer.cli.Main;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

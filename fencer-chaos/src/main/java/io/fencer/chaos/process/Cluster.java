@@ -1,0 +1,389 @@
+package io.fencer.chaos.process;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonParser;
+import io.fencer.chaos.FreePorts;
+import io.fencer.chaos.ServerArguments;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The servers of a run as real processes: one lock server or a group of peers, and one store server, each with
+ * its own data directory and ports on 127.0.0.1, or, in a run with network faults, on its own host of the run's
+ * {@link Network} (lock peer {@code n1} on host {@code n1}, the store on host {@code store}). Kills are SIGKILL;
+ * restarts reuse the data directory and ports, so durability is what is tested.
+ */
+public final class Cluster implements AutoCloseable {
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    /** The store's name in the history and the report. */
+    public static final String STORE = "store";
+    /**
+     * The group secret of a group of lock peers, one file for all: the peer that starts first makes it, the others
+     * read it (they may start at the same moment: the file is made atomically).
+     */
+    static final String RAFT_SECRET_FILE = "raft.secret";
+    /** Without a network every server binds the loopback address: the run is one machine's processes. */
+    private static final String LOOPBACK = "127.0.0.1";
+
+    private final Path directory;
+    private final List<Server> lockServers = new ArrayList<>();
+    /** The store server; null in a group of lock peers alone ({@link #lockGroup}). */
+    private final Server store;
+    private final List<Long> startedLockProcessIds = new CopyOnWriteArrayList<>();
+    /** Set by {@link #close()}, which a shutdown hook may call while another thread starts a server. */
+    private volatile boolean closed;
+
+    /** One server: its name, network host, address, ports, launcher, arguments and, while it runs, its process. */
+    private static final class Server {
+        final String name;
+        final String hostName;
+        final String address;
+        final int clientPort;
+        final int adminPort;
+        final Launcher launcher;
+        final List<String> arguments;
+        ChildProcess process;
+
+        Server(String name, String hostName, String address, int clientPort, int adminPort, Launcher launcher,
+                List<String> arguments) {
+            this.name = name;
+            this.hostName = hostName;
+            this.address = address;
+            this.clientPort = clientPort;
+            this.adminPort = adminPort;
+            this.launcher = launcher;
+            this.arguments = List.copyOf(arguments);
+        }
+    }
+
+    public Cluster(Launcher launcher, Path directory, int peers) {
+        this(launcher, directory, peers, null, List.of());
+    }
+
+    /**
+     * A cluster whose servers run on {@code network}'s hosts (null: all on the loopback address), its lock peers
+     * started with the extra JVM options {@code lockJvmOptions}.
+     */
+    public Cluster(Launcher launcher, Path directory, int peers, Network network, List<String> lockJvmOptions) {
+        this(launcher, directory, peers, network, lockJvmOptions, true);
+    }
+
+    /**
+     * A group of {@code peers} lock servers on the loopback address without a store server, each started with
+     * {@code --no-store} (the failover bench measures the lock service alone).
+     */
+    public static Cluster lockGroup(Launcher launcher, Path directory, int peers) {
+        return new Cluster(launcher, directory, peers, null, List.of(), false);
+    }
+
+    private Cluster(Launcher launcher, Path directory, int peers, Network network, List<String> lockJvmOptions,
+            boolean withStore) {
+        if (peers != 1 && peers != 3 && peers != 5) {
+            throw new IllegalArgumentException("peers must be 1, 3 or 5, not " + peers);
+        }
+        this.directory = directory;
+        int[][] ports = new int[peers][];
+        List<ServerArguments.Peer> group = new ArrayList<>();
+        for (int i = 0; i < peers; i++) {
+            ports[i] = FreePorts.choose(3);
+            group.add(new ServerArguments.Peer("n" + (i + 1), address(network, "n" + (i + 1)), ports[i][0],
+                    ports[i][2]));
+        }
+        Launcher lockLauncher = lockJvmOptions.isEmpty() ? launcher : launcher.withJvmOptions(lockJvmOptions);
+        for (int i = 0; i < peers; i++) {
+            String id = "n" + (i + 1);
+            String address = address(network, id);
+            ServerArguments arguments = new ServerArguments(directory.resolve(id), ports[i][0], ports[i][1],
+                    ports[i][2], id, peers > 1 ? group : List.of(), address,
+                    peers > 1 ? directory.resolve(RAFT_SECRET_FILE) : null);
+            List<String> lockArguments = new ArrayList<>(arguments.toArguments());
+            if (!withStore) {
+                lockArguments.add("--no-store");
+            }
+            lockServers.add(new Server("lock-" + id, id, address, ports[i][0], ports[i][1],
+                    on(network, id, lockLauncher), lockArguments));
+        }
+        if (!withStore) {
+            store = null;
+            return;
+        }
+        int[] storePorts = FreePorts.choose(2);
+        String storeAddress = address(network, STORE);
+        store = new Server(STORE, STORE, storeAddress, storePorts[0], storePorts[1], on(network, STORE, launcher),
+                new StoreServerArguments(directory.resolve(STORE), storePorts[0], storePorts[1], storeAddress)
+                        .toArguments());
+    }
+
+    private static String address(Network network, String hostName) {
+        return network == null ? LOOPBACK : network.host(hostName).address();
+    }
+
+    private static Launcher on(Network network, String hostName, Launcher launcher) {
+        return network == null ? launcher : network.launcherOn(hostName, launcher);
+    }
+
+    /** Starts every server and waits until each is healthy (the lock service has a leader). */
+    public void start() throws IOException {
+        launch();
+        awaitStarted();
+    }
+
+    /** Starts every server's process, without waiting for any ({@link #awaitStarted}). */
+    public void launch() throws IOException {
+        for (Server server : lockServers) {
+            launch(server);
+        }
+        if (store != null) {
+            launch(store);
+        }
+    }
+
+    /** Waits until every server {@link #launch launched} is healthy (the lock service has a leader). */
+    public void awaitStarted() {
+        for (Server server : lockServers) {
+            awaitHealthy(server);
+        }
+        if (store != null) {
+            awaitHealthy(store);
+        }
+    }
+
+    public List<String> lockEndpoints() {
+        return lockServers.stream().map(server -> server.address + ":" + server.clientPort).toList();
+    }
+
+    public String storeEndpoint() {
+        return store.address + ":" + store.clientPort;
+    }
+
+    /** Returns the lock peers' network host names, {@code n1} ... */
+    public List<String> lockHostNames() {
+        return lockServers.stream().map(server -> server.hostName).toList();
+    }
+
+    /**
+     * Returns the network host name of the lock peer that says it leads ({@code n2}); when none says so, of the
+     * first running one.
+     */
+    public String leaderHostName() {
+        return leader().hostName;
+    }
+
+    /** Returns the running peer that says it leads; the first running one when none does. */
+    private Server leader() {
+        Server leader = null;
+        for (Server server : lockServers) {
+            if (server.process != null && server.process.isAlive()) {
+                HttpResponse<String> health = health(server);
+                if (leader == null || health != null && health.body().contains("\"role\":\"LEADER\"")) {
+                    leader = server;
+                    if (health != null && health.body().contains("\"role\":\"LEADER\"")) {
+                        return server;
+                    }
+                }
+            }
+        }
+        if (leader == null) {
+            throw new IllegalStateException("no lock server runs");
+        }
+        return leader;
+    }
+
+    /** Returns the lock servers' names, {@code lock-n1} ... */
+    List<String> lockServerNames() {
+        return lockServers.stream().map(server -> server.name).toList();
+    }
+
+    /**
+     * Kills the lock service's leader (the only server, or the peer that says it leads; the first running one
+     * when none does) with SIGKILL; returns its name.
+     */
+    public String killLockLeader() {
+        Server victim = leader();
+        victim.process.kill();
+        return victim.name;
+    }
+
+    /** Starts the lock server {@code name} again from its data directory; does not wait for it. */
+    public void restartLock(String name) throws IOException {
+        for (Server server : lockServers) {
+            if (server.name.equals(name)) {
+                launch(server);
+                return;
+            }
+        }
+        throw new IllegalArgumentException("no lock server named " + name);
+    }
+
+    public void killStore() {
+        store.process.kill();
+    }
+
+    /** Starts the store again from its data directory and waits until it serves. */
+    public void restartStore() throws IOException {
+        launch(store);
+        awaitHealthy(store);
+    }
+
+    /** Waits until the store serves (after a restart that raced with the end of the run). */
+    public void awaitStore() {
+        awaitHealthy(store);
+    }
+
+    private void launch(Server server) throws IOException {
+        if (server.process != null && server.process.isAlive()) {
+            throw new IllegalStateException(server.name + " is already running");
+        }
+        if (closed) {
+            throw new IllegalStateException("the cluster is closed: " + server.name + " is not started");
+        }
+        server.process = ChildProcess.start(server.name, server.launcher, server.arguments, directory, line -> { });
+        if (server != store) {
+            startedLockProcessIds.add(server.process.pid());
+        }
+        if (closed) {
+            server.process.close(); // close() ran meanwhile and may have missed this process
+            throw new IllegalStateException("the cluster is closed: " + server.name + " is not started");
+        }
+    }
+
+    private static void awaitHealthy(Server server) {
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (System.nanoTime() - deadline < 0) {
+            if (!server.process.isAlive()) {
+                throw new IllegalStateException(server.name + " exited while starting; its log ends:\n"
+                        + server.process.logTail());
+            }
+            if (healthStatus(server) == 200) {
+                return;
+            }
+            pause(100);
+        }
+        throw new IllegalStateException(server.name + " not healthy within " + START_TIMEOUT + "; its log ends:\n"
+                + server.process.logTail());
+    }
+
+    private static int healthStatus(Server server) {
+        HttpResponse<String> response = health(server);
+        return response == null ? -1 : response.statusCode();
+    }
+
+    /** Returns the answer to {@code /healthz}, or null when the server does not answer. */
+    private static HttpResponse<String> health(Server server) {
+        try {
+            return HTTP.send(request(server), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    private static HttpRequest request(Server server) {
+        return HttpRequest.newBuilder(URI.create("http://" + server.address + ":" + server.adminPort + "/healthz"))
+                .timeout(Duration.ofSeconds(2)).build();
+    }
+
+    /** Kills every server still running. */
+    @Override
+    public void close() {
+        closed = true;
+        for (Server server : lockServers) {
+            if (server.process != null) {
+                server.process.close();
+            }
+        }
+        if (store != null && store.process != null) {
+            store.process.close();
+        }
+    }
+
+    /**
+     * Returns the name of the running lock peer whose {@code /healthz} says it leads, or null when none says so.
+     */
+    public String reportedLockLeader() {
+        for (Server server : lockServers) {
+            if (server.process != null && server.process.isAlive() && isLeader(health(server))) {
+                return server.name;
+            }
+        }
+        return null;
+    }
+
+    private static boolean isLeader(HttpResponse<String> health) {
+        return health != null && health.statusCode() == 200 && health.body().contains("\"role\":\"LEADER\"");
+    }
+
+    /** Kills the lock server {@code name} with SIGKILL and waits until it is gone. */
+    public void killLock(String name) {
+        lockServer(name).process.kill();
+    }
+
+    /** Returns whether every lock server runs and knows a leader ({@code /healthz} answers 200). */
+    public boolean lockGroupWhole() {
+        for (Server server : lockServers) {
+            if (server.process == null || !server.process.isAlive() || healthStatus(server) != 200) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Waits until the lock server {@code name} answers healthy (a leader is known to it). */
+    public void awaitLockHealthy(String name) {
+        awaitHealthy(lockServer(name));
+    }
+
+    /**
+     * Returns the index of the last log entry the lock server {@code name} applied, from its {@code /healthz}, or
+     * -1 when it does not answer.
+     */
+    public long appliedIndex(String name) {
+        HttpResponse<String> health = health(lockServer(name));
+        if (health == null) {
+            return -1;
+        }
+        try {
+            JsonElement index = JsonParser.parseString(health.body()).getAsJsonObject().get("appliedIndex");
+            return index == null ? -1 : index.getAsLong();
+        } catch (RuntimeException unreadable) {
+            return -1;
+        }
+    }
+
+    /** Returns the process ids of the lock servers started so far, every incarnation of each. */
+    public List<Long> lockProcessIds() {
+        return List.copyOf(startedLockProcessIds);
+    }
+
+    private Server lockServer(String name) {
+        for (Server server : lockServers) {
+            if (server.name.equals(name)) {
+                return server;
+            }
+        }
+        throw new IllegalArgumentException("no lock server named " + name);
+    }
+
+    /** Sleeps {@code millis} (nothing when not positive); an interrupt ends the sleep and stays set. */
+    private static void pause(long millis) {
+        if (millis <= 0) {
+            return;
+        }
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,109 @@
+package io.fencer.cli.exec;
+
+import io.fencer.client.FencerClient;
+import io.fencer.client.Grant;
+import io.fencer.client.Session;
+import io.fencer.core.FencerException;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+
+/**
+ * The run of {@code fencer lock exec} and {@code fencer sem exec}: open a session, acquire a grant (interruptible
+ * by SIGINT or SIGTERM), run the command with the grant's token in its environment in its own process group under
+ * the {@link ChildSupervisor}'s fail-closed rules, then release the grant and exit with the command's status.
+ *
+ * @param ttl the session lease
+ * @param killAfter how long the group may take to exit after SIGTERM (capped at a third of the ttl)
+ * @param signalChildOnly for tests: run the command as a plain child and signal it alone
+ * @param command the command and its arguments
+ * @param err where fencer says why it stopped the command
+ */
+public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnly, List<String> command,
+        PrintWriter err) {
+
+    /**
+     * Runs the command under the grant {@code acquire} makes through the session, with {@code environment} (of
+     * the grant) added to the child's environment; returns the exit status.
+     */
+    public int run(FencerClient fencer, CompletionStage<String> stopRequested, Function<Session, Grant> acquire,
+            Function<Grant, Map<String, String>> environment) throws InterruptedException, IOException {
+        try (Session session = fencer.openSession(ttl)) {
+            Grant grant = Acquisition.acquire(() -> acquire.apply(session), stopRequested);
+            if (grant == null) {
+                return StopSignals.exitCode(stopRequested.toCompletableFuture().getNow("INT"));
+            }
+            int status;
+            try {
+                status = supervise(session, grant, environment.apply(grant), stopRequested);
+            } catch (Throwable e) {
+                closeAfterFailure(grant, e);
+                throw e;
+            }
+            return release(grant, status);
+        }
+    }
+
+    private int supervise(Session session, Grant grant, Map<String, String> environment,
+            CompletionStage<String> stopRequested) throws IOException, InterruptedException {
+        // At jeopardy a third of the ttl is left: a longer grace could not end before the local lease does.
+        Duration killAfterCapped = killAfter.compareTo(session.ttl().dividedBy(3)) < 0 ? killAfter
+                : session.ttl().dividedBy(3);
+        ProcessGroup group = start(grant, environment);
+        ChildSupervisor supervisor = new ChildSupervisor(group, command.get(0), grant.token(), killAfterCapped, err);
+        return supervisor.supervise(lease(session), stopRequested);
+    }
+
+    /** Returns what the supervisor watches: the first of jeopardy and loss, and the local lease left. */
+    private static ChildSupervisor.Lease lease(Session session) {
+        // Jeopardy also completes (first) when the session ends: then say how it ended.
+        CompletionStage<String> endangered = session.jeopardy().thenCompose(left -> session.isAlive()
+                ? CompletableFuture.completedFuture("in jeopardy: no keepalive acknowledged for 2/3 of the "
+                        + session.ttl().toMillis() + " ms ttl")
+                : session.lost().thenApply(loss -> "lost: " + loss.detail()));
+        return new ChildSupervisor.Lease(endangered, session::leaseRemaining);
+    }
+
+    private ProcessGroup start(Grant grant, Map<String, String> environment) throws IOException {
+        ProcessBuilder builder = ChildSupervisor.processBuilder(command, grant.token(), grant.sequencer())
+                .inheritIO();
+        builder.environment().putAll(environment);
+        try {
+            return signalChildOnly ? ProcessGroup.directChildOnly(builder) : ProcessGroup.start(builder);
+        } catch (IOException e) {
+            throw new IOException("cannot run " + command.get(0) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Releases the grant after the command; after a lost lease the service may be unreachable (that may be why it
+     * was lost), so a failure then is reported and the exit status stays 3: the service frees the grant when the
+     * session expires.
+     */
+    private int release(Grant grant, int status) {
+        if (status != ChildSupervisor.EXIT_LEASE_LOST) {
+            grant.close();
+            return status;
+        }
+        try {
+            grant.close();
+        } catch (FencerException e) {
+            err.println("fencer: could not release " + grant.token() + ": " + e.getMessage()
+                    + "; the service frees it when the session expires");
+        }
+        return status;
+    }
+
+    private static void closeAfterFailure(Grant grant, Throwable failure) {
+        try {
+            grant.close();
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+    }
+}

@@ -21,7 +21,7 @@ import io.fencer.chaos.workload.Workload;
 import io.fencer.client.FencedStore;
 import io.fencer.client.Fencer;
 import io.fencer.client.StoreValue;
-import io.fencer.core.PermitSlots;
+import io.fencer.core.internal.PermitSlots;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;

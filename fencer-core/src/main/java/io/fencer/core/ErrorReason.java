@@ -1,5 +1,6 @@
 package io.fencer.core;
 
+import io.fencer.core.internal.ErrorFields;
 /**
  * The reasons in Fencer's error catalogue, one per exception type; they mirror {@code fencer.v1.Reason} on the
  * wire, where each is paired with one gRPC status. {@link ErrorFields} knows each reason's type and fields.

@@ -1,5 +1,6 @@
 package io.fencer.core;
 
+import io.fencer.core.internal.ErrorFields;
 /**
  * The base of Fencer's typed errors: expected operating errors, each with one {@link ErrorReason}.
  * Programmer errors are not of this type; they fail fast with the JDK's exceptions. {@link ErrorFields} takes

@@ -1,5 +1,6 @@
 package io.fencer.core;
 
+import io.fencer.core.internal.LockName;
 import java.util.Objects;
 
 /**

@@ -1,5 +1,6 @@
 package io.fencer.core;
 
+import io.fencer.core.internal.LockName;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -135,7 +136,7 @@ public final class LockNames {
     }
 
     /** As {@link #decode(String, byte[])}, for {@code length} bytes at {@code offset}. */
-    static String decode(String field, byte[] bytes, int offset, int length) {
+    public static String decode(String field, byte[] bytes, int offset, int length) {
         try {
             String name = StandardCharsets.UTF_8.newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)

@@ -1,5 +1,6 @@
 package io.fencer.core;
 
+import io.fencer.core.internal.LockName;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;

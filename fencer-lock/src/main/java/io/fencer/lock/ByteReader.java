@@ -1,6 +1,6 @@
 package io.fencer.lock;
 
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;

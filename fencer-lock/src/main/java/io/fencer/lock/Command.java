@@ -2,7 +2,7 @@ package io.fencer.lock;
 
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

@@ -1,13 +1,13 @@
 package io.fencer.lock;
 
-import io.fencer.core.ErrorFields;
+import io.fencer.core.internal.ErrorFields;
 import io.fencer.core.ErrorReason;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;

@@ -2,7 +2,7 @@ package io.fencer.lock;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.LockMode;
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

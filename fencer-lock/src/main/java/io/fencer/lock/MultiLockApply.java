@@ -4,7 +4,7 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockMode;
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.TokenExhaustedException;
 import java.util.ArrayList;

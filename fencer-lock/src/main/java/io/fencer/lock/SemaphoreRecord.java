@@ -1,8 +1,8 @@
 package io.fencer.lock;
 
 import io.fencer.core.InvalidArgumentException;
-import io.fencer.core.LockName;
-import io.fencer.core.PermitSlots;
+import io.fencer.core.internal.LockName;
+import io.fencer.core.internal.PermitSlots;
 import java.util.LinkedHashMap;
 
 /**

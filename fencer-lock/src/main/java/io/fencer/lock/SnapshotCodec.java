@@ -2,7 +2,7 @@ package io.fencer.lock;
 
 import io.fencer.core.FencerException;
 import io.fencer.core.LockMode;
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import io.fencer.core.LockNames;
 import java.io.DataInput;
 import java.io.DataOutput;

@@ -3,14 +3,14 @@ package io.fencer.lock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.fencer.core.ErrorFields;
+import io.fencer.core.internal.ErrorFields;
 import io.fencer.core.ErrorReason;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;

@@ -2,7 +2,7 @@ package io.fencer.lock;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.LockMode;
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;

@@ -7,7 +7,7 @@ import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;

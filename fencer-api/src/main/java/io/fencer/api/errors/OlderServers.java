@@ -1,6 +1,6 @@
 package io.fencer.api.errors;
 
-import io.fencer.core.ErrorFields;
+import io.fencer.core.internal.ErrorFields;
 import io.fencer.core.ErrorReason;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencingToken;

@@ -6,7 +6,7 @@ import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.Policy;
 import io.fencer.api.v1.Reason;
-import io.fencer.core.ErrorFields;
+import io.fencer.core.internal.ErrorFields;
 import io.fencer.core.ErrorReason;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencerException;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.Reason;
 import io.fencer.core.BadTokenSignatureException;
-import io.fencer.core.ErrorFields;
+import io.fencer.core.internal.ErrorFields;
 import io.fencer.core.ErrorReason;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencerException;

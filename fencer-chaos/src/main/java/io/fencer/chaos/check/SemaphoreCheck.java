@@ -6,7 +6,7 @@ import io.fencer.chaos.history.HistoryEvent.Op;
 import io.fencer.chaos.history.HistoryEvent.Type;
 import io.fencer.chaos.history.HistoryJson;
 import io.fencer.chaos.workload.Workload;
-import io.fencer.core.PermitSlots;
+import io.fencer.core.internal.PermitSlots;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumSet;

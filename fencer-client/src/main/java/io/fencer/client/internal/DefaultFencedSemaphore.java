@@ -8,7 +8,7 @@ import io.fencer.client.LockTimeoutException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
-import io.fencer.core.PermitSlots;
+import io.fencer.core.internal.PermitSlots;
 import java.time.Duration;
 import java.util.Optional;
 

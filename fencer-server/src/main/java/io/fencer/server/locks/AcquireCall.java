@@ -4,7 +4,7 @@ import io.fencer.api.v1.AcquireResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.TokenKeys;
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import io.fencer.lock.Command;
 import io.fencer.lock.LockView;
 import io.fencer.lock.Result;

@@ -3,7 +3,7 @@ package io.fencer.server.locks;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.LimitExceededException;
-import io.fencer.core.PermitSlots;
+import io.fencer.core.internal.PermitSlots;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.lock.Event;
 import io.fencer.server.raft.AppliedListener;

@@ -8,7 +8,7 @@ import io.fencer.api.v1.Waiter;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
-import io.fencer.core.PermitSlots;
+import io.fencer.core.internal.PermitSlots;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
 import io.fencer.lock.EndCause;

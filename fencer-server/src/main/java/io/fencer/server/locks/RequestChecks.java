@@ -3,7 +3,7 @@ package io.fencer.server.locks;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
-import io.fencer.core.LockName;
+import io.fencer.core.internal.LockName;
 import io.fencer.core.LockNames;
 import io.fencer.core.Sequencer;
 import io.fencer.core.SessionUnauthenticatedException;

@@ -1,5 +1,6 @@
-package io.fencer.core;
+package io.fencer.core.internal;
 
+import io.fencer.core.LockNames;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 

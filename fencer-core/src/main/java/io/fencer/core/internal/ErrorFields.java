@@ -1,5 +1,26 @@
-package io.fencer.core;
+package io.fencer.core.internal;
 
+import io.fencer.core.PermissionDeniedException;
+import io.fencer.core.SessionUnauthenticatedException;
+import io.fencer.core.InternalException;
+import io.fencer.core.FencerException;
+import io.fencer.core.TokenExhaustedException;
+import io.fencer.core.LockMode;
+import io.fencer.core.NotHolderException;
+import io.fencer.core.ScopeMismatchException;
+import io.fencer.core.FencePolicy;
+import io.fencer.core.RevisionOutOfRangeException;
+import io.fencer.core.FencingToken;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.ErrorReason;
+import io.fencer.core.ModeMismatchException;
+import io.fencer.core.NotLeaderException;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.StaleTokenException;
+import io.fencer.core.BadTokenSignatureException;
+import io.fencer.core.UnavailableException;
+import io.fencer.core.IdempotencyMismatchException;
+import io.fencer.core.SessionExpiredException;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Objects;

@@ -1,4 +1,4 @@
-package io.fencer.core;
+package io.fencer.core.internal;
 
 /**
  * The lock names of a semaphore's permit slots: slot {@code i} of semaphore {@code jobs} is the lock

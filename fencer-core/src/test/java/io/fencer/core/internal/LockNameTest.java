@@ -1,5 +1,7 @@
-package io.fencer.core;
+package io.fencer.core.internal;
 
+import io.fencer.core.LockNames;
+import io.fencer.core.InvalidArgumentException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +27,7 @@ class BenchFailoverProcessTest {
     Path dir;
 
     @Test
+    @Tag(Soak.TAG) // a measurement; the default suite checks its SIGTERM clean-up and ThreePeerFailoverProcessTest the failover
     void benchFailover_threePeersOneKill_measuresOnePauseRestartsPeerAndLeavesNoProcess() throws Exception {
         JsonObject summary;
         try (FencerProcess bench = FencerProcess.start("bench-failover", dir,

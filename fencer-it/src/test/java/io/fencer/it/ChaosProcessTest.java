@@ -17,6 +17,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Predicate;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -71,6 +72,7 @@ class ChaosProcessTest {
     }
 
     @Test
+    @Tag(Soak.TAG) // default suite: PartitionChaosProcessTest's three peers kill leaders and pause too, with partitions
     void chaos_threePeers_leaderKillsAndPauses_findsNoViolationAndControlFindsLostUpdates() throws Exception {
         Set<Fault.Kind> kinds = EnumSet.of(Fault.Kind.KILL_LOCK, Fault.Kind.PAUSE);
         Duration ttl = Duration.ofSeconds(3); // a failover (detection, election) should not end every lease

@@ -23,6 +23,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -150,6 +151,7 @@ class PartitionChaosProcessTest {
      * behind (the control: the leftovers are real); the next run sweeps them all away.
      */
     @Test
+    @Tag(Soak.TAG) // housekeeping, not safety: the default suite's runs each start by sweeping what a killed run left
     void chaos_afterHarnessKilledMidRun_nextRunLeavesNoLeftover() throws Exception {
         List<String> command = new ArrayList<>(LAUNCHER.commandPrefix());
         command.addAll(List.of("chaos", "--faults=partition", "--peers=1", "--workers=1", "--duration=60s",

@@ -9,6 +9,8 @@ import java.time.Duration;
 final class Soak {
     /** The system property that asks for the long variants. */
     static final String PROPERTY = "fencer.soak";
+    /** The tag of the tests only the long tier runs (the parent pom's soak profile). */
+    static final String TAG = "soak";
 
     private Soak() {
     }

@@ -9,6 +9,7 @@ import io.fencer.client.FencerClient;
 import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.ManualTicker;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;

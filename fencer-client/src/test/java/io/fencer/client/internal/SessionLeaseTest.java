@@ -7,6 +7,7 @@ import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
+import io.fencer.core.ManualTicker;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -99,6 +99,11 @@ public final class FencerExtension implements BeforeAllCallback, AfterAllCallbac
         return testCluster().endpoints();
     }
 
+    /** Returns the temporary directory of the running server's data, or null outside the tests; for this module's tests. */
+    synchronized Path dataRoot() {
+        return dataRoot;
+    }
+
     @Override
     public void beforeAll(ExtensionContext context) {
         startFor(context);

@@ -107,9 +107,12 @@ public final class FencerTestCluster implements AutoCloseable {
      * Waits until exactly one running peer leads and returns its index.
      *
      * @throws IllegalStateException when no single running peer leads within the election wait (e.g. too few peers
-     *     run for a majority)
+     *     run for a majority), or at once when every peer is stopped
      */
     public int leaderIndex() {
+        if (running().isEmpty()) {
+            throw new IllegalStateException("no leader: every peer is stopped, of " + endpoints());
+        }
         int[] leader = {-1};
         InProcessPeer.await(() -> {
             List<Integer> leaders = leaders();

@@ -61,7 +61,7 @@ class FencerHealthIndicatorTest {
                         assertThat(endpoint.health().getStatus()).as("the application's health")
                                 .isEqualTo(Status.DOWN);
                     } finally {
-                        server.startAgain();
+                        server.restart();
                     }
 
                     await().atMost(GENEROUS).until(() -> endpoint.healthForPath("fencer").getStatus(),

@@ -52,10 +52,9 @@ public final class FencerTestCluster implements AutoCloseable {
         this.peers = List.copyOf(group);
         // One secret for the group, in memory: every peer and every restart proves the same one.
         PeerAuth auth = PeerAuth.secret(GroupSecret.generate());
-        UnaryOperator<ServerConfig> customiser = builder.customiser;
         for (ServerConfig.Peer peer : peers) {
-            ServerConfig base = settings(builder, peer, auth);
-            members.add(new InProcessPeer(() -> customiser.apply(base)));
+            members.add(builder.settings.peer(ServerConfig.defaults(builder.dataRoot.resolve(peer.id()))
+                    .withPorts(peer.port(), -1, peer.raftPort()).withPeers(peer.id(), peers).withPeerAuth(auth)));
         }
     }
 
@@ -212,22 +211,11 @@ public final class FencerTestCluster implements AutoCloseable {
         }
     }
 
-    private ServerConfig settings(Builder builder, ServerConfig.Peer peer, PeerAuth auth) {
-        ServerConfig config = ServerConfig.defaults(builder.dataRoot.resolve(peer.id()))
-                .withPorts(peer.port(), -1, peer.raftPort()).withPeers(peer.id(), peers).withPeerAuth(auth);
-        config = builder.ticker == null ? config : config.withTicker(builder.ticker);
-        config = builder.tls == null ? config : config.withTls(builder.tls);
-        return builder.acl == null ? config : config.withAcl(builder.acl);
-    }
-
     /** Settings of a {@link FencerTestCluster}; {@link #start()} starts it. */
     public static final class Builder {
         private final Path dataRoot;
         private int peers = 3;
-        private TlsFiles tls;
-        private Path acl;
-        private Ticker ticker;
-        private UnaryOperator<ServerConfig> customiser = UnaryOperator.identity();
+        private final PeerSettings settings = new PeerSettings();
         private Duration electionMax = ELECTION_MAX_DEFAULT;
 
         private Builder(Path dataRoot) {
@@ -249,19 +237,19 @@ public final class FencerTestCluster implements AutoCloseable {
          * {@link TestTls#serverFiles}); the group secret is proved inside TLS.
          */
         public Builder tls(TlsFiles tls) {
-            this.tls = Objects.requireNonNull(tls, "tls");
+            settings.tls(tls);
             return this;
         }
 
         /** Checks every call on every peer against the ACL file {@code acl}. */
         public Builder acl(Path acl) {
-            this.acl = Objects.requireNonNull(acl, "acl");
+            settings.acl(acl);
             return this;
         }
 
         /** Measures session leases and lock-delays on every peer with {@code ticker} (Raft keeps the real clock). */
         public Builder ticker(Ticker ticker) {
-            this.ticker = Objects.requireNonNull(ticker, "ticker");
+            settings.ticker(ticker);
             return this;
         }
 
@@ -270,7 +258,7 @@ public final class FencerTestCluster implements AutoCloseable {
          * ACL and ticker are set: for any other setting, e.g. {@code config -> config.withLockDelay(...)}.
          */
         public Builder config(UnaryOperator<ServerConfig> customiser) {
-            this.customiser = Objects.requireNonNull(customiser, "customiser");
+            settings.customiser(customiser);
             return this;
         }
 

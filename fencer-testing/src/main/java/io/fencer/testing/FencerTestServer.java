@@ -39,9 +39,7 @@ public final class FencerTestServer implements AutoCloseable {
         int[] ports = FreePorts.choose(2);
         this.port = ports[0];
         this.startupMax = builder.startupMax;
-        ServerConfig base = settings(builder, ports[0], ports[1]);
-        UnaryOperator<ServerConfig> customiser = builder.customiser;
-        this.peer = new InProcessPeer(() -> customiser.apply(base));
+        this.peer = builder.settings.peer(ServerConfig.defaults(builder.dataDir).withPorts(ports[0], -1, ports[1]));
     }
 
     /** Starts a plaintext server with its data under {@code dataDir} and returns once it leads. */
@@ -122,20 +120,10 @@ public final class FencerTestServer implements AutoCloseable {
         }
     }
 
-    private static ServerConfig settings(Builder builder, int port, int raftPort) {
-        ServerConfig config = ServerConfig.defaults(builder.dataDir).withPorts(port, -1, raftPort);
-        config = builder.ticker == null ? config : config.withTicker(builder.ticker);
-        config = builder.tls == null ? config : config.withTls(builder.tls);
-        return builder.acl == null ? config : config.withAcl(builder.acl);
-    }
-
     /** Settings of a {@link FencerTestServer}; {@link #start()} starts it. */
     public static final class Builder {
         private final Path dataDir;
-        private TlsFiles tls;
-        private Path acl;
-        private Ticker ticker;
-        private UnaryOperator<ServerConfig> customiser = UnaryOperator.identity();
+        private final PeerSettings settings = new PeerSettings();
         private Duration startupMax = STARTUP_MAX_DEFAULT;
 
         private Builder(Path dataDir) {
@@ -144,13 +132,13 @@ public final class FencerTestServer implements AutoCloseable {
 
         /** Serves TLS with these files (see {@link TestTls#serverFiles}); with a client CA, mutual TLS. */
         public Builder tls(TlsFiles tls) {
-            this.tls = Objects.requireNonNull(tls, "tls");
+            settings.tls(tls);
             return this;
         }
 
         /** Checks every call against the ACL file {@code acl} (see docs/security.md for its format). */
         public Builder acl(Path acl) {
-            this.acl = Objects.requireNonNull(acl, "acl");
+            settings.acl(acl);
             return this;
         }
 
@@ -159,7 +147,7 @@ public final class FencerTestServer implements AutoCloseable {
          * that a test advances to expire sessions without waiting. Raft's own timers keep the real clock.
          */
         public Builder ticker(Ticker ticker) {
-            this.ticker = Objects.requireNonNull(ticker, "ticker");
+            settings.ticker(ticker);
             return this;
         }
 
@@ -169,7 +157,7 @@ public final class FencerTestServer implements AutoCloseable {
          * Ports it sets are its own to keep across restarts.
          */
         public Builder config(UnaryOperator<ServerConfig> customiser) {
-            this.customiser = Objects.requireNonNull(customiser, "customiser");
+            settings.customiser(customiser);
             return this;
         }
 

@@ -62,11 +62,8 @@ class ChaosPackagesTest {
             .beFreeOfCycles()
             .because("each role package can be read knowing only the ones below it");
 
-    // The process package still takes FreePorts and ServerArguments from the root package, where the tests of
-    // other modules find them; every other use of the root from below is an upward dependency.
     static final ArchRule ROOT_ABOVE_THE_ROLES = noClasses().that().resideInAPackage("io.fencer.chaos.*..")
-            .should().dependOnClassesThat(resideInAPackage("io.fencer.chaos")
-                    .and(DescribedPredicate.not(belongToAnyOf(FreePorts.class, ServerArguments.class))))
+            .should().dependOnClassesThat(resideInAPackage("io.fencer.chaos"))
             .because("the root package holds the entry points, which use the roles, not the other way round");
 
     private static JavaClasses main;

@@ -4,8 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.load.HttpLockCalls;
 import io.fencer.load.LockBench;
-import io.fencer.server.FencerServer;
-import io.fencer.server.ServerConfig;
+import io.fencer.testing.FencerTestServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.regex.Matcher;
@@ -19,11 +18,11 @@ import org.junit.jupiter.api.io.TempDir;
 class BenchLockHttpTest {
     @TempDir
     static Path dataDir;
-    private static FencerServer server;
+    private static FencerTestServer server;
 
     @BeforeAll
     static void startServer() throws Exception {
-        server = FencerServer.start(ServerConfig.defaults(dataDir).withPorts(0, -1, 0).withHttpPort(0));
+        server = FencerTestServer.builder(dataDir).config(config -> config.withHttpPort(0)).start();
     }
 
     @AfterAll
@@ -40,7 +39,7 @@ class BenchLockHttpTest {
     @Test
     void benchLockHttp_shortRun_completesCyclesWithStrictlyIncreasingTokens() {
         CommandRun run = CommandRun.run("bench", "lock", "--duration", "2s", "--warmup", "0s", "--clients", "4",
-                "--json", "--http", "http://127.0.0.1:" + server.httpPort());
+                "--json", "--http", "http://127.0.0.1:" + server.server().httpPort());
 
         assertThat(run.exitCode()).as(run.err() + run.out()).isZero();
         assertThat(run.out()).contains("\"tokensStrictlyIncreasing\":true", "\"errors\":0");
@@ -50,7 +49,7 @@ class BenchLockHttpTest {
     @Test
     void lockBenchHttp_clientsContendingForOneLock_tokensStrictlyIncrease() throws Exception {
         LockBench.Result result;
-        try (HttpLockCalls calls = new HttpLockCalls("http://127.0.0.1:" + server.httpPort())) {
+        try (HttpLockCalls calls = new HttpLockCalls("http://127.0.0.1:" + server.server().httpPort())) {
             result = LockBench.run(calls, new LockBench.Settings(4, 1, Duration.ofSeconds(2), Duration.ZERO,
                     Duration.ofSeconds(10)));
         }

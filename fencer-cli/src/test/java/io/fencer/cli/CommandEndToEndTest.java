@@ -11,10 +11,9 @@ import io.fencer.client.Session;
 import io.fencer.core.FencingToken;
 import io.fencer.core.Ticker;
 import io.fencer.load.LockBench;
-import io.fencer.server.FencerServer;
-import io.fencer.server.ServerConfig;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
+import io.fencer.testing.FencerTestServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
@@ -45,16 +44,15 @@ class CommandEndToEndTest {
 
     /** The server signs its grants, so commands must hand resources the sequencer exactly as granted. */
     private static final TokenKeys KEYS = TokenKeys.generate("k1");
-    private static FencerServer server;
+    private static FencerTestServer server;
     private static FencerClient fencer;
     private static String endpoint;
 
     @BeforeAll
     static void startServer() throws Exception {
         Ticker skewed = () -> System.nanoTime() + SKEW_NANOS.get();
-        server = FencerServer.start(ServerConfig.defaults(dataDir).withPorts(0, -1, 0).withTicker(skewed)
-                .withTokenKeys(KEYS));
-        endpoint = "127.0.0.1:" + server.port();
+        server = FencerTestServer.builder(dataDir).ticker(skewed).config(config -> config.withTokenKeys(KEYS)).start();
+        endpoint = server.endpoint();
         fencer = Fencer.connect(endpoint);
     }
 

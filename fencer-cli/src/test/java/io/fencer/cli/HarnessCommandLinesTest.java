@@ -2,7 +2,7 @@ package io.fencer.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fencer.chaos.ServerArguments;
+import io.fencer.chaos.process.ServerArguments;
 import io.fencer.chaos.process.StoreServerArguments;
 import io.fencer.chaos.workload.WorkerArguments;
 import io.fencer.chaos.workload.WorkerOptions;

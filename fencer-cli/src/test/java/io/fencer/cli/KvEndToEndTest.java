@@ -6,8 +6,7 @@ import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
-import io.fencer.server.FencerServer;
-import io.fencer.server.ServerConfig;
+import io.fencer.testing.FencerTestServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
@@ -23,14 +22,14 @@ class KvEndToEndTest {
     @TempDir
     static Path dataDir;
 
-    private static FencerServer server;
+    private static FencerTestServer server;
     private static FencerClient fencer;
     private static String endpoint;
 
     @BeforeAll
     static void startServer() throws Exception {
-        server = FencerServer.start(ServerConfig.defaults(dataDir).withPorts(0, -1, 0));
-        endpoint = "127.0.0.1:" + server.port();
+        server = FencerTestServer.start(dataDir);
+        endpoint = server.endpoint();
         fencer = Fencer.connect(endpoint);
     }
 

@@ -12,8 +12,7 @@ import io.fencer.client.Session;
 import io.fencer.core.FencingToken;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
-import io.fencer.server.FencerServer;
-import io.fencer.server.ServerConfig;
+import io.fencer.testing.FencerTestServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -32,15 +31,15 @@ class LockWatchCommandTest {
 
     @TempDir
     static Path dataDir;
-    private static FencerServer server;
+    private static FencerTestServer server;
     private static FencerClient fencer;
     private static String endpoint;
 
     @BeforeAll
     static void startServer() throws Exception {
-        server = FencerServer.start(ServerConfig.defaults(dataDir).withPorts(0, -1, 0)
-                .withTokenKeys(TokenKeys.generate("k1")));
-        endpoint = "127.0.0.1:" + server.port();
+        TokenKeys keys = TokenKeys.generate("k1");
+        server = FencerTestServer.builder(dataDir).config(config -> config.withTokenKeys(keys)).start();
+        endpoint = server.endpoint();
         fencer = Fencer.connect(endpoint);
     }
 

@@ -10,9 +10,9 @@ import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import io.fencer.core.UnavailableException;
-import io.fencer.server.FencerServer;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.tls.TlsFiles;
+import io.fencer.testing.FencerTestServer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -43,7 +43,7 @@ class TlsEndToEndTest {
     @TempDir
     static Path directory;
     private static Path certs;
-    private static FencerServer server;
+    private static FencerTestServer server;
     private static String endpoint;
 
     @BeforeAll
@@ -51,10 +51,9 @@ class TlsEndToEndTest {
         certs = directory.resolve("certs");
         CommandRun made = CommandRun.run("certs", "--out", certs.toString(), "--client", "alice");
         assertThat(made.exitCode()).as(made.err()).isZero();
-        server = FencerServer.start(ServerConfig.defaults(directory.resolve("data")).withPorts(0, -1, 0)
-                .withTls(new TlsFiles(certs.resolve("server.pem"), certs.resolve("server-key.pem"),
-                        certs.resolve("ca.pem"))));
-        endpoint = "127.0.0.1:" + server.port();
+        server = FencerTestServer.builder(directory.resolve("data")).tls(new TlsFiles(certs.resolve("server.pem"),
+                certs.resolve("server-key.pem"), certs.resolve("ca.pem"))).start();
+        endpoint = server.endpoint();
     }
 
     @AfterAll

@@ -17,7 +17,7 @@ import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.api.v1.WriteResponse;
-import io.fencer.chaos.FreePorts;
+import io.fencer.testing.FreePorts;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;

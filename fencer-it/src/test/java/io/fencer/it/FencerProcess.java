@@ -1,6 +1,6 @@
 package io.fencer.it;
 
-import io.fencer.chaos.FreePorts;
+import io.fencer.testing.FreePorts;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -6,7 +6,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.Reason;
-import io.fencer.chaos.FreePorts;
+import io.fencer.testing.FreePorts;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

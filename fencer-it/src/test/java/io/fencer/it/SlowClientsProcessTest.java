@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.api.v1.ListRequest;
 import io.fencer.api.v1.LocksGrpc;
-import io.fencer.chaos.FreePorts;
 import io.fencer.server.RawHttp;
+import io.fencer.testing.FreePorts;
 import io.grpc.Attributes;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;

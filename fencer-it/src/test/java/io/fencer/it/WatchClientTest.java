@@ -16,19 +16,15 @@ import io.fencer.client.WatchPosition;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.RevisionOutOfRangeException;
-import io.fencer.server.FencerServer;
-import io.fencer.server.PeerAuth;
-import io.fencer.server.ServerConfig;
-import io.fencer.server.raft.GroupSecret;
 import io.fencer.server.watch.WatchLimits;
+import io.fencer.testing.FencerTestCluster;
+import io.fencer.testing.FencerTestServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -42,17 +38,15 @@ class WatchClientTest {
 
     @TempDir
     Path dataDir;
-    private FencerServer server;
+    private FencerTestServer server;
     private FencerClient client;
 
-    private void startServer(int port, WatchLimits limits) throws Exception {
-        server = FencerServer.start(ServerConfig.defaults(dataDir).withPorts(port, -1, 0).withWatchLimits(limits));
-        await().atMost(WAIT_MAX).until(server::isLeader);
+    private void startServer(WatchLimits limits) {
+        server = FencerTestServer.builder(dataDir).config(config -> config.withWatchLimits(limits)).start();
     }
 
     private void connect() {
-        client = Fencer.newBuilder().endpoints("127.0.0.1:" + server.port()).callTimeout(Duration.ofSeconds(20))
-                .build();
+        client = Fencer.newBuilder().endpoints(server.endpoint()).callTimeout(Duration.ofSeconds(20)).build();
     }
 
     @AfterEach
@@ -67,7 +61,7 @@ class WatchClientTest {
 
     @Test
     void watch_grantsAndReleases_deliveredOnceInLogOrder() throws Exception {
-        startServer(0, WatchLimits.DEFAULT);
+        startServer(WatchLimits.DEFAULT);
         connect();
         Recording recording = new Recording();
         try (Watch watch = client.watch("jobs/", recording);
@@ -97,19 +91,9 @@ class WatchClientTest {
      */
     @Test
     void watch_servingPeerKilled_resumesOnAnotherPeerWithoutMissingOrRepeatingAnEvent() throws Exception {
-        List<ServerConfig.Peer> peers = new ArrayList<>();
-        for (String id : List.of("n1", "n2", "n3")) {
-            peers.add(new ServerConfig.Peer(id, "127.0.0.1", freePort(), freePort()));
-        }
-        Map<String, FencerServer> cluster = new ConcurrentHashMap<>();
-        PeerAuth groupSecret = PeerAuth.secret(GroupSecret.generate()); // the same for every peer
-        try {
-            for (ServerConfig.Peer peer : peers) {
-                cluster.put(peer.id(), FencerServer.start(ServerConfig.defaults(dataDir.resolve(peer.id()))
-                        .withPorts(0, -1, 0).withPeers(peer.id(), peers).withPeerAuth(groupSecret)));
-            }
-            client = Fencer.newBuilder().endpoints(peers.stream().map(peer -> "127.0.0.1:" + peer.port())
-                    .toArray(String[]::new)).callTimeout(Duration.ofSeconds(30)).build();
+        try (FencerTestCluster cluster = FencerTestCluster.start(dataDir, 3)) {
+            client = Fencer.newBuilder().endpoints(cluster.endpoints().split(",")).callTimeout(Duration.ofSeconds(30))
+                    .build();
             Recording recording = new Recording();
             Watch watch = client.watch("", recording); // on the first endpoint: n1, leader or not
             await().atMost(Duration.ofSeconds(60)).until(() -> watch.position().revision() > 0);
@@ -118,7 +102,7 @@ class WatchClientTest {
                 expected.add(session.lock("before").tryAcquire().orElseThrow().token());
                 await().atMost(WAIT_MAX).until(() -> recording.events.size() == 1);
 
-                cluster.remove("n1").close();
+                cluster.stop(0); // n1
                 for (int i = 0; i < 3; i++) {
                     expected.add(session.lock("after-" + i).tryAcquire().orElseThrow().token());
                 }
@@ -131,7 +115,6 @@ class WatchClientTest {
         } finally {
             client.close();
             client = null;
-            cluster.values().forEach(FencerServer::close);
         }
     }
 
@@ -141,8 +124,7 @@ class WatchClientTest {
      */
     @Test
     void watch_singleServerRestartedFromItsSnapshot_endsOutOfRangeNamingTheOldestKept() throws Exception {
-        startServer(0, WatchLimits.DEFAULT);
-        int port = server.port();
+        startServer(WatchLimits.DEFAULT);
         connect();
         Recording recording = new Recording();
         Watch watch = client.watch("", recording);
@@ -152,8 +134,7 @@ class WatchClientTest {
         await().atMost(WAIT_MAX).until(() -> recording.events.size() == 1);
         WatchPosition last = recording.events.get(0).position();
 
-        server.close();
-        startServer(port, WatchLimits.DEFAULT);
+        server.restart();
 
         FencerException ended = recording.endedFuture.get(30, TimeUnit.SECONDS);
         assertThat(ended).isInstanceOf(RevisionOutOfRangeException.class);
@@ -162,13 +143,9 @@ class WatchClientTest {
         assertThat(recording.events).hasSize(1);
     }
 
-    private static int freePort() {
-        return io.fencer.chaos.FreePorts.choose(1)[0];
-    }
-
     @Test
     void watch_fromAPositionTheHistoryDropped_endsWithOutOfRangeNamingTheOldestKept() throws Exception {
-        startServer(0, new WatchLimits(10, 2));
+        startServer(new WatchLimits(10, 2));
         connect();
         try (Session session = client.openSession(TTL)) {
             for (int i = 0; i < 3; i++) {
@@ -189,7 +166,7 @@ class WatchClientTest {
 
     @Test
     void observe_leaderChanges_reportsTheCurrentLeaderThenEachChange() throws Exception {
-        startServer(0, WatchLimits.DEFAULT);
+        startServer(WatchLimits.DEFAULT);
         connect();
         try (Session first = client.openSession(TTL); Session second = client.openSession(TTL)) {
             LeaderElection election = first.election("scheduler");

@@ -9,12 +9,12 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.StaleTokenException;
+import io.fencer.testing.FreePorts;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -45,10 +45,7 @@ class RedisFenceTest {
 
     @BeforeAll
     static void startRedis() throws IOException {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
+        int port = FreePorts.one();
         server = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"")
                 .setting("appendonly no").build();
         server.start();

@@ -37,6 +37,7 @@ import io.fencer.api.v1.StorePipelineResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.WriteRequest;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.StoreServiceTest.StoreTesting;
 import io.fencer.server.auth.AclFileException;
 import io.fencer.server.TestServers.TestSession;
@@ -85,7 +86,7 @@ class AccessControlTest {
     void start() throws Exception {
         aclFile = dataDir.resolve("fencer.acl");
         Files.writeString(aclFile, RULES);
-        server = FencerServer.start(TestServers.singlePeer(dataDir.resolve("data"), new TestServers.ManualTicker())
+        server = FencerServer.start(TestServers.singlePeer(dataDir.resolve("data"), new ManualTicker())
                 .withAcl(aclFile), TestIdentities.fromHeader());
         channel = TestServers.channel(server);
         await().atMost(TestServers.STARTUP_MAX).pollInterval(Duration.ofMillis(20)).ignoreExceptions().until(() -> {
@@ -284,7 +285,7 @@ class AccessControlTest {
         Files.writeString(malformed, "# fine\nops admin\n");
 
         assertThatThrownBy(() -> FencerServer.start(TestServers.singlePeer(dataDir.resolve("other"),
-                new TestServers.ManualTicker()).withAcl(malformed))).isInstanceOf(AclFileException.class)
+                new ManualTicker()).withAcl(malformed))).isInstanceOf(AclFileException.class)
                 .hasMessage("ACL file " + malformed + " line 2 has 2 fields, expected IDENTITY PERMISSION PREFIX: "
                         + "'ops admin'");
     }

@@ -15,6 +15,7 @@ import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.core.Ticker;
 import io.fencer.server.TestServers.TestSession;
+import io.fencer.testing.FreePorts;
 import io.grpc.ManagedChannel;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -48,7 +49,7 @@ class AcquireTimeoutTest {
     @Test
     void acquire_retryWithoutWaitAfterLostReply_cancelsTheOrphanedWaitAndTheLockIsNotGrantedToIt() throws Exception {
         config = TestServers.singlePeer(dataDir, Ticker.system())
-                .withPorts(TestServers.freePort(), 0, TestServers.freePort());
+                .withPorts(FreePorts.one(), 0, FreePorts.one());
         startServer();
         TestSession holder = openSession(stub, TTL_MILLIS);
         TestSession waiter = openSession(stub, TTL_MILLIS);

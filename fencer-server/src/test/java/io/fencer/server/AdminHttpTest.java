@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
+import io.fencer.core.ManualTicker;
 import io.grpc.ManagedChannel;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,7 +31,7 @@ class AdminHttpTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker()));
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()));
         channel = TestServers.channel(server);
         stub = TestServers.stub(channel);
         TestServers.awaitServing(server, channel);

@@ -11,6 +11,7 @@ import com.google.gson.JsonParser;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
+import io.fencer.core.ManualTicker;
 import io.fencer.lock.Limits;
 import io.fencer.server.raft.FailingApplies;
 import io.fencer.server.raft.RaftLockStateMachine;
@@ -98,7 +99,7 @@ class ApplyHaltTest {
     }
 
     private FencerServer start() throws Exception {
-        ServerConfig config = TestServers.singlePeer(dataDir, new TestServers.ManualTicker());
+        ServerConfig config = TestServers.singlePeer(dataDir, new ManualTicker());
         RaftLockStateMachine failing = FailingApplies.onAcquireOf("boom", Limits.DEFAULT, config.ticker(),
                 () -> new IllegalStateException(FAILURE));
         FencerServer server = FencerServer.start(config, null, failing);

@@ -19,6 +19,7 @@ import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ValidateRequest;
+import io.fencer.core.ManualTicker;
 import io.fencer.lock.Limits;
 import io.fencer.server.TestServers.TestSession;
 import io.grpc.CallOptions;
@@ -56,7 +57,7 @@ class BadInputTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker())
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker())
                 .withLimits(SMALL_LIMITS));
         channel = TestServers.channel(server);
         stub = TestServers.stub(channel);

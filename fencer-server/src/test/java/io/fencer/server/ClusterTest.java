@@ -15,6 +15,7 @@ import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.Reason;
 import io.fencer.core.Ticker;
+import io.fencer.testing.FreePorts;
 import io.grpc.ManagedChannel;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -105,7 +106,7 @@ class ClusterTest {
     @Test
     void peer_withoutQuorum_answersNotLeaderWithoutAddressAndIsUnhealthy() throws Exception {
         for (String id : List.of("n1", "n2", "n3")) {
-            peers.add(new ServerConfig.Peer(id, "127.0.0.1", TestServers.freePort(), TestServers.freePort()));
+            peers.add(new ServerConfig.Peer(id, "127.0.0.1", FreePorts.one(), FreePorts.one()));
         }
         FencerServer lonely = FencerServer.start(ServerConfig.defaults(dataRoot.resolve("n1")).withPorts(0, 0, 0)
                 .withPeers("n1", peers));
@@ -377,7 +378,7 @@ class ClusterTest {
 
     private void startThreePeers() throws Exception {
         for (String id : List.of("n1", "n2", "n3")) {
-            peers.add(new ServerConfig.Peer(id, "127.0.0.1", TestServers.freePort(), TestServers.freePort()));
+            peers.add(new ServerConfig.Peer(id, "127.0.0.1", FreePorts.one(), FreePorts.one()));
         }
         for (ServerConfig.Peer peer : peers) {
             start(peer.id(), Ticker.system());

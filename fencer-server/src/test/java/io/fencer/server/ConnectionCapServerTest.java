@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.fencer.api.v1.ListRequest;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.net.PortLimits;
 import io.grpc.Attributes;
 import io.grpc.ManagedChannel;
@@ -46,7 +47,7 @@ class ConnectionCapServerTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(directory.resolve("data"), new TestServers.ManualTicker())
+        server = FencerServer.start(TestServers.singlePeer(directory.resolve("data"), new ManualTicker())
                 .withHttpPort(0).withPortLimits(CAPPED));
         ManagedChannel channel = TestServers.channel(server);
         try {

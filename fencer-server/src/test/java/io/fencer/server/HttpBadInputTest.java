@@ -11,6 +11,7 @@ import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.Reason;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.http.ConnectHttpServer;
 import io.grpc.ManagedChannel;
 import java.io.InputStream;
@@ -43,7 +44,7 @@ class HttpBadInputTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker()).withHttpPort(0));
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()).withHttpPort(0));
         channel = TestServers.channel(server);
         TestServers.awaitServing(server, channel);
         http = new ConnectCalls(server.httpPort());

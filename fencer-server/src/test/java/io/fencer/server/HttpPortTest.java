@@ -47,6 +47,7 @@ import io.fencer.api.v1.WriteResponse;
 import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.StoreGrpc;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.http.ConnectHttpServerTestAccess;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
@@ -75,7 +76,7 @@ class HttpPortTest {
 
     @TempDir
     static Path dataDir;
-    private static final TestServers.ManualTicker TICKER = new TestServers.ManualTicker();
+    private static final ManualTicker TICKER = new ManualTicker();
     private static FencerServer server;
     private static ManagedChannel channel;
     private static ConnectCalls http;

@@ -14,6 +14,7 @@ import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.RenewResponse;
 import io.fencer.api.v1.WriteResponse;
+import io.fencer.core.ManualTicker;
 import io.grpc.ManagedChannel;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -40,7 +41,7 @@ class HttpSeedScenarioTest {
 
     @TempDir
     Path dataDir;
-    private final TestServers.ManualTicker ticker = new TestServers.ManualTicker();
+    private final ManualTicker ticker = new ManualTicker();
     private FencerServer server;
     private ManagedChannel channel;
     private ConnectCalls http;

@@ -9,6 +9,7 @@ import io.fencer.api.v1.ListResponse;
 import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.Reason;
+import io.fencer.core.ManualTicker;
 import io.grpc.ManagedChannel;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -35,7 +36,7 @@ class HttpStrictJsonTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker()).withHttpPort(0));
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()).withHttpPort(0));
         channel = TestServers.channel(server);
         TestServers.awaitServing(server, channel);
         http = new ConnectCalls(server.httpPort());

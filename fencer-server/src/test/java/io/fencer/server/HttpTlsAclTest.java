@@ -15,7 +15,8 @@ import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.Reason;
-import io.fencer.server.tls.TlsFixture;
+import io.fencer.core.ManualTicker;
+import io.fencer.testing.TestTls;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Status;
@@ -49,7 +50,7 @@ class HttpTlsAclTest {
 
     @TempDir
     static Path directory;
-    private static TlsFixture tls;
+    private static TestTls tls;
     private static FencerServer server;
     private static ConnectCalls scheduler;
     private static ConnectCalls auditor;
@@ -57,10 +58,10 @@ class HttpTlsAclTest {
 
     @BeforeAll
     static void start() throws Exception {
-        tls = TlsFixture.create(directory.resolve("certs"));
+        tls = TestTls.create(directory.resolve("certs"));
         Path acl = directory.resolve("fencer.acl");
         Files.writeString(acl, RULES);
-        server = FencerServer.start(TestServers.singlePeer(directory.resolve("data"), new TestServers.ManualTicker())
+        server = FencerServer.start(TestServers.singlePeer(directory.resolve("data"), new ManualTicker())
                 .withTls(tls.serverFiles(true)).withAcl(acl).withHttpPort(0));
         scheduler = ConnectCalls.https(server.httpPort(), tls.jdkContext(tls.client("scheduler")));
         auditor = ConnectCalls.https(server.httpPort(), tls.jdkContext(tls.client("auditor")));
@@ -157,7 +158,7 @@ class HttpTlsAclTest {
     @Test
     void clientWithoutCertificateOrWithoutTls_isRefusedAtTheConnection() {
         ConnectCalls anonymous = ConnectCalls.https(server.httpPort(), tls.jdkContext(null));
-        ConnectCalls foreign = ConnectCalls.https(server.httpPort(), tls.jdkContext(TlsFixture.foreignClient("eve")));
+        ConnectCalls foreign = ConnectCalls.https(server.httpPort(), tls.jdkContext(TestTls.foreignClient("eve")));
         assertThat(catchThrowable(() -> anonymous.json("Locks/OpenSession", "{\"ttlMillis\": 60000}")))
                 .as("no client certificate").isInstanceOf(AssertionError.class).hasMessageContaining("failed");
         assertThat(catchThrowable(() -> foreign.json("Locks/OpenSession", "{\"ttlMillis\": 60000}")))

@@ -10,6 +10,7 @@ import static org.awaitility.Awaitility.await;
 import io.fencer.api.v1.FencingToken;
 import io.fencer.api.v1.KeepAliveResponse;
 import io.fencer.api.v1.LocksGrpc;
+import io.fencer.core.ManualTicker;
 import io.fencer.lock.SessionView;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.raft.RaftNode;
@@ -32,7 +33,7 @@ class LeaseBoundTest {
 
     @TempDir
     Path dataDir;
-    private final TestServers.ManualTicker ticker = new TestServers.ManualTicker();
+    private final ManualTicker ticker = new ManualTicker();
     private final AtomicInteger canaries = new AtomicInteger();
     private FencerServer server;
     private ManagedChannel channel;

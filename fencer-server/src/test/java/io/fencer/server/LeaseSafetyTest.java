@@ -10,6 +10,7 @@ import io.fencer.api.v1.LocksGrpc;
 import io.fencer.core.Ticker;
 import io.fencer.server.locks.SessionKeeper;
 import io.fencer.server.raft.RaftNode;
+import io.fencer.testing.FreePorts;
 import io.grpc.ManagedChannel;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
@@ -134,7 +135,7 @@ class LeaseSafetyTest {
             System.setProperty(SessionKeeper.UNSAFE_LEASE_ACK_PROPERTY, "true"); // read once, as each server starts
         }
         for (String id : List.of("n1", "n2", "n3")) {
-            peers.add(new ServerConfig.Peer(id, "127.0.0.1", TestServers.freePort(), TestServers.freePort()));
+            peers.add(new ServerConfig.Peer(id, "127.0.0.1", FreePorts.one(), FreePorts.one()));
         }
         for (ServerConfig.Peer peer : peers) {
             start(peer.id());

@@ -3,6 +3,7 @@ package io.fencer.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fencer.core.ManualTicker;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,7 +26,7 @@ class LingerServerTest {
 
     @Test
     void start_withLingerZero_theProposerNeverLingers() throws Exception {
-        try (FencerServer server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker())
+        try (FencerServer server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker())
                 .withLinger(Duration.ZERO))) {
             assertThat(metric(server, "fencer_proposer_linger_max_seconds")).isZero();
         }
@@ -35,7 +36,7 @@ class LingerServerTest {
     void start_byDefault_theProposerLingersUpToOneMillisecond() throws Exception {
         // The control: the gauge shows the setting, not a constant zero.
         try (FencerServer server = FencerServer.start(TestServers.singlePeer(dataDir,
-                new TestServers.ManualTicker()))) {
+                new ManualTicker()))) {
             assertThat(metric(server, "fencer_proposer_linger_max_seconds")).isEqualTo(0.001);
         }
     }

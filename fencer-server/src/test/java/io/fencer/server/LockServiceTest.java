@@ -22,6 +22,7 @@ import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.rpc.Identities;
 import io.grpc.ManagedChannel;
@@ -47,7 +48,7 @@ class LockServiceTest {
 
     @TempDir
     Path dataDir;
-    private final TestServers.ManualTicker ticker = new TestServers.ManualTicker();
+    private final ManualTicker ticker = new ManualTicker();
     private FencerServer server;
     private ManagedChannel channel;
     private LocksGrpc.LocksBlockingStub stub;

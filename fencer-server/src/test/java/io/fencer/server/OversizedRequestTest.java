@@ -13,6 +13,7 @@ import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.store.StoreRole;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -40,7 +41,7 @@ class OversizedRequestTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker()));
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()));
         channel = TestServers.channel(server);
         TestServers.awaitServing(server, channel);
     }

@@ -14,6 +14,7 @@ import io.fencer.api.v1.PipelineRequest;
 import io.fencer.api.v1.PipelineResponse;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ReleaseRequest;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -46,7 +47,7 @@ class PipelineTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker()));
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()));
         channel = TestServers.channel(server);
         stub = TestServers.stub(channel);
         TestServers.awaitServing(server, channel);

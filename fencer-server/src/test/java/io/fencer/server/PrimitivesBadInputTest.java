@@ -9,6 +9,7 @@ import io.fencer.api.v1.AcquirePermitRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.Reason;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.grpc.ManagedChannel;
 import java.nio.file.Path;
@@ -31,7 +32,7 @@ class PrimitivesBadInputTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker()));
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()));
         channel = TestServers.channel(server);
         locks = TestServers.stub(channel);
         TestServers.awaitServing(server, channel);

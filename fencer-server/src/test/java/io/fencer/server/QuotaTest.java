@@ -15,6 +15,7 @@ import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.Reason;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.rpc.TestIdentities;
 import io.grpc.ManagedChannel;
@@ -44,7 +45,7 @@ class QuotaTest {
 
     @TempDir
     Path dir;
-    private final TestServers.ManualTicker ticker = new TestServers.ManualTicker();
+    private final ManualTicker ticker = new ManualTicker();
     private FencerServer server;
     private ManagedChannel channel;
 

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
+import io.fencer.testing.FreePorts;
 import io.grpc.ManagedChannel;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
@@ -49,7 +50,7 @@ class RaftPortAuthenticationTest {
     void group_sameSecretOnEveryPeer_electsALeaderThatGrantsReplicatedTokens() throws Exception {
         byte[] secret = TestServers.newSecretBytes();
         for (String id : List.of("n1", "n2", "n3")) {
-            peers.add(new ServerConfig.Peer(id, "127.0.0.1", TestServers.freePort(), TestServers.freePort()));
+            peers.add(new ServerConfig.Peer(id, "127.0.0.1", FreePorts.one(), FreePorts.one()));
         }
         for (ServerConfig.Peer peer : peers) {
             start(peer.id(), TestServers.groupSecret(secret));
@@ -69,7 +70,7 @@ class RaftPortAuthenticationTest {
     void peer_withAnotherSecret_cannotJoinAndBothLogsSayWhy() throws Exception {
         byte[] secret = TestServers.newSecretBytes();
         for (String id : List.of("n1", "n2", "n3")) {
-            peers.add(new ServerConfig.Peer(id, "127.0.0.1", TestServers.freePort(), TestServers.freePort()));
+            peers.add(new ServerConfig.Peer(id, "127.0.0.1", FreePorts.one(), FreePorts.one()));
         }
         ByteArrayOutputStream logged = new ByteArrayOutputStream();
         PrintStream stderr = System.err;

@@ -20,6 +20,7 @@ import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.StoreServiceTest.StoreTesting;
 import io.fencer.server.TestServers.TestSession;
 import io.grpc.ManagedChannel;
@@ -48,7 +49,7 @@ class ReadWriteLockServiceTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker()));
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()));
         channel = TestServers.channel(server);
         locks = TestServers.stub(channel);
         store = StoreTesting.stub(channel);

@@ -10,6 +10,7 @@ import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.RenewRequest;
 import io.fencer.api.v1.RenewResponse;
+import io.fencer.core.ManualTicker;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -29,7 +30,7 @@ class RenewTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker()));
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()));
         channel = TestServers.channel(server);
         TestServers.awaitServing(server, channel);
         stub = TestServers.stub(channel);

@@ -9,6 +9,7 @@ import io.fencer.api.v1.FencingToken;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.PipelineRequest;
 import io.fencer.api.v1.PipelineResponse;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.grpc.ManagedChannel;
 import java.net.URI;
@@ -44,7 +45,7 @@ class ReplySpinServerTest {
     @BeforeEach
     void start() throws Exception {
         // 10 ms: far above a commit here, even on a loaded machine, so that the loops surely spin.
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker())
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker())
                 .withReplySpin(Duration.ofMillis(10)));
         channel = TestServers.channel(server);
         stub = TestServers.stub(channel);

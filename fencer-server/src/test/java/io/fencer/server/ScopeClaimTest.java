@@ -16,6 +16,7 @@ import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ScopeInfo;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.WriteResponse;
+import io.fencer.core.ManualTicker;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
 import io.fencer.server.TestServers.TestSession;
@@ -170,7 +171,7 @@ class ScopeClaimTest {
     }
 
     private void startHostedStore() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dir, new TestServers.ManualTicker()));
+        server = FencerServer.start(TestServers.singlePeer(dir, new ManualTicker()));
         channel = TestServers.channel(server);
         TestServers.awaitServing(server, channel);
     }

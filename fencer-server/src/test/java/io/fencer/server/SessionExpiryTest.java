@@ -21,6 +21,7 @@ import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.raft.RaftNode;
 import io.grpc.ManagedChannel;
@@ -46,7 +47,7 @@ class SessionExpiryTest {
 
     @TempDir
     Path dataDir;
-    private final TestServers.ManualTicker ticker = new TestServers.ManualTicker();
+    private final ManualTicker ticker = new ManualTicker();
     private final AtomicInteger canaries = new AtomicInteger();
     private FencerServer server;
     private ManagedChannel channel;

@@ -24,6 +24,7 @@ import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ReleaseRequest;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -52,7 +53,7 @@ class SessionHijackTest {
 
     @TempDir
     Path dataDir;
-    private final TestServers.ManualTicker ticker = new TestServers.ManualTicker();
+    private final ManualTicker ticker = new ManualTicker();
     private FencerServer server;
     private ManagedChannel channel;
     private LocksGrpc.LocksBlockingStub stub;

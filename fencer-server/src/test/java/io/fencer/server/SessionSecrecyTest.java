@@ -22,8 +22,10 @@ import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.Reason;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.rpc.Identities;
+import io.fencer.testing.FreePorts;
 import io.grpc.ManagedChannel;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -56,7 +58,7 @@ class SessionSecrecyTest {
 
     @TempDir
     Path dataDir;
-    private final TestServers.ManualTicker ticker = new TestServers.ManualTicker();
+    private final ManualTicker ticker = new ManualTicker();
     private FencerServer server;
     private ManagedChannel channel;
     private LocksGrpc.LocksBlockingStub stub;
@@ -86,7 +88,7 @@ class SessionSecrecyTest {
 
     @Test
     void secret_isInNoReplyLogLineRaftLogOrSnapshot_whichKeepOnlyItsHash() throws Exception {
-        int raftPort = TestServers.freePort();
+        int raftPort = FreePorts.one();
         ByteArrayOutputStream logged = new ByteArrayOutputStream();
         PrintStream stderr = System.err;
         System.setErr(new PrintStream(new Tee(stderr, logged), true, StandardCharsets.UTF_8));

@@ -20,6 +20,7 @@ import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.PipelineResponse;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.ValidateRequest;
+import io.fencer.core.ManualTicker;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
 import io.fencer.server.TestServers.TestSession;
@@ -52,7 +53,7 @@ class SignedRepliesTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker())
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker())
                 .withTokenKeys(keys));
         channel = TestServers.channel(server);
         stub = TestServers.stub(channel);

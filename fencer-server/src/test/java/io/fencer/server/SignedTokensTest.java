@@ -14,6 +14,7 @@ import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
+import io.fencer.core.ManualTicker;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
 import io.grpc.ManagedChannel;
@@ -39,7 +40,7 @@ class SignedTokensTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker())
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker())
                 .withTokenKeys(keys));
         channel = TestServers.channel(server);
         locks = TestServers.stub(channel);

@@ -3,8 +3,9 @@ package io.fencer.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.api.v1.ListRequest;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.net.PortLimits;
-import io.fencer.server.tls.TlsFixture;
+import io.fencer.testing.TestTls;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.net.Socket;
@@ -41,7 +42,7 @@ class SlowClientsTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(directory.resolve("data"), new TestServers.ManualTicker())
+        server = FencerServer.start(TestServers.singlePeer(directory.resolve("data"), new ManualTicker())
                 .withHttpPort(0).withPortLimits(SHORT));
         channel = TestServers.channel(server);
         TestServers.awaitServing(server, channel);
@@ -121,8 +122,8 @@ class SlowClientsTest {
 
     @Test
     void tls_eightStalledHandshakes_holdNoThreadAndAreClosedAfterTheHandshakeTimeout() throws Exception {
-        TlsFixture tls = TlsFixture.create(directory.resolve("certs"));
-        ServerConfig config = TestServers.singlePeer(directory.resolve("tls-data"), new TestServers.ManualTicker())
+        TestTls tls = TestTls.create(directory.resolve("certs"));
+        ServerConfig config = TestServers.singlePeer(directory.resolve("tls-data"), new ManualTicker())
                 .withTls(tls.serverFiles(true)).withPortLimits(SHORT);
         try (FencerServer tlsServer = FencerServer.start(config)) {
             SocketFactory ops = tls.jdkContext(tls.client("ops")).getSocketFactory();

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
@@ -33,6 +34,7 @@ import io.fencer.server.StoreServiceTest.StoreTesting;
 import io.fencer.server.rpc.ErrorCatalogue;
 import io.fencer.server.rpc.TestIdentities;
 import io.fencer.server.watch.WatchLimits;
+import io.fencer.testing.FreePorts;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
@@ -80,7 +82,7 @@ class StandardErrorDetailsTest {
     @BeforeAll
     void start(@TempDir Path dataRoot) throws Exception {
         this.dataRoot = dataRoot;
-        server = FencerServer.start(TestServers.singlePeer(dataRoot.resolve("main"), new TestServers.ManualTicker())
+        server = FencerServer.start(TestServers.singlePeer(dataRoot.resolve("main"), new ManualTicker())
                 .withTokenKeys(keys));
         channel = TestServers.channel(server);
         locks = TestServers.stub(channel);
@@ -232,7 +234,7 @@ class StandardErrorDetailsTest {
     private StatusRuntimeException permissionDenied() throws Exception {
         Path acl = Files.writeString(dataRoot.resolve("acl.txt"), "alice lock jobs/\n* read *\n* lock warm-up\n");
         try (FencerServer guarded = FencerServer.start(TestServers.singlePeer(dataRoot.resolve("guarded"),
-                new TestServers.ManualTicker()).withAcl(acl), TestIdentities.fromHeader())) {
+                new ManualTicker()).withAcl(acl), TestIdentities.fromHeader())) {
             ManagedChannel guardedChannel = TestServers.channel(guarded);
             try {
                 TestServers.awaitServing(guarded, guardedChannel);
@@ -251,7 +253,7 @@ class StandardErrorDetailsTest {
     /** A Watch from revision 1 on a server that keeps one event and has applied two since. */
     private StatusRuntimeException outOfRange() throws Exception {
         try (FencerServer small = FencerServer.start(TestServers.singlePeer(dataRoot.resolve("small-history"),
-                new TestServers.ManualTicker()).withWatchLimits(new WatchLimits(10, 1)))) {
+                new ManualTicker()).withWatchLimits(new WatchLimits(10, 1)))) {
             ManagedChannel smallChannel = TestServers.channel(small);
             try {
                 TestServers.awaitServing(small, smallChannel);
@@ -268,9 +270,9 @@ class StandardErrorDetailsTest {
     /** A peer of three started alone: it has no quorum, so no leader, and answers NOT_LEADER. */
     private StatusRuntimeException notLeader() throws Exception {
         List<ServerConfig.Peer> peers = List.of(
-                new ServerConfig.Peer("n1", "127.0.0.1", TestServers.freePort(), TestServers.freePort()),
-                new ServerConfig.Peer("n2", "127.0.0.1", TestServers.freePort(), TestServers.freePort()),
-                new ServerConfig.Peer("n3", "127.0.0.1", TestServers.freePort(), TestServers.freePort()));
+                new ServerConfig.Peer("n1", "127.0.0.1", FreePorts.one(), FreePorts.one()),
+                new ServerConfig.Peer("n2", "127.0.0.1", FreePorts.one(), FreePorts.one()),
+                new ServerConfig.Peer("n3", "127.0.0.1", FreePorts.one(), FreePorts.one()));
         try (FencerServer lonely = FencerServer.start(ServerConfig.defaults(dataRoot.resolve("lonely"))
                 .withPorts(0, 0, 0).withPeers("n1", peers))) {
             ManagedChannel lonelyChannel = TestServers.channel(lonely);
@@ -285,7 +287,7 @@ class StandardErrorDetailsTest {
     /** A server closing while a keepalive stream is open ends the stream UNAVAILABLE. */
     private StatusRuntimeException unavailable() throws Exception {
         FencerServer closing = FencerServer.start(TestServers.singlePeer(dataRoot.resolve("closing"),
-                new TestServers.ManualTicker()));
+                new ManualTicker()));
         ManagedChannel closingChannel = TestServers.channel(closing);
         try {
             TestServers.awaitServing(closing, closingChannel);

@@ -15,6 +15,7 @@ import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.StorePipelineRequest;
 import io.fencer.api.v1.StorePipelineResponse;
 import io.fencer.api.v1.WriteRequest;
+import io.fencer.core.ManualTicker;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
@@ -42,7 +43,7 @@ class StorePipelineTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker()));
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()));
         channel = TestServers.channel(server);
         locks = TestServers.stub(channel);
         TestServers.awaitServing(server, channel);

@@ -29,6 +29,7 @@ import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.UnitWriteRequest;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.api.v1.WriteResponse;
+import io.fencer.core.ManualTicker;
 import io.fencer.core.Sequencer;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -60,7 +61,7 @@ class StoreServiceTest {
     }
 
     private void startServer() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker()));
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()));
         channel = TestServers.channel(server);
         locks = TestServers.stub(channel);
         store = StoreTesting.stub(channel);

@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.protobuf.ByteString;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
@@ -77,7 +78,7 @@ class StreamFlowControlTest {
     void start() throws Exception {
         // The grants test queues 1,000 waits of one identity, the default waitersPerIdentityMax: a reservation in
         // flight counts beside applied waits, so at the quota's edge some would be refused (QuotaLedger).
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new TestServers.ManualTicker())
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker())
                 .withQuotas(IdentityQuotas.DEFAULT.withWaitersPerIdentityMax(10_000)));
         channel = TestServers.channel(server);
         stub = TestServers.stub(channel);

@@ -33,9 +33,6 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -44,29 +41,13 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /** Helpers of the server tests: configs on free ports, channels, stubs, and small call wrappers. */
 final class TestServers {
     static final Duration STARTUP_MAX = Duration.ofSeconds(30);
 
     private TestServers() {}
-
-    /** A ticker moved by hand: the session keeper and lock-delays see only these readings. */
-    static final class ManualTicker implements Ticker {
-        private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
-
-        @Override
-        public long nanoTime() {
-            return nanos.get();
-        }
-
-        void advance(Duration duration) {
-            nanos.addAndGet(duration.toNanos());
-        }
-    }
 
     /** A session as its opener knows it: the id and the secret OpenSession returned. */
     record TestSession(long id, String secret) {
@@ -98,30 +79,6 @@ final class TestServers {
 
     static ServerConfig singlePeer(Path dataDir, Ticker ticker) {
         return ServerConfig.defaults(dataDir).withPorts(0, 0, 0).withTicker(ticker);
-    }
-
-    /** The first port of the kernel's default ephemeral range (ip_local_port_range: 32768 60999). */
-    private static final int EPHEMERAL_PORT_FIRST = 32_768;
-    private static final int CHOSEN_PORT_FIRST = 20_000;
-
-    /**
-     * Returns a port that was free a moment ago, below the ephemeral range. A test names its peers' ports before
-     * they bind them; a port from the ephemeral range may meanwhile become the local port of an outgoing connection
-     * (peers and clients connect while a group starts: {@code ClusterTest} once failed to bind one), while ports below
-     * it are only ever taken by an explicit bind. The same choice as the chaos harness's {@code Cluster.freePorts}.
-     */
-    static int freePort() {
-        ThreadLocalRandom random = ThreadLocalRandom.current();
-        for (int attempt = 0; attempt < 200; attempt++) {
-            try (ServerSocket socket = new ServerSocket()) {
-                socket.bind(new InetSocketAddress("127.0.0.1", random.nextInt(CHOSEN_PORT_FIRST,
-                        EPHEMERAL_PORT_FIRST)));
-                return socket.getLocalPort();
-            } catch (IOException taken) {
-                // try another
-            }
-        }
-        throw new IllegalStateException("no free port below " + EPHEMERAL_PORT_FIRST + " in 200 attempts");
     }
 
     static ManagedChannel channel(FencerServer server) {

@@ -6,8 +6,9 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import com.google.protobuf.ByteString;
 import io.fencer.api.v1.GetRequest;
 import io.fencer.api.v1.StoreGrpc;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.tls.CertificateAuthority;
-import io.fencer.server.tls.TlsFixture;
+import io.fencer.testing.TestTls;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -33,7 +34,7 @@ class TlsAdminHttpTest {
 
     @Test
     void healthz_httpsWithClientCertificate_answersOk() throws Exception {
-        TlsFixture tls = TlsFixture.create(directory.resolve("certs"));
+        TestTls tls = TestTls.create(directory.resolve("certs"));
         try (FencerServer server = startLockServer(tls, true)) {
             awaitServing(server, tls, tls.client("ops"));
 
@@ -46,14 +47,14 @@ class TlsAdminHttpTest {
 
     @Test
     void healthz_httpsWithoutClientCertificate_isRefusedAtTheHandshake() throws Exception {
-        TlsFixture tls = TlsFixture.create(directory.resolve("certs"));
+        TestTls tls = TestTls.create(directory.resolve("certs"));
         try (FencerServer server = startLockServer(tls, true)) {
             awaitServing(server, tls, tls.client("ops"));
             assertThat(get(tls.jdkContext(tls.client("ops")), "https", server.adminPort()).statusCode())
                     .as("a client with a certificate is served").isEqualTo(200);
 
             Throwable anonymous = catchThrowable(() -> get(tls.jdkContext(null), "https", server.adminPort()));
-            Throwable foreign = catchThrowable(() -> get(tls.jdkContext(TlsFixture.foreignClient("mallory")),
+            Throwable foreign = catchThrowable(() -> get(tls.jdkContext(TestTls.foreignClient("mallory")),
                     "https", server.adminPort()));
 
             assertThat(anonymous).as("no client certificate").isInstanceOf(IOException.class);
@@ -63,7 +64,7 @@ class TlsAdminHttpTest {
 
     @Test
     void healthz_plainHttpToTheHttpsPort_getsNoHealth() throws Exception {
-        TlsFixture tls = TlsFixture.create(directory.resolve("certs"));
+        TestTls tls = TestTls.create(directory.resolve("certs"));
         try (FencerServer server = startLockServer(tls, false)) {
             awaitServing(server, tls, null);
             assertThat(get(tls.jdkContext(null), "https", server.adminPort()).statusCode())
@@ -77,7 +78,7 @@ class TlsAdminHttpTest {
 
     @Test
     void storeServer_tls_servesHttpsAndRefusesPlaintextGrpc() throws Exception {
-        TlsFixture tls = TlsFixture.create(directory.resolve("certs"));
+        TestTls tls = TestTls.create(directory.resolve("certs"));
         StoreServerConfig config = StoreServerConfig.defaults(directory.resolve("store")).withPorts(0, 0)
                 .withTls(tls.serverFiles(true));
         try (FencerStoreServer server = FencerStoreServer.start(config)) {
@@ -103,12 +104,12 @@ class TlsAdminHttpTest {
         }
     }
 
-    private FencerServer startLockServer(TlsFixture tls, boolean clientCertificatesRequired) throws IOException {
-        return FencerServer.start(TestServers.singlePeer(directory.resolve("data"), new TestServers.ManualTicker())
+    private FencerServer startLockServer(TestTls tls, boolean clientCertificatesRequired) throws IOException {
+        return FencerServer.start(TestServers.singlePeer(directory.resolve("data"), new ManualTicker())
                 .withTls(tls.serverFiles(clientCertificatesRequired)));
     }
 
-    private static void awaitServing(FencerServer server, TlsFixture tls, CertificateAuthority.Issued client)
+    private static void awaitServing(FencerServer server, TestTls tls, CertificateAuthority.Issued client)
             throws InterruptedException {
         ManagedChannel channel = tls.channel(server.port(), client);
         try {

@@ -4,11 +4,12 @@ import static io.fencer.server.TestServers.openSession;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.server.tls.CertificateAuthority;
-import io.fencer.server.tls.TlsFixture;
+import io.fencer.testing.TestTls;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 class TlsClientPortTest {
     @TempDir
     Path directory;
-    private TlsFixture tls;
+    private TestTls tls;
     private FencerServer server;
     private ManagedChannel channel;
 
@@ -76,7 +77,7 @@ class TlsClientPortTest {
     void call_certificateOfAnotherCa_isRefusedAtTheHandshake() throws Exception {
         startServer(true);
         awaitServingWith(tls.client("alice"));
-        channel = tls.channel(server.port(), TlsFixture.foreignClient("mallory"));
+        channel = tls.channel(server.port(), TestTls.foreignClient("mallory"));
 
         assertRefusedAtTheHandshake(refusedCall(channel));
     }
@@ -104,15 +105,15 @@ class TlsClientPortTest {
     void call_clientNotTrustingTheServer_failsItsOwnHandshake() throws Exception {
         startServer(false);
         awaitServingWith(null);
-        TlsFixture stranger = TlsFixture.create(directory.resolve("stranger"));
+        TestTls stranger = TestTls.create(directory.resolve("stranger"));
         channel = stranger.channel(server.port(), null); // trusts another CA than the one that signed the server
 
         assertRefusedAtTheHandshake(refusedCall(channel));
     }
 
     private void startServer(boolean clientCertificatesRequired) throws Exception {
-        tls = TlsFixture.create(directory.resolve("certs"));
-        server = FencerServer.start(TestServers.singlePeer(directory.resolve("data"), new TestServers.ManualTicker())
+        tls = TestTls.create(directory.resolve("certs"));
+        server = FencerServer.start(TestServers.singlePeer(directory.resolve("data"), new ManualTicker())
                 .withTls(tls.serverFiles(clientCertificatesRequired)));
     }
 

@@ -11,7 +11,8 @@ import io.fencer.server.TestServers.TestSession;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.LocksGrpc;
-import io.fencer.server.tls.TlsFixture;
+import io.fencer.testing.FreePorts;
+import io.fencer.testing.TestTls;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.net.Socket;
@@ -42,7 +43,7 @@ class TlsClusterTest {
 
     @TempDir
     Path directory;
-    private TlsFixture tls;
+    private TestTls tls;
     private final List<ServerConfig.Peer> peers = new ArrayList<>();
     private final Map<String, FencerServer> servers = new ConcurrentHashMap<>();
     private final Map<FencerServer, ManagedChannel> channels = new ConcurrentHashMap<>();
@@ -87,7 +88,7 @@ class TlsClusterTest {
         RaftPortProbe asPeer = RaftPortProbe.overTls(tls.jdkContext(tls.server()), raftPort);
         RaftPortProbe clientOfTheCa = RaftPortProbe.overTls(tls.jdkContext(tls.client("app")), raftPort);
         RaftPortProbe anonymous = RaftPortProbe.overTls(tls.jdkContext(null), raftPort);
-        RaftPortProbe foreign = RaftPortProbe.overTls(tls.jdkContext(TlsFixture.foreignClient("n9")), raftPort);
+        RaftPortProbe foreign = RaftPortProbe.overTls(tls.jdkContext(TestTls.foreignClient("n9")), raftPort);
         RaftPortProbe plaintext = RaftPortProbe.plaintext(raftPort);
 
         assertThat(asPeer.answer).as("a peer's certificate is admitted: its call of an unknown kind is answered")
@@ -147,9 +148,9 @@ class TlsClusterTest {
 
     @Test
     void start_groupWithTlsButNoCa_isRefusedSayingPeersNeedIt() throws Exception {
-        tls = TlsFixture.create(directory.resolve("certs"));
+        tls = TestTls.create(directory.resolve("certs"));
         for (String id : List.of("n1", "n2", "n3")) {
-            peers.add(new ServerConfig.Peer(id, "127.0.0.1", TestServers.freePort(), TestServers.freePort()));
+            peers.add(new ServerConfig.Peer(id, "127.0.0.1", FreePorts.one(), FreePorts.one()));
         }
         ServerConfig config = ServerConfig.defaults(directory.resolve("n1")).withPorts(0, -1, 0)
                 .withPeers("n1", peers).withTls(tls.serverFiles(false));
@@ -186,9 +187,9 @@ class TlsClusterTest {
     }
 
     private void startThreePeers(boolean clientCertificatesRequired, PeerAuth peerAuth) throws Exception {
-        tls = TlsFixture.create(directory.resolve("certs"));
+        tls = TestTls.create(directory.resolve("certs"));
         for (String id : List.of("n1", "n2", "n3")) {
-            peers.add(new ServerConfig.Peer(id, "127.0.0.1", TestServers.freePort(), TestServers.freePort()));
+            peers.add(new ServerConfig.Peer(id, "127.0.0.1", FreePorts.one(), FreePorts.one()));
         }
         for (ServerConfig.Peer peer : peers) {
             ServerConfig config = ServerConfig.defaults(directory.resolve(peer.id())).withPorts(0, -1, 0)

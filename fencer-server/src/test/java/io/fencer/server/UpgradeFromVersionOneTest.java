@@ -16,6 +16,7 @@ import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.raft.RaftNode;
 import io.grpc.ManagedChannel;
@@ -49,7 +50,7 @@ class UpgradeFromVersionOneTest {
 
     @TempDir
     Path directory;
-    private final TestServers.ManualTicker ticker = new TestServers.ManualTicker();
+    private final ManualTicker ticker = new ManualTicker();
     private FencerServer server;
     private ManagedChannel channel;
     private LocksGrpc.LocksBlockingStub stub;

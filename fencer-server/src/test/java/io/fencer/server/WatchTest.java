@@ -15,6 +15,7 @@ import io.fencer.api.v1.LockEvent;
 import io.fencer.api.v1.LockEvent.Kind;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.Reason;
+import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.watch.WatchLimits;
 import io.grpc.ManagedChannel;
@@ -34,7 +35,7 @@ class WatchTest {
 
     @TempDir
     Path dataDir;
-    private final TestServers.ManualTicker ticker = new TestServers.ManualTicker();
+    private final ManualTicker ticker = new ManualTicker();
     private FencerServer server;
     private ManagedChannel channel;
     private LocksGrpc.LocksBlockingStub stub;

@@ -10,6 +10,7 @@ import io.fencer.core.Ticker;
 import io.fencer.spring.integration.FencerLockRegistry;
 import io.fencer.spring.jdbc.SpringJdbcFence;
 import io.fencer.spring.shedlock.FencerLockProvider;
+import io.fencer.testing.FencerTestServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -3,6 +3,7 @@ package io.fencer.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.fencer.testing.FencerTestServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
@@ -61,7 +62,7 @@ class FencerHealthIndicatorTest {
                         assertThat(endpoint.health().getStatus()).as("the application's health")
                                 .isEqualTo(Status.DOWN);
                     } finally {
-                        server.startAgain();
+                        server.restart();
                     }
 
                     await().atMost(GENEROUS).until(() -> endpoint.healthForPath("fencer").getStatus(),

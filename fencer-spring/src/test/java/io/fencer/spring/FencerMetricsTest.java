@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fencer.client.FencerClient;
 import io.fencer.spring.integration.FencerLockRegistry;
 import io.fencer.spring.shedlock.FencerLockProvider;
+import io.fencer.testing.FencerTestServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;

@@ -10,7 +10,8 @@ import io.fencer.core.PermissionDeniedException;
 import io.fencer.core.UnavailableException;
 import io.fencer.spring.shedlock.FencerLockProvider;
 import io.fencer.server.tls.CertificateAuthority;
-import io.fencer.server.tls.TlsFiles;
+import io.fencer.testing.FencerTestServer;
+import io.fencer.testing.TestTls;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,7 +36,6 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
  * CN), and fails with a CA that did not issue the server's certificate.
  */
 class FencerTlsTest {
-    private static final Duration VALIDITY = Duration.ofDays(1);
 
     @TempDir
     static Path directory;
@@ -48,22 +48,15 @@ class FencerTlsTest {
     @BeforeAll
     static void startTlsServer() throws IOException {
         certs = Files.createDirectories(directory.resolve("certs"));
-        CertificateAuthority ca = CertificateAuthority.create("fencer spring test CA", VALIDITY);
-        ca.ca().write(certs.resolve("ca.pem"), certs.resolve("ca-key.pem"), false);
-        ca.issueServer(List.of("localhost"), List.of("127.0.0.1"), VALIDITY)
-                .write(certs.resolve("server.pem"), certs.resolve("server-key.pem"), false);
-        ca.issueClient("billing", VALIDITY).write(certs.resolve("billing.pem"), certs.resolve("billing-key.pem"),
-                false);
-        ca.issueClient("scheduler", VALIDITY).write(certs.resolve("scheduler.pem"),
-                certs.resolve("scheduler-key.pem"), false);
-        ca.issueClient("dashboard", VALIDITY).write(certs.resolve("dashboard.pem"),
-                certs.resolve("dashboard-key.pem"), false);
+        TestTls tls = TestTls.create(certs); // ca.pem, server.pem and server-key.pem
+        for (String client : List.of("billing", "scheduler", "dashboard")) {
+            tls.write(client, tls.client(client));
+        }
         Path acl = Files.writeString(directory.resolve("acl.txt"), String.join("\n",
                 "billing lock tls-", "billing read tls-", "scheduler lock jobs/", "dashboard read *", ""));
-        CertificateAuthority other = CertificateAuthority.create("another CA", VALIDITY);
+        CertificateAuthority other = CertificateAuthority.create("another CA", TestTls.VALIDITY);
         other.ca().write(certs.resolve("other-ca.pem"), certs.resolve("other-ca-key.pem"), false);
-        server = FencerTestServer.start(directory.resolve("data"), new TlsFiles(certs.resolve("server.pem"),
-                certs.resolve("server-key.pem"), certs.resolve("ca.pem")), acl);
+        server = FencerTestServer.builder(directory.resolve("data")).tls(tls.serverFiles(true)).acl(acl).start();
     }
 
     @AfterAll

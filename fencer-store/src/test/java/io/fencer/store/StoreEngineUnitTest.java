@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.ManualTicker;
 import io.fencer.core.StaleTokenException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -2,8 +2,7 @@ package io.fencer.chaos.process;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonParser;
-import io.fencer.chaos.FreePorts;
-import io.fencer.chaos.ServerArguments;
+import io.fencer.testing.FreePorts;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -1,6 +1,5 @@
 package io.fencer.chaos.process;
 
-import io.fencer.chaos.ServerArguments;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;

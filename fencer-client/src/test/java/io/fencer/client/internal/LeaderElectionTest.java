@@ -11,6 +11,7 @@ import io.fencer.client.LeaderElection;
 import io.fencer.client.Leadership;
 import io.fencer.client.LockTimeoutException;
 import io.fencer.client.Session;
+import io.fencer.core.ManualTicker;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

@@ -9,7 +9,9 @@ import io.fencer.client.FencerClient;
 import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.ManualTicker;
 import java.time.Duration;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -38,7 +40,9 @@ class SessionKeepAliveTest {
     }
 
     private long leaseStartNanos(Session session) {
-        return ((DefaultFencerClient) client).keepAliver().leaseStartNanos(session.id()).orElse(-1);
+        // Counted from the ticker's first reading, so that the tests' instants read as durations since the start.
+        OptionalLong start = ((DefaultFencerClient) client).keepAliver().leaseStartNanos(session.id());
+        return start.isPresent() ? start.getAsLong() - ManualTicker.START_NANOS : -1;
     }
 
     private static SessionLoss lossOf(Session session) {

@@ -7,8 +7,10 @@ import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
+import io.fencer.core.ManualTicker;
 import java.time.Duration;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
@@ -54,7 +56,9 @@ class SessionLeaseTest {
     }
 
     private long leaseStartNanos(Session session) {
-        return keepAliver().leaseStartNanos(session.id()).orElse(-1);
+        // Counted from the ticker's first reading, so that the tests' instants read as durations since the start.
+        OptionalLong start = keepAliver().leaseStartNanos(session.id());
+        return start.isPresent() ? start.getAsLong() - ManualTicker.START_NANOS : -1;
     }
 
     /** Waits until two more ticks have completed, so at least one judged the ticker's current reading. */

@@ -10,6 +10,7 @@ import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
+import io.fencer.core.ManualTicker;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;
 import java.time.Duration;

@@ -3,8 +3,8 @@ package io.fencer.server.rpc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.server.ServerConfig;
-import io.fencer.server.tls.TlsFixture;
 import io.fencer.server.tls.TlsMaterial;
+import io.fencer.testing.TestTls;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
@@ -55,7 +55,7 @@ class TlsIdentityTest {
 
     @Test
     void current_clientCertificateOfTheCa_isItsCommonName() throws Exception {
-        TlsFixture tls = TlsFixture.create(directory);
+        TestTls tls = TestTls.create(directory);
         server = start(tls.serverFiles(true).load());
         channel = tls.channel(server.getPort(), tls.client("billing-worker"));
 
@@ -64,7 +64,7 @@ class TlsIdentityTest {
 
     @Test
     void current_twoClientsOnOneServer_eachSeesItsOwn() throws Exception {
-        TlsFixture tls = TlsFixture.create(directory);
+        TestTls tls = TestTls.create(directory);
         server = start(tls.serverFiles(true).load());
         channel = tls.channel(server.getPort(), tls.client("alice"));
         ManagedChannel bob = tls.channel(server.getPort(), tls.client("bob"));
@@ -78,7 +78,7 @@ class TlsIdentityTest {
 
     @Test
     void current_tlsWithoutClientCertificate_isAnonymous() throws Exception {
-        TlsFixture tls = TlsFixture.create(directory);
+        TestTls tls = TestTls.create(directory);
         server = start(tls.serverFiles(false).load());
         channel = tls.channel(server.getPort(), null);
 

@@ -3,6 +3,7 @@ package io.fencer.server.tls;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fencer.testing.TestTls;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -19,11 +20,11 @@ import org.junit.jupiter.api.io.TempDir;
 class TlsFilesTest {
     @TempDir
     Path directory;
-    private TlsFixture fixture;
+    private TestTls fixture;
 
     @BeforeEach
     void makeCertificates() {
-        fixture = TlsFixture.create(directory);
+        fixture = TestTls.create(directory);
     }
 
     @Test

@@ -10,7 +10,7 @@ import io.fencer.client.FencerClient;
 import io.fencer.core.FencingToken;
 import io.fencer.spring.FencerAutoConfiguration;
 import io.fencer.spring.FencerMetrics;
-import io.fencer.spring.FencerTestServer;
+import io.fencer.testing.FencerTestServer;
 import io.fencer.spring.PausableTicker;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.core.FencingToken;
-import io.fencer.spring.FencerTestServer;
+import io.fencer.testing.FencerTestServer;
 import io.fencer.spring.PausableTicker;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -8,7 +8,7 @@ import static org.awaitility.Awaitility.await;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.SessionLoss;
-import io.fencer.spring.FencerTestServer;
+import io.fencer.testing.FencerTestServer;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -78,7 +78,7 @@ class LeaseLossInJobTest {
                     .counter().count()).isEqualTo(1.0);
         } finally {
             if (!server.isRunning()) {
-                server.startAgain();
+                server.restart();
             }
         }
         try (FencerClient client = Fencer.connect(server.endpoint())) {

@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.fencer.core.FencingToken;
 import io.fencer.core.StaleTokenException;
 import io.fencer.spring.FencerClientCustomizer;
-import io.fencer.spring.FencerTestServer;
+import io.fencer.testing.FencerTestServer;
 import io.fencer.spring.PausableTicker;
 import io.fencer.spring.jdbc.SpringJdbcFence;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,4 +1,4 @@
-package io.fencer.chaos;
+package io.fencer.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -9,23 +9,39 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Free ports for servers whose ports are named before they bind them (peers list each other's ports; a killed server
- * restarts on its own), chosen below the kernel's ephemeral range so that no outgoing connection can take one
- * meanwhile.
+ * Free ports on 127.0.0.1 for servers whose ports are named before they bind them (peers list each other's ports; a
+ * stopped server restarts on its own), chosen below the kernel's ephemeral range so that no outgoing connection can
+ * take one meanwhile.
+ *
+ * <p>A port is free when it is chosen, not promised: another process may bind it before the server does. Below the
+ * ephemeral range only an explicit bind can take it, which in a test run is rare.
  */
 public final class FreePorts {
     /** The first port of the kernel's default ephemeral range (ip_local_port_range: 32768 60999). */
     private static final int EPHEMERAL_PORT_FIRST = 32_768;
     private static final int CHOSEN_PORT_FIRST = 20_000;
     private static final int CHOSEN_PORT_ATTEMPTS = 200;
+    /** More ports than any test group needs; a larger count is a mistake, not a need. */
+    private static final int COUNT_MAX = 1_000;
+    private static final String LOOPBACK = "127.0.0.1";
 
     private FreePorts() {}
 
+    /** Returns one port that was free a moment ago, as {@code choose(1)[0]}. */
+    public static int one() {
+        return choose(1)[0];
+    }
+
     /**
      * Returns {@code count} distinct ports that were free a moment ago, below the ephemeral range where it can (see
-     * {@link #bindBelowEphemeralRange}).
+     * {@link #bindBelowEphemeralRange}). All are held at once while they are chosen, so they differ.
+     *
+     * @throws IllegalArgumentException when {@code count} is not between 1 and 1,000
      */
     public static int[] choose(int count) {
+        if (count < 1 || count > COUNT_MAX) {
+            throw new IllegalArgumentException("count must be between 1 and " + COUNT_MAX + ": " + count);
+        }
         List<ServerSocket> sockets = new ArrayList<>();
         try {
             int[] ports = new int[count];
@@ -51,21 +67,23 @@ public final class FreePorts {
     /**
      * Binds a free port below the ephemeral range. A server is started on its ports after they are chosen (and
      * restarted on them after a kill); a port from the ephemeral range may meanwhile be taken as the local port of
-     * an outgoing connection of any process (a bind failure seen under load: {@code ChaosProcessTest}'s regression),
-     * while ports below that range are only ever taken by an explicit bind. Falls back to an ephemeral port.
+     * an outgoing connection of any process (a bind failure seen under load, by the chaos harness and by the
+     * three-peer server tests), while ports below that range are only ever taken by an explicit bind. Falls back to
+     * an ephemeral port.
      */
     private static ServerSocket bindBelowEphemeralRange() throws IOException {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         for (int attempt = 0; attempt < CHOSEN_PORT_ATTEMPTS; attempt++) {
             ServerSocket socket = new ServerSocket();
             try {
-                socket.bind(new InetSocketAddress(ServerArguments.LOOPBACK, random.nextInt(CHOSEN_PORT_FIRST,
-                        EPHEMERAL_PORT_FIRST)));
+                socket.bind(new InetSocketAddress(LOOPBACK, random.nextInt(CHOSEN_PORT_FIRST, EPHEMERAL_PORT_FIRST)));
                 return socket;
             } catch (IOException taken) {
                 socket.close();
             }
         }
-        return new ServerSocket(0);
+        ServerSocket fallback = new ServerSocket();
+        fallback.bind(new InetSocketAddress(LOOPBACK, 0));
+        return fallback;
     }
 }

@@ -1,4 +1,4 @@
-package io.fencer.chaos;
+package io.fencer.chaos.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

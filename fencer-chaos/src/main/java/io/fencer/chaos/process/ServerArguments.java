@@ -1,4 +1,4 @@
-package io.fencer.chaos;
+package io.fencer.chaos.process;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,5 +1,7 @@
-package io.fencer.server.tls;
+package io.fencer.testing;
 
+import io.fencer.server.tls.CertificateAuthority;
+import io.fencer.server.tls.TlsFiles;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -22,9 +24,21 @@ import javax.net.ssl.TrustManagerFactory;
 
 /**
  * The certificates of a TLS test, made on the spot in a directory: a CA, a server certificate for 127.0.0.1 and
- * localhost (which peers share), and client certificates of this CA or of another, valid or expired.
+ * localhost (which the peers of a group share), and client certificates of this CA or of another, valid or expired.
+ * Give {@link #serverFiles} to {@link FencerTestServer.Builder#tls} or {@link FencerTestCluster.Builder#tls}; give a
+ * client {@link #caFile()} to trust and, for mutual TLS, a certificate {@link #write written} from {@link #client}.
+ *
+ * <pre>{@code
+ * TestTls tls = TestTls.create(dir.resolve("tls"));
+ * FencerTestServer server = FencerTestServer.builder(dir.resolve("data")).tls(tls.serverFiles(true)).start();
+ * Path aliceCertificate = tls.write("alice", tls.client("alice"));   // and alice-key.pem beside it
+ * }</pre>
+ *
+ * <p>Keys are EC P-256, made by the server's own {@link CertificateAuthority} (what {@code fencer certs} uses); every
+ * certificate is valid for {@link #VALIDITY}, which is long enough for a test and short enough to be useless later.
  */
-public final class TlsFixture {
+public final class TestTls {
+    /** How long the certificates made here are valid, from a few minutes before now. */
     public static final Duration VALIDITY = Duration.ofDays(1);
 
     private final Path directory;
@@ -34,7 +48,7 @@ public final class TlsFixture {
     private final Path serverCertificateFile;
     private final Path serverKeyFile;
 
-    private TlsFixture(Path directory) throws IOException {
+    private TestTls(Path directory) throws IOException {
         this.directory = Files.createDirectories(directory);
         this.ca = CertificateAuthority.create("fencer test CA", VALIDITY);
         this.server = ca.issueServer(List.of("localhost"), List.of("127.0.0.1"), VALIDITY);
@@ -45,15 +59,21 @@ public final class TlsFixture {
         server.write(serverCertificateFile, serverKeyFile, false);
     }
 
-    /** Makes a CA and a server certificate in {@code directory}. */
-    public static TlsFixture create(Path directory) {
+    /**
+     * Makes a CA and a server certificate and writes them in {@code directory} (made when absent): {@code ca.pem},
+     * {@code ca-key.pem}, {@code server.pem} and {@code server-key.pem}.
+     *
+     * @throws UncheckedIOException when the directory cannot be written
+     */
+    public static TestTls create(Path directory) {
         try {
-            return new TlsFixture(directory);
+            return new TestTls(directory);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
+    /** Returns the CA, to issue certificates of other kinds (other names, other validity) with. */
     public CertificateAuthority ca() {
         return ca;
     }
@@ -63,14 +83,17 @@ public final class TlsFixture {
         return server;
     }
 
+    /** Returns the CA's certificate file, which clients trust and servers check client certificates against. */
     public Path caFile() {
         return caFile;
     }
 
+    /** Returns the server's certificate file (for 127.0.0.1 and localhost). */
     public Path serverCertificateFile() {
         return serverCertificateFile;
     }
 
+    /** Returns the server's private key file. */
     public Path serverKeyFile() {
         return serverKeyFile;
     }

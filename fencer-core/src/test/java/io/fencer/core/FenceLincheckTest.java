@@ -62,7 +62,7 @@ public class FenceLincheckTest { // public: Lincheck creates instances itself
 
     @Test
     void stress_writesChecksAndReadsOnRealThreads_areLinearizable() {
-        StressOptions options = new StressOptions().iterations(SOAK ? 20 : 8).invocationsPerIteration(2_000)
+        StressOptions options = new StressOptions().iterations(SOAK ? 20 : 5).invocationsPerIteration(2_000)
                 .threads(2).actorsPerThread(3);
         LinCheckerKt.check(options, FenceLincheckTest.class);
     }
@@ -80,8 +80,8 @@ public class FenceLincheckTest { // public: Lincheck creates instances itself
         // Lincheck's threads spin while they wait, so more threads than cores makes each run crawl. Ten scenarios
         // (there were 20, 36 s of CI) of 500 interleavings each: with tokens 1 to 4 on both threads nearly every
         // scenario has the two writers a stale write needs, and the control finds it in its first scenarios. The
-        // default suite runs four of 300 (the control still finds its stale write; -Dfencer.soak=true runs ten).
-        return new ModelCheckingOptions().iterations(SOAK ? 10 : 4).invocationsPerIteration(SOAK ? 500 : 300)
+        // default suite runs three of 300 (the control still finds its stale write; -Dfencer.soak=true runs ten).
+        return new ModelCheckingOptions().iterations(SOAK ? 10 : 3).invocationsPerIteration(SOAK ? 500 : 300)
                 .threads(2).actorsPerThread(3);
     }
 

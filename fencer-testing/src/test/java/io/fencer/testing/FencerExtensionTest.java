@@ -13,7 +13,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.platform.launcher.Launcher;
 import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
@@ -21,6 +24,10 @@ import org.junit.platform.launcher.core.LauncherFactory;
 import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 import org.junit.platform.launcher.listeners.TestExecutionSummary;
 
+// The static server's own test first, before the nested classes start and stop servers of their own beside it: once,
+// under load, it ran last and its server answered nothing for 10 s (FencerTestServerTest's test of servers side by
+// side passes; the cause is not known).
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FencerExtensionTest {
     private static final Duration TTL = Duration.ofSeconds(30);
 
@@ -28,6 +35,7 @@ class FencerExtensionTest {
     static FencerExtension fencer = FencerExtension.server();
 
     @Test
+    @Order(1)
     void server_inAStaticField_runsDuringTheTests() {
         try (FencerClient client = Fencer.connect(fencer.endpoints()); Session session = client.openSession(TTL);
                 Grant grant = session.lock("orders").acquire(TTL)) {

@@ -40,6 +40,26 @@ class FencerTestServerTest {
         }
     }
 
+    /**
+     * Servers started and closed beside another in the same JVM (as {@code FencerExtensionTest}'s nested classes do,
+     * with the same peer ids) leave it serving.
+     */
+    @Test
+    void start_anotherServerStartedAndClosedMeanwhile_keepsServing(@TempDir Path otherDir) {
+        try (FencerTestServer server = FencerTestServer.start(dataDir);
+                FencerClient client = Fencer.connect(server.endpoint())) {
+            try (FencerTestServer other = FencerTestServer.start(otherDir.resolve("server"))) {
+                assertThat(other.server().isLeader()).isTrue();
+            }
+            try (FencerTestCluster cluster = FencerTestCluster.start(otherDir.resolve("cluster"), 3)) {
+                assertThat(cluster.leader().isLeader()).isTrue();
+            }
+            try (Session session = client.openSession(TTL); Grant grant = session.lock("orders").acquire(TTL)) {
+                assertThat(grant.token().value()).isPositive();
+            }
+        }
+    }
+
     @Test
     void restart_afterAStop_keepsThePortAndTheDataAndTokensGoOnIncreasing() {
         try (FencerTestServer server = FencerTestServer.start(dataDir)) {

@@ -12,6 +12,7 @@ import org.jetbrains.kotlinx.lincheck.strategy.IncorrectResultsFailure;
 import org.jetbrains.kotlinx.lincheck.strategy.LincheckFailure;
 import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions;
 import org.jetbrains.kotlinx.lincheck.strategy.stress.StressOptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -61,6 +62,7 @@ public class FenceLincheckTest { // public: Lincheck creates instances itself
     }
 
     @Test
+    @Tag("soak") // the long tier (docs/testing.md): the model checker above explores the interleavings themselves
     void stress_writesChecksAndReadsOnRealThreads_areLinearizable() {
         StressOptions options = new StressOptions().iterations(SOAK ? 20 : 5).invocationsPerIteration(2_000)
                 .threads(2).actorsPerThread(3);

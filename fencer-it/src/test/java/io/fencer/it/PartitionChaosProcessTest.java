@@ -121,6 +121,7 @@ class PartitionChaosProcessTest {
 
     /** The same run with the lease fix on: no worker believes it holds the lock while another is granted it. */
     @Test
+    @Tag(Soak.TAG) // default suite: the three-peer partition run above holds lease-belief at 0 with the fix on
     void chaos_leaderMinorityWithLeaseFix_findsNoLeaseBeliefViolation() throws Exception {
         ChaosRun.Outcome outcome = run(leaderMinority(1, false, "safe"));
 

@@ -46,8 +46,9 @@ public final class FencerTestCluster implements AutoCloseable {
         this.electionMax = builder.electionMax;
         int[] ports = FreePorts.choose(2 * builder.peers);
         List<ServerConfig.Peer> group = new ArrayList<>();
+        String prefix = InProcessPeer.uniqueId("c") + "-n"; // ids of their own in this JVM (InProcessPeer#uniqueId)
         for (int i = 0; i < builder.peers; i++) {
-            group.add(new ServerConfig.Peer("n" + (i + 1), "127.0.0.1", ports[2 * i], ports[2 * i + 1]));
+            group.add(new ServerConfig.Peer(prefix + (i + 1), "127.0.0.1", ports[2 * i], ports[2 * i + 1]));
         }
         this.peers = List.copyOf(group);
         // One secret for the group, in memory: every peer and every restart proves the same one.

@@ -6,6 +6,7 @@ import io.fencer.server.ServerConfig;
 import io.fencer.server.tls.TlsFiles;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.UnaryOperator;
 
@@ -39,7 +40,9 @@ public final class FencerTestServer implements AutoCloseable {
         int[] ports = FreePorts.choose(2);
         this.port = ports[0];
         this.startupMax = builder.startupMax;
-        this.peer = builder.settings.peer(ServerConfig.defaults(builder.dataDir).withPorts(ports[0], -1, ports[1]));
+        // A peer id of its own in this JVM (see InProcessPeer#uniqueId), kept across restarts.
+        this.peer = builder.settings.peer(ServerConfig.defaults(builder.dataDir).withPorts(ports[0], -1, ports[1])
+                .withPeers(InProcessPeer.uniqueId("s"), List.of()));
     }
 
     /** Starts a plaintext server with its data under {@code dataDir} and returns once it leads. */

@@ -88,4 +88,16 @@ final class InProcessPeer {
         }
         return wait;
     }
+
+    private static final java.util.concurrent.atomic.AtomicInteger IDS = new java.util.concurrent.atomic.AtomicInteger();
+
+    /**
+     * Returns a peer id no other test server or cluster of this JVM has. Ratis keeps some state per member (peer id
+     * and group) for the whole process, and every Fencer group has the same group id: two servers of one JVM that
+     * were both "n1" interfered, the first one leading but answering nothing once the second had started and closed
+     * ({@code FencerTestServerTest.start_anotherServerStartedAndClosedMeanwhile_keepsServing}).
+     */
+    static String uniqueId(String prefix) {
+        return prefix + IDS.incrementAndGet();
+    }
 }

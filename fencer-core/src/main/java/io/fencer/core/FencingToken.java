@@ -12,10 +12,15 @@ import java.util.Objects;
  * release, session expiry, restart, leader failover and deletion and recreation of the lock. The first
  * value is 1; {@link #NONE} (0) means "no token". A token of one lock means nothing for another lock.
  *
- * <p>So the counter must never restart. A group started afresh (its data directories deleted, or an older copy of
- * them restored) counts from 1 again, and a token of the earlier incarnation then exceeds the new ones: resources
- * refuse every new holder and still admit the old. Keep the data; a group that must start afresh needs its
- * resources' accepted tokens reset too, or scopes of new names.
+ * <p>So the counter must never restart. A group started afresh (its data directories deleted) counts from 1 again,
+ * and a token of the earlier incarnation then exceeds the new ones: resources refuse every new holder and still admit
+ * the old. Keep the data. <b>Generations</b> make a restore from a backup safe: a value is
+ * {@code generation * 2^}{@value #GENERATION_SHIFT}{@code  + counter} ({@link #generationOf}, {@link #counterOf}).
+ * A group counts within one generation and refuses grants past its end ({@link #generationLast}); a group restored
+ * from a backup of generation {@code g} counts in generation {@code g + 1} or later, so every token it grants exceeds
+ * every token the backed-up group ever granted, even those granted after the backup was taken, which the backup
+ * cannot know. Resources compare plain values: the generation orders before the counter with no change to them, and a
+ * token of an earlier release (generation 0) is its counter.
  *
  * <p>Why the resource must check it, not the client: a lock service cannot stop a paused client from
  * writing after its lease expired.
@@ -43,6 +48,38 @@ public final class FencingToken implements Comparable<FencingToken> {
     public static final long NONE = 0;
     /** The highest value the service issues; a lock whose counter reaches it refuses further grants. */
     public static final long VALUE_MAX = Long.MAX_VALUE - 1;
+    /** The bits of a value below its generation: a generation counts up to {@code 2^48 - 1} grants per lock. */
+    public static final int GENERATION_SHIFT = 48;
+    /** The highest generation: values stay below {@link #VALUE_MAX}. */
+    public static final int GENERATION_MAX = (int) (VALUE_MAX >>> GENERATION_SHIFT) - 1;
+
+    /** Returns the generation of a token value: its bits above {@link #GENERATION_SHIFT}. */
+    public static int generationOf(long value) {
+        return (int) (value >>> GENERATION_SHIFT);
+    }
+
+    /** Returns the counter of a token value within its generation: its low {@link #GENERATION_SHIFT} bits. */
+    public static long counterOf(long value) {
+        return value & ((1L << GENERATION_SHIFT) - 1);
+    }
+
+    /** Returns the value below every token of {@code generation}: its tokens start at this value + 1. */
+    public static long generationBase(int generation) {
+        checkGeneration(generation);
+        return (long) generation << GENERATION_SHIFT;
+    }
+
+    /** Returns the highest value a group of {@code generation} grants. */
+    public static long generationLast(int generation) {
+        checkGeneration(generation);
+        return ((long) (generation + 1) << GENERATION_SHIFT) - 1;
+    }
+
+    private static void checkGeneration(int generation) {
+        if (generation < 0 || generation > GENERATION_MAX) {
+            throw new IllegalArgumentException("generation " + generation + " is outside [0, " + GENERATION_MAX + "]");
+        }
+    }
 
     private final String lock;
     private final long value;

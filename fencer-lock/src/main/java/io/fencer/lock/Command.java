@@ -195,6 +195,22 @@ public sealed interface Command {
     }
 
     /**
+     * Raises the group's format level to {@code level} ({@link LockStateMachine#FORMAT_LEVEL}): from this entry on,
+     * the group writes the commands and snapshot layout of that level, which a peer of an earlier release cannot read.
+     * Proposed by the leader alone, once every peer of the configuration has said that it reads the level; a level
+     * at or below the group's is applied as a no-op. It never goes down: a downgrade is possible until it is raised.
+     */
+    record SetFormatLevel(int level) implements Command {
+        public SetFormatLevel {
+            if (level < LockStateMachine.FORMAT_LEVEL_GENERATIONS || level > LockStateMachine.FORMAT_LEVEL) {
+                throw new InvalidArgumentException("level", Integer.toString(level), "format level " + level
+                        + " is not one this release writes: it must be in [" + LockStateMachine.FORMAT_LEVEL_GENERATIONS
+                        + ", " + LockStateMachine.FORMAT_LEVEL + "]");
+            }
+        }
+    }
+
+    /**
      * One session's entry of {@link CheckpointLeases}: at most {@code remainingMillis} of its lease is left, or
      * {@link #RENEWED}.
      */

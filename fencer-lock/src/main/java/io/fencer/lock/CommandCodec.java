@@ -53,6 +53,12 @@ import java.util.Set;
  * versions 1 to 4; a batch of an earlier version holding tag 11 or 12 is refused. The result tag
  * {@code LEASES_CHECKPOINTED} (11) answers a checkpoint with its count of recorded sessions as an i32.
  *
+ * <p>Version 5 (format level 5: token generations) is version 4 plus the command tag {@code SET_FORMAT_LEVEL} (13):
+ * {@code level:u8}, answered by the result tag {@code FORMAT_LEVEL_SET} (12) with the level as an i32. The codec
+ * writes a batch in the lowest version that holds it: version 4 unless it carries a tag of version 5. So a group at
+ * format level 4, where the leader proposes nothing of level 5, writes only entries a peer of the previous release
+ * reads, and a downgrade to it stays possible until the level is raised. It reads versions 1 to 5.
+ *
  * <p>Version 1 (the previous release, before session secrets): the same frame, with OpenSession
  * {@code requestId, ttl}; CloseSession {@code sessionId}; Acquire {@code sessionId, lock, requestId, waitQueued};
  * CancelWait {@code sessionId, lock, requestId}; Release {@code lock, token}; ExpireSession and EndLockDelay as in
@@ -101,8 +107,12 @@ import java.util.Set;
  * {@link LockName} or a token, so it has no unpaired surrogate and takes the plain encoder at once.
  */
 public final class CommandCodec {
-    /** The version this codec writes. */
-    public static final int VERSION = 4;
+    /** The highest version this codec reads and writes (a batch with a command of format level 5). */
+    public static final int VERSION = 5;
+    /** The version of a batch without a command of version 5: what the previous release reads. */
+    public static final int VERSION_FOUR = 4;
+    /** The version of encoded results, which are never persisted nor sent to another peer. */
+    private static final int RESULTS_VERSION = 4;
     /** The version before quotas and lease checkpoints: read, never written. */
     static final int VERSION_THREE = 3;
     /** The version before read-write locks: read, never written. */
@@ -133,6 +143,8 @@ public final class CommandCodec {
     private static final int OPEN_SESSION_FOR = 11;
     /** Since version 4: a lease checkpoint. */
     private static final int CHECKPOINT_LEASES = 12;
+    /** Since version 5. */
+    private static final int SET_FORMAT_LEVEL = 13;
 
     private static final int SESSION_OPENED = 1;
     private static final int SESSION_ENDED = 2;
@@ -145,6 +157,7 @@ public final class CommandCodec {
     private static final int REJECTED = 9;
     private static final int GRANTED_ALL = 10;
     private static final int LEASES_CHECKPOINTED = 11;
+    private static final int FORMAT_LEVEL_SET = 12;
 
     /** The reasons the lock state machine rejects commands with; the codec refuses every other as a bug. */
     private static final Set<ErrorReason> REJECTION_REASONS = Collections.unmodifiableSet(EnumSet.of(
@@ -162,7 +175,7 @@ public final class CommandCodec {
         Objects.requireNonNull(commands, "commands");
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
-            out.writeByte(VERSION);
+            out.writeByte(version(commands));
             out.writeInt(commands.size());
             for (Command command : commands) {
                 writeCommand(out, Objects.requireNonNull(command, "command"));
@@ -173,8 +186,21 @@ public final class CommandCodec {
         return bytes.toByteArray();
     }
 
+    /** Returns the lowest version that holds {@code commands}: 4 unless one is of version 5. */
+    private static int version(List<Command> commands) {
+        for (Command command : commands) {
+            if (command instanceof Command.SetFormatLevel) {
+                return VERSION;
+            }
+        }
+        return VERSION_FOUR;
+    }
+
     private static void writeCommand(DataOutputStream out, Command command) throws IOException {
-        if (command instanceof Command.OpenSession open) {
+        if (command instanceof Command.SetFormatLevel set) {
+            out.writeByte(SET_FORMAT_LEVEL);
+            out.writeByte(set.level());
+        } else if (command instanceof Command.OpenSession open) {
             writeOpenSession(out, open);
         } else if (command instanceof Command.CheckpointLeases checkpoint) {
             writeCheckpoint(out, checkpoint);
@@ -272,8 +298,8 @@ public final class CommandCodec {
         ByteReader in = new ByteReader(bytes, "command batch");
         int version = in.readByte("version");
         if (version < VERSION_ONE || version > VERSION) {
-            throw in.malformed("unsupported version " + version + ", expected " + VERSION + " (or " + VERSION_THREE
-                    + ", " + VERSION_TWO + " or " + VERSION_ONE + ", of earlier releases)");
+            throw in.malformed("unsupported version " + version + ", expected " + VERSION + " (or " + VERSION_FOUR
+                    + ", " + VERSION_THREE + ", " + VERSION_TWO + " or " + VERSION_ONE + ", of earlier releases)");
         }
         int count = in.readCount("commands", ITEM_BYTES_MIN);
         List<Command> commands = new ArrayList<>(count);
@@ -294,12 +320,15 @@ public final class CommandCodec {
     private static Command readCommand(ByteReader in, int version) {
         int tag = in.readByte("command tag");
         switch (tag) {
-            case OPEN_SESSION_FOR:
+            case SET_FORMAT_LEVEL:
                 requireVersion(in, tag, version, VERSION);
+                return new Command.SetFormatLevel(in.readByte("format level"));
+            case OPEN_SESSION_FOR:
+                requireVersion(in, tag, version, VERSION_FOUR);
                 return new Command.OpenSession(in.readRequiredString("request id"), in.readLong("ttl"),
                         in.readRequiredString("identity"), readSecretHash(in), in.readRequiredString("quota identity"));
             case CHECKPOINT_LEASES:
-                requireVersion(in, tag, version, VERSION);
+                requireVersion(in, tag, version, VERSION_FOUR);
                 return readCheckpoint(in);
             case ACQUIRE_ALL:
                 if (version < VERSION_THREE) {
@@ -413,7 +442,7 @@ public final class CommandCodec {
         Objects.requireNonNull(results, "results");
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
-            out.writeByte(VERSION);
+            out.writeByte(RESULTS_VERSION);
             out.writeInt(results.size());
             for (Result result : results) {
                 writeResult(out, Objects.requireNonNull(result, "result"));
@@ -468,6 +497,9 @@ public final class CommandCodec {
         } else if (result instanceof Result.LeasesCheckpointed checkpointed) {
             out.writeByte(LEASES_CHECKPOINTED);
             out.writeInt(checkpointed.recorded());
+        } else if (result instanceof Result.FormatLevelSet set) {
+            out.writeByte(FORMAT_LEVEL_SET);
+            out.writeInt(set.level());
         } else if (result instanceof Result.Rejected rejected) {
             out.writeByte(REJECTED);
             writeError(out, Objects.requireNonNull(rejected.error(), "rejected error"));
@@ -552,6 +584,8 @@ public final class CommandCodec {
                         readOptionalToken(in));
             case LEASES_CHECKPOINTED:
                 return new Result.LeasesCheckpointed(in.readInt("recorded"));
+            case FORMAT_LEVEL_SET:
+                return new Result.FormatLevelSet(in.readInt("format level"));
             case REJECTED:
                 return new Result.Rejected(readError(in));
             default:
@@ -598,8 +632,8 @@ public final class CommandCodec {
         Objects.requireNonNull(bytes, "bytes");
         ByteReader in = new ByteReader(bytes, what);
         int version = in.readByte("version");
-        if (version != VERSION) {
-            throw in.malformed("unsupported version " + version + ", expected " + VERSION);
+        if (version != RESULTS_VERSION) {
+            throw in.malformed("unsupported version " + version + ", expected " + RESULTS_VERSION);
         }
         return in;
     }

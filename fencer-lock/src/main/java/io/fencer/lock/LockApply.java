@@ -94,7 +94,7 @@ final class LockApply {
                             + limits.locksMax()));
         }
         long base = existing == null ? state.floor : Math.max(existing.lastToken, state.floor);
-        if (base >= FencingToken.VALUE_MAX) {
+        if (base >= state.tokenCeiling()) {
             return new Result.Rejected(new TokenExhaustedException(acquire.lock(), base));
         }
         LockRecord record = existing;
@@ -116,7 +116,7 @@ final class LockApply {
             return state.locksPerSessionExceeded(session);
         }
         long base = Math.max(record.lastToken, state.floor);
-        if (base >= FencingToken.VALUE_MAX) {
+        if (base >= state.tokenCeiling()) {
             // The lock can never be granted again: queueing would wait forever.
             return new Result.Rejected(new TokenExhaustedException(record.name, base));
         }

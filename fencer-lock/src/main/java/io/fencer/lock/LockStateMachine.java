@@ -49,6 +49,18 @@ import java.util.Optional;
  * </ul>
  */
 public final class LockStateMachine {
+    /**
+     * The highest format level this release reads and writes. A group's level decides what its log entries and
+     * snapshots may use; it starts at {@link #FORMAT_LEVEL_PREVIOUS} and is raised through the log
+     * ({@link Command.SetFormatLevel}) once every peer reads the higher one, so that a group with a peer of the
+     * previous release still running writes only what that peer reads.
+     */
+    public static final int FORMAT_LEVEL = 5;
+    /** The level of the previous release: command batches and snapshots of version 4. */
+    public static final int FORMAT_LEVEL_PREVIOUS = 4;
+    /** The level from which tokens carry a generation and snapshots are of version 5. */
+    public static final int FORMAT_LEVEL_GENERATIONS = 5;
+
     private final MachineState state;
     private final SessionApply sessionApply;
     private final LockApply lockApply;
@@ -105,6 +117,9 @@ public final class LockStateMachine {
             result = multiLockApply.acquireAll(all, events);
         } else if (command instanceof Command.CheckpointLeases checkpoint) {
             result = sessionApply.checkpointLeases(checkpoint);
+        } else if (command instanceof Command.SetFormatLevel set) {
+            state.formatLevel = Math.max(state.formatLevel, set.level());
+            result = new Result.FormatLevelSet(state.formatLevel);
         } else {
             throw new IllegalArgumentException("unknown command type " + command.getClass().getName());
         }
@@ -214,6 +229,49 @@ public final class LockStateMachine {
     /** Names of locks in lock-delay, for a new leader to schedule their ends. */
     public List<String> delayedLocks() {
         return List.copyOf(state.delayed);
+    }
+
+    /** Returns the group's format level ({@link #FORMAT_LEVEL}). */
+    public int formatLevel() {
+        return state.formatLevel;
+    }
+
+    /** Returns the token generation this group grants in (0 until a restore). */
+    public int generation() {
+        return state.generation;
+    }
+
+    /** Returns the highest token value issued so far: every lock's last token, and the floor. */
+    public long highestToken() {
+        long highest = state.floor;
+        for (LockRecord record : state.locks.values()) {
+            highest = Math.max(highest, record.lastToken);
+        }
+        return highest;
+    }
+
+    /**
+     * Returns the state a group restored from this one starts with: no session (their leases ran in the group that
+     * was lost, and nobody can tell the new group which writes their holders made), no lock held or waited for, the
+     * session ids going on from this state's, and every token in {@code generation}, which must be above this state's
+     * generation and the generation of every token it issued. So every grant of the restored group exceeds every
+     * token this state's group ever granted, even after this state was copied: that group could not leave its
+     * generation ({@link MachineState#tokenCeiling}).
+     *
+     * @throws IllegalArgumentException naming the generation when it is not above this state's
+     */
+    public LockStateMachine restoredInGeneration(int generation) {
+        int highest = Math.max(state.generation, FencingToken.generationOf(highestToken()));
+        if (generation <= highest || generation > FencingToken.GENERATION_MAX) {
+            throw new IllegalArgumentException("generation " + generation + " must be above the backup's generation "
+                    + highest + " and at most " + FencingToken.GENERATION_MAX);
+        }
+        MachineState restored = new MachineState(state.limits);
+        restored.sessionIdLast = state.sessionIdLast;
+        restored.formatLevel = FORMAT_LEVEL;
+        restored.generation = generation;
+        restored.floor = FencingToken.generationBase(generation);
+        return new LockStateMachine(restored);
     }
 
     /** The highest last token of every dropped lock record; every new grant of any lock exceeds it. */

@@ -41,6 +41,13 @@ final class MachineState {
     long floor;
     /** The total number of queued waits over all locks and semaphores. */
     int waiterCount;
+    /**
+     * The group's format level ({@link LockStateMachine#FORMAT_LEVEL}): which commands and snapshot layouts it uses.
+     * Raised through the log only, so every replica changes it at the same entry.
+     */
+    int formatLevel = LockStateMachine.FORMAT_LEVEL_PREVIOUS;
+    /** The token generation this group grants in ({@link FencingToken#generationOf}); 0 until a restore. */
+    int generation;
 
     MachineState(Limits limits) {
         this.limits = Objects.requireNonNull(limits, "limits");
@@ -58,6 +65,16 @@ final class MachineState {
             return null;
         }
         return new Result.Rejected(new SessionUnauthenticatedException(session.id));
+    }
+
+    /**
+     * Returns the highest token value this group may grant: the end of its generation from format level 5 on, and at
+     * the previous level {@link FencingToken#VALUE_MAX}, as that release did, so that replicas of both releases in one
+     * group decide every grant alike.
+     */
+    long tokenCeiling() {
+        return formatLevel >= LockStateMachine.FORMAT_LEVEL_GENERATIONS ? FencingToken.generationLast(generation)
+                : FencingToken.VALUE_MAX;
     }
 
     Result.Rejected locksPerSessionExceeded(SessionRecord session) {

@@ -131,7 +131,7 @@ final class MultiLockApply {
                                 + " sessions wait, waitersPerLockMax is " + limits.waitersPerLockMax()));
             }
             long base = record == null ? state.floor : Math.max(record.lastToken, state.floor);
-            if (base >= FencingToken.VALUE_MAX) {
+            if (base >= state.tokenCeiling()) {
                 return new Result.Rejected(new TokenExhaustedException(name, base));
             }
         }

@@ -45,6 +45,9 @@ public sealed interface Result {
     /** Lease bounds were recorded for {@code recorded} sessions; the others listed had ended. */
     record LeasesCheckpointed(int recorded) implements Result {}
 
+    /** The group's format level is now {@code level}. */
+    record FormatLevelSet(int level) implements Result {}
+
     /** The command was refused with a typed error; nothing changed. */
     record Rejected(FencerException error) implements Result {}
 }

@@ -104,7 +104,7 @@ final class SemaphoreApply {
                     "cannot take a permit of semaphore '" + acquire.semaphore() + "': " + state.locks.size()
                             + " locks exist, locksMax is " + limits.locksMax()));
         }
-        if (state.floor >= FencingToken.VALUE_MAX) {
+        if (state.floor >= state.tokenCeiling()) {
             return new Result.Rejected(new TokenExhaustedException(acquire.semaphore(), state.floor));
         }
         SemaphoreRecord semaphore = existing;

@@ -30,10 +30,16 @@ import java.util.Set;
  * sessionId:i64, token:i64}); then the semaphores in use in name order, each {@code name, permits:i32} and its queue
  * ({@code sessionId:i64, requestId}). Every list is an {@code i32} count and its items. The quota usage is not
  * written: it is derived, and rebuilt from the sessions as they are read.
+ *
+ * <p>Version 5 (format level 5) adds {@code formatLevel:u8, generation:i32} after the floor. A group at format level
+ * 4 writes version 4, which the previous release reads (a snapshot goes to a lagging follower as it is), so that a
+ * downgrade stays possible until the level is raised ({@link LockStateMachine#FORMAT_LEVEL}).
  */
 final class SnapshotCodec {
     /** The leading byte of a snapshot; a reader refuses versions it does not know. */
-    static final int VERSION = 4;
+    static final int VERSION = 5;
+    /** Version 4: the layout of version 5 without the format level and generation; written at format level 4. */
+    static final int VERSION_FOUR = 4;
     /** Version 3: sessions without quota identity or lease bound (they count against their identity). Read. */
     static final int VERSION_THREE = 3;
     /** Version 2: sessions with identity and secret hash, locks without shared holders or waiter modes. Read. */
@@ -48,9 +54,16 @@ final class SnapshotCodec {
      * hash of its secret: the secret itself is never in the state.
      */
     static void write(MachineState state, DataOutput out) throws IOException {
-        out.writeByte(VERSION);
+        boolean levelFive = state.formatLevel >= LockStateMachine.FORMAT_LEVEL_GENERATIONS;
+        assert levelFive || state.generation == 0
+                : "generation " + state.generation + " at format level " + state.formatLevel;
+        out.writeByte(levelFive ? VERSION : VERSION_FOUR);
         out.writeLong(state.sessionIdLast);
         out.writeLong(state.floor);
+        if (levelFive) {
+            out.writeByte(state.formatLevel);
+            out.writeInt(state.generation);
+        }
         out.writeInt(state.sessions.size());
         for (SessionRecord session : state.sessions.values()) {
             out.writeLong(session.id);
@@ -134,12 +147,16 @@ final class SnapshotCodec {
         int version = in.readUnsignedByte();
         if (version < VERSION_ONE || version > VERSION) {
             throw new IOException("unsupported lock state snapshot version " + version + ", expected " + VERSION
-                    + " (or " + VERSION_THREE + ", " + VERSION_TWO + " or " + VERSION_ONE + ", of earlier releases)");
+                    + " (or " + VERSION_FOUR + ", " + VERSION_THREE + ", " + VERSION_TWO + " or " + VERSION_ONE
+                    + ", of earlier releases)");
         }
         MachineState state = new MachineState(limits);
         try {
             state.sessionIdLast = in.readLong();
             state.floor = in.readLong();
+            if (version >= VERSION) {
+                readLevel(state, in);
+            }
             readSessions(state, in, version);
             readLocks(state, in, version);
             if (version >= VERSION_THREE) {
@@ -151,6 +168,22 @@ final class SnapshotCodec {
             throw new IOException("corrupt lock state snapshot: " + e.getMessage(), e);
         }
         return state;
+    }
+
+    /** Reads the format level and generation of a version-5 snapshot, checking them against the floor. */
+    private static void readLevel(MachineState state, DataInput in) throws IOException {
+        state.formatLevel = in.readUnsignedByte();
+        state.generation = in.readInt();
+        if (state.formatLevel < LockStateMachine.FORMAT_LEVEL_GENERATIONS
+                || state.formatLevel > LockStateMachine.FORMAT_LEVEL) {
+            throw new IOException("snapshot of format level " + state.formatLevel + ": this release reads levels up to "
+                    + LockStateMachine.FORMAT_LEVEL + " (a later release wrote it?)");
+        }
+        if (state.generation < 0 || state.generation > io.fencer.core.FencingToken.GENERATION_MAX
+                || state.floor > io.fencer.core.FencingToken.generationLast(state.generation)) {
+            throw new IOException("snapshot of generation " + state.generation + " has floor " + state.floor
+                    + " outside that generation");
+        }
     }
 
     private static void readSessions(MachineState state, DataInput in, int version) throws IOException {
@@ -171,7 +204,7 @@ final class SnapshotCodec {
             }
             String quotaIdentity = identity;
             long leaseBoundMillis = SessionRecord.NO_LEASE_BOUND;
-            if (version >= VERSION) {
+            if (version >= VERSION_FOUR) {
                 quotaIdentity = in.readUTF();
                 Limits.checkIdentity(quotaIdentity);
                 leaseBoundMillis = in.readLong();

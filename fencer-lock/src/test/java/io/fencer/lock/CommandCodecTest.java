@@ -64,7 +64,7 @@ class CommandCodecTest {
         byte[] bytes = CommandCodec.encodeCommands(COMMANDS);
 
         assertThat(CommandCodec.decodeCommands(bytes)).isEqualTo(COMMANDS);
-        assertThat(bytes[0]).isEqualTo((byte) CommandCodec.VERSION);
+        assertThat(bytes[0]).isEqualTo((byte) CommandCodec.VERSION_FOUR);
     }
 
     @Test
@@ -233,7 +233,7 @@ class CommandCodecTest {
             byte[] bytes = CommandCodec.encodeCommands(List.of(release));
             byte[] name = lock.getBytes(StandardCharsets.UTF_8);
             ByteBuffer expected = ByteBuffer.allocate(1 + 4 + 1 + 8 + SecretHash.BYTES + 4 + name.length + 8)
-                    .put((byte) CommandCodec.VERSION).putInt(1).put((byte) 6).putLong(5).put(HASH.bytes())
+                    .put((byte) CommandCodec.VERSION_FOUR).putInt(1).put((byte) 6).putLong(5).put(HASH.bytes())
                     .putInt(name.length).put(name).putLong(3);
 
             assertThat(bytes).as(lock).isEqualTo(expected.array());
@@ -271,21 +271,21 @@ class CommandCodecTest {
         byte[] valid = CommandCodec.encodeCommands(List.of(new Command.CloseSession(1, HASH)));
         byte[] trailing = Arrays.copyOf(valid, valid.length + 1);
         byte[] version = valid.clone();
-        version[0] = 5;
+        version[0] = 6;
         byte[] tag = valid.clone();
         tag[5] = 99;
 
         assertThatThrownBy(() -> CommandCodec.decodeCommands(trailing)).hasMessageContaining("trailing");
-        assertThatThrownBy(() -> CommandCodec.decodeCommands(version)).hasMessageContaining("version 5");
+        assertThatThrownBy(() -> CommandCodec.decodeCommands(version)).hasMessageContaining("version 6");
         assertThatThrownBy(() -> CommandCodec.decodeCommands(tag)).hasMessageContaining("tag 99");
         assertThatThrownBy(() -> CommandCodec.decodeResults(tag)).hasMessageContaining("tag 99");
     }
 
     @Test
     void decode_ofHugeCountOrLength_isRejectedWithoutAllocating() {
-        byte[] hugeCount = ByteBuffer.allocate(5).put((byte) CommandCodec.VERSION).putInt(Integer.MAX_VALUE).array();
-        byte[] negativeCount = ByteBuffer.allocate(5).put((byte) CommandCodec.VERSION).putInt(-1).array();
-        byte[] hugeString = ByteBuffer.allocate(10).put((byte) CommandCodec.VERSION).putInt(1).put((byte) 7)
+        byte[] hugeCount = ByteBuffer.allocate(5).put((byte) CommandCodec.VERSION_FOUR).putInt(Integer.MAX_VALUE).array();
+        byte[] negativeCount = ByteBuffer.allocate(5).put((byte) CommandCodec.VERSION_FOUR).putInt(-1).array();
+        byte[] hugeString = ByteBuffer.allocate(10).put((byte) CommandCodec.VERSION_FOUR).putInt(1).put((byte) 7)
                 .putInt(1 << 30).array();
 
         assertThatThrownBy(() -> CommandCodec.decodeCommands(hugeCount))
@@ -298,12 +298,12 @@ class CommandCodecTest {
 
     @Test
     void decodeCommands_ofInvalidFields_isRejectedWithIllegalArgument() {
-        byte[] emptyLock = ByteBuffer.allocate(10).put((byte) CommandCodec.VERSION).putInt(1).put((byte) 7)
+        byte[] emptyLock = ByteBuffer.allocate(10).put((byte) CommandCodec.VERSION_FOUR).putInt(1).put((byte) 7)
                 .putInt(0).array();
-        byte[] badUtf8 = ByteBuffer.allocate(11).put((byte) CommandCodec.VERSION).putInt(1).put((byte) 7).putInt(1)
+        byte[] badUtf8 = ByteBuffer.allocate(11).put((byte) CommandCodec.VERSION_FOUR).putInt(1).put((byte) 7).putInt(1)
                 .put((byte) 0xff)
                 .array();
-        byte[] badBoolean = ByteBuffer.allocate(15).put((byte) CommandCodec.VERSION).putInt(1).put((byte) 3).putLong(1)
+        byte[] badBoolean = ByteBuffer.allocate(15).put((byte) CommandCodec.VERSION_FOUR).putInt(1).put((byte) 3).putLong(1)
                 .put((byte) 2)
                 .array();
 
@@ -348,7 +348,7 @@ class CommandCodecTest {
     @Test
     void decodeResults_ofTokenWithInvalidLockName_isRejectedWithTheNameCheckMessage() {
         byte[] name = "a\u007f".getBytes(StandardCharsets.UTF_8);
-        byte[] granted = ByteBuffer.allocate(1 + 4 + 1 + 4 + name.length + 8).put((byte) CommandCodec.VERSION)
+        byte[] granted = ByteBuffer.allocate(1 + 4 + 1 + 4 + name.length + 8).put((byte) CommandCodec.VERSION_FOUR)
                 .putInt(1).put((byte) 3).putInt(name.length).put(name).putLong(1).array();
 
         assertThatThrownBy(() -> CommandCodec.decodeResults(granted)).isInstanceOf(IllegalArgumentException.class)
@@ -357,7 +357,7 @@ class CommandCodecTest {
 
     /** Returns a batch of one EndLockDelay whose lock name is {@code name}, as bytes. */
     private static byte[] endLockDelay(byte[] name) {
-        return ByteBuffer.allocate(1 + 4 + 1 + 4 + name.length).put((byte) CommandCodec.VERSION).putInt(1)
+        return ByteBuffer.allocate(1 + 4 + 1 + 4 + name.length).put((byte) CommandCodec.VERSION_FOUR).putInt(1)
                 .put((byte) 7).putInt(name.length).put(name).array();
     }
 
@@ -371,7 +371,7 @@ class CommandCodecTest {
             byte[] garbage = new byte[random.nextInt(64)];
             random.nextBytes(garbage);
             if (i % 2 == 0 && garbage.length > 0) {
-                garbage[0] = (byte) CommandCodec.VERSION;
+                garbage[0] = (byte) CommandCodec.VERSION_FOUR;
             }
             rejected += decodesOrRejects(garbage);
             byte[] flipped = (i % 2 == 0 ? valid : validResults).clone();

@@ -54,7 +54,7 @@ class VersionOneCompatibilityTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("version-1");
         // A version-1 OpenSession carries the NONE hash, which is written as version 2 (it matches nothing).
         byte[] reencoded = CommandCodec.encodeCommands(List.of(decoded.get(0)));
-        assertThat(reencoded[0]).isEqualTo((byte) CommandCodec.VERSION);
+        assertThat(reencoded[0]).isEqualTo((byte) CommandCodec.VERSION_FOUR);
         assertThat(CommandCodec.decodeCommands(reencoded)).containsExactly(decoded.get(0));
     }
 

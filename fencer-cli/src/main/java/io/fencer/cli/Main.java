@@ -41,7 +41,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
         description = "Fencer: a lock service that issues fencing tokens.",
         subcommands = {ServerCommand.class, StoreServerCommand.class, LockCommand.class, KvCommand.class,
             BenchCommand.class, KeygenCommand.class, CertsCommand.class, DemoCommand.class, ChaosCommand.class,
-            SemCommand.class, HelpCommand.class},
+            SemCommand.class, StatusCommand.class, BackupCommand.class, RestoreCommand.class, HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:ok", "1:error", "2:usage error", "3:lease lost while holding the lock",
             "4:lock not acquired within --wait", "5:stale token: the resource has accepted a newer token",

@@ -47,6 +47,21 @@ public interface FencerClient extends AutoCloseable {
      */
     Watch watch(String prefix, WatchPosition from, WatchListener listener);
 
+    /**
+     * Returns the status of the peer this client reaches (any peer answers; not linearizable). Needs {@code read}
+     * permission on some name under ACLs.
+     */
+    PeerStatus status();
+
+    /**
+     * Takes a backup of the group's lock state on the leader: the bytes of the file {@code fencer restore} reads (a
+     * head, the state, a SHA-256). Needs the {@code admin} permission on every name under ACLs. A group restored from
+     * it grants every token above every token this group ever granted (see admin.proto).
+     *
+     * @throws io.fencer.core.PermissionDeniedException without the {@code admin} permission
+     */
+    byte[] backup();
+
     /** Closes the connections; sessions opened through this client are closed first. */
     @Override
     void close();

@@ -5,6 +5,7 @@ import io.fencer.api.v1.StoreGrpc;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Event;
 import io.fencer.server.admin.AdminHttpServer;
+import io.fencer.server.admin.AdminService;
 import io.fencer.server.admin.JvmMeters;
 import io.fencer.server.auth.AclFileException;
 import io.fencer.core.FencingToken;
@@ -19,6 +20,7 @@ import io.fencer.server.locks.ServerMetrics;
 import io.fencer.server.locks.SessionKeeper;
 import io.fencer.server.locks.SessionSecrets;
 import io.fencer.server.raft.AppliedListener;
+import io.fencer.server.raft.FormatLevelGate;
 import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
@@ -79,6 +81,7 @@ public final class FencerServer implements AutoCloseable {
     private volatile RaftNode raft;
     private volatile Proposer proposer;
     private volatile SessionKeeper keeper;
+    private volatile FormatLevelGate formatLevels;
     private volatile ServerMetrics metrics;
     /** The Java runtime's meters on {@link #metrics}' registry. */
     private volatile JvmMeters jvm;
@@ -202,6 +205,7 @@ public final class FencerServer implements AutoCloseable {
         keeperHolder.set(keeper);
         metricsHolder.set(metrics);
         keeper.start();
+        formatLevels = FormatLevelGate.start(raft, stateMachine, proposer);
 
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
@@ -216,6 +220,8 @@ public final class FencerServer implements AutoCloseable {
         List<ServerServiceDefinition> services = new ArrayList<>();
         services.add(intercepted(MalformedRequests.guard(service.bindService(), INBOUND_MESSAGE_BYTES_MAX),
                 refusals));
+        services.add(intercepted(MalformedRequests.guard(new AdminService(raft, stateMachine, proposer, authorizer,
+                System::currentTimeMillis).bindService(), INBOUND_MESSAGE_BYTES_MAX), refusals));
         if (config.store() != null) {
             store = StoreRole.open(config.dataDir().resolve("store"), config.store().withKeys(config.tokenKeys()),
                     metrics.registry(), authorizer, this::currentToken);
@@ -363,6 +369,9 @@ public final class FencerServer implements AutoCloseable {
             }
             if (admin != null) {
                 admin.close();
+            }
+            if (formatLevels != null) {
+                formatLevels.close();
             }
             if (keeper != null) {
                 keeper.close();

@@ -11,6 +11,8 @@ import static org.awaitility.Awaitility.await;
 import com.google.protobuf.ByteString;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.AdminGrpc;
+import io.fencer.api.v1.BackupRequest;
 import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.CreateScopeRequest;
@@ -31,6 +33,7 @@ import io.fencer.api.v1.PipelineResponse;
 import io.fencer.api.v1.Policy;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ReleaseRequest;
+import io.fencer.api.v1.StatusRequest;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.StorePipelineRequest;
 import io.fencer.api.v1.StorePipelineResponse;
@@ -91,7 +94,8 @@ class AccessControlTest {
         channel = TestServers.channel(server);
         await().atMost(TestServers.STARTUP_MAX).pollInterval(Duration.ofMillis(20)).ignoreExceptions().until(() -> {
             locksAs("ops").describe(DescribeRequest.newBuilder().setLock("warm-up").build());
-            return server.isLeader() && keepAlive("ops", new TestSession(Long.MAX_VALUE, "")).getExpired();
+            return server.isLeader() && keepAlive("ops", new TestSession(Long.MAX_VALUE, "")).getExpired()
+                    && adminAs("ops").status(StatusRequest.getDefaultInstance()).getGroupFormatLevel() == 5;
         });
     }
 
@@ -135,6 +139,27 @@ class AccessControlTest {
                 "auditor", "lock", "jobs/b");
         assertThat(describe("jobs/b").getHolder().getValue()).as("the denied release freed nothing")
                 .isEqualTo(token.getValue());
+    }
+
+    @Test
+    void backup_withoutAdminOnEveryName_deniedWhileAdminGetsAWholeFile() throws Exception {
+        acquire("scheduler", openSession("scheduler"), "jobs/e");
+
+        StatusRuntimeException auditor = deniedCall(() -> adminAs("auditor").backup(BackupRequest.getDefaultInstance())
+                .forEachRemaining(chunk -> { }));
+        java.io.ByteArrayOutputStream file = new java.io.ByteArrayOutputStream();
+        adminAs("ops").backup(BackupRequest.getDefaultInstance()).forEachRemaining(chunk -> file.writeBytes(
+                chunk.getData().toByteArray()));
+        io.fencer.lock.BackupFile.Contents contents = io.fencer.lock.BackupFile.read(file.toByteArray(),
+                io.fencer.lock.BackupFile.Kind.BACKUP, "backup", io.fencer.lock.Limits.DEFAULT);
+
+        assertThat(auditor.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+        assertThat(auditor.getStatus().getDescription())
+                .isEqualTo("permission denied: identity 'auditor' has no 'admin' permission on '*'");
+        assertThat(contents.machine(io.fencer.lock.Limits.DEFAULT).describe("jobs/e").orElseThrow().holder())
+                .isNotNull();
+        assertThat(adminAs("auditor").status(StatusRequest.getDefaultInstance()).getReleaseFormatLevel())
+                .isEqualTo(io.fencer.lock.LockStateMachine.FORMAT_LEVEL);
     }
 
     @Test
@@ -309,6 +334,10 @@ class AccessControlTest {
 
     private LocksGrpc.LocksBlockingStub locksAs(String identity) {
         return TestServers.stub(channel).withInterceptors(TestIdentities.as(identity));
+    }
+
+    private AdminGrpc.AdminBlockingStub adminAs(String identity) {
+        return AdminGrpc.newBlockingStub(channel).withInterceptors(TestIdentities.as(identity));
     }
 
     private StoreGrpc.StoreBlockingStub storeAs(String identity) {

@@ -9,10 +9,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.AdminGrpc;
 import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
+import io.fencer.api.v1.StatusRequest;
 import io.fencer.api.v1.Reason;
 import io.fencer.core.Ticker;
 import io.fencer.testing.FreePorts;
@@ -101,6 +103,32 @@ class ClusterTest {
         SessionHijackTest.assertUnauthenticated(() -> newStub.openSession(open), openedBefore);
         AcquireResponse heldAgain = acquire(newStub, other, "held", 0);
         assertThat(heldAgain.getToken().getValue()).isGreaterThan(held.getToken().getValue());
+    }
+
+    @Test
+    void formatLevel_heldWhileAPeerCannotSayAndRaisedOnEveryPeerOnceAllReadIt() throws Exception {
+        for (String id : List.of("n1", "n2", "n3")) {
+            peers.add(new ServerConfig.Peer(id, "127.0.0.1", FreePorts.one(), FreePorts.one()));
+        }
+        start("n1", Ticker.system());
+        start("n2", Ticker.system());
+        FencerServer leader = awaitLeader();
+        acquire(stubOf(leader), openSession(stubOf(leader), TTL_MILLIS), "orders", 0);
+        Thread.sleep(3 * io.fencer.server.raft.FormatLevelGate.INTERVAL_MILLIS); // several looks of the gate
+
+        int whileDown = groupFormatLevel(leader);
+        start("n3", Ticker.system());
+
+        assertThat(whileDown).as("a peer that cannot say what it reads holds the level").isEqualTo(4);
+        for (FencerServer server : servers.values()) {
+            await().atMost(ELECTION_MAX).until(() -> groupFormatLevel(server) == 5);
+        }
+        assertThat(describe(stubOf(awaitLeader()), "orders").getLastToken()).isEqualTo(1);
+    }
+
+    private int groupFormatLevel(FencerServer server) {
+        return AdminGrpc.newBlockingStub(channelOf(server)).status(StatusRequest.getDefaultInstance())
+                .getGroupFormatLevel();
     }
 
     @Test

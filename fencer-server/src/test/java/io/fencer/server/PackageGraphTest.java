@@ -59,8 +59,8 @@ class PackageGraphTest {
         roles.put("store", new Role(false, "the store role checks with auth and answers through rpc", "auth", "rpc"));
         roles.put("auth", new Role(false, "access control reads the caller from rpc and logs refusals through net",
                 "rpc", "net"));
-        roles.put("admin", new Role(false, "/healthz reads raft; the admin port is a net.HttpPort with tls", "raft",
-                "net", "tls"));
+        roles.put("admin", new Role(false, "/healthz and the Admin service read raft and check with auth; the admin"
+                + " port is a net.HttpPort with tls; Admin answers through rpc", "raft", "net", "tls", "auth", "rpc"));
         roles.put("http", new Role(false, "the HTTP port calls the services through rpc.InProcessEndpoint only, on a "
                 + "net.HttpPort with tls", "rpc", "net", "tls"));
         roles.put("raft", new Role(true, "replication uses rpc for ErrorCatalogue only, net for RefusalLog, tls for "

@@ -1,5 +1,7 @@
 package io.fencer.client.internal;
 
+import io.fencer.api.v1.AdminGrpc;
+import io.fencer.api.v1.BackupRequest;
 import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.DescribeSemaphoreRequest;
 import io.fencer.api.v1.ListRequest;
@@ -10,9 +12,12 @@ import com.google.protobuf.ByteString;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.SemaphoreInfo;
+import io.fencer.api.v1.StatusRequest;
+import io.fencer.api.v1.StatusResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.client.FencerClient;
 import io.fencer.client.LockStatus;
+import io.fencer.client.PeerStatus;
 import io.fencer.client.SemaphoreStatus;
 import io.fencer.client.Session;
 import io.fencer.client.TokenStatus;
@@ -48,6 +53,10 @@ public final class DefaultFencerClient implements FencerClient {
     static final Duration TTL_MIN = Duration.ofSeconds(1);
     static final Duration TTL_MAX = Duration.ofHours(1);
     static final int LIST_LIMIT_MAX = 1_000;
+    /** The largest backup file taken: the format's own bound. */
+    static final long BACKUP_BYTES_MAX = (1L << 30) + 1024;
+    /** The least time a backup's stream is given, whatever the client's call timeout. */
+    static final long BACKUP_TIMEOUT_NANOS_MIN = TimeUnit.SECONDS.toNanos(60);
     /** Threads that run session-loss listeners, so a slow listener cannot hold up keepalives or the others. */
     private static final int EVENT_THREADS_MAX = 4;
     /** Loss events waiting for a listener thread; beyond it (never in practice) listeners run on the notifier. */
@@ -153,6 +162,24 @@ public final class DefaultFencerClient implements FencerClient {
         List<Long> waiters = new ArrayList<>(info.getWaitersCount());
         info.getWaitersList().forEach(waiter -> waiters.add(waiter.getSessionId()));
         return new SemaphoreStatus(info.getSemaphore(), info.getPermits(), slots, waiters);
+    }
+
+    @Override
+    public PeerStatus status() {
+        checkOpen();
+        StatusResponse status = router.call("Status",
+                calls -> calls.call(AdminGrpc.getStatusMethod(), StatusRequest.getDefaultInstance()));
+        return new PeerStatus(status.getPeerId(), status.getReleaseFormatLevel(), status.getGroupFormatLevel(),
+                status.getGeneration(), status.getHighestToken(), status.getAppliedIndex(), status.getLeader(),
+                status.getLeaderAddress());
+    }
+
+    @Override
+    public byte[] backup() {
+        checkOpen();
+        return router.call("Backup", calls -> UnaryCalls.collect(calls.channel(), AdminGrpc.getBackupMethod(),
+                BackupRequest.getDefaultInstance(), Math.max(calls.timeoutNanos(), BACKUP_TIMEOUT_NANOS_MIN), BACKUP_BYTES_MAX,
+                chunk -> chunk.getData()));
     }
 
     @Override

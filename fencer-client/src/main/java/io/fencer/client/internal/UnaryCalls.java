@@ -71,6 +71,30 @@ final class UnaryCalls {
         }
     }
 
+    /**
+     * Calls a server-streaming {@code method} and returns the concatenation of {@code data} of every message, at most
+     * {@code bytesMax} bytes, within {@code timeoutNanos} (a gRPC deadline here: the stream's whole length is what
+     * the caller bounds).
+     *
+     * @throws StatusRuntimeException as a gRPC blocking stub throws it, or RESOURCE_EXHAUSTED past {@code bytesMax}
+     */
+    static <RequestT, ResponseT> byte[] collect(Channel channel, MethodDescriptor<RequestT, ResponseT> method,
+            RequestT request, long timeoutNanos, long bytesMax,
+            java.util.function.Function<ResponseT, com.google.protobuf.ByteString> data) {
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        java.util.Iterator<ResponseT> messages = ClientCalls.blockingServerStreamingCall(channel, method,
+                CallOptions.DEFAULT.withDeadlineAfter(timeoutNanos, NANOSECONDS), request);
+        while (messages.hasNext()) {
+            com.google.protobuf.ByteString next = data.apply(messages.next());
+            if (bytes.size() + (long) next.size() > bytesMax) {
+                throw Status.RESOURCE_EXHAUSTED.withDescription("the answer is over the client's limit of " + bytesMax
+                        + " bytes").asRuntimeException();
+            }
+            bytes.writeBytes(next.toByteArray());
+        }
+        return bytes.toByteArray();
+    }
+
     private static <ResponseT> ResponseT answer(Future<ResponseT> response) throws InterruptedException {
         try {
             return response.get();

@@ -40,6 +40,13 @@ final class PeerFrames {
         INSTALL_SNAPSHOT(3, InstallSnapshotRequestProto.parser(), InstallSnapshotReplyProto.parser()),
         START_LEADER_ELECTION(4, StartLeaderElectionRequestProto.parser(), StartLeaderElectionReplyProto.parser()),
         READ_INDEX(5, ReadIndexRequestProto.parser(), ReadIndexReplyProto.parser()),
+        /**
+         * Fencer's own call, not Raft's: which format level the called peer's release reads (an empty request, an
+         * {@code Int32Value} answer). A peer of a release before format levels answers it {@link #REFUSED}, as any
+         * kind it does not know, and keeps the connection: that answer means the previous release's level.
+         */
+        FORMAT_LEVEL(6, org.apache.ratis.thirdparty.com.google.protobuf.Empty.parser(),
+                org.apache.ratis.thirdparty.com.google.protobuf.Int32Value.parser()),
         /** An answer only: the call was not carried out; the body says why. */
         REFUSED(127, null, null);
 

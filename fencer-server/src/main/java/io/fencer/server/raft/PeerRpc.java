@@ -1,6 +1,7 @@
 package io.fencer.server.raft;
 
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.lock.LockStateMachine;
 import io.fencer.server.raft.PeerAdmission.Refusal;
 import io.fencer.server.net.RefusalLog;
 import io.fencer.server.raft.PeerFrames.Frame;
@@ -317,6 +318,28 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         return (StartLeaderElectionReplyProto) send(Kind.START_LEADER_ELECTION, request, request.getServerRequest());
     }
 
+    /**
+     * Asks {@code peer} which format level its release reads: {@link LockStateMachine#FORMAT_LEVEL_PREVIOUS} when it
+     * refuses the call, as a peer of the release before format levels does; fails when it cannot be reached.
+     */
+    CompletableFuture<Integer> formatLevelOf(RaftPeerId peer) {
+        try {
+            return link(peer).call(Kind.FORMAT_LEVEL,
+                    org.apache.ratis.thirdparty.com.google.protobuf.Empty.getDefaultInstance())
+                    .handle((reply, error) -> {
+                        if (error == null) {
+                            return ((org.apache.ratis.thirdparty.com.google.protobuf.Int32Value) reply).getValue();
+                        }
+                        if (ErrorCatalogue.unwrap(error) instanceof PeerRefusedException) {
+                            return LockStateMachine.FORMAT_LEVEL_PREVIOUS;
+                        }
+                        throw new java.util.concurrent.CompletionException(error);
+                    });
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
     /** The asynchronous call Ratis makes of a leader: a follower's read index, for a linearizable read on it. */
     @Override
     public RaftServerAsynchronousProtocol async() {
@@ -429,6 +452,8 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
                         server.installSnapshot((InstallSnapshotRequestProto) request));
                 case START_LEADER_ELECTION -> CompletableFuture.completedFuture(
                         server.startLeaderElection((StartLeaderElectionRequestProto) request));
+                case FORMAT_LEVEL -> CompletableFuture.completedFuture(
+                        org.apache.ratis.thirdparty.com.google.protobuf.Int32Value.of(LockStateMachine.FORMAT_LEVEL));
                 case REFUSED -> throw new IllegalArgumentException("a refusal is an answer, not a call");
             };
         } catch (IOException | RuntimeException e) {

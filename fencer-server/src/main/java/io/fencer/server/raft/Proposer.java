@@ -349,7 +349,7 @@ public final class Proposer implements AutoCloseable {
         return RaftClientRequest.newBuilder()
                 .setClientId(clientId)
                 .setServerId(raft.selfId())
-                .setGroupId(RaftNode.GROUP_ID)
+                .setGroupId(raft.groupId())
                 .setCallId(callId)
                 .setMessage(message)
                 .setType(type)

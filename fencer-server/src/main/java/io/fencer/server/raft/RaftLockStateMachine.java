@@ -227,6 +227,26 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         return counts;
     }
 
+    /**
+     * Starts from {@code base} instead of an empty state: a restored peer's seed ({@link RestoreSeed}). Called before
+     * the Ratis server starts; a snapshot of this peer's own, which includes the seed, replaces it when there is one.
+     */
+    void seed(LockStateMachine base) {
+        Objects.requireNonNull(base, "base");
+        lock.lock();
+        try {
+            if (getLastAppliedTermIndex() != null && getLastAppliedTermIndex().getIndex() >= 0) {
+                throw new IllegalStateException("a seed replaces the state of a peer that has applied nothing yet");
+            }
+            machine = base;
+            counts = new Counts(machine.sessionCount(), machine.lockCount(), machine.waiterCount());
+            usage.clear();
+            usage.putAll(machine.usageByIdentity());
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Runs {@code reader} on the current state under the apply lock; not linearizable (see the class doc). */
     public <T> T readLocal(Function<LockStateMachine, T> reader) {
         lock.lock();
@@ -276,7 +296,9 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     }
 
     /**
-     * Refuses a proposal that is not a current-version command batch before it reaches the log. The codec still
+     * Refuses a proposal that is not a current-version command batch before it reaches the log: version 4, which
+     * every peer of a group at format level 4 reads, or version 5, which the codec writes only for a command of level
+     * 5 (the leader proposes those only once every peer reads them, see {@link FormatLevelGate}). The codec still
      * decodes version 1, the previous release's, whose commands are applied without the secret check (they carry
      * no secret hash): that is for entries already in an upgraded log only, never for new ones. A halted peer
      * refuses every proposal: it would never apply it, while the other peers would.
@@ -288,10 +310,12 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         ApplyHalt halted = halt;
         if (halted != null) {
             transaction.setException(new UnavailableException(halted.message()));
-        } else if (content.isEmpty() || content.byteAt(0) != CommandCodec.VERSION) {
+        } else if (content.isEmpty() || (content.byteAt(0) != CommandCodec.VERSION_FOUR
+                && content.byteAt(0) != CommandCodec.VERSION)) {
             int version = content.isEmpty() ? -1 : Byte.toUnsignedInt(content.byteAt(0));
             transaction.setException(new IllegalArgumentException("a proposed command batch has version " + version
-                    + ", but only version " + CommandCodec.VERSION + " is accepted into the log"));
+                    + ", but only versions " + CommandCodec.VERSION_FOUR + " and " + CommandCodec.VERSION
+                    + " are accepted into the log"));
         }
         return transaction;
     }
@@ -547,7 +571,8 @@ public final class RaftLockStateMachine extends BaseStateMachine {
 
     private void loadSnapshot(SingleFileSnapshotInfo snapshot) throws IOException {
         if (snapshot == null) {
-            LOG.info("no snapshot: starting from an empty state and the log");
+            LOG.info("no snapshot: starting from {} and the log", machine.generation() > 0
+                    ? "the restored seed (generation " + machine.generation() + ")" : "an empty state");
             return;
         }
         Path file = snapshot.getFile().getPath();

@@ -90,12 +90,14 @@ public final class RaftNode implements AutoCloseable {
     private final Map<RaftPeerId, String> clientAddresses;
     private final IntSupplier boundClientPort;
     private final String host;
+    private final RaftGroupId groupId;
 
-    private RaftNode(RaftServer server, RaftLockStateMachine stateMachine, RaftPeerId selfId,
+    private RaftNode(RaftServer server, RaftGroupId groupId, RaftLockStateMachine stateMachine, RaftPeerId selfId,
             Map<RaftPeerId, String> clientAddresses, IntSupplier boundClientPort, String host) throws IOException {
         this.server = server;
+        this.groupId = groupId;
         this.stateMachine = stateMachine;
-        this.division = server.getDivision(GROUP_ID);
+        this.division = server.getDivision(groupId);
         this.submitter = division instanceof RaftClientAsynchronousProtocol direct ? direct : server;
         this.selfId = selfId;
         this.clientAddresses = clientAddresses;
@@ -133,7 +135,15 @@ public final class RaftNode implements AutoCloseable {
             PeerHandshake.idBytes(peer.getId().toString()); // every id must fit in a handshake
         }
         Path raftDirectory = config.dataDir().resolve("raft");
-        boolean existing = Files.isDirectory(raftDirectory.resolve(GROUP_ID.getUuid().toString()));
+        io.fencer.lock.BackupFile.Contents seed = RestoreSeed.read(config.dataDir(), stateMachine.limits());
+        RaftGroupId groupId = RestoreSeed.groupId(seed);
+        if (seed != null) {
+            stateMachine.seed(seed.machine(stateMachine.limits()));
+            LOG.info("restored peer: starts from the seed {} (restored from a backup of group {} at log index {}),"
+                    + " in group {}", config.dataDir().resolve(RestoreSeed.FILE_NAME), seed.sourceGroup(),
+                    seed.appliedIndex(), groupId.getUuid());
+        }
+        boolean existing = Files.isDirectory(raftDirectory.resolve(groupId.getUuid().toString()));
         Files.createDirectories(raftDirectory);
         RaftProperties properties = properties(config, raftDirectory, raftPort);
         PeerTransport.checkHeap(peers.size(), PeerTransport.frameBytesMax(properties),
@@ -141,7 +151,7 @@ public final class RaftNode implements AutoCloseable {
         GroupSecret secret = groupSecret(config, tls, peers.size(), raftPort);
         RaftServer server = RaftServer.newBuilder()
                 .setServerId(selfId)
-                .setGroup(RaftGroup.valueOf(GROUP_ID, peers))
+                .setGroup(RaftGroup.valueOf(groupId, peers))
                 .setStateMachine(stateMachine)
                 .setProperties(properties)
                 .setParameters(PeerTransport.parameters(tls, secret, config.ticker()))
@@ -151,7 +161,7 @@ public final class RaftNode implements AutoCloseable {
         LOG.info("raft peer {} started on {}:{} ({} storage in {}, peers authenticated by {}), group {}", config.id(),
                 config.host(), raftPort, existing ? "recovered" : "new", raftDirectory,
                 describeAuth(config.peerAuth(), tls), peers);
-        return new RaftNode(server, stateMachine, selfId, clientAddresses, boundClientPort, config.host());
+        return new RaftNode(server, groupId, stateMachine, selfId, clientAddresses, boundClientPort, config.host());
     }
 
     /**
@@ -280,7 +290,7 @@ public final class RaftNode implements AutoCloseable {
      */
     public long takeSnapshot(Duration timeout) throws IOException {
         RaftClientReply reply = server.snapshotManagement(SnapshotManagementRequest.newCreate(ClientId.randomId(),
-                selfId, GROUP_ID, 0, timeout.toMillis(), 1));
+                selfId, groupId, 0, timeout.toMillis(), 1));
         if (!reply.isSuccess()) {
             throw new IOException("peer " + selfId + " took no snapshot: " + reply.getException());
         }
@@ -288,6 +298,33 @@ public final class RaftNode implements AutoCloseable {
     }
 
     /** Returns true while this peer is the group's leader (it may not have applied earlier terms yet). */
+    /** Returns the Raft group this peer belongs to: Fencer's one group, or a restored group's own. */
+    public RaftGroupId groupId() {
+        return groupId;
+    }
+
+    /** Returns the server's Raft port transport, or null when Ratis runs another (never, outside tests). */
+    PeerRpc peerRpc() {
+        return server.getServerRpc() instanceof PeerRpc rpc ? rpc : null;
+    }
+
+    /** Returns the ids of every peer of the current configuration, voters and learners, this one too. */
+    java.util.Collection<RaftPeerId> configurationPeers() {
+        java.util.Set<RaftPeerId> ids = new java.util.LinkedHashSet<>();
+        for (RaftPeer peer : division.getRaftConf().getAllPeers()) {
+            ids.add(peer.getId());
+        }
+        for (RaftPeer peer : division.getRaftConf().getAllPeers(RaftPeerRole.LISTENER)) {
+            ids.add(peer.getId());
+        }
+        return ids;
+    }
+
+    /** Returns this peer's id. */
+    public String peerId() {
+        return selfId.toString();
+    }
+
     public boolean isLeader() {
         return division.getInfo().isLeader();
     }

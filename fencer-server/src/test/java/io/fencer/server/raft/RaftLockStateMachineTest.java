@@ -53,12 +53,12 @@ class RaftLockStateMachineTest {
                 Arrays.copyOf(valid, valid.length / 2),
                 Arrays.copyOf(valid, valid.length + 3), // trailing bytes
                 bytes(out -> {
-                    out.writeByte(CommandCodec.VERSION);
+                    out.writeByte(CommandCodec.VERSION_FOUR);
                     out.writeInt(1);
                     out.writeByte(99); // no command has tag 99
                 }),
                 bytes(out -> {
-                    out.writeByte(CommandCodec.VERSION);
+                    out.writeByte(CommandCodec.VERSION_FOUR);
                     out.writeInt(1);
                     out.writeByte(1); // an OpenSession without its request id and identity
                     out.writeInt(-1);
@@ -71,7 +71,7 @@ class RaftLockStateMachineTest {
                     out.writeInt(0);
                 }),
                 bytes(out -> {
-                    out.writeByte(CommandCodec.VERSION);
+                    out.writeByte(CommandCodec.VERSION_FOUR);
                     out.writeInt(Integer.MAX_VALUE); // a count the bytes cannot hold
                 }),
                 new byte[0]);

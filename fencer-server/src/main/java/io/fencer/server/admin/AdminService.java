@@ -1,0 +1,142 @@
+package io.fencer.server.admin;
+
+import com.google.protobuf.ByteString;
+import io.fencer.api.v1.AdminGrpc;
+import io.fencer.api.v1.BackupChunk;
+import io.fencer.api.v1.BackupRequest;
+import io.fencer.api.v1.StatusRequest;
+import io.fencer.api.v1.StatusResponse;
+import io.fencer.core.NotLeaderException;
+import io.fencer.core.UnavailableException;
+import io.fencer.lock.BackupFile;
+import io.fencer.lock.LockStateMachine;
+import io.fencer.server.auth.Authorizer;
+import io.fencer.server.auth.Permission;
+import io.fencer.server.raft.ApplyHalt;
+import io.fencer.server.raft.Proposer;
+import io.fencer.server.raft.RaftLockStateMachine;
+import io.fencer.server.raft.RaftNode;
+import io.fencer.server.rpc.Replies;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.util.function.LongSupplier;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Admin service of the wire contract (admin.proto): a peer's status, and backups. Its semantics are the
+ * contract's; this class checks access, reads the state and streams the file.
+ */
+public final class AdminService extends AdminGrpc.AdminImplBase {
+    private static final Logger LOG = LoggerFactory.getLogger(AdminService.class);
+    /** The most bytes of a backup in one message. */
+    static final int CHUNK_BYTES_MAX = 1 << 20;
+
+    private final RaftNode raft;
+    private final RaftLockStateMachine stateMachine;
+    private final Proposer proposer;
+    private final Authorizer authorizer;
+    private final LongSupplier wallClockMillis;
+
+    /**
+     * @param wallClockMillis the time written into a backup's head, for people to read; nothing depends on it
+     */
+    public AdminService(RaftNode raft, RaftLockStateMachine stateMachine, Proposer proposer, Authorizer authorizer,
+            LongSupplier wallClockMillis) {
+        this.raft = raft;
+        this.stateMachine = stateMachine;
+        this.proposer = proposer;
+        this.authorizer = authorizer;
+        this.wallClockMillis = wallClockMillis;
+    }
+
+    @Override
+    public void status(StatusRequest request, StreamObserver<StatusResponse> out) {
+        StatusResponse response = null;
+        Throwable error = null;
+        try {
+            authorizer.checkSomewhere(Permission.READ);
+            StatusResponse.Builder status = stateMachine.readLocal(machine -> StatusResponse.newBuilder()
+                    .setGroupFormatLevel(machine.formatLevel()).setGeneration(machine.generation())
+                    .setHighestToken(machine.highestToken()));
+            String leader = raft.leaderClientAddress();
+            response = status.setPeerId(raft.peerId()).setReleaseFormatLevel(LockStateMachine.FORMAT_LEVEL)
+                    .setAppliedIndex(raft.appliedIndex()).setLeader(raft.isLeader())
+                    .setLeaderAddress(leader == null ? "" : leader).build();
+        } catch (RuntimeException e) {
+            error = e;
+        }
+        Replies.send(out, response, error);
+    }
+
+    @Override
+    public void backup(BackupRequest request, StreamObserver<BackupChunk> out) {
+        ServerCallStreamObserver<BackupChunk> call = (ServerCallStreamObserver<BackupChunk>) out;
+        try {
+            authorizer.checkPrefix(Permission.ADMIN, "");
+            checkLeader();
+        } catch (RuntimeException e) {
+            Replies.send(out, null, e);
+            return;
+        }
+        Stream stream = new Stream(call);
+        call.setOnReadyHandler(stream::drain); // only while this method runs, so before the file exists
+        RaftGroupId group = raft.groupId();
+        long started = System.nanoTime();
+        proposer.read(machine -> new BackupFile.Contents(BackupFile.Kind.BACKUP, wallClockMillis.getAsLong(),
+                group.getUuid(), stateMachine.getLastAppliedTermIndex().getIndex(), BackupFile.stateOf(machine)))
+                .thenApply(BackupFile::write)
+                .whenComplete((file, error) -> {
+                    if (error != null) {
+                        Replies.send(out, null, error);
+                        return;
+                    }
+                    LOG.info("backup taken: {} bytes of group {} in {} ms", file.length, group.getUuid(),
+                            (System.nanoTime() - started) / 1_000_000);
+                    stream.start(file);
+                });
+    }
+
+    /** A backup file sent in chunks as the client asks for them (its flow control), then the call completed. */
+    private static final class Stream {
+        private final ServerCallStreamObserver<BackupChunk> call;
+        private byte[] file; // guarded by this
+        private int offset; // guarded by this
+        private boolean completed; // guarded by this
+
+        Stream(ServerCallStreamObserver<BackupChunk> call) {
+            this.call = call;
+        }
+
+        synchronized void start(byte[] file) {
+            this.file = file;
+            drain();
+        }
+
+        synchronized void drain() {
+            if (file == null || completed || call.isCancelled()) {
+                return;
+            }
+            while (call.isReady() && offset < file.length) {
+                int length = Math.min(CHUNK_BYTES_MAX, file.length - offset);
+                call.onNext(BackupChunk.newBuilder().setData(ByteString.copyFrom(file, offset, length)).build());
+                offset += length;
+            }
+            if (offset == file.length) {
+                completed = true;
+                call.onCompleted();
+            }
+        }
+    }
+
+    private void checkLeader() {
+        ApplyHalt halted = stateMachine.halt();
+        if (halted != null) {
+            throw new UnavailableException(halted.message());
+        }
+        if (!raft.isLeader()) {
+            throw new NotLeaderException(raft.leaderClientAddress());
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package io.fencer.server.raft;
+
+import io.fencer.lock.BackupFile;
+import io.fencer.lock.Limits;
+import io.fencer.lock.LockStateMachine;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.apache.ratis.protocol.RaftGroupId;
+
+/**
+ * The seed of a restored peer: {@code dataDir/}{@value #FILE_NAME}, written by {@code fencer restore} from a backup
+ * and read when the peer starts. The one place the seed's file is placed and the restored group's id derived.
+ *
+ * <p>Every peer of a restored group starts from the same seed: its state machine starts from the seed's state
+ * instead of an empty one (until it has a snapshot of its own, which includes the seed), and its Raft group id is
+ * derived from the seed's digest. So a peer restored from another backup or with another generation, or not restored
+ * at all, is of another group: Ratis refuses its messages, and no group can mix a restored state with an empty one.
+ */
+public final class RestoreSeed {
+    /** The seed's file name in a data directory. */
+    public static final String FILE_NAME = "restore.seed";
+
+    private RestoreSeed() {}
+
+    /** Returns the seed of {@code dataDir}, or null when the peer was not restored. */
+    static BackupFile.Contents read(Path dataDir, Limits limits) throws IOException {
+        Path file = dataDir.resolve(FILE_NAME);
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            return null;
+        }
+        return BackupFile.read(Files.readAllBytes(file), BackupFile.Kind.SEED, file.toString(), limits);
+    }
+
+    /** Returns the Raft group of a peer restored from {@code seed}, or the one group of Fencer when null. */
+    static RaftGroupId groupId(BackupFile.Contents seed) {
+        if (seed == null) {
+            return RaftNode.GROUP_ID;
+        }
+        return RaftGroupId.valueOf(UUID.nameUUIDFromBytes(("fencer.v1.locks restored " + seed.stateDigest())
+                .getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * Makes {@code dataDir} the data directory of a peer of a group restored from {@code backup}, whose tokens are of
+     * {@code generation}; returns the seed written.
+     *
+     * @param generation the restored group's generation: above the backup's and every token's in it
+     * @throws IOException when {@code dataDir} holds a peer's data already (a restore seeds a new peer only)
+     * @throws IllegalArgumentException when the generation is not above the backup's
+     */
+    public static BackupFile.Contents write(Path dataDir, BackupFile.Contents backup, int generation, Limits limits,
+            long nowMillis) throws IOException {
+        Files.createDirectories(dataDir);
+        try (Stream<Path> entries = Files.list(dataDir)) {
+            if (entries.anyMatch(entry -> !entry.getFileName().toString().endsWith(".secret"))) {
+                throw new IOException("data directory " + dataDir + " is not empty: a restore seeds a new peer's empty"
+                        + " data directory (a group secret file may be there), never one that holds a peer's data");
+            }
+        }
+        LockStateMachine restored = backup.machine(limits).restoredInGeneration(generation);
+        BackupFile.Contents seed = new BackupFile.Contents(BackupFile.Kind.SEED, nowMillis, backup.sourceGroup(),
+                backup.appliedIndex(), BackupFile.stateOf(restored));
+        Path file = dataDir.resolve(FILE_NAME);
+        Path temporary = dataDir.resolve(FILE_NAME + ".tmp");
+        try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE)) {
+            channel.write(java.nio.ByteBuffer.wrap(BackupFile.write(seed)));
+            channel.force(true);
+        }
+        Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
+        try (FileChannel directory = FileChannel.open(dataDir, StandardOpenOption.READ)) {
+            directory.force(true);
+        }
+        return seed;
+    }
+
+    /** Returns the id of the group a peer restored from {@code seed} belongs to, as operators see it. */
+    public static String groupName(BackupFile.Contents seed) {
+        return groupId(seed).getUuid().toString();
+    }
+}

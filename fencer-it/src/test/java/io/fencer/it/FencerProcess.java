@@ -31,12 +31,16 @@ final class FencerProcess implements AutoCloseable {
     private final Path log;
 
     private FencerProcess(String name, List<String> arguments, Path log) throws IOException {
+        this(name, System.getProperty("java.class.path"), arguments, log);
+    }
+
+    private FencerProcess(String name, String classPath, List<String> arguments, Path log) throws IOException {
         this.name = name;
         this.log = log;
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(List.of("-ea", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), "io.fencer.cli.Main"));
+                "-cp", classPath, "io.fencer.cli.Main"));
         command.addAll(arguments);
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(log.toFile());
         process = builder.start();
@@ -53,11 +57,23 @@ final class FencerProcess implements AutoCloseable {
 
     /** Starts a lock server on {@code ports} with {@code data}, and waits until it reports a known leader. */
     static FencerProcess server(String name, Path data, Ports ports, String... extra) throws IOException {
+        return start(name, data.getParent(), serverArguments(data, ports, extra));
+    }
+
+    /** As {@link #server}, running the release in the jar {@code releaseJar} instead of this build's classes. */
+    static FencerProcess serverOfRelease(Path releaseJar, String name, Path data, Ports ports, String... extra)
+            throws IOException {
+        Files.createDirectories(data.getParent());
+        return new FencerProcess(name, releaseJar.toString(), serverArguments(data, ports, extra),
+                data.getParent().resolve(name + ".log"));
+    }
+
+    private static List<String> serverArguments(Path data, Ports ports, String... extra) {
         List<String> arguments = new ArrayList<>(List.of("server", "--data", data.toString(),
                 "--port", Integer.toString(ports.client()), "--admin-port", Integer.toString(ports.admin()),
                 "--raft-port", Integer.toString(ports.raft())));
         arguments.addAll(httpOffUnlessAsked(extra));
-        return start(name, data.getParent(), arguments);
+        return arguments;
     }
 
     /**
@@ -181,6 +197,12 @@ final class FencerProcess implements AutoCloseable {
     /** Resumes a frozen process (SIGCONT). */
     void resume() {
         signal("CONT");
+    }
+
+    /** Asks the process to stop (SIGTERM), as an operator's upgrade does, and waits for it to exit. */
+    int terminate(Duration timeout) {
+        signal("TERM");
+        return awaitExit(timeout);
     }
 
     /** Kills the process at once (SIGKILL): no shutdown hook, no flush. */

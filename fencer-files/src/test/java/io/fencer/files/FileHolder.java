@@ -29,7 +29,7 @@ public final class FileHolder {
         Path dir = Path.of(args[1]);
         String lock = args[2];
         FencerClient fencer = Fencer.connect(endpoint);
-        Session session = fencer.openSession(Duration.ofSeconds(2));
+        Session session = fencer.openSession(Duration.ofSeconds(4));
         Grant grant = session.lock(lock).acquire(Duration.ofSeconds(60));
         FencingToken token = grant.token();
         FencedDirectory files = FencedDirectory.open(dir, lock);

@@ -30,7 +30,7 @@ public final class KafkaHolder {
         String topic = args[3];
         boolean fenced = args[4].equals("fenced");
         FencerClient fencer = Fencer.connect(args[0]);
-        Session session = fencer.openSession(Duration.ofSeconds(2));
+        Session session = fencer.openSession(Duration.ofSeconds(4));
         Grant grant = session.lock(lock).acquire(Duration.ofSeconds(60));
         FencingToken token = grant.token();
         Map<String, Object> config = KafkaFencingProcessTest.producerConfig(args[1]);

@@ -1,7 +1,7 @@
 package io.fencer.cli;
 
 import io.fencer.client.FencerClient;
-import io.fencer.client.PeerStatus;
+import io.fencer.client.ServerStatus;
 import io.fencer.core.FencingToken;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -27,7 +27,7 @@ final class StatusCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PeerStatus status;
+        ServerStatus status;
         try (FencerClient fencer = client.connect()) {
             status = fencer.status();
         }

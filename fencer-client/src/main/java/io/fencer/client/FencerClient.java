@@ -51,7 +51,7 @@ public interface FencerClient extends AutoCloseable {
      * Returns the status of the peer this client reaches (any peer answers; not linearizable). Needs {@code read}
      * permission on some name under ACLs.
      */
-    PeerStatus status();
+    ServerStatus status();
 
     /**
      * Takes a backup of the group's lock state on the leader: the bytes of the file {@code fencer restore} reads (a

@@ -7,7 +7,7 @@ import io.fencer.client.FencedStore;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
-import io.fencer.client.PeerStatus;
+import io.fencer.client.ServerStatus;
 import io.fencer.client.Session;
 import io.fencer.client.StaleWriteException;
 import io.fencer.core.FencingToken;
@@ -68,7 +68,7 @@ class BackupRestoreProcessTest {
         try (FencerClient fencer = client(endpoints);
                 FencedStore store = Fencer.newStoreBuilder().endpoint(storePorts.endpoint())
                         .callTimeout(Duration.ofSeconds(30)).build()) {
-            PeerStatus status = fencer.status();
+            ServerStatus status = fencer.status();
             assertThat(status.generation()).isEqualTo(1);
             assertThat(status.groupFormatLevel()).isEqualTo(5);
             Session session = fencer.openSession(Duration.ofSeconds(30));

@@ -17,7 +17,7 @@ import io.fencer.api.v1.StatusResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.client.FencerClient;
 import io.fencer.client.LockStatus;
-import io.fencer.client.PeerStatus;
+import io.fencer.client.ServerStatus;
 import io.fencer.client.SemaphoreStatus;
 import io.fencer.client.Session;
 import io.fencer.client.TokenStatus;
@@ -165,11 +165,11 @@ public final class DefaultFencerClient implements FencerClient {
     }
 
     @Override
-    public PeerStatus status() {
+    public ServerStatus status() {
         checkOpen();
         StatusResponse status = router.call("Status",
                 calls -> calls.call(AdminGrpc.getStatusMethod(), StatusRequest.getDefaultInstance()));
-        return new PeerStatus(status.getPeerId(), status.getReleaseFormatLevel(), status.getGroupFormatLevel(),
+        return new ServerStatus(status.getPeerId(), status.getReleaseFormatLevel(), status.getGroupFormatLevel(),
                 status.getGeneration(), status.getHighestToken(), status.getAppliedIndex(), status.getLeader(),
                 status.getLeaderAddress());
     }

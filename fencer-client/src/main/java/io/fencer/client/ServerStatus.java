@@ -14,5 +14,5 @@ package io.fencer.client;
  * @param leader true when the peer leads the group
  * @param leaderAddress the leader's client address as the peer knows it, or empty
  */
-public record PeerStatus(String peerId, int releaseFormatLevel, int groupFormatLevel, int generation,
+public record ServerStatus(String peerId, int releaseFormatLevel, int groupFormatLevel, int generation,
         long highestToken, long appliedIndex, boolean leader, String leaderAddress) {}

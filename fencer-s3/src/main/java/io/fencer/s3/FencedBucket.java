@@ -115,8 +115,9 @@ public final class FencedBucket {
      * Writes (creates or replaces) object {@code name} with {@code content} when the fence admits {@code token}, and
      * raises the fence to it.
      *
-     * @throws StaleTokenException when a newer token (AT_LEAST), or the same or newer (STRICT), was accepted, before
-     *     or while this write ran; the fence and the current object are as they were
+     * @throws StaleObjectWriteException (a {@link StaleTokenException}) when a newer token (AT_LEAST), or the same or
+     *     newer (STRICT), was accepted, before or while this write ran; the fence and the current object are as the
+     *     newer holder left them
      * @throws ScopeMismatchException when the token belongs to another lock; nothing was read or written
      * @throws ModeMismatchException when the token is a shared (reader's) grant; nothing was read or written
      * @throws InvalidArgumentException when the name is empty, longer than {@link #NAME_BYTES_MAX} bytes or holds a
@@ -137,7 +138,7 @@ public final class FencedBucket {
                     + InvalidArgumentException.printable(name) + "' of " + content.length
                     + " bytes is larger than contentBytesMax " + contentBytesMax);
         }
-        ObjectStore.Fence fence = admit(readFence(), token, name);
+        ObjectStore.Fence fence = admit(readFence(), token, name, false);
         String dataKey = prefix + DATA_FOLDER + String.format("%019d", token.value()) + "-"
                 + UUID.randomUUID().toString().replace("-", "");
         store.createData(dataKey, content, Map.of(META_TOKEN, Long.toString(token.value()),
@@ -165,7 +166,7 @@ public final class FencedBucket {
     public void delete(FencingToken token, String name) {
         checkToken(token);
         checkName(name);
-        commit(admit(readFence(), token, name), token, name, null);
+        commit(admit(readFence(), token, name, false), token, name, null);
     }
 
     /**
@@ -241,10 +242,12 @@ public final class FencedBucket {
     }
 
     /** Refuses {@code token} unless {@code fence} admits it and has room for {@code name}; returns the fence. */
-    private ObjectStore.Fence admit(ObjectStore.Fence fence, FencingToken token, String name) {
+    private ObjectStore.Fence admit(ObjectStore.Fence fence, FencingToken token, String name, boolean atCommit) {
         FenceState state = fence.state();
         if (!policy.admits(token.value(), state.accepted())) {
-            throw new StaleTokenException(scope, token.value(), state.accepted(), policy);
+            FenceState.Entry current = state.objects().get(name);
+            throw new StaleObjectWriteException(new StaleTokenException(scope, token.value(), state.accepted(), policy),
+                    name, atCommit, current == null ? FencingToken.NONE : current.token());
         }
         if (!state.objects().containsKey(name) && state.objects().size() >= objectsMax) {
             throw new LimitExceededException("objectsMax", objectsMax, "fenced bucket s3://" + store.bucket() + "/"
@@ -276,7 +279,7 @@ public final class FencedBucket {
                 return; // an earlier attempt committed, though its answer was lost (the SDK retried it)
             }
             try {
-                admit(fence, token, name);
+                admit(fence, token, name, true);
             } catch (RuntimeException refused) {
                 if (created != null) {
                     store.deleteQuietly(created);
@@ -382,7 +385,8 @@ public final class FencedBucket {
         /** The most objects the fenced bucket tracks (default 10,000): each is a line of the fence object. */
         public Builder objectsMax(int objectsMax) {
             if (objectsMax < 1 || objectsMax > OBJECTS_MAX_DEFAULT) {
-                throw new IllegalArgumentException("objectsMax must be in [1, " + OBJECTS_MAX_DEFAULT + "] (the fence object holds a line each), got " + objectsMax);
+                throw new IllegalArgumentException("objectsMax must be in [1, " + OBJECTS_MAX_DEFAULT
+                        + "] (the fence object holds a line each), got " + objectsMax);
             }
             this.objectsMax = objectsMax;
             return this;

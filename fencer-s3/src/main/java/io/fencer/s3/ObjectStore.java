@@ -90,8 +90,16 @@ final class ObjectStore {
 
     /** Creates data object {@code key}, refusing to replace any object already there (If-None-Match: *). */
     void createData(String key, byte[] content, Map<String, String> metadata) {
-        s3.putObject(b -> b.bucket(bucket).key(key).metadata(metadata).ifNoneMatch("*"),
-                RequestBody.fromBytes(content));
+        try {
+            s3.putObject(b -> b.bucket(bucket).key(key).metadata(metadata).ifNoneMatch("*"),
+                    RequestBody.fromBytes(content));
+        } catch (S3Exception e) {
+            // The key is new to this write (a random suffix): an object there can only be this write's own, put by
+            // an earlier attempt whose answer was lost before the SDK retried it.
+            if (e.statusCode() != PRECONDITION_FAILED) {
+                throw e;
+            }
+        }
     }
 
     /**

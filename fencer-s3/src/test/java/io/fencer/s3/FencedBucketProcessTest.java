@@ -67,7 +67,8 @@ class FencedBucketProcessTest {
             a.send("write-fenced");
 
             assertThat(a.awaitLine("", WAIT)).startsWith("REFUSED stale token reports-before#" + tokenA.value())
-                    .contains("accepted token is reports-before#" + tokenB.value());
+                    .contains("accepted token is reports-before#" + tokenB.value())
+                    .contains("was refused at the token check, before anything was written");
             assertObjectOfB(prefix, "reports-before", tokenB);
             a.send("exit");
         }
@@ -90,7 +91,9 @@ class FencedBucketProcessTest {
             a.send("go");
 
             assertThat(a.awaitLine("", WAIT)).startsWith("REFUSED stale token reports-inside#" + tokenA.value())
-                    .contains("accepted token is reports-inside#" + tokenB.value());
+                    .contains("accepted token is reports-inside#" + tokenB.value())
+                    .contains("passed the token check, but before its commit the fence was replaced by a holder of "
+                            + tokenB);
             assertObjectOfB(prefix, "reports-inside", tokenB);
             assertThat(keys(prefix)).as("A's data object was deleted: the fence and B's object remain").hasSize(2);
             a.send("exit");

@@ -81,7 +81,9 @@ class FencedBucketTest {
         List<String> before = keys(prefix(test));
 
         assertThatThrownBy(() -> bucket.write(new FencingToken("reports", 33), "daily.csv", bytes("from 33")))
-                .isInstanceOfSatisfying(StaleTokenException.class, e -> {
+                .isInstanceOfSatisfying(StaleObjectWriteException.class, e -> {
+                    assertThat(e.atCommit()).isFalse();
+                    assertThat(e.diagnose()).contains("refused at the token check, before anything was written");
                     assertThat(e.presented()).isEqualTo(33);
                     assertThat(e.accepted()).isEqualTo(34);
                     assertThat(e.scope()).isEqualTo("reports");
@@ -208,7 +210,14 @@ class FencedBucketTest {
         b.write(new FencingToken("reports", 34), "daily.csv", bytes("from 34"));
         bCommitted.countDown();
 
-        assertThatThrownBy(() -> aWrite.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(StaleTokenException.class);
+        assertThatThrownBy(() -> aWrite.get(30, TimeUnit.SECONDS)).cause()
+                .isInstanceOfSatisfying(StaleObjectWriteException.class, e -> {
+                    assertThat(e.atCommit()).isTrue();
+                    assertThat(e.acceptedToken()).isEqualTo(new FencingToken("reports", 34));
+                    assertThat(e.currentWriter()).contains(new FencingToken("reports", 34));
+                    assertThat(e.diagnose())
+                            .contains("before its commit the fence was replaced by a holder of reports#34");
+                });
         assertThat(aAttempts).as("A did reach its commit, and lost it").hasValue(1);
         FencedObject current = b.read("daily.csv").orElseThrow();
         assertThat(text(current)).isEqualTo("from 34");

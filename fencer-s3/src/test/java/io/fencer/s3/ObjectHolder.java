@@ -5,7 +5,6 @@ import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import io.fencer.core.FencingToken;
-import io.fencer.core.StaleTokenException;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -62,8 +61,8 @@ public final class ObjectHolder {
         try {
             bucket.write(token, NAME, content);
             System.out.println("WROTE");
-        } catch (StaleTokenException e) {
-            System.out.println("REFUSED " + e.getMessage());
+        } catch (StaleObjectWriteException e) {
+            System.out.println("REFUSED " + e.getMessage() + " | " + e.diagnose());
         }
     }
 

@@ -12,9 +12,11 @@ import io.fencer.core.Sequencer;
 import io.fencer.core.StaleTokenException;
 import io.fencer.core.TokenKeys;
 import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import software.amazon.awssdk.services.s3.S3Client;
 
@@ -68,6 +70,10 @@ public final class FencedBucket {
     public static final int COMMIT_ATTEMPTS_MAX = 16;
     /** How often a read follows the fence again when the data object it named was superseded meanwhile. */
     public static final int READ_ATTEMPTS_MAX = 8;
+    /** The most data objects one {@link #sweep()} looks at. */
+    public static final int SWEEP_KEYS_MAX = 10_000;
+    /** The digits of the token in a data object's key: zero-padded, so that keys sort by token. */
+    private static final int TOKEN_DIGITS = 19;
     /** The user metadata of a data object: the token value that wrote it, its scope and name (base64url). */
     static final String META_TOKEN = "fencer-token";
     static final String META_SCOPE = "fencer-scope";
@@ -139,7 +145,7 @@ public final class FencedBucket {
                     + " bytes is larger than contentBytesMax " + contentBytesMax);
         }
         ObjectStore.Fence fence = admit(readFence(), token, name, false);
-        String dataKey = prefix + DATA_FOLDER + String.format("%019d", token.value()) + "-"
+        String dataKey = prefix + DATA_FOLDER + String.format("%0" + TOKEN_DIGITS + "d", token.value()) + "-"
                 + UUID.randomUUID().toString().replace("-", "");
         store.createData(dataKey, content, Map.of(META_TOKEN, Long.toString(token.value()),
                 META_SCOPE, FenceState.b64(scope), META_NAME, FenceState.b64(name)));
@@ -208,6 +214,43 @@ public final class FencedBucket {
         checkName(name);
         return Optional.ofNullable(readFence().state().objects().get(name))
                 .map(entry -> new FencingToken(scope, entry.token()));
+    }
+
+    /**
+     * Deletes the data objects that no write can commit any more: those the fence does not name whose token is below
+     * the accepted one. A writer that died between creating its data object and its commit leaves one; a write still
+     * in flight with such a token can only be refused, since the fence moved past it after that write read it. Looks
+     * at most {@link #SWEEP_KEYS_MAX} data objects per call.
+     *
+     * @return the number of data objects deleted
+     */
+    public int sweep() {
+        FenceState state = readFence().state();
+        Set<String> live = new HashSet<>();
+        state.objects().values().forEach(entry -> live.add(entry.dataKey()));
+        int deleted = 0;
+        String folder = prefix + DATA_FOLDER;
+        for (String key : store.listKeys(folder, SWEEP_KEYS_MAX)) {
+            long token = dataKeyToken(key.substring(folder.length()));
+            if (token != FencingToken.NONE && token < state.accepted() && !live.contains(key)) {
+                store.deleteQuietly(key);
+                deleted++;
+            }
+        }
+        return deleted;
+    }
+
+    /** The token of a data object's key (after the folder), or NONE when the key is not one a write makes. */
+    private static long dataKeyToken(String rest) {
+        int dash = rest.indexOf('-');
+        if (dash != TOKEN_DIGITS || rest.indexOf('/') >= 0) {
+            return FencingToken.NONE;
+        }
+        try {
+            return Long.parseLong(rest.substring(0, dash));
+        } catch (NumberFormatException e) {
+            return FencingToken.NONE;
+        }
     }
 
     /** Returns the highest token accepted. */

@@ -4,6 +4,7 @@ import io.fencer.core.LimitExceededException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import software.amazon.awssdk.core.ResponseInputStream;
@@ -12,6 +13,7 @@ import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
 import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
  * The S3 requests of a fenced bucket: the fence object read with its ETag and replaced only on a matching ETag, data
@@ -124,6 +126,12 @@ final class ObjectStore {
         } catch (RuntimeException e) {
             // an unreferenced data object left behind costs storage, never correctness
         }
+    }
+
+    /** Lists the keys under {@code prefix}, at most {@code keysMax} of them, in key order. */
+    List<String> listKeys(String prefix, int keysMax) {
+        return s3.listObjectsV2Paginator(b -> b.bucket(bucket).prefix(prefix).maxKeys(Math.min(keysMax, 1000)))
+                .contents().stream().limit(keysMax).map(S3Object::key).toList();
     }
 
     private record Read(GetObjectResponse response, byte[] bytes, boolean tooLarge) {}

@@ -167,7 +167,7 @@ public final class FencedBucket {
      * Removes object {@code name} when the fence admits {@code token}, and raises the fence to it; removing a name
      * that is not there still raises the fence.
      *
-     * @throws StaleTokenException as {@link #write(FencingToken, String, byte[])}
+     * @throws StaleObjectWriteException as {@link #write(FencingToken, String, byte[])}
      */
     public void delete(FencingToken token, String name) {
         checkToken(token);

@@ -350,6 +350,7 @@ public final class FencedBucket {
 
     static void checkName(String name) {
         Objects.requireNonNull(name, "name");
+        LockNames.check("object", name); // valid UTF-8 (no lone surrogate), no control character, at most 256 bytes
         int bytes = name.getBytes(StandardCharsets.UTF_8).length;
         String why = null;
         if (bytes == 0 || bytes > NAME_BYTES_MAX) {
@@ -393,12 +394,15 @@ public final class FencedBucket {
 
         private static String checkPrefix(String prefix) {
             Objects.requireNonNull(prefix, "prefix");
+            if (!prefix.isEmpty()) {
+                LockNames.check("prefix", prefix); // valid UTF-8: the fence names data objects by their keys
+            }
             int bytes = prefix.getBytes(StandardCharsets.UTF_8).length;
             if (bytes > PREFIX_BYTES_MAX || (!prefix.isEmpty() && !prefix.endsWith("/"))
-                    || prefix.chars().anyMatch(Character::isISOControl)) {
+                    || prefix.codePoints().anyMatch(c -> Character.getType(c) == Character.FORMAT)) {
                 throw new InvalidArgumentException("prefix", prefix, "prefix '" + InvalidArgumentException.printable(
                         prefix) + "' refused: it must be empty or end with '/', be at most " + PREFIX_BYTES_MAX
-                        + " bytes of UTF-8 (it is " + bytes + ") and hold no control character");
+                        + " bytes of UTF-8 (it is " + bytes + ") and hold no invisible format character");
             }
             return prefix;
         }

@@ -146,6 +146,12 @@ class FencedBucketTest {
 
         assertThatThrownBy(() -> bucket.write(token, "", bytes("x"))).isInstanceOf(InvalidArgumentException.class);
         assertThatThrownBy(() -> bucket.write(token, "a\nb", bytes("x"))).isInstanceOf(InvalidArgumentException.class);
+        assertThatThrownBy(() -> bucket.write(token, "a\u200Eb", bytes("x")))
+                .isInstanceOf(InvalidArgumentException.class);
+        assertThatThrownBy(() -> bucket.write(token, "a\uD800b", bytes("x")))
+                .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("surrogate");
+        assertThatThrownBy(() -> FencedBucket.open(s3, S3TestServer.BUCKET, "no-slash", "reports"))
+                .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("end with '/'");
         assertThatThrownBy(() -> bucket.write(token, "n".repeat(256), bytes("x")))
                 .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("256 bytes");
         assertThatThrownBy(() -> bucket.write(token, "big", new byte[17]))

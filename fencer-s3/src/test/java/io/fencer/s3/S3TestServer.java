@@ -20,6 +20,10 @@ import software.amazon.awssdk.services.s3.S3Client;
  * the S3 REST API with conditional writes, in the test's JVM on free ports of 127.0.0.1, storing under a directory of
  * the test's. It starts once per test JVM (a Spring Boot start takes seconds) and every test uses buckets or prefixes
  * of its own.
+ *
+ * <p>S3Mock checks a put's {@code If-Match} and then stores the object in two steps, not atomically against a
+ * simultaneous put of the same key (AWS S3 applies them atomically): the tests order racing requests deterministically
+ * rather than rely on that.
  */
 final class S3TestServer {
     static final String BUCKET = "fencer-test";

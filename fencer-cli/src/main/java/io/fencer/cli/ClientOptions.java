@@ -23,6 +23,9 @@ final class ClientOptions {
     @Mixin
     ClientTlsOptions tls;
 
+    @Mixin
+    TimeoutOptions timeouts;
+
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;
 
@@ -37,11 +40,11 @@ final class ClientOptions {
             throw new ParameterException(command.commandLine(), "--server names " + endpoints.size()
                     + " endpoints, more than the " + ENDPOINTS_MAX + " allowed");
         }
-        return tls.apply(Fencer.newBuilder().endpoints(endpoints.toArray(String[]::new)));
+        return timeouts.apply(tls.apply(Fencer.newBuilder().endpoints(endpoints.toArray(String[]::new))));
     }
 
     /** Returns a store client builder for {@code endpoint}, with the same TLS options as the group's. */
     FencedStore.Builder storeBuilder(String endpoint) {
-        return tls.apply(Fencer.newStoreBuilder().endpoint(endpoint));
+        return timeouts.apply(tls.apply(Fencer.newStoreBuilder().endpoint(endpoint)));
     }
 }

@@ -29,6 +29,9 @@ final class StoreClientOptions {
     @Mixin
     ClientTlsOptions tls;
 
+    @Mixin
+    TimeoutOptions timeouts;
+
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;
 
@@ -46,12 +49,12 @@ final class StoreClientOptions {
             throw new ParameterException(command.commandLine(), "--server names " + lockService.size()
                     + " endpoints, more than the " + ClientOptions.ENDPOINTS_MAX + " allowed");
         }
-        return tls.apply(Fencer.newBuilder().endpoints(lockService.toArray(String[]::new))).build();
+        return timeouts.apply(tls.apply(Fencer.newBuilder().endpoints(lockService.toArray(String[]::new)))).build();
     }
 
     /** Connects to the store, diagnosing with {@code lockService} when not null; the caller closes it. */
     FencedStore connectStore(FencerClient lockService) {
-        FencedStore.Builder builder = tls.apply(Fencer.newStoreBuilder().endpoint(store));
+        FencedStore.Builder builder = timeouts.apply(tls.apply(Fencer.newStoreBuilder().endpoint(store)));
         if (lockService != null) {
             builder.lockService(lockService);
         }

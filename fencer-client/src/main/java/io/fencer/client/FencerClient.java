@@ -63,6 +63,15 @@ public interface FencerClient extends AutoCloseable {
          */
         Builder callTimeout(Duration timeout);
 
+        /**
+         * How long a call keeps retrying while no server has ever answered this client and every endpoint refuses
+         * the connection or names an unknown host (default: the call timeout, at most). Then the call fails with an
+         * {@link io.fencer.core.UnavailableException} naming the endpoints and why, having sent nothing. Once a
+         * server has answered, refusals count as a peer restarting or failing over and get the whole call timeout.
+         * The {@code fencer} command sets a second, so that a mistyped address or a server not started fails fast.
+         */
+        Builder unreachableTimeout(Duration timeout);
+
         /** The time source for keepalives and lease accounting (default {@link Ticker#system()}). */
         Builder ticker(Ticker ticker);
 

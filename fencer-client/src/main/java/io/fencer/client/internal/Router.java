@@ -86,6 +86,8 @@ final class Router implements AutoCloseable {
     private final Map<String, Peer> peers = new ConcurrentHashMap<>();
     private final Map<String, Long> suspectedUntilNanos = new ConcurrentHashMap<>();
     private final long callTimeoutNanos;
+    /** How long a call retries while no endpoint has ever answered and none accepts a connection. */
+    private final long unreachableTimeoutNanos;
     private final long attemptTimeoutNanos;
     private final RetryBudget.Sleeper sleeper;
     private final ClientTransport transport;
@@ -93,18 +95,22 @@ final class Router implements AutoCloseable {
     private final boolean pipelining;
     private volatile String current;
     private volatile boolean closed;
+    /** Whether a server has ever answered a call (with a result or an error): then refusals are transient. */
+    private volatile boolean answered;
 
-    Router(List<String> endpoints, long callTimeoutNanos, ClientTransport transport, boolean pipelining) {
-        this(endpoints, callTimeoutNanos, RetryBudget.SYSTEM, transport, pipelining);
+    Router(List<String> endpoints, long callTimeoutNanos, long unreachableTimeoutNanos, ClientTransport transport,
+            boolean pipelining) {
+        this(endpoints, callTimeoutNanos, unreachableTimeoutNanos, RetryBudget.SYSTEM, transport, pipelining);
     }
 
     /** Makes a plaintext router whose retries wait with {@code sleeper}: tests make it oversleep. */
     Router(List<String> endpoints, long callTimeoutNanos, RetryBudget.Sleeper sleeper) {
-        this(endpoints, callTimeoutNanos, sleeper, ClientTransport.plaintext(), PIPELINING_DEFAULT);
+        this(endpoints, callTimeoutNanos, callTimeoutNanos, sleeper, ClientTransport.plaintext(),
+                PIPELINING_DEFAULT);
     }
 
-    private Router(List<String> endpoints, long callTimeoutNanos, RetryBudget.Sleeper sleeper,
-            ClientTransport transport, boolean pipelining) {
+    private Router(List<String> endpoints, long callTimeoutNanos, long unreachableTimeoutNanos,
+            RetryBudget.Sleeper sleeper, ClientTransport transport, boolean pipelining) {
         if (endpoints.isEmpty()) {
             throw new IllegalArgumentException("at least one endpoint (host:port) is required");
         }
@@ -120,6 +126,7 @@ final class Router implements AutoCloseable {
         }
         this.endpoints = new CopyOnWriteArrayList<>(checked);
         this.callTimeoutNanos = callTimeoutNanos;
+        this.unreachableTimeoutNanos = unreachableTimeoutNanos;
         // An attempt gets a third of the budget, so a hung peer (paused, partitioned) leaves time for the others.
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
         this.sleeper = sleeper;
@@ -198,34 +205,52 @@ final class Router implements AutoCloseable {
 
     /** Runs {@code attempt} on the leader, retrying elsewhere within the client's call timeout. */
     <T> T call(String operation, Attempt<T> attempt) {
-        return call(operation, callTimeoutNanos, attempt);
+        return call(operation, callTimeoutNanos, true, attempt);
+    }
+
+    /** Runs {@code attempt}, a read that changes nothing, as {@link #call(String, Attempt)} does. */
+    <T> T read(String operation, Attempt<T> attempt) {
+        return call(operation, callTimeoutNanos, false, attempt);
+    }
+
+    /** Runs {@code attempt}, which may change state, retrying for {@code budgetNanos}. */
+    <T> T call(String operation, long budgetNanos, Attempt<T> attempt) {
+        return call(operation, budgetNanos, true, attempt);
     }
 
     /**
      * Runs {@code attempt} on the leader, retrying on the leader or the next endpoint until {@code budgetNanos}
-     * has passed.
+     * has passed; or, while no server has ever answered this router, until every endpoint has refused the
+     * connection (or has an unknown host) for the unreachable timeout.
      *
-     * @throws UnavailableException when no endpoint answered within the budget; the call may have taken effect
+     * @throws UnavailableException when no endpoint answered within the budget; a call that {@code changesState}
+     *     may have taken effect
      * @throws io.fencer.core.FencerException of the server's reason when the server refused the call
      * @throws IllegalStateException when the client is closed
      */
-    <T> T call(String operation, long budgetNanos, Attempt<T> attempt) {
-        RetryBudget budget = new RetryBudget(budgetNanos, sleeper);
+    private <T> T call(String operation, long budgetNanos, boolean changesState, Attempt<T> attempt) {
+        RetryBudget budget = new RetryBudget(budgetNanos, sleeper, changesState);
         String endpoint = current;
         Set<String> tried = null; // made on the first failure: the common call succeeds at once
         boolean pausedLast = true;
         while (true) {
             Peer peer = peer(endpoint);
             try {
-                return attempt.run(new AttemptCalls(peer.channel(), peer.pipeline(),
+                T result = attempt.run(new AttemptCalls(peer.channel(), peer.pipeline(),
                         Math.min(budget.remainingNanos(), attemptTimeoutNanos)));
+                answered = true;
+                return result;
             } catch (StatusRuntimeException failure) {
+                answered |= !Unreachable.is(failure);
                 if (!isRetryable(failure) || closed || Thread.currentThread().isInterrupted()) {
                     throw WireErrors.toException(failure);
                 }
                 budget.failed(failure);
                 tried = tried == null ? new LinkedHashSet<>() : tried;
                 tried.add(endpoint);
+                if (!answered && tried.containsAll(endpoints) && budget.unreachableFor(unreachableTimeoutNanos)) {
+                    throw unreachable(operation, tried, budget);
+                }
                 String next = onFailure(endpoint, failure);
                 long backoffNanos = budget.nextBackoffNanos();
                 // Follow a named leader at once, but not twice in a row: two peers naming each other must not spin.
@@ -362,7 +387,15 @@ final class Router implements AutoCloseable {
         return new UnavailableException(operation + " failed: no leader answered within "
                 + NANOSECONDS.toMillis(budgetNanos) + " ms; endpoints tried: " + String.join(", ", tried)
                 + " (known: " + String.join(", ", endpoints) + "); last error: " + budget.lastErrors()
-                + "; the call may or may not have taken effect", budget.lastFailure());
+                + budget.outcome(), budget.lastFailure());
+    }
+
+    /** The failure of a call that reached no server: say where it tried and why each endpoint could not be reached. */
+    private UnavailableException unreachable(String operation, Set<String> tried, RetryBudget budget) {
+        String why = Unreachable.why(budget.lastFailure()).orElse("unreachable");
+        return new UnavailableException(operation + " failed: cannot connect to " + String.join(", ", tried)
+                + " (" + why + ", for " + NANOSECONDS.toMillis(unreachableTimeoutNanos) + " ms); nothing was sent",
+                budget.lastFailure());
     }
 
     /** Returns a one-line account of a failed call: status, description, and the transport's own cause. */

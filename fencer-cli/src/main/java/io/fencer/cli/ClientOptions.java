@@ -15,9 +15,10 @@ final class ClientOptions {
     /** The most endpoints one command accepts; a group has 1, 3 or 5 peers. */
     static final int ENDPOINTS_MAX = 16;
 
-    @Option(names = "--server", split = ",", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
-            converter = Converters.Endpoint.class,
-            description = "Client addresses of the group's peers, comma-separated (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--server", split = ",", paramLabel = "HOST:PORT",
+            defaultValue = "${env:FENCER_SERVER:-127.0.0.1:7070}", converter = Converters.Endpoint.class,
+            description = "Client addresses of the group's peers, comma-separated (env FENCER_SERVER; default: "
+                    + "${DEFAULT-VALUE}).")
     List<String> endpoints;
 
     @Mixin

@@ -15,10 +15,10 @@ import picocli.CommandLine.Spec;
  * a stale refusal is then diagnosed with; and the TLS both are reached with.
  */
 final class StoreClientOptions {
-    @Option(names = "--store", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
+    @Option(names = "--store", paramLabel = "HOST:PORT", defaultValue = "${env:FENCER_STORE:-127.0.0.1:7070}",
             converter = Converters.Endpoint.class,
-            description = "The store's address: a store-server, or a server hosting the store (default: "
-                    + "${DEFAULT-VALUE}).")
+            description = "The store's address: a store-server, or a server hosting the store (env FENCER_STORE; "
+                    + "default: ${DEFAULT-VALUE}).")
     String store;
 
     @Option(names = "--server", split = ",", paramLabel = "HOST:PORT", converter = Converters.Endpoint.class,

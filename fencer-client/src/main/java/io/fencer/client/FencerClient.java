@@ -59,7 +59,10 @@ public interface FencerClient extends AutoCloseable {
         /**
          * How long one call may take, retries on other endpoints included (default 10 s): each attempt on one
          * endpoint gets at most a third of it (at least 1 s) before the call moves on, and when it is spent the call
-         * fails with {@link io.fencer.core.UnavailableException}. An acquire gets its wait on top of it.
+         * fails with {@link io.fencer.core.UnavailableException}. An acquire gets its wait on top of it. A call that a
+         * peer answers NOT_LEADER follows the leader it names at once, and from the first such answer keeps trying
+         * through the election for at least 3 s (two election timeouts, the vote and the new leader's first commit),
+         * even when that outlasts this timeout.
          */
         Builder callTimeout(Duration timeout);
 

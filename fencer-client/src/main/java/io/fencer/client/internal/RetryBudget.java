@@ -36,7 +36,7 @@ final class RetryBudget {
     static final Sleeper SYSTEM = NANOSECONDS::sleep;
 
     private final long startNanos = System.nanoTime();
-    private final long deadlineNanos;
+    private long deadlineNanos;
     private final Sleeper sleeper;
     /** Whether the call may change state: only then may an unknown outcome have taken effect. */
     private final boolean changesState;
@@ -58,6 +58,18 @@ final class RetryBudget {
         this.deadlineNanos = System.nanoTime() + budgetNanos;
         this.sleeper = sleeper;
         this.changesState = changesState;
+    }
+
+    /** Moves the deadline to {@code nanos} (on {@link System#nanoTime()}) when that is later; never earlier. */
+    void extendTo(long nanos) {
+        if (nanos - deadlineNanos > 0) {
+            deadlineNanos = nanos;
+        }
+    }
+
+    /** Returns the call's budget: its own, or longer once {@link #extendTo} moved the deadline. */
+    long budgetNanos() {
+        return deadlineNanos - startNanos;
     }
 
     /** Returns the time left for the next attempt: at least 1 ns, since the first attempt always runs. */

@@ -32,6 +32,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * new), or to the next endpoint when it names none; any other UNAVAILABLE (refused, reset, no leader yet) and
  * DEADLINE_EXCEEDED move to the next endpoint. Retries pause with exponential backoff and jitter, and stop when
  * the call's budget is spent, with an {@link UnavailableException} naming the endpoints tried and the last error.
+ * Once a peer has answered that it is not the leader, the budget lasts at least {@link #ELECTION_WAIT_NANOS} from
+ * that answer, so that a call made during an election outlives it.
  * Every call retried here must be idempotent: callers that create state carry a request id fixed per logical call.
  *
  * <p>Budgets are measured with {@link System#nanoTime()}, not the client's injected ticker: gRPC deadlines run
@@ -41,6 +43,14 @@ final class Router implements AutoCloseable {
     /** The shortest time one attempt may take before the call moves on, unless the whole budget is shorter. */
     private static final long ATTEMPT_NANOS_MIN = MILLISECONDS.toNanos(1_000);
     private static final long SHUTDOWN_WAIT_MILLIS = 1_000;
+    /**
+     * How long a call keeps trying, at the least, once a peer has answered that it is not the leader (or that the
+     * group cannot serve yet): the group is electing. An election takes an election timeout (400–800 ms) and a vote,
+     * a split vote another timeout, and the new leader must commit once before it serves; three seconds cover two
+     * election timeouts and those steps with room for a loaded machine. A call whose own budget is shorter (a short
+     * {@code callTimeout}, or one spent on a peer that stopped answering) gets this much from the first such answer.
+     */
+    static final long ELECTION_WAIT_NANOS = MILLISECONDS.toNanos(3_000);
     private static final System.Logger LOG = System.getLogger(Router.class.getName());
 
     /** The blocking part of one attempt: unary calls through {@code calls}, which carry the attempt's deadline. */
@@ -233,6 +243,7 @@ final class Router implements AutoCloseable {
         String endpoint = current;
         Set<String> tried = null; // made on the first failure: the common call succeeds at once
         boolean pausedLast = true;
+        boolean electing = false;
         while (true) {
             Peer peer = peer(endpoint);
             try {
@@ -246,6 +257,10 @@ final class Router implements AutoCloseable {
                     throw WireErrors.toException(failure);
                 }
                 budget.failed(failure);
+                if (!electing && answeredByGroup(failure)) {
+                    electing = true; // from now on the call waits out an election at the least
+                    budget.extendTo(System.nanoTime() + ELECTION_WAIT_NANOS);
+                }
                 tried = tried == null ? new LinkedHashSet<>() : tried;
                 tried.add(endpoint);
                 if (!answered && tried.containsAll(endpoints) && budget.unreachableFor(unreachableTimeoutNanos)) {
@@ -258,12 +273,26 @@ final class Router implements AutoCloseable {
                         ? 0 : backoffNanos;
                 pausedLast = pauseNanos > 0;
                 if (!budget.pauseBeforeRetry(operation, pauseNanos)) {
-                    throw unavailable(operation, budgetNanos, tried, budget);
+                    throw unavailable(operation, tried, budget);
                 }
                 endpoint = next;
                 resetBackoffIfFailing(peer(endpoint));
             }
         }
+    }
+
+    /**
+     * Returns true when a peer of the group answered that it cannot serve the call now: NOT_LEADER (with or without
+     * a leader's address), or UNAVAILABLE with Fencer's error detail (a leader not ready yet). The group is then
+     * electing or about to serve, unlike a peer that refuses connections or does not answer at all.
+     */
+    static boolean answeredByGroup(Throwable failure) {
+        if (Status.fromThrowable(failure).getCode() != Status.Code.UNAVAILABLE) {
+            return false;
+        }
+        Optional<ErrorDetail> detail = WireErrors.detail(failure);
+        return detail.isPresent() && (detail.get().getReason() == Reason.REASON_NOT_LEADER
+                || detail.get().getReason() == Reason.REASON_UNAVAILABLE);
     }
 
     /**
@@ -382,10 +411,10 @@ final class Router implements AutoCloseable {
         }
     }
 
-    private UnavailableException unavailable(String operation, long budgetNanos, Set<String> tried,
-            RetryBudget budget) {
+    private UnavailableException unavailable(String operation, Set<String> tried, RetryBudget budget) {
         return new UnavailableException(operation + " failed: no leader answered within "
-                + NANOSECONDS.toMillis(budgetNanos) + " ms; endpoints tried: " + String.join(", ", tried)
+                + NANOSECONDS.toMillis(budget.budgetNanos()) + " ms; endpoints tried: "
+                + String.join(", ", tried)
                 + " (known: " + String.join(", ", endpoints) + "); last error: " + budget.lastErrors()
                 + budget.outcome(), budget.lastFailure());
     }

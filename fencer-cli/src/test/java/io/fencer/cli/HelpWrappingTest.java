@@ -21,7 +21,7 @@ class HelpWrappingTest {
      * "e." of an "e.g." cut in two.
      */
     private static final Pattern CUT_TOKEN = Pattern.compile(
-            "(^|\\s)(\\.|\\p{Lower}\\.|\\S*\\[\\.|[^\\s)\\]]*[/.][^\\s)\\]]*[^.)\\]]\\.|[^\\s)\\]]+/)$");
+            "(^|\\s)(\\.|[ei]\\.|\\S*\\[\\.|[^\\s)\\]]*[/.][^\\s)\\]]*[^.)\\]>]\\.|[^\\s)\\]]+/)$");
     /** A line that ends inside a hyphenated word: "fail-" then "closed" on the next line. */
     private static final Pattern CUT_HYPHEN = Pattern.compile("\\p{Alpha}-$");
 
@@ -68,6 +68,8 @@ class HelpWrappingTest {
         assertThat(CUT_TOKEN.matcher("   The grant's sequencer, fencer1.<lock>.<value>[.").find()).isTrue();
         assertThat(CUT_TOKEN.matcher("   whose lease ended.").find()).as("a sentence's end").isFalse();
         assertThat(CUT_TOKEN.matcher("   (default: port + 3, e.").find()).isTrue();
+        assertThat(CUT_TOKEN.matcher("   the command fails after 1 s.").find()).as("a unit").isFalse();
+        assertThat(CUT_TOKEN.matcher("   signature fencer1.<lock>.<value>.<kid>.<mac>.").find()).isFalse();
         assertThat(CUT_TOKEN.matcher("   (default: 10s).").find()).isFalse();
         assertThat(CUT_TOKEN.matcher("   comma-separated (default: 127.0.0.1:7070).").find()).isFalse();
         assertThat(CUT_TOKEN.matcher("   [--peers=ID=HOST:PORT[:RAFTPORT]...]]...").find()).as("a synopsis").isFalse();

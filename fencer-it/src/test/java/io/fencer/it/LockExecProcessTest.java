@@ -127,7 +127,11 @@ class LockExecProcessTest {
         arguments.addAll(List.of("--", "sh", "-c", "(trap '' TERM; while :; do date +%s%N >> '" + ticks
                 + "'; sleep 0.05; done) & wait"));
         exec = FencerProcess.start("exec", dir, arguments);
-        await().atMost(PATIENCE).until(() -> tickCount() >= 3);
+        try {
+            await().atMost(PATIENCE).until(() -> tickCount() >= 3);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("the command did not tick; fencer's log:\n" + exec.logText(), e);
+        }
         long child = ProcessHandle.of(exec.pid()).orElseThrow().children().findFirst().orElseThrow().pid();
         long groupId = Processes.groupOf(child).orElseThrow();
         assertThat(groupId == child).as("the command leads its own group").isEqualTo(!signalChildOnly);

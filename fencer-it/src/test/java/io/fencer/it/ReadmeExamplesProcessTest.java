@@ -28,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>What the runner does for the person (and nothing else): {@code ./fencer} is this build's command (a script
  * running this JVM's class path); the README's ports (7070 and its neighbours, 7170, 7270) are moved to free ones,
  * through {@code FENCER_SERVER} and {@code FENCER_STORE} for commands that name none and {@code --port} for a server
- * that names none; {@code /tmp/} is the test's directory. A {@code ./fencer server} line runs in the background, and
+ * that names none; {@code /tmp/} is a directory of the test's own. A {@code ./fencer server} line runs in the background, and
  * the next client line waits until every server started printed "serving on" (a server that creates the group
  * secret file is waited for until the file exists, as a person starts the next peer after the first). A line whose
  * comment says {@code holds until Ctrl-C} gets SIGINT once it printed its first line, and must exit 0; a comment
@@ -164,7 +164,7 @@ class ReadmeExamplesProcessTest {
 
     /** Returns {@code text} with the README's ports moved to this run's and {@code /tmp/} to the test's directory. */
     private String ports(String text) {
-        Matcher port = README_PORT.matcher(text.replace("/tmp/", dir + "/"));
+        Matcher port = README_PORT.matcher(text.replace("/tmp/", dir + "/tmp/"));
         StringBuilder moved = new StringBuilder();
         while (port.find()) {
             int peer = Integer.parseInt(port.group(1));
@@ -176,6 +176,7 @@ class ReadmeExamplesProcessTest {
     }
 
     private Process start(String command, Path log) throws IOException {
+        Files.createDirectories(dir.resolve("tmp"));
         ProcessBuilder builder = new ProcessBuilder("bash", "-c", "exec " + command).directory(dir.toFile())
                 .redirectError(log.toFile());
         environment(builder.environment());
@@ -237,6 +238,17 @@ class ReadmeExamplesProcessTest {
     @FunctionalInterface
     private interface Check {
         boolean holds() throws Exception;
+    }
+
+    private static void await(Check check, String what) throws Exception {
+        long deadline = System.nanoTime() + LINE_TIMEOUT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (check.holds()) {
+                return;
+            }
+            FencerProcess.pause(100);
+        }
+        throw new AssertionError("not within " + LINE_TIMEOUT + ": " + what);
     }
 
     private record Result(int exitCode, String output) {}

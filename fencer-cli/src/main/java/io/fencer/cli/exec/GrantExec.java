@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 /**
@@ -58,7 +59,11 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
             status = supervise(session, grant, environment.apply(grant), stopRequested);
         } catch (Throwable e) {
             closeAfterFailure(grant, e);
-            closeAll(fencer, session, null, 0);
+            try {
+                closeAll(fencer, session, null, 0);
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
             throw e;
         }
         if (status != ChildSupervisor.EXIT_LEASE_LOST) {
@@ -84,9 +89,11 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
      * expires. What is left undone when the wait ends is dropped with the process.
      */
     private void releaseAfterLoss(FencerClient fencer, Session session, Grant grant) throws InterruptedException {
+        AtomicBoolean released = new AtomicBoolean();
         Thread releaser = new Thread(() -> {
             try (fencer; session) {
                 grant.close();
+                released.set(true);
             } catch (RuntimeException e) {
                 err.println("fencer: could not release " + grant.token() + ": " + e.getMessage()
                         + "; the service frees it when the session expires");
@@ -96,7 +103,7 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
         releaser.setDaemon(true);
         releaser.start();
         releaser.join(RELEASE_AFTER_LOSS_MAX.toMillis());
-        if (releaser.isAlive()) {
+        if (releaser.isAlive() && !released.get()) {
             err.println("fencer: could not release " + grant.token() + " within "
                     + RELEASE_AFTER_LOSS_MAX.toMillis() + " ms; the service frees it when the session expires");
             err.flush();

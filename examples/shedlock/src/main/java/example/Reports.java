@@ -16,6 +16,6 @@ public class Reports {
 
     @Transactional
     public void write(FencingToken token, LocalDate day, long total) {
-        fence.executeUpdate(token, "INSERT INTO report(day, total) VALUES (?, ?)", day, total);
+        fence.executeUpdate(token, "INSERT INTO report(report_day, total) VALUES (?, ?)", day, total);
     }   // StaleTokenException once another node's run has written: rolled back, and the transaction cannot commit
 }

@@ -60,6 +60,8 @@ public final class Main implements Runnable {
     static final Map<String, String> NETTY_DEFAULTS = Map.of(
             "io.grpc.netty.shaded.io.netty.leakDetection.level", "disabled",
             "io.grpc.netty.shaded.io.netty.recycler.maxCapacityPerThread", "0");
+    /** The deepest cause chain {@link #hint} looks through; gRPC wraps a transport's error a few levels down. */
+    private static final int CAUSE_DEPTH_MAX = 8;
     private static final String JUL_FORMAT_PROPERTY = "java.util.logging.SimpleFormatter.format";
     /** gRPC and Netty log through java.util.logging; held here because JUL keeps loggers only weakly. */
     private static final List<Logger> QUIETED_LOGGERS = new ArrayList<>();
@@ -113,6 +115,11 @@ public final class Main implements Runnable {
             logger.setLevel(Level.WARNING);
             QUIETED_LOGGERS.add(logger);
         }
+        // A host name that does not resolve makes gRPC log a warning with a stack trace per attempt; the command
+        // reports it in one line of its own ("unknown host"), so those warnings say nothing more.
+        Logger channels = Logger.getLogger("io.grpc.internal.ManagedChannelImpl");
+        channels.setLevel(Level.SEVERE);
+        QUIETED_LOGGERS.add(channels);
     }
 
     /** Runs {@code args} in process, writing to {@code out} and {@code err}; returns the exit code. */
@@ -159,7 +166,7 @@ public final class Main implements Runnable {
 
     private static int handleExecutionException(Exception exception, CommandLine commandLine, ParseResult parsed) {
         PrintWriter err = commandLine.getErr();
-        err.println("fencer: " + message(exception));
+        err.println("fencer: " + message(exception) + hint(exception));
         if (root(commandLine).verbose) {
             exception.printStackTrace(err);
         }
@@ -187,6 +194,24 @@ public final class Main implements Runnable {
             return "interrupted";
         }
         return message != null ? message : exception.getClass().getName();
+    }
+
+    /**
+     * Returns what to add to the message of a command that reached no server: the likely cause and its remedy.
+     * A refused connection or an unknown host is what a first run without a server looks like.
+     */
+    static String hint(Throwable exception) {
+        Throwable cause = exception;
+        for (int depth = 0; cause != null && depth < CAUSE_DEPTH_MAX; depth++) {
+            if (cause instanceof java.net.UnknownHostException) {
+                return "; check the host name";
+            }
+            if (cause instanceof java.net.ConnectException) {
+                return "; is a server running? start one with ./fencer server";
+            }
+            cause = cause.getCause();
+        }
+        return "";
     }
 
     private static Main root(CommandLine commandLine) {

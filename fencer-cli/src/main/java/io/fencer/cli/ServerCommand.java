@@ -44,7 +44,8 @@ final class ServerCommand implements Callable<Integer> {
     static final int DEFAULT_PORT = 7070;
 
     @Option(names = "--data", paramLabel = "DIR", defaultValue = "fencer-data",
-            description = "Data directory: Raft log and snapshots (default: ./${DEFAULT-VALUE}).")
+            description = "Data directory: Raft log and snapshots (default: ${DEFAULT-VALUE} in the working "
+                    + "directory).")
     Path dataDir;
 
     @Option(names = "--host", paramLabel = "HOST",
@@ -123,9 +124,9 @@ final class ServerCommand implements Callable<Integer> {
     Duration linger;
 
     @Option(names = "--http-port", paramLabel = "PORT",
-            description = "HTTP port serving every unary method of Locks and Store in the Connect protocol (POST "
-                    + "/fencer.v1.Locks/Acquire, JSON or binary bodies; HTTPS with --tls-*); 0 = off (default: "
-                    + "port + 3, e.g. 7073; any free port when --port is 0).")
+            description = "HTTP port of the Connect protocol: each unary method of Locks and Store is a POST to "
+                    + "its path, as /fencer.v1.Locks/Acquire, with a JSON or binary body (HTTPS with --tls-*); "
+                    + "0 = off (default: port + 3, 7073 for the default port; any free port when --port is 0).")
     Integer httpPort;
 
     @Option(names = "--raft-secret-file", paramLabel = "FILE",

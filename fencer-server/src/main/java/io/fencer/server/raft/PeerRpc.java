@@ -17,7 +17,9 @@ import java.time.Duration;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -111,6 +113,13 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     /** Refusals are logged at most once per interval per reason and host, so a stranger cannot flood the log. */
     private final RefusalLog refusals;
     private final Map<Refusal, AtomicLong> refusalCounts = new EnumMap<>(Refusal.class);
+    /**
+     * Failed calls to peers: Ratis retries a call to a dead or unreachable peer at every heartbeat and logs each
+     * tenth failure with its stack trace, so Fencer quiets Ratis's appender and logs here instead, one line per peer
+     * per interval with the count left out, and the stack trace once per peer, at debug.
+     */
+    private final RefusalLog callFailures;
+    private final Set<RaftPeerId> callFailureTracesLogged = ConcurrentHashMap.newKeySet();
     private volatile Channel listening;
 
     private PeerRpc(RaftServer server, PeerTransport type, PeerTransport.Settings settings, PeerHandshake handshake,
@@ -125,6 +134,7 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         this.workerGroup = eventLoops("fencer-raft-port", 2);
         this.linkGroup = linkGroup;
         this.refusals = refusals;
+        this.callFailures = new RefusalLog(settings.ticker(), REFUSALS_LOG_INTERVAL, REFUSALS_LOGGED_APART_MAX);
         for (Refusal refusal : Refusal.values()) {
             refusalCounts.put(refusal, new AtomicLong());
         }
@@ -363,8 +373,24 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         try {
             return link(to).callAndWait(kind, request, settings.requestTimeout().plusMillis(header.getTimeoutMs()));
         } catch (IOException e) {
+            logFailedCall(to, kind, e);
             handleException(to, e, false);
             throw e;
+        }
+    }
+
+    /** Logs a failed call to {@code peer}: at most one line per peer per interval, and its stack trace once. */
+    private void logFailedCall(RaftPeerId peer, Kind kind, IOException failure) {
+        if (failure instanceof PeerRefusedException) {
+            return; // an answer over a sound link, which Ratis handles
+        }
+        long leftOut = callFailures.admit(peer.toString());
+        if (leftOut >= 0) {
+            LOG.warn("{}: calls to peer {} fail: {}{}", getId(), peer, failure.getMessage(),
+                    leftOut > 0 ? " (" + leftOut + " more failed calls since the last such line)" : "");
+        }
+        if (LOG.isDebugEnabled() && callFailureTracesLogged.add(peer)) {
+            LOG.debug("{}: the first failed {} to peer {}", getId(), kind, peer, failure);
         }
     }
 

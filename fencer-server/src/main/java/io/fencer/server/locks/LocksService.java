@@ -487,6 +487,10 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         if (halted != null) {
             throw new UnavailableException(halted.message());
         }
+        String outside = raft.notInGroup();
+        if (outside != null) {
+            throw new UnavailableException(outside); // a removed peer grants nothing, and points nowhere
+        }
         if (!raft.isLeader()) {
             String division = raft.divisionState();
             if (!RaftNode.RUNNING.equals(division)) {

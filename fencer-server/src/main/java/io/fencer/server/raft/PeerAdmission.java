@@ -45,7 +45,9 @@ final class PeerAdmission extends ChannelInboundHandlerAdapter {
         /** No admission within {@link PeerHandshake#TIMEOUT}. */
         LATE("late"),
         /** An admitted peer sent a frame whose body does not parse. */
-        UNREADABLE("unreadable");
+        UNREADABLE("unreadable"),
+        /** The peer proved an id, or made a call as a peer, that the group's current configuration does not hold. */
+        NOT_MEMBER("not-member");
 
         final String tag;
 

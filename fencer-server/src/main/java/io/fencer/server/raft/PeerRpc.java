@@ -227,6 +227,12 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
                     @Override
                     public boolean admit(ChannelHandlerContext context, String peerId) {
                         slot.release();
+                        if (peerId != null && !isMember(peerId)) {
+                            refused(Refusal.NOT_MEMBER, context.channel().remoteAddress(), "it proved to be peer '"
+                                    + peerId + "', which the group's current configuration does not hold (removed,"
+                                    + " or not added yet)");
+                            return false;
+                        }
                         return admitted(context.channel(), peerId);
                     }
 
@@ -392,6 +398,17 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
             }
             Kind kind = frame.kind();
             long callId = frame.callId();
+            String requestor = requestorOf(request);
+            if (requestor != null && !isMember(requestor)) {
+                // A removed peer must not disturb the group: no vote, no append, no read index is taken from it.
+                refused(Refusal.NOT_MEMBER, context.channel().remoteAddress(), "its " + kind + " comes from peer '"
+                        + InvalidArgumentException.printable(requestor) + "', which the group's current "
+                        + "configuration does not hold");
+                context.writeAndFlush(PeerFrames.refusal(context.alloc(), callId, "peer '"
+                        + InvalidArgumentException.printable(requestor) + "' is not in the configuration of peer "
+                        + getId()));
+                return;
+            }
             carryOut(kind, request).whenComplete((reply, error) -> context.writeAndFlush(error == null
                     ? PeerFrames.encode(context.alloc(), kind, callId, reply)
                     : PeerFrames.refusal(context.alloc(), callId, reason(error))));
@@ -455,6 +472,49 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
                     leftOut > 0 ? " (and " + leftOut + " more from that peer since the last such line)" : "");
         }
         return CompletableFuture.failedFuture(new IllegalArgumentException("refused before the log: " + refusal));
+    }
+
+    /**
+     * Returns whether {@code peerId} may call this peer: it is in this peer's current configuration (old or new,
+     * voter or learner), it is the leader this peer follows, or this peer has no configuration yet (it was started to join a group and waits for the
+     * leader, whose id it cannot know).
+     */
+    boolean isMember(String peerId) {
+        RaftServer.Division division;
+        try {
+            division = server.getDivision(RaftNode.GROUP_ID);
+        } catch (IOException e) {
+            return true; // not started yet: the handshake proved the group's secret, Ratis refuses what it must
+        }
+        org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
+        if (conf.getAllPeers().isEmpty()) {
+            return true;
+        }
+        RaftPeerId id = RaftPeerId.valueOf(peerId);
+        if (id.equals(division.getInfo().getLeaderId())) {
+            return true; // a leader that removed itself goes on sending until its change commits and it steps down
+        }
+        return conf.getPeer(id, org.apache.ratis.proto.RaftProtos.RaftPeerRole.FOLLOWER,
+                org.apache.ratis.proto.RaftProtos.RaftPeerRole.LISTENER) != null;
+    }
+
+    /** Returns the id of the peer that made {@code request}, or null for a request that names none. */
+    private static String requestorOf(MessageLite request) {
+        RaftRpcRequestProto header;
+        if (request instanceof AppendEntriesRequestProto append) {
+            header = append.getServerRequest();
+        } else if (request instanceof RequestVoteRequestProto vote) {
+            header = vote.getServerRequest();
+        } else if (request instanceof InstallSnapshotRequestProto snapshot) {
+            header = snapshot.getServerRequest();
+        } else if (request instanceof StartLeaderElectionRequestProto election) {
+            header = election.getServerRequest();
+        } else if (request instanceof ReadIndexRequestProto read) {
+            header = read.getServerRequest();
+        } else {
+            return null;
+        }
+        return header.getRequestorId().isEmpty() ? null : header.getRequestorId().toStringUtf8();
     }
 
     /** Returns how many log entries this port refused before they reached the log ({@link LogEntryShapes}). */

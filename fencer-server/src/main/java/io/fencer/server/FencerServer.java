@@ -431,6 +431,12 @@ public final class FencerServer implements AutoCloseable {
         return node == null ? 0 : node.appliedIndex();
     }
 
+    /** Returns this peer's Raft term (for tests). */
+    long currentTerm() {
+        RaftNode node = raft;
+        return node == null ? 0 : node.currentTerm();
+    }
+
     /** Returns a session as this peer's lock state holds it, or empty (for tests). */
     java.util.Optional<io.fencer.lock.SessionView> session(long sessionId) {
         return stateMachine.readLocal(machine -> machine.session(sessionId));

@@ -46,7 +46,7 @@ final class PeerAdmission extends ChannelInboundHandlerAdapter {
         LATE("late"),
         /** An admitted peer sent a frame whose body does not parse. */
         UNREADABLE("unreadable"),
-        /** The peer proved an id, or made a call as a peer, that the group's current configuration does not hold. */
+        /** An admitted peer made a call (not a vote) as a peer that the group's current configuration does not hold. */
         NOT_MEMBER("not-member");
 
         final String tag;

@@ -227,12 +227,6 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
                     @Override
                     public boolean admit(ChannelHandlerContext context, String peerId) {
                         slot.release();
-                        if (peerId != null && !isMember(peerId)) {
-                            refused(Refusal.NOT_MEMBER, context.channel().remoteAddress(), "it proved to be peer '"
-                                    + peerId + "', which the group's current configuration does not hold (removed,"
-                                    + " or not added yet)");
-                            return false;
-                        }
                         return admitted(context.channel(), peerId);
                     }
 
@@ -399,8 +393,10 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
             Kind kind = frame.kind();
             long callId = frame.callId();
             String requestor = requestorOf(request);
-            if (requestor != null && !isMember(requestor)) {
-                // A removed peer must not disturb the group: no vote, no append, no read index is taken from it.
+            // Votes go to Ratis whoever asks: it counts no vote of a peer outside its configuration (nor moves its term
+            // for one), and a leader answers a removed peer's request to shut down, which only a vote reply carries.
+            if (requestor != null && kind != Kind.REQUEST_VOTE && !isMember(requestor)) {
+                // A removed peer must not disturb the group: no append, snapshot, read index or election it starts.
                 refused(Refusal.NOT_MEMBER, context.channel().remoteAddress(), "its " + kind + " comes from peer '"
                         + InvalidArgumentException.printable(requestor) + "', which the group's current "
                         + "configuration does not hold");

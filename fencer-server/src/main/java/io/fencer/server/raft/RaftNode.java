@@ -351,15 +351,17 @@ public final class RaftNode implements AutoCloseable {
      */
     public String notInGroup() {
         org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
-        if (conf.getPeer(selfId) != null) {
+        List<RaftPeer> current = new ArrayList<>(conf.getCurrentPeers(RaftPeerRole.FOLLOWER));
+        current.addAll(conf.getCurrentPeers(RaftPeerRole.LISTENER));
+        if (current.stream().anyMatch(peer -> peer.getId().equals(selfId))) {
             return null;
         }
-        if (conf.getCurrentPeers().isEmpty()) {
+        if (current.isEmpty()) {
             return "peer " + selfId + " has not been added to the group yet: run `fencer peers add " + selfId
                     + " --raft HOST:PORT --client HOST:PORT` against the group";
         }
-        return "peer " + selfId + " is not in the group's configuration " + describePeers(conf.getCurrentPeers())
-                + ": it was removed, and serves nothing";
+        return "peer " + selfId + " was removed from the group (its configuration is now " + describePeers(current)
+                + "): it serves nothing";
     }
 
     /**

@@ -71,6 +71,18 @@ final class ServerCommand implements Callable<Integer> {
             description = "Every peer of the group, this one included, comma-separated (default: this peer alone).")
     List<ServerConfig.Peer> peers = List.of();
 
+    @Option(names = "--join", split = ",", paramLabel = "HOST:PORT", converter = Converters.Endpoint.class,
+            description = {"Join an existing group instead of founding one: client",
+                "addresses of its peers. This peer waits until the group adds it",
+                "('fencer peers add ID --raft HOST:PORT --client HOST:PORT'),",
+                "at most --join-wait; restart a joined peer with the same flags."})
+    List<String> join = List.of();
+
+    @Option(names = "--join-wait", paramLabel = "DURATION", defaultValue = "5m",
+            converter = Durations.Converter.class,
+            description = "How long --join waits to be added (default: ${DEFAULT-VALUE}).")
+    Duration joinWait;
+
     @Option(names = "--token-key", paramLabel = "FILE",
             description = "Token key file (from 'fencer keygen'): sign every token with its first key, and make the "
                     + "hosted store refuse tokens not signed with its keys (default: unsigned tokens).")
@@ -152,7 +164,14 @@ final class ServerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         ServerConfig config = config();
-        FencerServer server = FencerServer.start(config);
+        JoinSteps joining = join.isEmpty() ? null : new JoinSteps(spec, join, config, tls);
+        if (joining != null && !joining.check()) {
+            return Main.EXIT_NOT_JOINED;
+        }
+        FencerServer server = joining == null ? FencerServer.start(config) : FencerServer.join(config);
+        if (joining != null && !joining.awaitAdded(server, joinWait)) {
+            return Main.EXIT_NOT_JOINED;
+        }
         Thread shutdown = new Thread(server::close, "fencer-server-shutdown");
         Runtime.getRuntime().addShutdownHook(shutdown);
         if (config.acl() != null && !installAclReload(server::reloadAcl)) {
@@ -174,6 +193,14 @@ final class ServerCommand implements Callable<Integer> {
     /** Returns the server settings these options describe; a contradiction among them is a usage error. */
     ServerConfig config() {
         Optional<ServerConfig.Peer> self = peers.stream().filter(peer -> peer.id().equals(id)).findFirst();
+        if (!join.isEmpty() && !peers.isEmpty()) {
+            throw usage("--join and --peers contradict each other: a joining peer takes the group's configuration "
+                    + "from the group; give --join alone");
+        }
+        if (!join.isEmpty() && joinWait.compareTo(JoinSteps.WAIT_MAX) > 0) {
+            throw usage("--join-wait " + Durations.format(joinWait) + " is longer than the "
+                    + Durations.format(JoinSteps.WAIT_MAX) + " allowed");
+        }
         if (!peers.isEmpty() && self.isEmpty()) {
             throw usage("--id " + id + " is not among --peers " + peers.stream().map(ServerConfig.Peer::id)
                     .collect(Collectors.joining(", ")));
@@ -196,7 +223,7 @@ final class ServerCommand implements Callable<Integer> {
         }
         // In the config, -1 is off and 0 any free port; on the command line --http-port 0 is off.
         int http = httpPort != null ? (httpPort == 0 ? -1 : httpPort) : clientPort == 0 ? 0 : clientPort + 3;
-        if (raft == 0 && peers.size() > 1) {
+        if (raft == 0 && (peers.size() > 1 || !join.isEmpty())) {
             throw usage("--raft-port 0 (any free port) works only for a single peer; " + peers.size() + " given");
         }
         if (replySpin.compareTo(ServerConfig.REPLY_SPIN_MAX) > 0) {
@@ -234,7 +261,7 @@ final class ServerCommand implements Callable<Integer> {
             return PeerAuth.insecure();
         }
         if (raftSecretFile == null) {
-            if (peers.size() <= 1) {
+            if (peers.size() <= 1 && join.isEmpty()) {
                 return PeerAuth.defaultFor(data);
             }
             if (tlsFiles != null && tlsFiles.clientCertificatesRequired()) {

@@ -431,6 +431,15 @@ public final class FencerServer implements AutoCloseable {
         return node == null ? 0 : node.appliedIndex();
     }
 
+    /**
+     * Returns why this peer is not in its group's configuration, as a sentence, or null while it is: a peer started
+     * with {@link #join} that the group has not added yet, or a peer the group removed.
+     */
+    public String notInGroup() {
+        RaftNode node = raft;
+        return node == null ? "the server is not running" : node.notInGroup();
+    }
+
     /** Returns this peer's Raft term (for tests). */
     long currentTerm() {
         RaftNode node = raft;

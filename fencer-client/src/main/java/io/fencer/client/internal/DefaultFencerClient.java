@@ -224,6 +224,12 @@ public final class DefaultFencerClient implements FencerClient {
         }
     }
 
+    @Override
+    public io.fencer.client.GroupPeers peers() {
+        checkOpen();
+        return new DefaultGroupPeers(router);
+    }
+
     private void checkOpen() {
         if (closed.get()) {
             throw new IllegalStateException("the FencerClient is closed");

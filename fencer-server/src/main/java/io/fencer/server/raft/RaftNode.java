@@ -259,6 +259,14 @@ public final class RaftNode implements AutoCloseable {
         };
     }
 
+    /**
+     * Returns true when {@code dataDir} holds this group's Raft storage: a restart, where the durable configuration
+     * is in force, rather than a first start.
+     */
+    public static boolean hasGroupStorage(Path dataDir) {
+        return Files.isDirectory(dataDir.resolve("raft").resolve(GROUP_ID.getUuid().toString()));
+    }
+
     /** Registers this peer's metrics of the Raft port: the connections it refused, by reason. */
     public void registerMetrics(MeterRegistry registry) {
         if (server.getServerRpc() instanceof PeerRpc rpc) {

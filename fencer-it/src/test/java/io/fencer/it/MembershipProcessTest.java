@@ -50,6 +50,9 @@ class MembershipProcessTest {
     void stopAll() {
         stop.set(true);
         processes.forEach(FencerProcess::close);
+        if (System.getProperty("fencer.it.printLogs") != null) {
+            processes.forEach(process -> System.out.println("=== " + process + "\n" + process.logText()));
+        }
     }
 
     @Test

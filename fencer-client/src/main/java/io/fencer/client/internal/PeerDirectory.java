@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Keeps the client's endpoints in step with the group's membership: it asks whichever peer the {@link Router}
  * reaches for {@code fencer.v1.Peers/List} when the client starts, every {@link #refreshInterval} after, and soon
- * after a NOT_LEADER answer named a leader the client did not know; the router then knows every peer's client
+ * after a NOT_LEADER answer named a leader the client did not know or a call moved on without a leader named (an
+ * election, a peer that left the group); the router then knows every peer's client
  * address ({@link Router#learnPeers}). So a client configured with peers A, B, C still reaches D once the group
  * added D and removed A, B and C, without a restart.
  *

@@ -95,7 +95,10 @@ final class Router implements AutoCloseable {
     private volatile boolean closed;
     /** The endpoints the client was configured with: membership refreshes never drop them. */
     private final List<String> configured;
-    /** Told when a NOT_LEADER answer names a leader this router did not know (a {@link PeerDirectory} refreshes). */
+    /**
+     * Told when a NOT_LEADER answer names a leader this router did not know, or a call moves on without a leader
+     * named (a {@link PeerDirectory} refreshes).
+     */
     private volatile Runnable unknownLeaderListener = () -> { };
     /** The most endpoints a router knows: configured ones, plus those learned from answers and peer lists. */
     static final int ENDPOINTS_MAX = 64;
@@ -196,7 +199,10 @@ final class Router implements AutoCloseable {
         return List.copyOf(endpoints);
     }
 
-    /** Calls {@code listener} whenever a NOT_LEADER answer names a leader this router did not know. */
+    /**
+     * Calls {@code listener} whenever a NOT_LEADER answer names a leader this router did not know, and whenever a
+     * call moves on to another endpoint without one named; the listener must return at once.
+     */
     void onUnknownLeader(Runnable listener) {
         unknownLeaderListener = listener;
     }
@@ -308,6 +314,9 @@ final class Router implements AutoCloseable {
             current = address;
             return address;
         }
+        // No leader named: an election, or a peer that left the group. The group's list may know peers this
+        // router does not (a PeerDirectory refreshes, at most once a second).
+        unknownLeaderListener.run();
         return advanceFrom(failed);
     }
 

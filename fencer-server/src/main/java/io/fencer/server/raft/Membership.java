@@ -233,7 +233,9 @@ public final class Membership {
         Throwable failure = error != null ? io.fencer.server.rpc.ErrorCatalogue.unwrap(error)
                 : reply.isSuccess() ? null : reply.getException();
         if (failure == null) {
-            LOG.info("peer {}: the configuration change {} '{}' is committed", node.selfId(), kind, id);
+            int marked = FencerMembership.markCaughtUp(node.division());
+            LOG.info("peer {}: the configuration change {} '{}' is committed{}", node.selfId(), kind, id,
+                    marked == 0 ? "" : " (" + marked + " new peer(s) marked caught up)");
             return node.isLeader() ? configuration() : new Configuration(List.of(), 0, 0, false);
         }
         LOG.warn("peer {}: the configuration change {} '{}' failed: {}", node.selfId(), kind, id, failure.toString());

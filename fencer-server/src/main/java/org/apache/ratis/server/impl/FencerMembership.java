@@ -2,6 +2,7 @@ package org.apache.ratis.server.impl;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.leader.FollowerInfo;
@@ -59,6 +60,37 @@ public final class FencerMembership {
                 .map(LogAppender::getFollower)
                 .forEach(follower -> progress.put(follower.getId(), progressOf(follower))));
         return progress;
+    }
+
+    /**
+     * Marks every follower and listener of the committed configuration that the leader still counts as bootstrapping
+     * as caught up, and returns how many it marked; nothing while a new peer is staged.
+     *
+     * <p>Why: Ratis 3.3.0 marks the peers it staged as caught up when their change commits only when they are voters
+     * ({@code containsInConf(id)} looks at voters alone), so a learner added by {@code setConfiguration} stays
+     * "bootstrapping" for the rest of the leader's term: every AppendEntries tells it that it is initializing, its
+     * division stays STARTING, and once promoted it can neither vote (a vote needs RUNNING) nor stand for election.
+     * A group that then lost another voter could elect no leader. A new leader marks every peer caught up when it
+     * starts; this does the same for the peers its changes added.
+     */
+    public static int markCaughtUp(RaftServer.Division division) {
+        if (!(division instanceof RaftServerImpl server)) {
+            return 0;
+        }
+        LeaderStateImpl leader = server.getRole().getLeaderState().orElse(null);
+        if (leader == null || leader.inStagingState()) {
+            return 0;
+        }
+        RaftConfigurationImpl conf = server.getRaftConf();
+        int marked = 0;
+        for (LogAppender appender : leader.getLogAppenders().toList()) {
+            if (appender.getFollower() instanceof FollowerInfoImpl follower && !follower.isCaughtUp()
+                    && conf.containsInConf(follower.getId(), RaftPeerRole.FOLLOWER, RaftPeerRole.LISTENER)) {
+                follower.catchUp();
+                marked++;
+            }
+        }
+        return marked;
     }
 
     private static Progress progressOf(FollowerInfo follower) {

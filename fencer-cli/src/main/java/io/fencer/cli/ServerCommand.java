@@ -27,7 +27,10 @@ import picocli.CommandLine.Spec;
  *
  * <p>The server hosts the fenced store on the same port unless {@code --no-store}; {@code --token-key} signs every
  * token it grants. Without {@code --peers} the server is a group of one. With {@code --peers}, this peer's host and
- * ports come from its own entry (its {@code --id}), so every peer can be started from the same list. With
+ * ports come from its own entry (its {@code --id}), so every peer can be started from the same list; {@code --peers}
+ * founds the group, and on a restart with existing data the group's durable configuration (changed at run time with
+ * {@code fencer peers}) is in force, a different {@code --peers} being logged and ignored. With {@code --join} the
+ * server starts as a peer an existing group is to add ({@link JoinSteps}). With
  * {@code --acl} every call is checked against the ACL file, which SIGHUP makes the server read again.
  * With {@code --tls-cert} and {@code --tls-key} every port is TLS; a plaintext server binds only a loopback address
  * unless {@code --insecure}.
@@ -68,7 +71,10 @@ final class ServerCommand implements Callable<Integer> {
     String id;
 
     @Option(names = "--peers", split = ",", paramLabel = "ID=HOST:PORT[:RAFTPORT]", converter = Converters.Peer.class,
-            description = "Every peer of the group, this one included, comma-separated (default: this peer alone).")
+            description = {"Every peer of the group, this one included, comma-separated",
+                "(default: this peer alone). It founds the group: on a restart with",
+                "existing data the group's durable configuration is in force (see",
+                "'fencer peers'), and a different --peers is logged and ignored."})
     List<ServerConfig.Peer> peers = List.of();
 
     @Option(names = "--join", split = ",", paramLabel = "HOST:PORT", converter = Converters.Endpoint.class,

@@ -359,17 +359,28 @@ public final class RaftNode implements AutoCloseable {
      */
     public String notInGroup() {
         org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
-        List<RaftPeer> current = new ArrayList<>(conf.getCurrentPeers(RaftPeerRole.FOLLOWER));
-        current.addAll(conf.getCurrentPeers(RaftPeerRole.LISTENER));
-        if (current.stream().anyMatch(peer -> peer.getId().equals(selfId))) {
+        // Every call of the lock service asks: the common answer reads the configuration without copying it.
+        if (holdsSelf(conf.getCurrentPeers(RaftPeerRole.FOLLOWER))
+                || holdsSelf(conf.getCurrentPeers(RaftPeerRole.LISTENER))) {
             return null;
         }
+        List<RaftPeer> current = new ArrayList<>(conf.getCurrentPeers(RaftPeerRole.FOLLOWER));
+        current.addAll(conf.getCurrentPeers(RaftPeerRole.LISTENER));
         if (current.isEmpty()) {
             return "peer " + selfId + " has not been added to the group yet: run `fencer peers add " + selfId
                     + " --raft HOST:PORT --client HOST:PORT` against the group";
         }
         return "peer " + selfId + " was removed from the group (its configuration is now " + describePeers(current)
                 + "): it serves nothing";
+    }
+
+    private boolean holdsSelf(java.util.Collection<RaftPeer> peers) {
+        for (RaftPeer peer : peers) {
+            if (peer.getId().equals(selfId)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -76,7 +76,9 @@ import org.slf4j.LoggerFactory;
  * connection admitted. Without TLS the server binds a loopback address unless told {@code --insecure}. An admitted
  * caller can make only Raft's server-to-server calls ({@link Kind}): no client request, no change of the group, no
  * snapshot command. An AppendEntries holding an entry Ratis could not apply is refused whole before Ratis sees it
- * ({@link LogEntryShapes}).
+ * ({@link LogEntryShapes}). With peers authenticated, a call (other than a vote, which Ratis itself refuses to peers
+ * outside its configuration, telling a removed one to shut down) from a peer that this peer's current configuration
+ * does not hold is refused ({@link #isMember}): a removed peer keeps the group's secret, but not its say.
  *
  * <p>Bounds: connections not yet admitted, {@link UnadmittedConnections#PER_ADDRESS_MAX} per remote address and
  * {@link UnadmittedConnections#CONNECTIONS_MAX} in all, each reading at most a handshake's bytes and closed unless
@@ -395,7 +397,9 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
             String requestor = requestorOf(request);
             // Votes go to Ratis whoever asks: it counts no vote of a peer outside its configuration (nor moves its term
             // for one), and a leader answers a removed peer's request to shut down, which only a vote reply carries.
-            if (requestor != null && kind != Kind.REQUEST_VOTE && !isMember(requestor)) {
+            // Without authentication (--insecure-raft) the ids peers claim prove nothing, and the port checks none.
+            boolean authenticated = handshake != null || settings.serverTls() != null;
+            if (authenticated && requestor != null && kind != Kind.REQUEST_VOTE && !isMember(requestor)) {
                 // A removed peer must not disturb the group: no append, snapshot, read index or election it starts.
                 refused(Refusal.NOT_MEMBER, context.channel().remoteAddress(), "its " + kind + " comes from peer '"
                         + InvalidArgumentException.printable(requestor) + "', which the group's current "

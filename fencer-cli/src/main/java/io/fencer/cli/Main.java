@@ -41,11 +41,13 @@ import picocli.CommandLine.UnmatchedArgumentException;
         description = "Fencer: a lock service that issues fencing tokens.",
         subcommands = {ServerCommand.class, StoreServerCommand.class, LockCommand.class, KvCommand.class,
             BenchCommand.class, KeygenCommand.class, CertsCommand.class, DemoCommand.class, ChaosCommand.class,
-            SemCommand.class, StatusCommand.class, BackupCommand.class, RestoreCommand.class, HelpCommand.class},
+            SemCommand.class, PeersCommand.class, StatusCommand.class, BackupCommand.class, RestoreCommand.class,
+            HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:ok", "1:error", "2:usage error", "3:lease lost while holding the lock",
             "4:lock not acquired within --wait", "5:stale token: the resource has accepted a newer token",
-            "6:permission denied: the server's ACL refuses this identity", "7:chaos: the checker found violations"})
+            "6:permission denied: the server's ACL refuses this identity", "7:chaos: the checker found violations",
+            "8:server --join: the group did not add this peer"})
 public final class Main implements Runnable {
     static final int EXIT_OK = 0;
     static final int EXIT_ERROR = 1;
@@ -55,6 +57,7 @@ public final class Main implements Runnable {
     static final int EXIT_STALE = 5;
     static final int EXIT_PERMISSION_DENIED = 6;
     static final int EXIT_VIOLATIONS = 7;
+    static final int EXIT_NOT_JOINED = 8;
 
     /** The defaults {@link #configureNetty} sets; the prefix is that of the Netty shaded into grpc-netty-shaded. */
     static final Map<String, String> NETTY_DEFAULTS = Map.of(
@@ -151,7 +154,7 @@ public final class Main implements Runnable {
     @Override
     public void run() {
         throw new ParameterException(spec.commandLine(),
-                "Missing command: choose server, store-server, lock, kv, bench, demo or chaos");
+                "Missing command: choose server, store-server, lock, kv, peers, bench, demo or chaos");
     }
 
     private static int handleParameterException(ParameterException exception, String[] args) {

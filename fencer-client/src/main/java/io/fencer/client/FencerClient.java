@@ -62,6 +62,12 @@ public interface FencerClient extends AutoCloseable {
      */
     byte[] backup();
 
+    /**
+     * Returns the group's peers and their changes at run time ({@code fencer.v1.Peers}); listing needs {@code read}
+     * on the whole namespace under an ACL, changes {@code admin}.
+     */
+    GroupPeers peers();
+
     /** Closes the connections; sessions opened through this client are closed first. */
     @Override
     void close();

@@ -65,6 +65,8 @@ public final class DefaultFencerClient implements FencerClient {
     private final Router router;
     private final Ticker ticker;
     private final KeepAliver keepAliver;
+    /** Follows the group's membership: the router learns every peer's address (see {@link PeerDirectory}). */
+    private final PeerDirectory peerDirectory;
     private final ExecutorService events;
     private final RequestIds requestIds = new RequestIds();
     private final Map<Long, DefaultSession> sessions = new ConcurrentHashMap<>();
@@ -77,6 +79,8 @@ public final class DefaultFencerClient implements FencerClient {
                 pipelining);
         this.ticker = ticker;
         this.keepAliver = new KeepAliver(router, ticker);
+        this.peerDirectory = new PeerDirectory(router, PeerDirectory.refreshIntervalOfProperty());
+        peerDirectory.start();
         AtomicInteger threadNumber = new AtomicInteger();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(EVENT_THREADS_MAX, EVENT_THREADS_MAX, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(EVENTS_QUEUED_MAX), runnable -> {
@@ -241,10 +245,17 @@ public final class DefaultFencerClient implements FencerClient {
                 reachable = session.closeSession(reachable) && reachable;
             }
         } finally {
+            peerDirectory.close();
             keepAliver.close();
             router.close();
             events.shutdown();
         }
+    }
+
+    @Override
+    public io.fencer.client.GroupPeers peers() {
+        checkOpen();
+        return new DefaultGroupPeers(router);
     }
 
     private void checkOpen() {

@@ -107,6 +107,15 @@ final class Router implements AutoCloseable {
     private volatile boolean closed;
     /** Whether a server has ever answered a call (with a result or an error): then refusals are transient. */
     private volatile boolean answered;
+    /** The endpoints the client was configured with: membership refreshes never drop them. */
+    private final List<String> configured;
+    /**
+     * Told when a NOT_LEADER answer names a leader this router did not know, or a call moves on without a leader
+     * named (a {@link PeerDirectory} refreshes).
+     */
+    private volatile Runnable unknownLeaderListener = () -> { };
+    /** The most endpoints a router knows: configured ones, plus those learned from answers and peer lists. */
+    static final int ENDPOINTS_MAX = 64;
 
     Router(List<String> endpoints, long callTimeoutNanos, long unreachableTimeoutNanos, ClientTransport transport,
             boolean pipelining) {
@@ -135,6 +144,7 @@ final class Router implements AutoCloseable {
             }
         }
         this.endpoints = new CopyOnWriteArrayList<>(checked);
+        this.configured = List.copyOf(checked);
         this.callTimeoutNanos = callTimeoutNanos;
         this.unreachableTimeoutNanos = unreachableTimeoutNanos;
         // An attempt gets a third of the budget, so a hung peer (paused, partitioned) leaves time for the others.
@@ -204,6 +214,39 @@ final class Router implements AutoCloseable {
     /** Returns the known endpoints, the configured ones first, then leaders learned from NOT_LEADER answers. */
     List<String> endpoints() {
         return List.copyOf(endpoints);
+    }
+
+    /**
+     * Calls {@code listener} whenever a NOT_LEADER answer names a leader this router did not know, and whenever a
+     * call moves on to another endpoint without one named; the listener must return at once.
+     */
+    void onUnknownLeader(Runnable listener) {
+        unknownLeaderListener = listener;
+    }
+
+    /**
+     * Takes the client addresses of the group's peers as the group lists them: new ones are added (up to
+     * {@link #ENDPOINTS_MAX} in all), and learned ones no longer listed are dropped; the configured endpoints stay
+     * whatever the list says, so that a client can always start over from them.
+     */
+    synchronized void learnPeers(List<String> addresses) {
+        List<String> valid = new ArrayList<>();
+        for (String address : addresses) {
+            try {
+                valid.add(checkEndpoint(address));
+            } catch (IllegalArgumentException e) {
+                LOG.log(System.Logger.Level.WARNING, "ignoring a peer address the group listed: {0}", e.getMessage());
+            }
+        }
+        for (String address : valid) {
+            if (endpoints.size() < ENDPOINTS_MAX && endpoints.addIfAbsent(address)) {
+                LOG.log(System.Logger.Level.DEBUG, "learned peer endpoint {0} from the group''s list", address);
+            }
+        }
+        if (!valid.isEmpty()) {
+            endpoints.removeIf(endpoint -> !configured.contains(endpoint) && !valid.contains(endpoint)
+                    && !endpoint.equals(current));
+        }
     }
 
     /** Returns the asynchronous stub of {@code endpoint}, for streams (opened rarely: after a failure). */
@@ -318,12 +361,16 @@ final class Router implements AutoCloseable {
         // During an election a follower may still name the old leader that just timed out: do not go back to it.
         if (leader.isPresent() && !isSuspected(leader.get())) {
             String address = leader.get();
-            if (endpoints.addIfAbsent(address)) {
+            if (endpoints.size() < ENDPOINTS_MAX && endpoints.addIfAbsent(address)) {
                 LOG.log(System.Logger.Level.DEBUG, "learned leader endpoint {0} from {1}", address, failed);
+                unknownLeaderListener.run();
             }
             current = address;
             return address;
         }
+        // No leader named: an election, or a peer that left the group. The group's list may know peers this
+        // router does not (a PeerDirectory refreshes, at most once a second).
+        unknownLeaderListener.run();
         return advanceFrom(failed);
     }
 

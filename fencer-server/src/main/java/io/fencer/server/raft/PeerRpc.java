@@ -79,7 +79,9 @@ import org.slf4j.LoggerFactory;
  * connection admitted. Without TLS the server binds a loopback address unless told {@code --insecure}. An admitted
  * caller can make only Raft's server-to-server calls ({@link Kind}): no client request, no change of the group, no
  * snapshot command. An AppendEntries holding an entry Ratis could not apply is refused whole before Ratis sees it
- * ({@link LogEntryShapes}).
+ * ({@link LogEntryShapes}). With peers authenticated, a call (other than a vote, which Ratis itself refuses to peers
+ * outside its configuration, telling a removed one to shut down) from a peer that this peer's current configuration
+ * does not hold is refused ({@link #isMember}): a removed peer keeps the group's secret, but not its say.
  *
  * <p>Bounds: connections not yet admitted, {@link UnadmittedConnections#PER_ADDRESS_MAX} per remote address and
  * {@link UnadmittedConnections#CONNECTIONS_MAX} in all, each reading at most a handshake's bytes and closed unless
@@ -441,6 +443,21 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
             }
             Kind kind = frame.kind();
             long callId = frame.callId();
+            String requestor = requestorOf(request);
+            // Votes go to Ratis whoever asks: it counts no vote of a peer outside its configuration (nor moves its term
+            // for one), and a leader answers a removed peer's request to shut down, which only a vote reply carries.
+            // Without authentication (--insecure-raft) the ids peers claim prove nothing, and the port checks none.
+            boolean authenticated = handshake != null || settings.serverTls() != null;
+            if (authenticated && requestor != null && kind != Kind.REQUEST_VOTE && !isMember(requestor)) {
+                // A removed peer must not disturb the group: no append, snapshot, read index or election it starts.
+                refused(Refusal.NOT_MEMBER, context.channel().remoteAddress(), "its " + kind + " comes from peer '"
+                        + InvalidArgumentException.printable(requestor) + "', which the group's current "
+                        + "configuration does not hold");
+                context.writeAndFlush(PeerFrames.refusal(context.alloc(), callId, "peer '"
+                        + InvalidArgumentException.printable(requestor) + "' is not in the configuration of peer "
+                        + getId()));
+                return;
+            }
             carryOut(kind, request).whenComplete((reply, error) -> context.writeAndFlush(error == null
                     ? PeerFrames.encode(context.alloc(), kind, callId, reply)
                     : PeerFrames.refusal(context.alloc(), callId, reason(error))));
@@ -506,6 +523,53 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
                     leftOut > 0 ? " (and " + leftOut + " more from that peer since the last such line)" : "");
         }
         return CompletableFuture.failedFuture(new IllegalArgumentException("refused before the log: " + refusal));
+    }
+
+    /**
+     * Returns whether {@code peerId} may call this peer: it is in this peer's current configuration (old or new,
+     * voter or learner), it is the leader this peer follows, or this peer has no configuration yet (it was started to join a group and waits for the
+     * leader, whose id it cannot know).
+     */
+    boolean isMember(String peerId) {
+        RaftServer.Division division;
+        try {
+            java.util.Iterator<org.apache.ratis.protocol.RaftGroupId> groups = server.getGroupIds().iterator();
+            if (!groups.hasNext()) {
+                return true; // no group yet: as not started
+            }
+            division = server.getDivision(groups.next()); // one group per server: Fencer's, or a restored one's
+        } catch (IOException e) {
+            return true; // not started yet: the handshake proved the group's secret, Ratis refuses what it must
+        }
+        org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
+        if (conf.getAllPeers().isEmpty()) {
+            return true;
+        }
+        RaftPeerId id = RaftPeerId.valueOf(peerId);
+        if (id.equals(division.getInfo().getLeaderId())) {
+            return true; // a leader that removed itself goes on sending until its change commits and it steps down
+        }
+        return conf.getPeer(id, org.apache.ratis.proto.RaftProtos.RaftPeerRole.FOLLOWER,
+                org.apache.ratis.proto.RaftProtos.RaftPeerRole.LISTENER) != null;
+    }
+
+    /** Returns the id of the peer that made {@code request}, or null for a request that names none. */
+    private static String requestorOf(MessageLite request) {
+        RaftRpcRequestProto header;
+        if (request instanceof AppendEntriesRequestProto append) {
+            header = append.getServerRequest();
+        } else if (request instanceof RequestVoteRequestProto vote) {
+            header = vote.getServerRequest();
+        } else if (request instanceof InstallSnapshotRequestProto snapshot) {
+            header = snapshot.getServerRequest();
+        } else if (request instanceof StartLeaderElectionRequestProto election) {
+            header = election.getServerRequest();
+        } else if (request instanceof ReadIndexRequestProto read) {
+            header = read.getServerRequest();
+        } else {
+            return null;
+        }
+        return header.getRequestorId().isEmpty() ? null : header.getRequestorId().toStringUtf8();
     }
 
     /** Returns how many log entries this port refused before they reached the log ({@link LogEntryShapes}). */

@@ -21,10 +21,10 @@ import picocli.CommandLine.Spec;
  * did not catch up, or a session was lost.
  */
 @Command(name = "failover", mixinStandardHelpOptions = true,
-        description = {"Starts --peers lock servers as processes (in a temporary directory, removed at the end),",
-            "runs acquire -> release on one lock through one session, and --kills times SIGKILLs the leader:",
-            "reports per kill the time until a new leader is known and until the next grant (the pause), and the",
-            "calls that failed meanwhile; restarts the killed peer and waits for it to catch up between kills."})
+        description = {"Starts --peers lock servers as processes (in a temporary directory, removed at the end), "
+                + "runs acquire -> release on one lock through one session, and --kills times SIGKILLs the leader: "
+                + "reports per kill the time until a new leader is known and until the next grant (the pause), and the "
+                + "calls that failed meanwhile; restarts the killed peer and waits for it to catch up between kills."})
 final class BenchFailoverCommand implements Callable<Integer> {
     @Option(names = "--peers", paramLabel = "N", defaultValue = "3",
             description = "Lock peers: 3 or 5 (default: ${DEFAULT-VALUE}).")

@@ -19,8 +19,8 @@ import picocli.CommandLine.Spec;
  * cycle completed.
  */
 @Command(name = "lock", mixinStandardHelpOptions = true,
-        description = {"Runs acquire -> release cycles from --clients sessions on --locks locks and reports",
-            "cycles/s, grants/s, cycle latency, and whether tokens strictly increased per lock."})
+        description = {"Runs acquire -> release cycles from --clients sessions on --locks locks and reports "
+                + "cycles/s, grants/s, cycle latency, and whether tokens strictly increased per lock."})
 final class BenchLockCommand implements Callable<Integer> {
     @Option(names = "--clients", paramLabel = "N", defaultValue = "64",
             description = "Client threads, each with its own session (default: ${DEFAULT-VALUE}).")

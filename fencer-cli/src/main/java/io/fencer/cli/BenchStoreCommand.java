@@ -19,9 +19,9 @@ import picocli.CommandLine.Spec;
  * should be) or none was acknowledged.
  */
 @Command(name = "store", mixinStandardHelpOptions = true,
-        description = {"Acquires the lock of each of --scopes scopes through the lock service (held for the run),",
-            "then --writers threads put random keys with --value-bytes random values under their scope's token;",
-            "reports acknowledged (fsync'd) writes/s, write latency, and stale refusals (must be 0)."})
+        description = {"Acquires the lock of each of --scopes scopes through the lock service (held for the run), "
+                + "then --writers threads put random keys with --value-bytes random values under their scope's token; "
+                + "reports acknowledged (fsync'd) writes/s, write latency, and stale refusals (must be 0)."})
 final class BenchStoreCommand implements Callable<Integer> {
     @Option(names = "--writers", paramLabel = "N", defaultValue = "64",
             description = "Writer threads (default: ${DEFAULT-VALUE}).")

@@ -24,8 +24,8 @@ import picocli.CommandLine.Spec;
  * cannot be read.
  */
 @Command(name = "check", mixinStandardHelpOptions = true,
-        description = {"Checks a saved chaos run again: every checker over DIR/history.jsonl, with the workload",
-            "DIR/run.json names, and the same verdict as the run printed. Exit 0: no violation; 7: violations."})
+        description = {"Checks a saved chaos run again: every checker over DIR/history.jsonl, with the workload "
+                + "DIR/run.json names, and the same verdict as the run printed. Exit 0: no violation; 7: violations."})
 final class ChaosCheckCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "DIR",
             description = "A chaos run's directory (its --dir), or a history file (JSONL) alone.")

@@ -25,12 +25,12 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
         description = {"Proves fencing with real processes: pauses, kills, a history and a checker.",
-            "Starts a lock server (or --peers of them) and a store server as processes, then --workers",
-            "worker processes sharing one lock; freezes workers past their lease (SIGSTOP), kills the store, the",
-            "lock leader and workers (SIGKILL) on a schedule drawn from --seed; records every operation; checks",
-            "that tokens never decrease in the store, that no acknowledged write or increment is lost.",
-            "--no-fencing is the control: the same run with writes that carry no meaningful token, which the",
-            "checker must fail.",
+            "Starts a lock server (or --peers of them) and a store server as processes, then --workers "
+                + "worker processes sharing one lock; freezes workers past their lease (SIGSTOP), kills the store, the "
+                + "lock leader and workers (SIGKILL) on a schedule drawn from --seed; records every operation; checks "
+                + "that tokens never decrease in the store, that no acknowledged write or increment is lost.",
+            "--no-fencing is the control: the same run with writes that carry no meaningful token, which the "
+                + "checker must fail.",
             "Network faults (partition, flaky) put every process on its own network namespace and need root."},
         subcommands = {ChaosCheckCommand.class, ChaosWorkerCommand.class, ChaosClientCommand.class})
 final class ChaosCommand implements Callable<Integer> {

@@ -15,13 +15,17 @@ final class ClientOptions {
     /** The most endpoints one command accepts; a group has 1, 3 or 5 peers. */
     static final int ENDPOINTS_MAX = 16;
 
-    @Option(names = "--server", split = ",", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
-            converter = Converters.Endpoint.class,
-            description = "Client addresses of the group's peers, comma-separated (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--server", split = ",", paramLabel = "HOST:PORT",
+            defaultValue = "${env:FENCER_SERVER:-127.0.0.1:7070}", converter = Converters.Endpoint.class,
+            description = "Client addresses of the group's peers, comma-separated (env FENCER_SERVER; default: "
+                    + "${DEFAULT-VALUE}).")
     List<String> endpoints;
 
     @Mixin
     ClientTlsOptions tls;
+
+    @Mixin
+    TimeoutOptions timeouts;
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;
@@ -37,11 +41,11 @@ final class ClientOptions {
             throw new ParameterException(command.commandLine(), "--server names " + endpoints.size()
                     + " endpoints, more than the " + ENDPOINTS_MAX + " allowed");
         }
-        return tls.apply(Fencer.newBuilder().endpoints(endpoints.toArray(String[]::new)));
+        return timeouts.apply(tls.apply(Fencer.newBuilder().endpoints(endpoints.toArray(String[]::new))));
     }
 
     /** Returns a store client builder for {@code endpoint}, with the same TLS options as the group's. */
     FencedStore.Builder storeBuilder(String endpoint) {
-        return tls.apply(Fencer.newStoreBuilder().endpoint(endpoint));
+        return timeouts.apply(tls.apply(Fencer.newStoreBuilder().endpoint(endpoint)));
     }
 }

@@ -12,10 +12,10 @@ import picocli.CommandLine.Option;
 /** {@code fencer demo}: the paused-client scenario with real processes, with and without fencing. */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Shows a paused client refused by fencing, and its lost update without it.",
-            "Starts a lock server, a store server and two clients as processes and narrates the",
-            "scenario: A acquires, A is frozen (SIGSTOP) past its lease, B acquires the next token and writes,",
-            "A wakes and writes with its old token -- refused by the store. Then the same with fencing off,",
-            "where A's stale write silently overwrites B's. Exit 0 when both halves showed what they should."})
+            "Starts a lock server, a store server and two clients as processes and narrates the "
+                + "scenario: A acquires, A is frozen (SIGSTOP) past its lease, B acquires the next token and writes, "
+                + "A wakes and writes with its old token -- refused by the store. Then the same with fencing off, "
+                + "where A's stale write silently overwrites B's. Exit 0 when both halves showed what they should."})
 final class DemoCommand implements Callable<Integer> {
     @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "2s", converter = Durations.Converter.class,
             description = "The clients' lease (default: ${DEFAULT-VALUE}).")

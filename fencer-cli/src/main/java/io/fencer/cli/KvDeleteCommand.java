@@ -11,8 +11,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code fencer kv delete SCOPE KEY --token SEQUENCER}: one fenced delete, acknowledged after fsync. */
 @Command(name = "delete", mixinStandardHelpOptions = true,
-        description = {"Deletes KEY in SCOPE with a lock's token (its sequencer); exit 5 when the scope has",
-            "accepted a newer token. Deleting an absent key is not an error."})
+        description = {"Deletes KEY in SCOPE with a lock's token (its sequencer); exit 5 when the scope has "
+                + "accepted a newer token. Deleting an absent key is not an error."})
 final class KvDeleteCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "SCOPE", converter = KvCommand.ScopeName.class, description = "The scope.")
     String scope;
@@ -21,7 +21,8 @@ final class KvDeleteCommand implements Callable<Integer> {
     String key;
 
     @Option(names = "--token", required = true, paramLabel = "SEQUENCER", converter = KvCommand.SequencerText.class,
-            description = "The grant's sequencer, fencer1.<lock>.<value>[.<kid>.<mac>].")
+            description = "The grant's sequencer, as fencer lock acquire printed it: "
+                    + "fencer1.<lock>.<value>, or with a signature fencer1.<lock>.<value>.<kid>.<mac>.")
     String sequencer;
 
     @Option(names = "--idempotency-key", paramLabel = "K",

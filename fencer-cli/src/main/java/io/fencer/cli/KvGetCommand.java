@@ -19,8 +19,8 @@ import picocli.CommandLine.Spec;
  * holder learns it (exit 5) on reads too.
  */
 @Command(name = "get", mixinStandardHelpOptions = true,
-        description = {"Prints the value at KEY in SCOPE (UTF-8 text); exit 1 when the key is absent. With --token",
-            "the read is fenced: exit 5 when the scope has accepted a newer token. --json adds who wrote it."})
+        description = {"Prints the value at KEY in SCOPE (UTF-8 text); exit 1 when the key is absent. With --token "
+                + "the read is fenced: exit 5 when the scope has accepted a newer token. --json adds who wrote it."})
 final class KvGetCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "SCOPE", converter = KvCommand.ScopeName.class, description = "The scope.")
     String scope;

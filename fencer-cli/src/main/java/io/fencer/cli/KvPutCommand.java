@@ -11,8 +11,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code fencer kv put SCOPE KEY VALUE --token SEQUENCER}: one fenced put, acknowledged after fsync. */
 @Command(name = "put", mixinStandardHelpOptions = true,
-        description = {"Puts VALUE at KEY in SCOPE with a lock's token (its sequencer); exit 5 when the scope has",
-            "accepted a newer token. KEY and VALUE are UTF-8 text."})
+        description = {"Puts VALUE at KEY in SCOPE with a lock's token (its sequencer); exit 5 when the scope has "
+                + "accepted a newer token. KEY and VALUE are UTF-8 text."})
 final class KvPutCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "SCOPE", converter = KvCommand.ScopeName.class,
             description = "The scope (by default bound to the lock of the same name).")
@@ -25,7 +25,8 @@ final class KvPutCommand implements Callable<Integer> {
     String value;
 
     @Option(names = "--token", required = true, paramLabel = "SEQUENCER", converter = KvCommand.SequencerText.class,
-            description = "The grant's sequencer, fencer1.<lock>.<value>[.<kid>.<mac>].")
+            description = "The grant's sequencer, as fencer lock acquire printed it: "
+                    + "fencer1.<lock>.<value>, or with a signature fencer1.<lock>.<value>.<kid>.<mac>.")
     String sequencer;
 
     @Option(names = "--idempotency-key", paramLabel = "K",

@@ -28,8 +28,8 @@ import picocli.CommandLine.Spec;
  * soon as the lock is granted, so a script can read the token and pass the sequencer to the resource it writes.
  */
 @Command(name = "acquire", mixinStandardHelpOptions = true,
-        description = {"Acquires a lock, prints its token and holds it until SIGINT/SIGTERM (then releases, exit 0)",
-            "or until the lease is lost (exit 3)."})
+        description = {"Acquires a lock, prints its token and holds it until SIGINT/SIGTERM (then releases, exit 0) "
+                + "or until the lease is lost (exit 3)."})
 final class LockAcquireCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "NAME", converter = Converters.LockName.class,
             description = "The lock's name.")

@@ -87,11 +87,10 @@ final class LockExecCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException, IOException {
         CompletionStage<String> stopRequested = parent.main.stopSignals();
         GrantExec exec = new GrantExec(ttl, killAfter, signalChildOnly, command, spec.commandLine().getErr());
-        try (FencerClient fencer = client.connect()) {
-            return exec.run(fencer, stopRequested, session -> {
-                FencedLock lock = session.lock(name);
-                return shared ? lock.acquireShared(wait) : lock.acquire(wait);
-            }, grant -> Map.of());
-        }
+        FencerClient fencer = client.connect(); // the run closes it: after a lost lease, without waiting
+        return exec.run(fencer, stopRequested, session -> {
+            FencedLock lock = session.lock(name);
+            return shared ? lock.acquireShared(wait) : lock.acquire(wait);
+        }, grant -> Map.of());
     }
 }

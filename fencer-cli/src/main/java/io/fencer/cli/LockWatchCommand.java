@@ -28,8 +28,8 @@ import picocli.CommandLine.TypeConversionException;
  * position to resume after it ({@code next}): {@code --from NEXT} in a new process continues exactly there.
  */
 @Command(name = "watch", mixinStandardHelpOptions = true,
-        description = {"Prints lock events (queued, granted, released, expired, wait ended) as they happen,",
-            "resuming by itself on another peer, until SIGINT/SIGTERM (exit 0)."})
+        description = {"Prints lock events (queued, granted, released, expired, wait ended) as they happen, "
+                + "resuming by itself on another peer, until SIGINT/SIGTERM (exit 0)."})
 final class LockWatchCommand implements Callable<Integer> {
     @Parameters(index = "0", arity = "0..1", paramLabel = "PREFIX", defaultValue = "",
             description = "Only locks whose names start with it (default: all).")

@@ -41,11 +41,13 @@ import picocli.CommandLine.UnmatchedArgumentException;
         description = "Fencer: a lock service that issues fencing tokens.",
         subcommands = {ServerCommand.class, StoreServerCommand.class, LockCommand.class, KvCommand.class,
             BenchCommand.class, KeygenCommand.class, CertsCommand.class, DemoCommand.class, ChaosCommand.class,
-            SemCommand.class, StatusCommand.class, BackupCommand.class, RestoreCommand.class, HelpCommand.class},
+            SemCommand.class, PeersCommand.class, StatusCommand.class, BackupCommand.class, RestoreCommand.class,
+            HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:ok", "1:error", "2:usage error", "3:lease lost while holding the lock",
             "4:lock not acquired within --wait", "5:stale token: the resource has accepted a newer token",
-            "6:permission denied: the server's ACL refuses this identity", "7:chaos: the checker found violations"})
+            "6:permission denied: the server's ACL refuses this identity", "7:chaos: the checker found violations",
+            "8:server --join: the group did not add this peer"})
 public final class Main implements Runnable {
     static final int EXIT_OK = 0;
     static final int EXIT_ERROR = 1;
@@ -55,11 +57,14 @@ public final class Main implements Runnable {
     static final int EXIT_STALE = 5;
     static final int EXIT_PERMISSION_DENIED = 6;
     static final int EXIT_VIOLATIONS = 7;
+    static final int EXIT_NOT_JOINED = 8;
 
     /** The defaults {@link #configureNetty} sets; the prefix is that of the Netty shaded into grpc-netty-shaded. */
     static final Map<String, String> NETTY_DEFAULTS = Map.of(
             "io.grpc.netty.shaded.io.netty.leakDetection.level", "disabled",
             "io.grpc.netty.shaded.io.netty.recycler.maxCapacityPerThread", "0");
+    /** The deepest cause chain {@link #hint} looks through; gRPC wraps a transport's error a few levels down. */
+    private static final int CAUSE_DEPTH_MAX = 8;
     private static final String JUL_FORMAT_PROPERTY = "java.util.logging.SimpleFormatter.format";
     /** gRPC and Netty log through java.util.logging; held here because JUL keeps loggers only weakly. */
     private static final List<Logger> QUIETED_LOGGERS = new ArrayList<>();
@@ -113,6 +118,11 @@ public final class Main implements Runnable {
             logger.setLevel(Level.WARNING);
             QUIETED_LOGGERS.add(logger);
         }
+        // A host name that does not resolve makes gRPC log a warning with a stack trace per attempt; the command
+        // reports it in one line of its own ("unknown host"), so those warnings say nothing more.
+        Logger channels = Logger.getLogger("io.grpc.internal.ManagedChannelImpl");
+        channels.setLevel(Level.SEVERE);
+        QUIETED_LOGGERS.add(channels);
     }
 
     /** Runs {@code args} in process, writing to {@code out} and {@code err}; returns the exit code. */
@@ -144,7 +154,7 @@ public final class Main implements Runnable {
     @Override
     public void run() {
         throw new ParameterException(spec.commandLine(),
-                "Missing command: choose server, store-server, lock, kv, bench, demo or chaos");
+                "Missing command: choose server, store-server, lock, kv, peers, bench, demo or chaos");
     }
 
     private static int handleParameterException(ParameterException exception, String[] args) {
@@ -159,7 +169,7 @@ public final class Main implements Runnable {
 
     private static int handleExecutionException(Exception exception, CommandLine commandLine, ParseResult parsed) {
         PrintWriter err = commandLine.getErr();
-        err.println("fencer: " + message(exception));
+        err.println("fencer: " + message(exception) + hint(exception));
         if (root(commandLine).verbose) {
             exception.printStackTrace(err);
         }
@@ -187,6 +197,24 @@ public final class Main implements Runnable {
             return "interrupted";
         }
         return message != null ? message : exception.getClass().getName();
+    }
+
+    /**
+     * Returns what to add to the message of a command that reached no server: the likely cause and its remedy.
+     * A refused connection or an unknown host is what a first run without a server looks like.
+     */
+    static String hint(Throwable exception) {
+        Throwable cause = exception;
+        for (int depth = 0; cause != null && depth < CAUSE_DEPTH_MAX; depth++) {
+            if (cause instanceof java.net.UnknownHostException) {
+                return "; check the host name";
+            }
+            if (cause instanceof java.net.ConnectException) {
+                return "; is a server running? start one with ./fencer server";
+            }
+            cause = cause.getCause();
+        }
+        return "";
     }
 
     private static Main root(CommandLine commandLine) {

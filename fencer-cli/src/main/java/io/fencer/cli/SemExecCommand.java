@@ -71,10 +71,8 @@ final class SemExecCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException, IOException {
         CompletionStage<String> stopRequested = parent.main.stopSignals();
         GrantExec exec = new GrantExec(ttl, killAfter, false, command, spec.commandLine().getErr());
-        try (FencerClient fencer = client.connect()) {
-            return exec.run(fencer, stopRequested, session -> session.semaphore(name, permits).acquire(wait),
-                    grant -> Map.of("FENCER_PERMIT",
-                            Integer.toString(((FencedSemaphore.PermitGrant) grant).permit())));
-        }
+        FencerClient fencer = client.connect(); // the run closes it: after a lost lease, without waiting
+        return exec.run(fencer, stopRequested, session -> session.semaphore(name, permits).acquire(wait),
+                grant -> Map.of("FENCER_PERMIT", Integer.toString(((FencedSemaphore.PermitGrant) grant).permit())));
     }
 }

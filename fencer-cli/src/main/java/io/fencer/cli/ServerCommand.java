@@ -27,7 +27,10 @@ import picocli.CommandLine.Spec;
  *
  * <p>The server hosts the fenced store on the same port unless {@code --no-store}; {@code --token-key} signs every
  * token it grants. Without {@code --peers} the server is a group of one. With {@code --peers}, this peer's host and
- * ports come from its own entry (its {@code --id}), so every peer can be started from the same list. With
+ * ports come from its own entry (its {@code --id}), so every peer can be started from the same list; {@code --peers}
+ * founds the group, and on a restart with existing data the group's durable configuration (changed at run time with
+ * {@code fencer peers}) is in force, a different {@code --peers} being logged and ignored. With {@code --join} the
+ * server starts as a peer an existing group is to add ({@link JoinSteps}). With
  * {@code --acl} every call is checked against the ACL file, which SIGHUP makes the server read again.
  * With {@code --tls-cert} and {@code --tls-key} every port is TLS; a plaintext server binds only a loopback address
  * unless {@code --insecure}.
@@ -44,7 +47,8 @@ final class ServerCommand implements Callable<Integer> {
     static final int DEFAULT_PORT = 7070;
 
     @Option(names = "--data", paramLabel = "DIR", defaultValue = "fencer-data",
-            description = "Data directory: Raft log and snapshots (default: ./${DEFAULT-VALUE}).")
+            description = "Data directory: Raft log and snapshots (default: ${DEFAULT-VALUE} in the working "
+                    + "directory).")
     Path dataDir;
 
     @Option(names = "--host", paramLabel = "HOST",
@@ -68,8 +72,23 @@ final class ServerCommand implements Callable<Integer> {
     String id;
 
     @Option(names = "--peers", split = ",", paramLabel = "ID=HOST:PORT[:RAFTPORT]", converter = Converters.Peer.class,
-            description = "Every peer of the group, this one included, comma-separated (default: this peer alone).")
+            description = {"Every peer of the group, this one included, comma-separated",
+                "(default: this peer alone). It founds the group: on a restart with",
+                "existing data the group's durable configuration is in force (see",
+                "'fencer peers'), and a different --peers is logged and ignored."})
     List<ServerConfig.Peer> peers = List.of();
+
+    @Option(names = "--join", split = ",", paramLabel = "HOST:PORT", converter = Converters.Endpoint.class,
+            description = {"Join an existing group instead of founding one: client",
+                "addresses of its peers. This peer waits until the group adds it",
+                "('fencer peers add ID --raft HOST:PORT --client HOST:PORT'),",
+                "at most --join-wait; restart a joined peer with the same flags."})
+    List<String> join = List.of();
+
+    @Option(names = "--join-wait", paramLabel = "DURATION", defaultValue = "5m",
+            converter = Durations.Converter.class,
+            description = "How long --join waits to be added (default: ${DEFAULT-VALUE}).")
+    Duration joinWait;
 
     @Option(names = "--token-key", paramLabel = "FILE",
             description = "Token key file (from 'fencer keygen'): sign every token with its first key, and make the "
@@ -123,9 +142,9 @@ final class ServerCommand implements Callable<Integer> {
     Duration linger;
 
     @Option(names = "--http-port", paramLabel = "PORT",
-            description = "HTTP port serving every unary method of Locks and Store in the Connect protocol (POST "
-                    + "/fencer.v1.Locks/Acquire, JSON or binary bodies; HTTPS with --tls-*); 0 = off (default: "
-                    + "port + 3, e.g. 7073; any free port when --port is 0).")
+            description = "HTTP port of the Connect protocol: each unary method of Locks and Store is a POST to "
+                    + "its path, as /fencer.v1.Locks/Acquire, with a JSON or binary body (HTTPS with --tls-*); "
+                    + "0 = off (default: port + 3, 7073 for the default port; any free port when --port is 0).")
     Integer httpPort;
 
     @Option(names = "--raft-secret-file", paramLabel = "FILE",
@@ -152,7 +171,14 @@ final class ServerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         ServerConfig config = config();
-        FencerServer server = FencerServer.start(config);
+        JoinSteps joining = join.isEmpty() ? null : new JoinSteps(spec, join, config, tls);
+        if (joining != null && !joining.check()) {
+            return Main.EXIT_NOT_JOINED;
+        }
+        FencerServer server = joining == null ? FencerServer.start(config) : FencerServer.join(config);
+        if (joining != null && !joining.awaitAdded(server, joinWait)) {
+            return Main.EXIT_NOT_JOINED;
+        }
         Thread shutdown = new Thread(server::close, "fencer-server-shutdown");
         Runtime.getRuntime().addShutdownHook(shutdown);
         if (config.acl() != null && !installAclReload(server::reloadAcl)) {
@@ -174,6 +200,14 @@ final class ServerCommand implements Callable<Integer> {
     /** Returns the server settings these options describe; a contradiction among them is a usage error. */
     ServerConfig config() {
         Optional<ServerConfig.Peer> self = peers.stream().filter(peer -> peer.id().equals(id)).findFirst();
+        if (!join.isEmpty() && !peers.isEmpty()) {
+            throw usage("--join and --peers contradict each other: a joining peer takes the group's configuration "
+                    + "from the group; give --join alone");
+        }
+        if (!join.isEmpty() && joinWait.compareTo(JoinSteps.WAIT_MAX) > 0) {
+            throw usage("--join-wait " + Durations.format(joinWait) + " is longer than the "
+                    + Durations.format(JoinSteps.WAIT_MAX) + " allowed");
+        }
         if (!peers.isEmpty() && self.isEmpty()) {
             throw usage("--id " + id + " is not among --peers " + peers.stream().map(ServerConfig.Peer::id)
                     .collect(Collectors.joining(", ")));
@@ -196,7 +230,7 @@ final class ServerCommand implements Callable<Integer> {
         }
         // In the config, -1 is off and 0 any free port; on the command line --http-port 0 is off.
         int http = httpPort != null ? (httpPort == 0 ? -1 : httpPort) : clientPort == 0 ? 0 : clientPort + 3;
-        if (raft == 0 && peers.size() > 1) {
+        if (raft == 0 && (peers.size() > 1 || !join.isEmpty())) {
             throw usage("--raft-port 0 (any free port) works only for a single peer; " + peers.size() + " given");
         }
         if (replySpin.compareTo(ServerConfig.REPLY_SPIN_MAX) > 0) {
@@ -234,7 +268,7 @@ final class ServerCommand implements Callable<Integer> {
             return PeerAuth.insecure();
         }
         if (raftSecretFile == null) {
-            if (peers.size() <= 1) {
+            if (peers.size() <= 1 && join.isEmpty()) {
                 return PeerAuth.defaultFor(data);
             }
             if (tlsFiles != null && tlsFiles.clientCertificatesRequired()) {

@@ -15,10 +15,10 @@ import picocli.CommandLine.Spec;
  * a stale refusal is then diagnosed with; and the TLS both are reached with.
  */
 final class StoreClientOptions {
-    @Option(names = "--store", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
+    @Option(names = "--store", paramLabel = "HOST:PORT", defaultValue = "${env:FENCER_STORE:-127.0.0.1:7070}",
             converter = Converters.Endpoint.class,
-            description = "The store's address: a store-server, or a server hosting the store (default: "
-                    + "${DEFAULT-VALUE}).")
+            description = "The store's address: a store-server, or a server hosting the store (env FENCER_STORE; "
+                    + "default: ${DEFAULT-VALUE}).")
     String store;
 
     @Option(names = "--server", split = ",", paramLabel = "HOST:PORT", converter = Converters.Endpoint.class,
@@ -28,6 +28,9 @@ final class StoreClientOptions {
 
     @Mixin
     ClientTlsOptions tls;
+
+    @Mixin
+    TimeoutOptions timeouts;
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;
@@ -46,12 +49,12 @@ final class StoreClientOptions {
             throw new ParameterException(command.commandLine(), "--server names " + lockService.size()
                     + " endpoints, more than the " + ClientOptions.ENDPOINTS_MAX + " allowed");
         }
-        return tls.apply(Fencer.newBuilder().endpoints(lockService.toArray(String[]::new))).build();
+        return timeouts.apply(tls.apply(Fencer.newBuilder().endpoints(lockService.toArray(String[]::new)))).build();
     }
 
     /** Connects to the store, diagnosing with {@code lockService} when not null; the caller closes it. */
     FencedStore connectStore(FencerClient lockService) {
-        FencedStore.Builder builder = tls.apply(Fencer.newStoreBuilder().endpoint(store));
+        FencedStore.Builder builder = timeouts.apply(tls.apply(Fencer.newStoreBuilder().endpoint(store)));
         if (lockService != null) {
             builder.lockService(lockService);
         }

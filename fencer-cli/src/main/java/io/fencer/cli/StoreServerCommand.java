@@ -21,7 +21,8 @@ import picocli.CommandLine.Spec;
         description = "Runs the fenced store alone (no lock service) until SIGINT or SIGTERM.")
 final class StoreServerCommand implements Callable<Integer> {
     @Option(names = "--data", paramLabel = "DIR", defaultValue = "fencer-store-data",
-            description = "Data directory of the store (RocksDB) (default: ./${DEFAULT-VALUE}).")
+            description = "Data directory of the store, RocksDB (default: ${DEFAULT-VALUE} in the working "
+                    + "directory).")
     Path dataDir;
 
     @Option(names = "--host", paramLabel = "HOST", defaultValue = "127.0.0.1",
@@ -37,9 +38,9 @@ final class StoreServerCommand implements Callable<Integer> {
     int adminPort;
 
     @Option(names = "--http-port", paramLabel = "PORT",
-            description = "HTTP port serving every unary Store method in the Connect protocol (POST "
-                    + "/fencer.v1.Store/Write, JSON or binary bodies; HTTPS with --tls-*); 0 = off (default: port + 3, "
-                    + "e.g. 7083; any free port when --port is 0).")
+            description = "HTTP port serving every unary Store method in the Connect protocol, JSON or binary "
+                    + "bodies, each as a POST to its path, as in /fencer.v1.Store/Write (HTTPS with --tls-*); 0 = off "
+                    + "(default: port + 3, 7083 for the default port; any free port when --port is 0).")
     Integer httpPort;
 
     @Option(names = "--token-key", paramLabel = "FILE",

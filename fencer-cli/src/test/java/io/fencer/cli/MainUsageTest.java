@@ -87,7 +87,7 @@ class MainUsageTest {
         CommandRun run = CommandRun.run();
 
         assertThat(run.exitCode()).isEqualTo(Main.EXIT_USAGE);
-        assertThat(run.err()).contains("fencer: Missing command: choose server, store-server, lock, kv, bench, demo or chaos")
+        assertThat(run.err()).contains("fencer: Missing command: choose server, store-server, lock, kv, peers, bench, demo or chaos")
                 .contains("Try 'fencer --help'");
     }
 

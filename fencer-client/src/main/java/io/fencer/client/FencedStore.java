@@ -200,6 +200,13 @@ public interface FencedStore extends AutoCloseable {
         Builder callTimeout(Duration timeout);
 
         /**
+         * How long a call keeps retrying while the store has never answered this client and refuses the connection
+         * or names an unknown host (default: the call timeout, at most), as
+         * {@link FencerClient.Builder#unreachableTimeout(Duration)} describes.
+         */
+        Builder unreachableTimeout(Duration timeout);
+
+        /**
          * Connects with TLS (default: plaintext), as {@link FencerClient.Builder#tls(Path, Path, Path)} describes:
          * trusting {@code caFile}, presenting {@code certificateFile} and {@code keyFile} when not null.
          */

@@ -62,6 +62,12 @@ public interface FencerClient extends AutoCloseable {
      */
     byte[] backup();
 
+    /**
+     * Returns the group's peers and their changes at run time ({@code fencer.v1.Peers}); listing needs {@code read}
+     * on the whole namespace under an ACL, changes {@code admin}.
+     */
+    GroupPeers peers();
+
     /** Closes the connections; sessions opened through this client are closed first. */
     @Override
     void close();
@@ -74,9 +80,21 @@ public interface FencerClient extends AutoCloseable {
         /**
          * How long one call may take, retries on other endpoints included (default 10 s): each attempt on one
          * endpoint gets at most a third of it (at least 1 s) before the call moves on, and when it is spent the call
-         * fails with {@link io.fencer.core.UnavailableException}. An acquire gets its wait on top of it.
+         * fails with {@link io.fencer.core.UnavailableException}. An acquire gets its wait on top of it. A call that a
+         * peer answers NOT_LEADER follows the leader it names at once, and from the first such answer keeps trying
+         * through the election for at least 3 s (two election timeouts, the vote and the new leader's first commit),
+         * even when that outlasts this timeout.
          */
         Builder callTimeout(Duration timeout);
+
+        /**
+         * How long a call keeps retrying while no server has ever answered this client and every endpoint refuses
+         * the connection or names an unknown host (default: the call timeout, at most). Then the call fails with an
+         * {@link io.fencer.core.UnavailableException} naming the endpoints and why, having sent nothing. Once a
+         * server has answered, refusals count as a peer restarting or failing over and get the whole call timeout.
+         * The {@code fencer} command sets a second, so that a mistyped address or a server not started fails fast.
+         */
+        Builder unreachableTimeout(Duration timeout);
 
         /** The time source for keepalives and lease accounting (default {@link Ticker#system()}). */
         Builder ticker(Ticker ticker);

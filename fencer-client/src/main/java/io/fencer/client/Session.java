@@ -93,17 +93,31 @@ public interface Session extends AutoCloseable {
      * <p>Each call returns the stage of the current episode: completed while the session is in jeopardy; after an
      * acknowledgement ends the episode, later calls return a new stage that waits for the next one. It also
      * completes, with {@link Duration#ZERO}, when the session ends for any reason (lost without warning because the
-     * service said it expired, or closed), and always before or with {@link #lost()}, never after: a holder that
+     * service said it expired, or closed), and always before or with {@link #lost()} and {@link #ended()}, never
+     * after: a holder that
      * must stop early need only watch this stage. Listeners run on the client's event threads.
      */
     CompletionStage<Duration> jeopardy();
 
     /**
-     * Returns a stage that completes, with why, when the session is lost or closed. It completes when the service
-     * says the session expired, or no later than the local lease end when keepalives go unanswered (the service
-     * has then expired the session, or will within the drift margin).
+     * Returns a stage that completes, with why, when the session is lost: ended by something the application did
+     * not ask for. It completes when the service says the session expired ({@link SessionLoss.Cause#EXPIRED}) or
+     * refused its secret ({@link SessionLoss.Cause#UNAUTHENTICATED}), or no later than the local lease end when
+     * keepalives go unanswered ({@link SessionLoss.Cause#UNREACHABLE}: the service has then expired the session, or
+     * will within the drift margin). Listeners run on the client's event threads.
+     *
+     * <p>Closing the session (or its client) is not a loss: this stage then never completes, so a handler such as
+     * {@code session.lost().thenAccept(loss -> log.warn("session lost: {}", loss))} speaks only of real losses. To
+     * learn of every end, a close included, use {@link #ended()}.
      */
     CompletionStage<SessionLoss> lost();
+
+    /**
+     * Returns a stage that completes, with why, when the session ends for any reason: lost as {@link #lost()}
+     * describes, or closed by the application ({@link SessionLoss.Cause#CLOSED}). Use it to free what the session's
+     * holder keeps; use {@link #lost()} to react to a loss.
+     */
+    CompletionStage<SessionLoss> ended();
 
     /** Closes the session: the service releases its locks at once. Idempotent. */
     @Override

@@ -10,7 +10,7 @@ package io.fencer.client;
 public record SessionLoss(long sessionId, Cause cause, String detail) {
     /** The kinds of session end. */
     public enum Cause {
-        /** The application closed it. */
+        /** The application closed it: not a loss, so only {@link io.fencer.client.Session#ended()} reports it. */
         CLOSED,
         /** The service said the session expired. */
         EXPIRED,

@@ -22,5 +22,7 @@ public enum ErrorReason {
     INTERNAL,
     /** A write under a shared-mode token ({@link ModeMismatchException}). */
     MODE_MISMATCH,
-    OUT_OF_RANGE
+    OUT_OF_RANGE,
+    /** A change of the group's membership was refused ({@link MembershipRefusedException}). */
+    MEMBERSHIP_REFUSED
 }

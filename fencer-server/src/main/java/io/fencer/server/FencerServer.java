@@ -19,6 +19,7 @@ import io.fencer.server.locks.PendingAcquires;
 import io.fencer.server.locks.ServerMetrics;
 import io.fencer.server.locks.SessionKeeper;
 import io.fencer.server.locks.SessionSecrets;
+import io.fencer.server.peers.PeersService;
 import io.fencer.server.raft.AppliedListener;
 import io.fencer.server.raft.FormatLevelGate;
 import io.fencer.server.raft.Proposer;
@@ -92,8 +93,13 @@ public final class FencerServer implements AutoCloseable {
     private volatile AdminHttpServer admin;
     private volatile ConnectHttpServer http;
 
-    private FencerServer(ServerConfig config, ServerInterceptor testIdentities, RaftLockStateMachine stateMachine) {
+    /** True for a peer started to join an existing group ({@link #join}) rather than found one. */
+    private final boolean joining;
+
+    private FencerServer(ServerConfig config, ServerInterceptor testIdentities, RaftLockStateMachine stateMachine,
+            boolean joining) {
         this.config = config;
+        this.joining = joining;
         this.testIdentities = testIdentities;
         this.stateMachine = stateMachine;
         this.watches = new WatchHub(config.watch(), config.id());
@@ -126,9 +132,35 @@ public final class FencerServer implements AutoCloseable {
      */
     static FencerServer start(ServerConfig config, ServerInterceptor testIdentities, RaftLockStateMachine stateMachine)
             throws IOException {
+        return start(config, testIdentities, stateMachine, false);
+    }
+
+    /**
+     * Starts a peer that an existing group is to add ({@code fencer server --join}), rather than one that founds a
+     * group: it starts with no configuration of its own, neither standing for election nor serving, until the
+     * group's leader adds it ({@code fencer.v1.Peers.Add}) and sends it the log. Restart a joined peer the same way:
+     * its durable configuration is then in force. {@code config.peers()} must be empty and {@code config.raftPort()}
+     * the port the group is told in the Add.
+     */
+    public static FencerServer join(ServerConfig config) throws IOException {
+        Objects.requireNonNull(config, "config");
+        if (!config.peers().isEmpty()) {
+            throw new IllegalArgumentException("a joining peer takes the group's configuration from the group: give "
+                    + "no peers (--peers) with --join");
+        }
+        return start(config, null, new RaftLockStateMachine(config.limits(), config.ticker()), true);
+    }
+
+    /** As {@link #join}, with test identities (package-private: for tests without TLS only). */
+    static FencerServer join(ServerConfig config, ServerInterceptor testIdentities) throws IOException {
+        return start(config, testIdentities, new RaftLockStateMachine(config.limits(), config.ticker()), true);
+    }
+
+    private static FencerServer start(ServerConfig config, ServerInterceptor testIdentities,
+            RaftLockStateMachine stateMachine, boolean joining) throws IOException {
         check(Objects.requireNonNull(config, "config"));
         Objects.requireNonNull(stateMachine, "stateMachine");
-        FencerServer server = new FencerServer(config, testIdentities, stateMachine);
+        FencerServer server = new FencerServer(config, testIdentities, stateMachine, joining);
         try {
             server.startAll();
         } catch (IOException | RuntimeException e) {
@@ -196,7 +228,7 @@ public final class FencerServer implements AutoCloseable {
             watches.failStreams(halted);
         });
 
-        raft = RaftNode.start(config, tls, stateMachine, this::port);
+        raft = RaftNode.start(config, joining, tls, stateMachine, this::port);
         proposer = new Proposer(raft, stateMachine, config.ticker(),
                 (task, delayNanos) -> timers.schedule(task, delayNanos, TimeUnit.NANOSECONDS), config.linger());
         keeper = new SessionKeeper(config.ticker(), config.lockDelay(), raft, stateMachine, proposer);
@@ -222,6 +254,8 @@ public final class FencerServer implements AutoCloseable {
                 refusals));
         services.add(intercepted(MalformedRequests.guard(new AdminService(raft, stateMachine, proposer, authorizer,
                 System::currentTimeMillis).bindService(), INBOUND_MESSAGE_BYTES_MAX), refusals));
+        services.add(intercepted(MalformedRequests.guard(new PeersService(raft, authorizer).bindService(),
+                INBOUND_MESSAGE_BYTES_MAX), refusals));
         if (config.store() != null) {
             store = StoreRole.open(config.dataDir().resolve("store"), config.store().withKeys(config.tokenKeys()),
                     metrics.registry(), authorizer, this::currentToken);
@@ -404,6 +438,21 @@ public final class FencerServer implements AutoCloseable {
     long appliedIndex() {
         RaftNode node = raft;
         return node == null ? 0 : node.appliedIndex();
+    }
+
+    /**
+     * Returns why this peer is not in its group's configuration, as a sentence, or null while it is: a peer started
+     * with {@link #join} that the group has not added yet, or a peer the group removed.
+     */
+    public String notInGroup() {
+        RaftNode node = raft;
+        return node == null ? "the server is not running" : node.notInGroup();
+    }
+
+    /** Returns this peer's Raft term (for tests). */
+    long currentTerm() {
+        RaftNode node = raft;
+        return node == null ? 0 : node.currentTerm();
     }
 
     /** Returns a session as this peer's lock state holds it, or empty (for tests). */

@@ -54,6 +54,8 @@ class PackageGraphTest {
         Map<String, Role> roles = new LinkedHashMap<>();
         roles.put("locks", new Role(true, "the lock role proposes through raft, checks with auth, answers through rpc"
                 + " and hands Watch calls to watch", "raft", "auth", "rpc", "watch"));
+        roles.put("peers", new Role(false, "the membership role changes raft's configuration, checks with auth and "
+                + "answers through rpc", "raft", "auth", "rpc"));
         roles.put("watch", new Role(false, "Watch listens to raft's applied events and streams through rpc", "raft",
                 "rpc"));
         roles.put("store", new Role(false, "the store role checks with auth and answers through rpc", "auth", "rpc"));

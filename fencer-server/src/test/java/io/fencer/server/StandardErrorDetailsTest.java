@@ -120,7 +120,7 @@ class StandardErrorDetailsTest {
             case INVALID_ARGUMENT -> Status.Code.INVALID_ARGUMENT;
             case LIMIT_EXCEEDED -> Status.Code.RESOURCE_EXHAUSTED;
             case SESSION_EXPIRED, NOT_HOLDER, STALE_TOKEN, SCOPE_MISMATCH, TOKEN_EXHAUSTED, IDEMPOTENCY_MISMATCH,
-                    MODE_MISMATCH -> Status.Code.FAILED_PRECONDITION;
+                    MODE_MISMATCH, MEMBERSHIP_REFUSED -> Status.Code.FAILED_PRECONDITION;
             case BAD_TOKEN_SIGNATURE, SESSION_UNAUTHENTICATED -> Status.Code.UNAUTHENTICATED;
             case PERMISSION_DENIED -> Status.Code.PERMISSION_DENIED;
             case NOT_LEADER, UNAVAILABLE -> Status.Code.UNAVAILABLE;
@@ -150,6 +150,9 @@ class StandardErrorDetailsTest {
             case TOKEN_EXHAUSTED, INTERNAL -> fromTheCatalogueOverRealGrpc(reason);
             case MODE_MISMATCH -> modeMismatch();
             case OUT_OF_RANGE -> outOfRange();
+            case MEMBERSHIP_REFUSED -> failing(() -> io.fencer.api.v1.PeersGrpc.newBlockingStub(channel)
+                    .withInterceptors(TestServers.CALL_DEADLINE).remove(io.fencer.api.v1.RemovePeerRequest.newBuilder()
+                            .setId("n1").build())); // the last voter of this group of one
         };
     }
 
@@ -180,6 +183,10 @@ class StandardErrorDetailsTest {
             case MODE_MISMATCH -> {
                 assertThat(detail.getLock()).isEqualTo("readers");
                 assertThat(detail.getValue()).isEqualTo("shared");
+            }
+            case MEMBERSHIP_REFUSED -> {
+                assertThat(detail.getValue()).as("the peer").isNotEmpty();
+                assertThat(detail.getWhy()).contains("last voter");
             }
             case OUT_OF_RANGE -> {
                 assertThat(detail.getValue()).isEqualTo("1");

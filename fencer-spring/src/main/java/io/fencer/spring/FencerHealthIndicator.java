@@ -46,7 +46,7 @@ final class FencerHealthIndicator implements HealthIndicator, DisposableBean {
         Health.Builder health = Health.up().withDetail("leader", "reachable");
         if (probe == null || !probe.isAlive()) {
             if (probe != null) {
-                lastLoss = probe.lost().toCompletableFuture().getNow(null);
+                lastLoss = probe.ended().toCompletableFuture().getNow(null);
             }
             try {
                 probe = client.openSession(sessionTtl);

@@ -15,6 +15,7 @@ import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockMode;
+import io.fencer.core.MembershipRefusedException;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.NotLeaderException;
@@ -69,6 +70,7 @@ class WireErrorsRoundTripTest {
             case INTERNAL -> new InternalException("message 26");
             case MODE_MISMATCH -> new ModeMismatchException("scope-30", 31, LockMode.SHARED);
             case OUT_OF_RANGE -> new RevisionOutOfRangeException(30, 31);
+            case MEMBERSHIP_REFUSED -> new MembershipRefusedException("peer-32", "why 33");
         };
     }
 

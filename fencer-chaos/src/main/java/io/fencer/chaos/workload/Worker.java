@@ -211,7 +211,7 @@ public final class Worker {
     private Session openSession(FencerClient fencer) {
         try {
             Session session = fencer.openSession(options.ttl());
-            session.lost().thenRun(() -> {
+            session.ended().thenRun(() -> {
                 Held current = held;
                 boolean ofHeld = current != null && current.session() == session;
                 history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.INFO, Op.LEASE_LOST)

@@ -3,7 +3,6 @@ package io.fencer.cli.exec;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
-import io.fencer.core.FencerException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -11,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 /**
@@ -28,24 +28,85 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
         PrintWriter err) {
 
     /**
+     * How long fencer waits for the release and the session's close after it stopped the command because the lease
+     * was in jeopardy or lost: the service may not answer (that may be why), and the session's expiry frees the
+     * grant anyway, so fencer exits 3 at once rather than spend the client's call timeout on each.
+     */
+    static final Duration RELEASE_AFTER_LOSS_MAX = Duration.ofMillis(500);
+
+    /**
      * Runs the command under the grant {@code acquire} makes through the session, with {@code environment} (of
-     * the grant) added to the child's environment; returns the exit status.
+     * the grant) added to the child's environment; returns the exit status. Closes {@code fencer}: after a lost
+     * lease it does so in the background, so that the exit does not wait on a service that does not answer.
      */
     public int run(FencerClient fencer, CompletionStage<String> stopRequested, Function<Session, Grant> acquire,
             Function<Grant, Map<String, String>> environment) throws InterruptedException, IOException {
-        try (Session session = fencer.openSession(ttl)) {
-            Grant grant = Acquisition.acquire(() -> acquire.apply(session), stopRequested);
+        Session session;
+        try {
+            session = fencer.openSession(ttl);
+        } catch (RuntimeException e) {
+            fencer.close();
+            throw e;
+        }
+        int status;
+        Grant grant = null;
+        try {
+            grant = Acquisition.acquire(() -> acquire.apply(session), stopRequested);
             if (grant == null) {
-                return StopSignals.exitCode(stopRequested.toCompletableFuture().getNow("INT"));
+                return closeAll(fencer, session, null,
+                        StopSignals.exitCode(stopRequested.toCompletableFuture().getNow("INT")));
             }
-            int status;
+            status = supervise(session, grant, environment.apply(grant), stopRequested);
+        } catch (Throwable e) {
+            closeAfterFailure(grant, e);
             try {
-                status = supervise(session, grant, environment.apply(grant), stopRequested);
-            } catch (Throwable e) {
-                closeAfterFailure(grant, e);
-                throw e;
+                closeAll(fencer, session, null, 0);
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
             }
-            return release(grant, status);
+            throw e;
+        }
+        if (status != ChildSupervisor.EXIT_LEASE_LOST) {
+            return closeAll(fencer, session, grant, status);
+        }
+        releaseAfterLoss(fencer, session, grant);
+        return status;
+    }
+
+    /** Releases {@code grant} when not null, closes the session and the client, and returns {@code status}. */
+    private static int closeAll(FencerClient fencer, Session session, Grant grant, int status) {
+        try (fencer; session) {
+            if (grant != null) {
+                grant.close();
+            }
+        }
+        return status;
+    }
+
+    /**
+     * Releases the grant, closes the session and the client on a daemon thread, and waits at most
+     * {@link #RELEASE_AFTER_LOSS_MAX} for them: best effort, since the service frees the grant when the session
+     * expires. What is left undone when the wait ends is dropped with the process.
+     */
+    private void releaseAfterLoss(FencerClient fencer, Session session, Grant grant) throws InterruptedException {
+        AtomicBoolean released = new AtomicBoolean();
+        Thread releaser = new Thread(() -> {
+            try (fencer; session) {
+                grant.close();
+                released.set(true);
+            } catch (RuntimeException e) {
+                err.println("fencer: could not release " + grant.token() + ": " + e.getMessage()
+                        + "; the service frees it when the session expires");
+                err.flush();
+            }
+        }, "fencer-release");
+        releaser.setDaemon(true);
+        releaser.start();
+        releaser.join(RELEASE_AFTER_LOSS_MAX.toMillis());
+        if (releaser.isAlive() && !released.get()) {
+            err.println("fencer: could not release " + grant.token() + " within "
+                    + RELEASE_AFTER_LOSS_MAX.toMillis() + " ms; the service frees it when the session expires");
+            err.flush();
         }
     }
 
@@ -65,7 +126,7 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
         CompletionStage<String> endangered = session.jeopardy().thenCompose(left -> session.isAlive()
                 ? CompletableFuture.completedFuture("in jeopardy: no keepalive acknowledged for 2/3 of the "
                         + session.ttl().toMillis() + " ms ttl")
-                : session.lost().thenApply(loss -> "lost: " + loss.detail()));
+                : session.ended().thenApply(loss -> "lost: " + loss.detail()));
         return new ChildSupervisor.Lease(endangered, session::leaseRemaining);
     }
 
@@ -80,26 +141,10 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
         }
     }
 
-    /**
-     * Releases the grant after the command; after a lost lease the service may be unreachable (that may be why it
-     * was lost), so a failure then is reported and the exit status stays 3: the service frees the grant when the
-     * session expires.
-     */
-    private int release(Grant grant, int status) {
-        if (status != ChildSupervisor.EXIT_LEASE_LOST) {
-            grant.close();
-            return status;
-        }
-        try {
-            grant.close();
-        } catch (FencerException e) {
-            err.println("fencer: could not release " + grant.token() + ": " + e.getMessage()
-                    + "; the service frees it when the session expires");
-        }
-        return status;
-    }
-
     private static void closeAfterFailure(Grant grant, Throwable failure) {
+        if (grant == null) {
+            return;
+        }
         try {
             grant.close();
         } catch (RuntimeException e) {

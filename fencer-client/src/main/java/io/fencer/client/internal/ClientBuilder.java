@@ -15,6 +15,7 @@ final class ClientBuilder implements FencerClient.Builder {
 
     private final List<String> endpoints = new ArrayList<>();
     private Duration callTimeout = CALL_TIMEOUT_DEFAULT;
+    private Duration unreachableTimeout; // null: the call timeout
     private Ticker ticker = Ticker.system();
     private ClientTransport.TlsFiles tls;
     private boolean pipelining = Router.PIPELINING_DEFAULT;
@@ -33,13 +34,29 @@ final class ClientBuilder implements FencerClient.Builder {
 
     @Override
     public FencerClient.Builder callTimeout(Duration timeout) {
-        Objects.requireNonNull(timeout, "timeout");
+        this.callTimeout = checkTimeout("call timeout", timeout);
+        return this;
+    }
+
+    @Override
+    public FencerClient.Builder unreachableTimeout(Duration timeout) {
+        this.unreachableTimeout = checkTimeout("unreachable timeout", timeout);
+        return this;
+    }
+
+    /** Returns {@code timeout} when it is positive and at most {@link #CALL_TIMEOUT_MAX}. */
+    static Duration checkTimeout(String what, Duration timeout) {
+        Objects.requireNonNull(timeout, what);
         if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(CALL_TIMEOUT_MAX) > 0) {
-            throw new IllegalArgumentException("call timeout must be positive and at most " + CALL_TIMEOUT_MAX
+            throw new IllegalArgumentException(what + " must be positive and at most " + CALL_TIMEOUT_MAX
                     + ", got " + timeout);
         }
-        this.callTimeout = timeout;
-        return this;
+        return timeout;
+    }
+
+    /** Returns the unreachable timeout in effect: the one set, but never more than the call timeout. */
+    static Duration unreachableTimeout(Duration set, Duration callTimeout) {
+        return set == null || set.compareTo(callTimeout) > 0 ? callTimeout : set;
     }
 
     @Override
@@ -65,6 +82,7 @@ final class ClientBuilder implements FencerClient.Builder {
         if (endpoints.isEmpty()) {
             throw new IllegalArgumentException("at least one endpoint (host:port) is required");
         }
-        return new DefaultFencerClient(endpoints, callTimeout, ticker, ClientTransport.of(tls), pipelining);
+        return new DefaultFencerClient(endpoints, callTimeout, unreachableTimeout(unreachableTimeout, callTimeout),
+                ticker, ClientTransport.of(tls), pipelining);
     }
 }

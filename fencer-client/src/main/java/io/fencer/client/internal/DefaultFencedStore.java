@@ -43,9 +43,10 @@ public final class DefaultFencedStore implements FencedStore {
     private final FencerClient lockService;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    DefaultFencedStore(String endpoint, Duration callTimeout, FencerClient lockService, ClientTransport transport,
-            boolean pipelining) {
-        this.connection = new StoreConnection(endpoint, callTimeout.toNanos(), transport, pipelining);
+    DefaultFencedStore(String endpoint, Duration callTimeout, Duration unreachableTimeout, FencerClient lockService,
+            ClientTransport transport, boolean pipelining) {
+        this.connection = new StoreConnection(endpoint, callTimeout.toNanos(), unreachableTimeout.toNanos(),
+                transport, pipelining);
         this.lockService = lockService;
     }
 
@@ -116,7 +117,7 @@ public final class DefaultFencedStore implements FencedStore {
                 .setSequencer(sequencer == null ? "" : sequencer).build();
         try {
             return StoreProtos.value(scope, connection.call("Get from scope '" + scope + "'",
-                    StoreConnection.Retry.IDEMPOTENT, null, calls -> calls.get(request)));
+                    StoreConnection.Retry.READ, null, calls -> calls.get(request)));
         } catch (StaleTokenException e) {
             throw stale(e, token, false);
         }
@@ -128,7 +129,7 @@ public final class DefaultFencedStore implements FencedStore {
         checkOpen();
         FenceRequest request = FenceRequest.newBuilder().setScope(scope).build();
         return StoreProtos.scopeInfo(connection.call("Fence of scope '" + scope + "'",
-                StoreConnection.Retry.IDEMPOTENT, null, calls -> calls.stub().fence(request)));
+                StoreConnection.Retry.READ, null, calls -> calls.stub().fence(request)));
     }
 
     @Override

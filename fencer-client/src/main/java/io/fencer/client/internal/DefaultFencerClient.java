@@ -65,17 +65,22 @@ public final class DefaultFencerClient implements FencerClient {
     private final Router router;
     private final Ticker ticker;
     private final KeepAliver keepAliver;
+    /** Follows the group's membership: the router learns every peer's address (see {@link PeerDirectory}). */
+    private final PeerDirectory peerDirectory;
     private final ExecutorService events;
     private final RequestIds requestIds = new RequestIds();
     private final Map<Long, DefaultSession> sessions = new ConcurrentHashMap<>();
     private final Set<DefaultWatch> watches = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    DefaultFencerClient(List<String> endpoints, Duration callTimeout, Ticker ticker, ClientTransport transport,
-            boolean pipelining) {
-        this.router = new Router(endpoints, callTimeout.toNanos(), transport, pipelining);
+    DefaultFencerClient(List<String> endpoints, Duration callTimeout, Duration unreachableTimeout, Ticker ticker,
+            ClientTransport transport, boolean pipelining) {
+        this.router = new Router(endpoints, callTimeout.toNanos(), unreachableTimeout.toNanos(), transport,
+                pipelining);
         this.ticker = ticker;
         this.keepAliver = new KeepAliver(router, ticker);
+        this.peerDirectory = new PeerDirectory(router, PeerDirectory.refreshIntervalOfProperty());
+        peerDirectory.start();
         AtomicInteger threadNumber = new AtomicInteger();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(EVENT_THREADS_MAX, EVENT_THREADS_MAX, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(EVENTS_QUEUED_MAX), runnable -> {
@@ -155,7 +160,7 @@ public final class DefaultFencerClient implements FencerClient {
         LockNames.check("semaphore", semaphore);
         checkOpen();
         DescribeSemaphoreRequest request = DescribeSemaphoreRequest.newBuilder().setSemaphore(semaphore).build();
-        SemaphoreInfo info = router.call("DescribeSemaphore " + semaphore,
+        SemaphoreInfo info = router.read("DescribeSemaphore " + semaphore,
                 calls -> calls.call(LocksGrpc.getDescribeSemaphoreMethod(), request));
         List<LockStatus> slots = new ArrayList<>(info.getSlotsCount());
         info.getSlotsList().forEach(slot -> slots.add(Protos.lockStatus(slot)));
@@ -187,7 +192,7 @@ public final class DefaultFencerClient implements FencerClient {
         LockNames.check(lock);
         checkOpen();
         DescribeRequest request = DescribeRequest.newBuilder().setLock(lock).build();
-        LockInfo info = router.call("Describe " + lock, calls -> calls.call(LocksGrpc.getDescribeMethod(), request));
+        LockInfo info = router.read("Describe " + lock, calls -> calls.call(LocksGrpc.getDescribeMethod(), request));
         return Protos.lockStatus(info);
     }
 
@@ -200,7 +205,7 @@ public final class DefaultFencerClient implements FencerClient {
         }
         checkOpen();
         ListRequest request = ListRequest.newBuilder().setPrefix(prefix == null ? "" : prefix).setLimit(limit).build();
-        ListResponse response = router.call("List", calls -> calls.call(LocksGrpc.getListMethod(), request));
+        ListResponse response = router.read("List", calls -> calls.call(LocksGrpc.getListMethod(), request));
         List<LockStatus> locks = new ArrayList<>(response.getLocksCount());
         for (LockInfo info : response.getLocksList()) {
             locks.add(Protos.lockStatus(info));
@@ -213,7 +218,7 @@ public final class DefaultFencerClient implements FencerClient {
         Objects.requireNonNull(token, "token");
         checkOpen();
         ValidateRequest request = ValidateRequest.newBuilder().setToken(Protos.toProto(token)).build();
-        return Protos.tokenStatus(router.call("Validate " + token,
+        return Protos.tokenStatus(router.read("Validate " + token,
                 calls -> calls.call(LocksGrpc.getValidateMethod(), request)));
     }
 
@@ -240,10 +245,17 @@ public final class DefaultFencerClient implements FencerClient {
                 reachable = session.closeSession(reachable) && reachable;
             }
         } finally {
+            peerDirectory.close();
             keepAliver.close();
             router.close();
             events.shutdown();
         }
+    }
+
+    @Override
+    public io.fencer.client.GroupPeers peers() {
+        checkOpen();
+        return new DefaultGroupPeers(router);
     }
 
     private void checkOpen() {

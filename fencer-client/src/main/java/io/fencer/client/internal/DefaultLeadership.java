@@ -17,7 +17,7 @@ final class DefaultLeadership implements Leadership {
 
     DefaultLeadership(DefaultSession session, Grant grant) {
         this.grant = grant;
-        session.lost().whenComplete((loss, failure) -> ended.complete(null));
+        session.ended().whenComplete((loss, failure) -> ended.complete(null));
     }
 
     @Override

@@ -44,6 +44,9 @@ final class DefaultSession implements Session {
     private final CompletableFuture<SessionLoss> lost = new CompletableFuture<>();
     /** What callers see: completing or cancelling it does not touch {@link #lost}. */
     private final CompletionStage<SessionLoss> lostView = lost.minimalCompletionStage();
+    /** Completes on every end, a close included; {@link #lost} only on the ends the application did not ask for. */
+    private final CompletableFuture<SessionLoss> ended = new CompletableFuture<>();
+    private final CompletionStage<SessionLoss> endedView = ended.minimalCompletionStage();
     private final AtomicBoolean closeRequested = new AtomicBoolean();
     /**
      * The current jeopardy episode: completed when the keepalive thread finds the session in jeopardy, replaced by a
@@ -160,6 +163,11 @@ final class DefaultSession implements Session {
         return lostView;
     }
 
+    @Override
+    public CompletionStage<SessionLoss> ended() {
+        return endedView;
+    }
+
     /** Called by the keepalive thread when an episode of jeopardy begins, with the local lease left then. */
     void enteredJeopardy(long remainingNanos) {
         CompletableFuture<Duration> episode = jeopardy;
@@ -231,7 +239,10 @@ final class DefaultSession implements Session {
         // In one task and in this order, so that jeopardy's listeners always run before (never after) lost's.
         Runnable notify = () -> {
             episode.complete(Duration.ZERO);
-            lost.complete(ending);
+            if (cause != SessionLoss.Cause.CLOSED) { // a close is asked for, not lost
+                lost.complete(ending);
+            }
+            ended.complete(ending);
         };
         try {
             listeners.execute(notify);

@@ -35,18 +35,41 @@ final class RetryBudget {
 
     static final Sleeper SYSTEM = NANOSECONDS::sleep;
 
-    private final long deadlineNanos;
+    private final long startNanos = System.nanoTime();
+    private long deadlineNanos;
     private final Sleeper sleeper;
+    /** Whether the call may change state: only then may an unknown outcome have taken effect. */
+    private final boolean changesState;
+    /** Whether every failure so far reached no server (refused, unknown host): see {@link Unreachable}. */
+    private boolean unreachableOnly = true;
     private long backoffNanos = BACKOFF_INITIAL_NANOS;
     private StatusRuntimeException last;
     private StatusRuntimeException beforeLast;
 
     RetryBudget(long budgetNanos, Sleeper sleeper) {
+        this(budgetNanos, sleeper, true);
+    }
+
+    /** Makes the budget of a call that changes state, or of a read ({@code changesState} false). */
+    RetryBudget(long budgetNanos, Sleeper sleeper, boolean changesState) {
         if (budgetNanos <= 0) {
             throw new IllegalArgumentException("budget must be positive: " + budgetNanos + " ns");
         }
         this.deadlineNanos = System.nanoTime() + budgetNanos;
         this.sleeper = sleeper;
+        this.changesState = changesState;
+    }
+
+    /** Moves the deadline to {@code nanos} (on {@link System#nanoTime()}) when that is later; never earlier. */
+    void extendTo(long nanos) {
+        if (nanos - deadlineNanos > 0) {
+            deadlineNanos = nanos;
+        }
+    }
+
+    /** Returns the call's budget: its own, or longer once {@link #extendTo} moved the deadline. */
+    long budgetNanos() {
+        return deadlineNanos - startNanos;
     }
 
     /** Returns the time left for the next attempt: at least 1 ns, since the first attempt always runs. */
@@ -70,6 +93,21 @@ final class RetryBudget {
     void failed(StatusRuntimeException failure) {
         beforeLast = last;
         last = failure;
+        unreachableOnly &= Unreachable.is(failure);
+    }
+
+    /**
+     * Returns true when every attempt so far failed without reaching a server and {@code boundNanos} have passed
+     * since the call began: nothing runs at the addresses tried, and waiting longer helps only a server that is
+     * starting.
+     */
+    boolean unreachableFor(long boundNanos) {
+        return last != null && unreachableOnly && System.nanoTime() - startNanos >= boundNanos;
+    }
+
+    /** Returns what an unknown outcome means for this call: a read changed nothing, another call may have. */
+    String outcome() {
+        return changesState ? "; the call may or may not have taken effect" : "; a read, it changed nothing";
     }
 
     /** Returns the latest failure recorded. */
@@ -94,7 +132,7 @@ final class RetryBudget {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new UnavailableException(operation + " was interrupted while retrying; last error: "
-                        + lastErrors() + "; the call may or may not have taken effect", last);
+                        + lastErrors() + outcome(), last);
             }
         }
         return deadlineNanos - System.nanoTime() > 0;

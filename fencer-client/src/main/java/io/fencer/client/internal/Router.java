@@ -32,6 +32,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * new), or to the next endpoint when it names none; any other UNAVAILABLE (refused, reset, no leader yet) and
  * DEADLINE_EXCEEDED move to the next endpoint. Retries pause with exponential backoff and jitter, and stop when
  * the call's budget is spent, with an {@link UnavailableException} naming the endpoints tried and the last error.
+ * Once a peer has answered that it is not the leader, the budget lasts at least {@link #ELECTION_WAIT_NANOS} from
+ * that answer, so that a call made during an election outlives it.
  * Every call retried here must be idempotent: callers that create state carry a request id fixed per logical call.
  *
  * <p>Budgets are measured with {@link System#nanoTime()}, not the client's injected ticker: gRPC deadlines run
@@ -41,6 +43,14 @@ final class Router implements AutoCloseable {
     /** The shortest time one attempt may take before the call moves on, unless the whole budget is shorter. */
     private static final long ATTEMPT_NANOS_MIN = MILLISECONDS.toNanos(1_000);
     private static final long SHUTDOWN_WAIT_MILLIS = 1_000;
+    /**
+     * How long a call keeps trying, at the least, once a peer has answered that it is not the leader (or that the
+     * group cannot serve yet): the group is electing. An election takes an election timeout (400–800 ms) and a vote,
+     * a split vote another timeout, and the new leader must commit once before it serves; three seconds cover two
+     * election timeouts and those steps with room for a loaded machine. A call whose own budget is shorter (a short
+     * {@code callTimeout}, or one spent on a peer that stopped answering) gets this much from the first such answer.
+     */
+    static final long ELECTION_WAIT_NANOS = MILLISECONDS.toNanos(3_000);
     private static final System.Logger LOG = System.getLogger(Router.class.getName());
 
     /** The blocking part of one attempt: unary calls through {@code calls}, which carry the attempt's deadline. */
@@ -86,6 +96,8 @@ final class Router implements AutoCloseable {
     private final Map<String, Peer> peers = new ConcurrentHashMap<>();
     private final Map<String, Long> suspectedUntilNanos = new ConcurrentHashMap<>();
     private final long callTimeoutNanos;
+    /** How long a call retries while no endpoint has ever answered and none accepts a connection. */
+    private final long unreachableTimeoutNanos;
     private final long attemptTimeoutNanos;
     private final RetryBudget.Sleeper sleeper;
     private final ClientTransport transport;
@@ -93,18 +105,31 @@ final class Router implements AutoCloseable {
     private final boolean pipelining;
     private volatile String current;
     private volatile boolean closed;
+    /** Whether a server has ever answered a call (with a result or an error): then refusals are transient. */
+    private volatile boolean answered;
+    /** The endpoints the client was configured with: membership refreshes never drop them. */
+    private final List<String> configured;
+    /**
+     * Told when a NOT_LEADER answer names a leader this router did not know, or a call moves on without a leader
+     * named (a {@link PeerDirectory} refreshes).
+     */
+    private volatile Runnable unknownLeaderListener = () -> { };
+    /** The most endpoints a router knows: configured ones, plus those learned from answers and peer lists. */
+    static final int ENDPOINTS_MAX = 64;
 
-    Router(List<String> endpoints, long callTimeoutNanos, ClientTransport transport, boolean pipelining) {
-        this(endpoints, callTimeoutNanos, RetryBudget.SYSTEM, transport, pipelining);
+    Router(List<String> endpoints, long callTimeoutNanos, long unreachableTimeoutNanos, ClientTransport transport,
+            boolean pipelining) {
+        this(endpoints, callTimeoutNanos, unreachableTimeoutNanos, RetryBudget.SYSTEM, transport, pipelining);
     }
 
     /** Makes a plaintext router whose retries wait with {@code sleeper}: tests make it oversleep. */
     Router(List<String> endpoints, long callTimeoutNanos, RetryBudget.Sleeper sleeper) {
-        this(endpoints, callTimeoutNanos, sleeper, ClientTransport.plaintext(), PIPELINING_DEFAULT);
+        this(endpoints, callTimeoutNanos, callTimeoutNanos, sleeper, ClientTransport.plaintext(),
+                PIPELINING_DEFAULT);
     }
 
-    private Router(List<String> endpoints, long callTimeoutNanos, RetryBudget.Sleeper sleeper,
-            ClientTransport transport, boolean pipelining) {
+    private Router(List<String> endpoints, long callTimeoutNanos, long unreachableTimeoutNanos,
+            RetryBudget.Sleeper sleeper, ClientTransport transport, boolean pipelining) {
         if (endpoints.isEmpty()) {
             throw new IllegalArgumentException("at least one endpoint (host:port) is required");
         }
@@ -119,7 +144,9 @@ final class Router implements AutoCloseable {
             }
         }
         this.endpoints = new CopyOnWriteArrayList<>(checked);
+        this.configured = List.copyOf(checked);
         this.callTimeoutNanos = callTimeoutNanos;
+        this.unreachableTimeoutNanos = unreachableTimeoutNanos;
         // An attempt gets a third of the budget, so a hung peer (paused, partitioned) leaves time for the others.
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
         this.sleeper = sleeper;
@@ -189,6 +216,39 @@ final class Router implements AutoCloseable {
         return List.copyOf(endpoints);
     }
 
+    /**
+     * Calls {@code listener} whenever a NOT_LEADER answer names a leader this router did not know, and whenever a
+     * call moves on to another endpoint without one named; the listener must return at once.
+     */
+    void onUnknownLeader(Runnable listener) {
+        unknownLeaderListener = listener;
+    }
+
+    /**
+     * Takes the client addresses of the group's peers as the group lists them: new ones are added (up to
+     * {@link #ENDPOINTS_MAX} in all), and learned ones no longer listed are dropped; the configured endpoints stay
+     * whatever the list says, so that a client can always start over from them.
+     */
+    synchronized void learnPeers(List<String> addresses) {
+        List<String> valid = new ArrayList<>();
+        for (String address : addresses) {
+            try {
+                valid.add(checkEndpoint(address));
+            } catch (IllegalArgumentException e) {
+                LOG.log(System.Logger.Level.WARNING, "ignoring a peer address the group listed: {0}", e.getMessage());
+            }
+        }
+        for (String address : valid) {
+            if (endpoints.size() < ENDPOINTS_MAX && endpoints.addIfAbsent(address)) {
+                LOG.log(System.Logger.Level.DEBUG, "learned peer endpoint {0} from the group''s list", address);
+            }
+        }
+        if (!valid.isEmpty()) {
+            endpoints.removeIf(endpoint -> !configured.contains(endpoint) && !valid.contains(endpoint)
+                    && !endpoint.equals(current));
+        }
+    }
+
     /** Returns the asynchronous stub of {@code endpoint}, for streams (opened rarely: after a failure). */
     LocksGrpc.LocksStub asyncStub(String endpoint) {
         Peer peer = peer(endpoint);
@@ -198,34 +258,57 @@ final class Router implements AutoCloseable {
 
     /** Runs {@code attempt} on the leader, retrying elsewhere within the client's call timeout. */
     <T> T call(String operation, Attempt<T> attempt) {
-        return call(operation, callTimeoutNanos, attempt);
+        return call(operation, callTimeoutNanos, true, attempt);
+    }
+
+    /** Runs {@code attempt}, a read that changes nothing, as {@link #call(String, Attempt)} does. */
+    <T> T read(String operation, Attempt<T> attempt) {
+        return call(operation, callTimeoutNanos, false, attempt);
+    }
+
+    /** Runs {@code attempt}, which may change state, retrying for {@code budgetNanos}. */
+    <T> T call(String operation, long budgetNanos, Attempt<T> attempt) {
+        return call(operation, budgetNanos, true, attempt);
     }
 
     /**
      * Runs {@code attempt} on the leader, retrying on the leader or the next endpoint until {@code budgetNanos}
-     * has passed.
+     * has passed; or, while no server has ever answered this router, until every endpoint has refused the
+     * connection (or has an unknown host) for the unreachable timeout.
      *
-     * @throws UnavailableException when no endpoint answered within the budget; the call may have taken effect
+     * @throws UnavailableException when no endpoint answered within the budget; a call that {@code changesState}
+     *     may have taken effect
      * @throws io.fencer.core.FencerException of the server's reason when the server refused the call
      * @throws IllegalStateException when the client is closed
      */
-    <T> T call(String operation, long budgetNanos, Attempt<T> attempt) {
-        RetryBudget budget = new RetryBudget(budgetNanos, sleeper);
+    private <T> T call(String operation, long budgetNanos, boolean changesState, Attempt<T> attempt) {
+        RetryBudget budget = new RetryBudget(budgetNanos, sleeper, changesState);
         String endpoint = current;
         Set<String> tried = null; // made on the first failure: the common call succeeds at once
         boolean pausedLast = true;
+        boolean electing = false;
         while (true) {
             Peer peer = peer(endpoint);
             try {
-                return attempt.run(new AttemptCalls(peer.channel(), peer.pipeline(),
+                T result = attempt.run(new AttemptCalls(peer.channel(), peer.pipeline(),
                         Math.min(budget.remainingNanos(), attemptTimeoutNanos)));
+                answered = true;
+                return result;
             } catch (StatusRuntimeException failure) {
+                answered |= !Unreachable.is(failure);
                 if (!isRetryable(failure) || closed || Thread.currentThread().isInterrupted()) {
                     throw WireErrors.toException(failure);
                 }
                 budget.failed(failure);
+                if (!electing && answeredByGroup(failure)) {
+                    electing = true; // from now on the call waits out an election at the least
+                    budget.extendTo(System.nanoTime() + ELECTION_WAIT_NANOS);
+                }
                 tried = tried == null ? new LinkedHashSet<>() : tried;
                 tried.add(endpoint);
+                if (!answered && tried.containsAll(endpoints) && budget.unreachableFor(unreachableTimeoutNanos)) {
+                    throw unreachable(operation, tried, budget);
+                }
                 String next = onFailure(endpoint, failure);
                 long backoffNanos = budget.nextBackoffNanos();
                 // Follow a named leader at once, but not twice in a row: two peers naming each other must not spin.
@@ -233,12 +316,26 @@ final class Router implements AutoCloseable {
                         ? 0 : backoffNanos;
                 pausedLast = pauseNanos > 0;
                 if (!budget.pauseBeforeRetry(operation, pauseNanos)) {
-                    throw unavailable(operation, budgetNanos, tried, budget);
+                    throw unavailable(operation, tried, budget);
                 }
                 endpoint = next;
                 resetBackoffIfFailing(peer(endpoint));
             }
         }
+    }
+
+    /**
+     * Returns true when a peer of the group answered that it cannot serve the call now: NOT_LEADER (with or without
+     * a leader's address), or UNAVAILABLE with Fencer's error detail (a leader not ready yet). The group is then
+     * electing or about to serve, unlike a peer that refuses connections or does not answer at all.
+     */
+    static boolean answeredByGroup(Throwable failure) {
+        if (Status.fromThrowable(failure).getCode() != Status.Code.UNAVAILABLE) {
+            return false;
+        }
+        Optional<ErrorDetail> detail = WireErrors.detail(failure);
+        return detail.isPresent() && (detail.get().getReason() == Reason.REASON_NOT_LEADER
+                || detail.get().getReason() == Reason.REASON_UNAVAILABLE);
     }
 
     /**
@@ -264,12 +361,16 @@ final class Router implements AutoCloseable {
         // During an election a follower may still name the old leader that just timed out: do not go back to it.
         if (leader.isPresent() && !isSuspected(leader.get())) {
             String address = leader.get();
-            if (endpoints.addIfAbsent(address)) {
+            if (endpoints.size() < ENDPOINTS_MAX && endpoints.addIfAbsent(address)) {
                 LOG.log(System.Logger.Level.DEBUG, "learned leader endpoint {0} from {1}", address, failed);
+                unknownLeaderListener.run();
             }
             current = address;
             return address;
         }
+        // No leader named: an election, or a peer that left the group. The group's list may know peers this
+        // router does not (a PeerDirectory refreshes, at most once a second).
+        unknownLeaderListener.run();
         return advanceFrom(failed);
     }
 
@@ -357,12 +458,20 @@ final class Router implements AutoCloseable {
         }
     }
 
-    private UnavailableException unavailable(String operation, long budgetNanos, Set<String> tried,
-            RetryBudget budget) {
+    private UnavailableException unavailable(String operation, Set<String> tried, RetryBudget budget) {
         return new UnavailableException(operation + " failed: no leader answered within "
-                + NANOSECONDS.toMillis(budgetNanos) + " ms; endpoints tried: " + String.join(", ", tried)
+                + NANOSECONDS.toMillis(budget.budgetNanos()) + " ms; endpoints tried: "
+                + String.join(", ", tried)
                 + " (known: " + String.join(", ", endpoints) + "); last error: " + budget.lastErrors()
-                + "; the call may or may not have taken effect", budget.lastFailure());
+                + budget.outcome(), budget.lastFailure());
+    }
+
+    /** The failure of a call that reached no server: say where it tried and why each endpoint could not be reached. */
+    private UnavailableException unreachable(String operation, Set<String> tried, RetryBudget budget) {
+        String why = Unreachable.why(budget.lastFailure()).orElse("unreachable");
+        return new UnavailableException(operation + " failed: cannot connect to " + String.join(", ", tried)
+                + " (" + why + ", for " + NANOSECONDS.toMillis(unreachableTimeoutNanos) + " ms); nothing was sent",
+                budget.lastFailure());
     }
 
     /** Returns a one-line account of a failed call: status, description, and the transport's own cause. */

@@ -10,6 +10,7 @@ import java.util.Objects;
 final class StoreBuilder implements FencedStore.Builder {
     private String endpoint;
     private Duration callTimeout = ClientBuilder.CALL_TIMEOUT_DEFAULT;
+    private Duration unreachableTimeout; // null: the call timeout
     private FencerClient lockService;
     private ClientTransport.TlsFiles tls;
     private boolean pipelining = Router.PIPELINING_DEFAULT;
@@ -28,12 +29,13 @@ final class StoreBuilder implements FencedStore.Builder {
 
     @Override
     public FencedStore.Builder callTimeout(Duration timeout) {
-        Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(ClientBuilder.CALL_TIMEOUT_MAX) > 0) {
-            throw new IllegalArgumentException("call timeout must be positive and at most "
-                    + ClientBuilder.CALL_TIMEOUT_MAX + ", got " + timeout);
-        }
-        this.callTimeout = timeout;
+        this.callTimeout = ClientBuilder.checkTimeout("call timeout", timeout);
+        return this;
+    }
+
+    @Override
+    public FencedStore.Builder unreachableTimeout(Duration timeout) {
+        this.unreachableTimeout = ClientBuilder.checkTimeout("unreachable timeout", timeout);
         return this;
     }
 
@@ -54,6 +56,8 @@ final class StoreBuilder implements FencedStore.Builder {
         if (endpoint == null) {
             throw new IllegalArgumentException("the store's endpoint (host:port) is required");
         }
-        return new DefaultFencedStore(endpoint, callTimeout, lockService, ClientTransport.of(tls), pipelining);
+        return new DefaultFencedStore(endpoint, callTimeout,
+                ClientBuilder.unreachableTimeout(unreachableTimeout, callTimeout), lockService, ClientTransport.of(tls),
+                pipelining);
     }
 }

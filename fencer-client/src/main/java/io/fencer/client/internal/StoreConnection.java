@@ -59,27 +59,38 @@ final class StoreConnection implements AutoCloseable {
     }
 
     /** Whether a call may be sent again when its outcome is unknown. */
-    enum Retry { IDEMPOTENT, ONCE }
+    enum Retry {
+        /** A read: retried, and its failure says that it changed nothing. */
+        READ,
+        IDEMPOTENT,
+        ONCE
+    }
 
     private final String endpoint;
     private final ManagedChannel channel;
     private final StoreGrpc.StoreBlockingStub stub;
     private final Pipeline<?, ?> pipeline; // null when off (the builder's pipelining)
     private final long callTimeoutNanos;
+    /** How long a call retries while the store has never answered and refuses connections. */
+    private final long unreachableTimeoutNanos;
     private final long attemptTimeoutNanos;
     private final RetryBudget.Sleeper sleeper;
+    /** Whether the store has ever answered a call (with a result or an error): then refusals are transient. */
+    private volatile boolean answered;
 
-    StoreConnection(String endpoint, long callTimeoutNanos, ClientTransport transport, boolean pipelining) {
-        this(endpoint, callTimeoutNanos, RetryBudget.SYSTEM, transport, pipelining);
+    StoreConnection(String endpoint, long callTimeoutNanos, long unreachableTimeoutNanos, ClientTransport transport,
+            boolean pipelining) {
+        this(endpoint, callTimeoutNanos, unreachableTimeoutNanos, RetryBudget.SYSTEM, transport, pipelining);
     }
 
     /** Makes a plaintext connection whose retries wait with {@code sleeper}: tests make it oversleep. */
     StoreConnection(String endpoint, long callTimeoutNanos, RetryBudget.Sleeper sleeper) {
-        this(endpoint, callTimeoutNanos, sleeper, ClientTransport.plaintext(), Router.PIPELINING_DEFAULT);
+        this(endpoint, callTimeoutNanos, callTimeoutNanos, sleeper, ClientTransport.plaintext(),
+                Router.PIPELINING_DEFAULT);
     }
 
-    private StoreConnection(String endpoint, long callTimeoutNanos, RetryBudget.Sleeper sleeper,
-            ClientTransport transport, boolean pipelining) {
+    private StoreConnection(String endpoint, long callTimeoutNanos, long unreachableTimeoutNanos,
+            RetryBudget.Sleeper sleeper, ClientTransport transport, boolean pipelining) {
         if (callTimeoutNanos <= 0) {
             throw new IllegalArgumentException("call timeout must be positive: " + callTimeoutNanos + " ns");
         }
@@ -93,6 +104,7 @@ final class StoreConnection implements AutoCloseable {
         this.stub = StoreGrpc.newBlockingStub(channel);
         this.pipeline = pipelining ? Pipeline.store(channel) : null;
         this.callTimeoutNanos = callTimeoutNanos;
+        this.unreachableTimeoutNanos = unreachableTimeoutNanos;
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
         this.sleeper = sleeper;
     }
@@ -110,23 +122,29 @@ final class StoreConnection implements AutoCloseable {
      * @throws io.fencer.core.FencerException of the store's reason when the store refused the call
      */
     <T> T call(String operation, Retry retry, int[] attempts, Attempt<T> attempt) {
-        RetryBudget budget = new RetryBudget(callTimeoutNanos, sleeper);
+        RetryBudget budget = new RetryBudget(callTimeoutNanos, sleeper, retry != Retry.READ);
         int made = 0;
         while (true) {
             long remaining = budget.remainingNanos();
-            long attemptNanos = retry == Retry.IDEMPOTENT ? Math.min(remaining, attemptTimeoutNanos) : remaining;
+            long attemptNanos = retry != Retry.ONCE ? Math.min(remaining, attemptTimeoutNanos) : remaining;
             made++;
             if (attempts != null) {
                 attempts[0] = made;
             }
             try {
-                return attempt.run(new StoreCalls(stub, pipeline, attemptNanos));
+                T result = attempt.run(new StoreCalls(stub, pipeline, attemptNanos));
+                answered = true;
+                return result;
             } catch (StatusRuntimeException failure) {
+                answered |= !Unreachable.is(failure);
                 if (!Router.isRetryable(failure) || Thread.currentThread().isInterrupted()) {
                     throw WireErrors.toException(failure);
                 }
                 budget.failed(failure);
-                boolean mayRetry = retry == Retry.IDEMPOTENT && !channel.isShutdown();
+                if (!answered && budget.unreachableFor(unreachableTimeoutNanos)) {
+                    throw unreachable(operation, budget);
+                }
+                boolean mayRetry = retry != Retry.ONCE && !channel.isShutdown();
                 if (!mayRetry || !budget.pauseBeforeRetry(operation, budget.nextBackoffNanos())) {
                     throw unavailable(operation, made, budget);
                 }
@@ -142,7 +160,14 @@ final class StoreConnection implements AutoCloseable {
         return new UnavailableException(operation + " failed: the store at " + endpoint + " did not answer ("
                 + attempts + (attempts == 1 ? " attempt" : " attempts") + " within "
                 + NANOSECONDS.toMillis(callTimeoutNanos) + " ms; last error: " + budget.lastErrors()
-                + "); it may or may not have taken effect", budget.lastFailure());
+                + ")" + budget.outcome(), budget.lastFailure());
+    }
+
+    /** The failure of a call that never reached the store: say where it tried and why. */
+    private UnavailableException unreachable(String operation, RetryBudget budget) {
+        return new UnavailableException(operation + " failed: cannot connect to the store at " + endpoint + " ("
+                + Unreachable.why(budget.lastFailure()).orElse("unreachable") + ", for "
+                + NANOSECONDS.toMillis(unreachableTimeoutNanos) + " ms); nothing was sent", budget.lastFailure());
     }
 
     /** Shuts the channel down, waiting briefly for calls in flight. Idempotent. */

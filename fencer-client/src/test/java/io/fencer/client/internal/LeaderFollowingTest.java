@@ -179,8 +179,9 @@ class LeaderFollowingTest {
 
     @Test
     void call_retryPauseOversleepsTheCallTimeout_failsWithTheLastRealErrorWithoutAnotherAttempt() {
-        follower.locks.failEverything = FakeLocks.notLeader("");
-        leader.locks.failEverything = FakeLocks.notLeader("");
+        // Unavailable without an answer from the group: a NOT_LEADER answer would give the call an election's wait.
+        follower.locks.failEverything = FakeLocks.plainUnavailable();
+        leader.locks.failEverything = FakeLocks.plainUnavailable();
         // A thread descheduled on a loaded machine wakes from its backoff after the call's timeout has passed.
         long timeoutNanos = Duration.ofMillis(300).toNanos();
         DescribeRequest request = DescribeRequest.newBuilder().setLock("orders").build();
@@ -191,7 +192,7 @@ class LeaderFollowingTest {
                     calls -> calls.call(LocksGrpc.getDescribeMethod(), request)))
                     .isInstanceOf(UnavailableException.class)
                     .hasMessageContaining("endpoints tried: " + follower.endpoint() + " (known:")
-                    .hasMessageContaining("last error: UNAVAILABLE REASON_NOT_LEADER")
+                    .hasMessageContaining("last error: UNAVAILABLE: connection reset (scripted)")
                     .hasMessageNotContaining("DEADLINE_EXCEEDED");
             assertThat(follower.locks.count("Describe")).isEqualTo(1);
             assertThat(leader.locks.count("Describe")).isZero();

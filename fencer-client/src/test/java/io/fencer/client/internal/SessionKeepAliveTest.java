@@ -45,6 +45,11 @@ class SessionKeepAliveTest {
         return start.isPresent() ? start.getAsLong() - ManualTicker.START_NANOS : -1;
     }
 
+    private static SessionLoss endOf(Session session) {
+        await().atMost(PATIENCE).until(() -> session.ended().toCompletableFuture().isDone());
+        return session.ended().toCompletableFuture().join();
+    }
+
     private static SessionLoss lossOf(Session session) {
         await().atMost(PATIENCE).until(() -> session.lost().toCompletableFuture().isDone());
         return session.lost().toCompletableFuture().join();
@@ -168,7 +173,7 @@ class SessionKeepAliveTest {
     }
 
     @Test
-    void close_calledTwice_closesOnTheServiceOnceAndCompletesLostAsClosed() {
+    void close_calledTwice_closesOnTheServiceOnceAndEndsAsClosedWithoutALoss() {
         Session session = connect(server.endpoint()).openSession(TTL);
 
         session.close();
@@ -177,7 +182,9 @@ class SessionKeepAliveTest {
         assertThat(server.locks.closeSessions).singleElement()
                 .satisfies(request -> assertThat(request.getSessionId()).isEqualTo(session.id()));
         assertThat(session.isAlive()).isFalse();
-        assertThat(lossOf(session).cause()).isEqualTo(SessionLoss.Cause.CLOSED);
+        assertThat(endOf(session).cause()).isEqualTo(SessionLoss.Cause.CLOSED);
+        assertThat(session.jeopardy().toCompletableFuture()).isCompletedWithValue(Duration.ZERO);
+        assertThat(session.lost().toCompletableFuture()).as("a close is not a loss").isNotDone();
         assertThat(((DefaultFencerClient) client).keepAliver().leaseStartNanos(session.id())).isEmpty();
     }
 
@@ -191,6 +198,7 @@ class SessionKeepAliveTest {
         session.close();
 
         assertThat(lossOf(session).cause()).isEqualTo(SessionLoss.Cause.EXPIRED);
+        assertThat(endOf(session).cause()).isEqualTo(SessionLoss.Cause.EXPIRED);
         assertThat(server.locks.closeSessions).isEmpty();
     }
 
@@ -204,8 +212,9 @@ class SessionKeepAliveTest {
 
         assertThat(server.locks.closeSessions).extracting(request -> request.getSessionId())
                 .containsExactlyInAnyOrder(first.id(), second.id());
-        assertThat(lossOf(first).cause()).isEqualTo(SessionLoss.Cause.CLOSED);
-        assertThat(lossOf(second).cause()).isEqualTo(SessionLoss.Cause.CLOSED);
+        assertThat(endOf(first).cause()).isEqualTo(SessionLoss.Cause.CLOSED);
+        assertThat(endOf(second).cause()).isEqualTo(SessionLoss.Cause.CLOSED);
+        assertThat(first.lost().toCompletableFuture()).as("a close is not a loss").isNotDone();
     }
 
     @Test

@@ -12,6 +12,7 @@ import io.fencer.core.FencePolicy;
 import io.fencer.core.RevisionOutOfRangeException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.MembershipRefusedException;
 import io.fencer.core.ErrorReason;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.NotLeaderException;
@@ -54,6 +55,7 @@ import java.util.function.Function;
  *   UNAVAILABLE, INTERNAL                                     message
  *   MODE_MISMATCH        scope  presented                     value = the presented token's mode (shared)
  *   OUT_OF_RANGE                                              value = the requested revision, oldestRevision
+ *   MEMBERSHIP_REFUSED                                        value = the peer id, why
  * </pre>
  *
  * <p>Components a reason does not use are empty: {@code ""}, {@code 0}, and a null {@code policy}. A reason whose
@@ -202,6 +204,9 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
                     (error, fields) -> fields.value(Long.toString(error.requestedRevision()))
                             .oldestRevision(error.oldestRevision()),
                     fields -> new RevisionOutOfRangeException(revision(fields.value()), fields.oldestRevision()));
+            case MEMBERSHIP_REFUSED -> new Mapping<>(MembershipRefusedException.class,
+                    (error, fields) -> fields.value(error.peerId()).why(error.why()),
+                    fields -> new MembershipRefusedException(fields.value(), fields.why()));
         };
     }
 

@@ -13,6 +13,7 @@ import io.fencer.core.RevisionOutOfRangeException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.ErrorReason;
+import io.fencer.core.MembershipRefusedException;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.NotLeaderException;
 import io.fencer.core.InvalidArgumentException;
@@ -50,6 +51,7 @@ class ErrorFieldsTest {
             case INTERNAL -> new InternalException("message 26");
             case MODE_MISMATCH -> new ModeMismatchException("scope-30", 31, LockMode.SHARED);
             case OUT_OF_RANGE -> new RevisionOutOfRangeException(30, 31);
+            case MEMBERSHIP_REFUSED -> new MembershipRefusedException("peer-32", "why 33");
         };
     }
 

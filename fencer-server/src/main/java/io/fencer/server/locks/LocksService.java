@@ -487,11 +487,16 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         if (halted != null) {
             throw new UnavailableException(halted.message());
         }
+        String outside = raft.notInGroup();
+        if (outside != null) {
+            throw new UnavailableException(outside); // a removed peer grants nothing, and points nowhere
+        }
         if (!raft.isLeader()) {
             String division = raft.divisionState();
             if (!RaftNode.RUNNING.equals(division)) {
                 throw new UnavailableException("this peer's Raft division is " + division + ", not running: it serves"
-                        + " no calls; its log says why, and /healthz shows its state");
+                        + " no calls (a peer removed from the group closes it once the group tells it so); its log says"
+                        + " why, and /healthz shows its state");
             }
             throw new NotLeaderException(raft.leaderClientAddress());
         }

@@ -45,7 +45,9 @@ final class PeerAdmission extends ChannelInboundHandlerAdapter {
         /** No admission within {@link PeerHandshake#TIMEOUT}. */
         LATE("late"),
         /** An admitted peer sent a frame whose body does not parse. */
-        UNREADABLE("unreadable");
+        UNREADABLE("unreadable"),
+        /** An admitted peer made a call (not a vote) as a peer that the group's current configuration does not hold. */
+        NOT_MEMBER("not-member");
 
         final String tag;
 

@@ -111,12 +111,28 @@ final class PeerLink implements Closeable {
             connected.channel().close();
             Throwable cause = connected.cause();
             throw new IOException("cannot reach peer " + peer.getId() + " at " + peer.getAddress() + ": "
-                    + (cause == null ? "no connection within " + connectTimeout.toMillis() + " ms" : cause), cause);
+                    + (cause == null ? "no connection within " + connectTimeout.toMillis() + " ms" : why(cause)),
+                    cause);
         }
         link[0] = new PeerLink(peer, connected.channel(), frameBytesMax, null);
         connected.channel().closeFuture().addListener(closed -> link[0].failCalls("the link was closed"));
         awaitAdmission(peer, connected.channel(), admitted);
         return link[0];
+    }
+
+    /**
+     * Says in words why a connection failed: Netty's native transport names the errno ({@code error(-111)}) and the
+     * address, which the caller's message names already.
+     */
+    static String why(Throwable cause) {
+        String message = String.valueOf(cause.getMessage());
+        if (message.contains("Connection refused") || message.contains("error(-111)")) {
+            return "connection refused";
+        }
+        if (message.contains("No route to host") || message.contains("error(-113)")) {
+            return "no route to host";
+        }
+        return cause.getClass().getSimpleName() + ": " + message;
     }
 
     /** Waits until the handshake on {@code channel} succeeded; else closes it and says why. */

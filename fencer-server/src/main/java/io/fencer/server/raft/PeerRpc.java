@@ -17,7 +17,9 @@ import java.time.Duration;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -77,7 +79,9 @@ import org.slf4j.LoggerFactory;
  * connection admitted. Without TLS the server binds a loopback address unless told {@code --insecure}. An admitted
  * caller can make only Raft's server-to-server calls ({@link Kind}): no client request, no change of the group, no
  * snapshot command. An AppendEntries holding an entry Ratis could not apply is refused whole before Ratis sees it
- * ({@link LogEntryShapes}).
+ * ({@link LogEntryShapes}). With peers authenticated, a call (other than a vote, which Ratis itself refuses to peers
+ * outside its configuration, telling a removed one to shut down) from a peer that this peer's current configuration
+ * does not hold is refused ({@link #isMember}): a removed peer keeps the group's secret, but not its say.
  *
  * <p>Bounds: connections not yet admitted, {@link UnadmittedConnections#PER_ADDRESS_MAX} per remote address and
  * {@link UnadmittedConnections#CONNECTIONS_MAX} in all, each reading at most a handshake's bytes and closed unless
@@ -111,6 +115,13 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     /** Refusals are logged at most once per interval per reason and host, so a stranger cannot flood the log. */
     private final RefusalLog refusals;
     private final Map<Refusal, AtomicLong> refusalCounts = new EnumMap<>(Refusal.class);
+    /**
+     * Failed calls to peers: Ratis retries a call to a dead or unreachable peer at every heartbeat and logs each
+     * tenth failure with its stack trace, so Fencer quiets Ratis's appender and logs here instead, one line per peer
+     * per interval with the count left out, and the stack trace once per peer, at debug.
+     */
+    private final RefusalLog callFailures;
+    private final Set<RaftPeerId> callFailureTracesLogged = ConcurrentHashMap.newKeySet();
     private volatile Channel listening;
 
     private PeerRpc(RaftServer server, PeerTransport type, PeerTransport.Settings settings, PeerHandshake handshake,
@@ -125,6 +136,7 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         this.workerGroup = eventLoops("fencer-raft-port", 2);
         this.linkGroup = linkGroup;
         this.refusals = refusals;
+        this.callFailures = new RefusalLog(settings.ticker(), REFUSALS_LOG_INTERVAL, REFUSALS_LOGGED_APART_MAX);
         for (Refusal refusal : Refusal.values()) {
             refusalCounts.put(refusal, new AtomicLong());
         }
@@ -363,8 +375,24 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         try {
             return link(to).callAndWait(kind, request, settings.requestTimeout().plusMillis(header.getTimeoutMs()));
         } catch (IOException e) {
+            logFailedCall(to, kind, e);
             handleException(to, e, false);
             throw e;
+        }
+    }
+
+    /** Logs a failed call to {@code peer}: at most one line per peer per interval, and its stack trace once. */
+    private void logFailedCall(RaftPeerId peer, Kind kind, IOException failure) {
+        if (failure instanceof PeerRefusedException) {
+            return; // an answer over a sound link, which Ratis handles
+        }
+        long leftOut = callFailures.admit(peer.toString());
+        if (leftOut >= 0) {
+            LOG.warn("{}: calls to peer {} fail: {}{}", getId(), peer, failure.getMessage(),
+                    leftOut > 0 ? " (" + leftOut + " more failed calls since the last such line)" : "");
+        }
+        if (LOG.isDebugEnabled() && callFailureTracesLogged.add(peer)) {
+            LOG.debug("{}: the first failed {} to peer {}", getId(), kind, peer, failure);
         }
     }
 
@@ -415,6 +443,21 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
             }
             Kind kind = frame.kind();
             long callId = frame.callId();
+            String requestor = requestorOf(request);
+            // Votes go to Ratis whoever asks: it counts no vote of a peer outside its configuration (nor moves its term
+            // for one), and a leader answers a removed peer's request to shut down, which only a vote reply carries.
+            // Without authentication (--insecure-raft) the ids peers claim prove nothing, and the port checks none.
+            boolean authenticated = handshake != null || settings.serverTls() != null;
+            if (authenticated && requestor != null && kind != Kind.REQUEST_VOTE && !isMember(requestor)) {
+                // A removed peer must not disturb the group: no append, snapshot, read index or election it starts.
+                refused(Refusal.NOT_MEMBER, context.channel().remoteAddress(), "its " + kind + " comes from peer '"
+                        + InvalidArgumentException.printable(requestor) + "', which the group's current "
+                        + "configuration does not hold");
+                context.writeAndFlush(PeerFrames.refusal(context.alloc(), callId, "peer '"
+                        + InvalidArgumentException.printable(requestor) + "' is not in the configuration of peer "
+                        + getId()));
+                return;
+            }
             carryOut(kind, request).whenComplete((reply, error) -> context.writeAndFlush(error == null
                     ? PeerFrames.encode(context.alloc(), kind, callId, reply)
                     : PeerFrames.refusal(context.alloc(), callId, reason(error))));
@@ -480,6 +523,53 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
                     leftOut > 0 ? " (and " + leftOut + " more from that peer since the last such line)" : "");
         }
         return CompletableFuture.failedFuture(new IllegalArgumentException("refused before the log: " + refusal));
+    }
+
+    /**
+     * Returns whether {@code peerId} may call this peer: it is in this peer's current configuration (old or new,
+     * voter or learner), it is the leader this peer follows, or this peer has no configuration yet (it was started to join a group and waits for the
+     * leader, whose id it cannot know).
+     */
+    boolean isMember(String peerId) {
+        RaftServer.Division division;
+        try {
+            java.util.Iterator<org.apache.ratis.protocol.RaftGroupId> groups = server.getGroupIds().iterator();
+            if (!groups.hasNext()) {
+                return true; // no group yet: as not started
+            }
+            division = server.getDivision(groups.next()); // one group per server: Fencer's, or a restored one's
+        } catch (IOException e) {
+            return true; // not started yet: the handshake proved the group's secret, Ratis refuses what it must
+        }
+        org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
+        if (conf.getAllPeers().isEmpty()) {
+            return true;
+        }
+        RaftPeerId id = RaftPeerId.valueOf(peerId);
+        if (id.equals(division.getInfo().getLeaderId())) {
+            return true; // a leader that removed itself goes on sending until its change commits and it steps down
+        }
+        return conf.getPeer(id, org.apache.ratis.proto.RaftProtos.RaftPeerRole.FOLLOWER,
+                org.apache.ratis.proto.RaftProtos.RaftPeerRole.LISTENER) != null;
+    }
+
+    /** Returns the id of the peer that made {@code request}, or null for a request that names none. */
+    private static String requestorOf(MessageLite request) {
+        RaftRpcRequestProto header;
+        if (request instanceof AppendEntriesRequestProto append) {
+            header = append.getServerRequest();
+        } else if (request instanceof RequestVoteRequestProto vote) {
+            header = vote.getServerRequest();
+        } else if (request instanceof InstallSnapshotRequestProto snapshot) {
+            header = snapshot.getServerRequest();
+        } else if (request instanceof StartLeaderElectionRequestProto election) {
+            header = election.getServerRequest();
+        } else if (request instanceof ReadIndexRequestProto read) {
+            header = read.getServerRequest();
+        } else {
+            return null;
+        }
+        return header.getRequestorId().isEmpty() ? null : header.getRequestorId().toStringUtf8();
     }
 
     /** Returns how many log entries this port refused before they reached the log ({@link LogEntryShapes}). */

@@ -78,6 +78,12 @@ public final class RaftNode implements AutoCloseable {
     /** Ratis's leader lease lasts this share of {@link #ELECTION_TIMEOUT_MIN} after a majority's acknowledgement. */
     static final double LEADER_LEASE_TIMEOUT_RATIO = 0.9;
 
+    /**
+     * The size of group a joining peer sizes its Raft port for (it does not know the group's yet): the largest
+     * group documented, five peers, and one spare connection.
+     */
+    static final int PEERS_ASSUMED_JOINING = 6;
+
     /** The state of a division that works: {@link #divisionState()} says so. */
     public static final String RUNNING = LifeCycle.State.RUNNING.name();
 
@@ -114,13 +120,34 @@ public final class RaftNode implements AutoCloseable {
      */
     public static RaftNode start(ServerConfig config, TlsMaterial tls, RaftLockStateMachine stateMachine,
             IntSupplier boundClientPort) throws IOException {
+        return start(config, false, tls, stateMachine, boundClientPort);
+    }
+
+    /**
+     * Builds and starts the Ratis server of this peer.
+     *
+     * @param joining true to start as a peer that an existing group is to add ({@code fencer server --join}): with no
+     *     configuration of its own (Ratis's "initializing" state: it neither stands for election nor serves) until
+     *     the leader sends it the group's log; {@code config.peers()} must then be empty
+     * @param tls the TLS of the Raft port: mutual, each peer presenting its certificate and checking the other's
+     *     against {@link TlsMaterial#peerTrust()}; null = plaintext
+     * @param boundClientPort this peer's gRPC client port once bound (0 before), for the leader's address
+     */
+    public static RaftNode start(ServerConfig config, boolean joining, TlsMaterial tls,
+            RaftLockStateMachine stateMachine, IntSupplier boundClientPort) throws IOException {
         RaftPeerId selfId = RaftPeerId.valueOf(config.id());
         List<RaftPeer> peers = new ArrayList<>();
         Map<RaftPeerId, String> clientAddresses = new LinkedHashMap<>();
         int raftPort;
+        if (joining && !config.peers().isEmpty()) {
+            throw new IllegalArgumentException("a joining peer takes the group's configuration from the group: "
+                    + "give --join or --peers, not both");
+        }
         if (config.peers().isEmpty()) {
             raftPort = config.raftPort() == 0 ? freePort() : config.raftPort();
-            peers.add(peer(config.id(), config.host(), raftPort, config.host() + ":" + config.port()));
+            if (!joining) {
+                peers.add(peer(config.id(), config.host(), raftPort, config.host() + ":" + config.port()));
+            }
         } else {
             ServerConfig.Peer self = config.peers().stream().filter(p -> p.id().equals(config.id())).findFirst()
                     .orElseThrow(() -> new IllegalArgumentException("peer id '" + config.id()
@@ -131,6 +158,7 @@ public final class RaftNode implements AutoCloseable {
                 clientAddresses.put(RaftPeerId.valueOf(peer.id()), peer.clientAddress());
             }
         }
+        PeerHandshake.idBytes(config.id());
         for (RaftPeer peer : peers) {
             PeerHandshake.idBytes(peer.getId().toString()); // every id must fit in a handshake
         }
@@ -146,9 +174,9 @@ public final class RaftNode implements AutoCloseable {
         boolean existing = Files.isDirectory(raftDirectory.resolve(groupId.getUuid().toString()));
         Files.createDirectories(raftDirectory);
         RaftProperties properties = properties(config, raftDirectory, raftPort);
-        PeerTransport.checkHeap(peers.size(), PeerTransport.frameBytesMax(properties),
-                Runtime.getRuntime().maxMemory());
-        GroupSecret secret = groupSecret(config, tls, peers.size(), raftPort);
+        PeerTransport.checkHeap(Math.max(peers.size(), joining ? PEERS_ASSUMED_JOINING : 1),
+                PeerTransport.frameBytesMax(properties), Runtime.getRuntime().maxMemory());
+        GroupSecret secret = groupSecret(config, tls, joining ? PEERS_ASSUMED_JOINING : peers.size(), raftPort);
         RaftServer server = RaftServer.newBuilder()
                 .setServerId(selfId)
                 .setGroup(RaftGroup.valueOf(groupId, peers))
@@ -158,10 +186,40 @@ public final class RaftNode implements AutoCloseable {
                 .setOption(existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
                 .build();
         server.start();
-        LOG.info("raft peer {} started on {}:{} ({} storage in {}, peers authenticated by {}), group {}", config.id(),
+        LOG.info("raft peer {} started on {}:{} ({} storage in {}, peers authenticated by {}), {}", config.id(),
                 config.host(), raftPort, existing ? "recovered" : "new", raftDirectory,
-                describeAuth(config.peerAuth(), tls), peers);
-        return new RaftNode(server, groupId, stateMachine, selfId, clientAddresses, boundClientPort, config.host());
+                describeAuth(config.peerAuth(), tls), joining ? "joining an existing group" : "group " + peers);
+        RaftNode node = new RaftNode(server, groupId, stateMachine, selfId, clientAddresses, boundClientPort, config.host());
+        if (existing) {
+            node.reportStartupConfiguration(peers, joining);
+        }
+        return node;
+    }
+
+    /**
+     * Logs the configuration in force after a restart on existing data: the durable one from the log and snapshots,
+     * whatever {@code --peers} says, which only founds a new group. A difference is logged as a warning naming both,
+     * so that a mismatch is seen rather than silently winning.
+     */
+    private void reportStartupConfiguration(List<RaftPeer> flags, boolean joining) {
+        org.apache.ratis.server.RaftConfiguration durable = division.getRaftConf();
+        List<String> inForce = describePeers(durable.getCurrentPeers());
+        List<String> given = describePeers(flags);
+        if (durable.getLogEntryIndex() < 0 && joining) {
+            LOG.info("peer {} has no configuration yet: it waits to be added (`fencer peers add {} ...`)", selfId,
+                    selfId);
+        } else if (joining || flags.size() <= 1 || new java.util.HashSet<>(inForce).equals(new java.util.HashSet<>(given))) {
+            LOG.info("peer {}: the group's durable configuration is in force: {}", selfId, inForce);
+        } else {
+            LOG.warn("peer {}: the group's durable configuration {} differs from --peers {}: the durable one is in "
+                    + "force (--peers only founds a new group; membership changes with `fencer peers`)", selfId,
+                    inForce, given);
+        }
+    }
+
+    private static List<String> describePeers(java.util.Collection<RaftPeer> peers) {
+        return peers.stream().map(peer -> peer.getId() + "=" + peer.getAddress()
+                + (peer.getStartupRole() == RaftPeerRole.LISTENER ? " (learner)" : "")).sorted().toList();
     }
 
     /**
@@ -209,6 +267,24 @@ public final class RaftNode implements AutoCloseable {
             case TLS_ONLY -> certificates;
             case INSECURE -> tls == null ? "nothing (insecure)" : certificates;
         };
+    }
+
+    /**
+     * Returns true when {@code dataDir} holds this group's Raft storage: a restart, where the durable configuration
+     * is in force, rather than a first start.
+     */
+    public static boolean hasGroupStorage(Path dataDir) {
+        Path raft = dataDir.resolve("raft");
+        if (!Files.isDirectory(raft)) {
+            return false;
+        }
+        try (java.util.stream.Stream<Path> groups = Files.list(raft)) {
+            // Fencer's group or a restored group's (named by its seed): any group directory means a restart
+            return groups.anyMatch(group -> Files.isDirectory(group)
+                    && group.getFileName().toString().matches("[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"));
+        } catch (IOException e) {
+            return true; // unreadable: treat as existing data, which is never founded over
+        }
     }
 
     /** Registers this peer's metrics of the Raft port: the connections it refused, by reason. */
@@ -282,6 +358,51 @@ public final class RaftNode implements AutoCloseable {
         return selfId;
     }
 
+    RaftServer.Division division() {
+        return division;
+    }
+
+    /** Returns the leader's commit index as this peer knows it. */
+    long commitIndex() {
+        return division.getRaftLog().getLastCommittedIndex();
+    }
+
+    /** Returns the index of the last entry of this peer's log (-1 when empty). */
+    long lastLogIndex() {
+        return division.getRaftLog().getNextIndex() - 1;
+    }
+
+    /**
+     * Returns why this peer serves nothing as a member of the group, or null while it is in the group's
+     * configuration: it was removed from the group (its latest configuration leaves it out), or it was started with
+     * {@code --join} and not added yet.
+     */
+    public String notInGroup() {
+        org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
+        // Every call of the lock service asks: the common answer reads the configuration without copying it.
+        if (holdsSelf(conf.getCurrentPeers(RaftPeerRole.FOLLOWER))
+                || holdsSelf(conf.getCurrentPeers(RaftPeerRole.LISTENER))) {
+            return null;
+        }
+        List<RaftPeer> current = new ArrayList<>(conf.getCurrentPeers(RaftPeerRole.FOLLOWER));
+        current.addAll(conf.getCurrentPeers(RaftPeerRole.LISTENER));
+        if (current.isEmpty()) {
+            return "peer " + selfId + " has not been added to the group yet: run `fencer peers add " + selfId
+                    + " --raft HOST:PORT --client HOST:PORT` against the group";
+        }
+        return "peer " + selfId + " was removed from the group (its configuration is now " + describePeers(current)
+                + "): it serves nothing";
+    }
+
+    private boolean holdsSelf(java.util.Collection<RaftPeer> peers) {
+        for (RaftPeer peer : peers) {
+            if (peer.getId().equals(selfId)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Takes a snapshot of the lock state now, as Ratis does every {@value #SNAPSHOT_ENTRIES_GAP} entries, and returns
      * the log index it covers. In process only: the Raft port serves no such call ({@link PeerRpc}).
@@ -298,6 +419,11 @@ public final class RaftNode implements AutoCloseable {
     }
 
     /** Returns true while this peer is the group's leader (it may not have applied earlier terms yet). */
+    /** Returns the group's format level as this peer has applied the log. */
+    int groupFormatLevel() {
+        return stateMachine.readLocal(io.fencer.lock.LockStateMachine::formatLevel);
+    }
+
     /** Returns the Raft group this peer belongs to: Fencer's one group, or a restored group's own. */
     public RaftGroupId groupId() {
         return groupId;
@@ -430,6 +556,12 @@ public final class RaftNode implements AutoCloseable {
 
     /** Returns the gRPC client address of a peer of the group, or empty when unknown. */
     String clientAddress(RaftPeerId peer) {
+        // The current configuration first: it follows membership changes, where --peers was only the founding one.
+        RaftPeer known = division.getRaftConf().getPeer(peer, RaftPeerRole.FOLLOWER, RaftPeerRole.LISTENER);
+        if (known != null && known.getClientAddress() != null && !known.getClientAddress().isEmpty()
+                && !(peer.equals(selfId) && clientAddresses.isEmpty() && known.getClientAddress().endsWith(":0"))) {
+            return known.getClientAddress();
+        }
         String address = clientAddresses.get(peer); // the advertised addresses of a configured group
         if (address != null) {
             return address;
@@ -437,8 +569,7 @@ public final class RaftNode implements AutoCloseable {
         if (peer.equals(selfId)) { // a group of this peer alone: the address it is bound to
             return host + ":" + boundClientPort.getAsInt();
         }
-        RaftPeer known = division.getRaftConf().getPeer(peer);
-        return known == null || known.getClientAddress() == null ? "" : known.getClientAddress();
+        return "";
     }
 
     /**

@@ -76,11 +76,28 @@ class PeerTransportTest {
     void link_sameSecret_isAdmittedAndItsCallsAreAnswered() throws Exception {
         PeerLink link = link(secret, "n2", raftPort);
 
+        // As a peer of the configuration (the group of one holds n1 alone): a call of another is refused, below.
         AppendEntriesReplyProto reply = (AppendEntriesReplyProto) link.callAndWait(PeerFrames.Kind.APPEND_ENTRIES,
-                staleAppendEntries("n2"), WAIT);
+                staleAppendEntries("n1"), WAIT);
 
         assertThat(reply.getTerm()).as("the peer's own term: a call of term 0 changed nothing")
                 .isEqualTo(raft.currentTerm());
+        assertThat(raft.isLeader()).isTrue();
+    }
+
+    @Test
+    void call_ofAPeerOutsideTheConfiguration_isRefusedBeforeRatisAndCounted() throws Exception {
+        PeerLink link = link(secret, "n2", raftPort);
+        long termBefore = raft.currentTerm();
+
+        IOException refused = catchThrowableOfType(IOException.class, () -> link.callAndWait(
+                PeerFrames.Kind.APPEND_ENTRIES, AppendEntriesRequestProto.newBuilder(staleAppendEntries("removed"))
+                        .setLeaderTerm(1_000).build(), WAIT));
+
+        assertThat(refused).isInstanceOf(PeerRefusedException.class)
+                .hasMessageContaining("peer 'removed' is not in the configuration");
+        assertThat(rpc.refusals(Refusal.NOT_MEMBER)).isEqualTo(1);
+        assertThat(raft.currentTerm()).as("the term 1000 of a removed peer never reached Ratis").isEqualTo(termBefore);
         assertThat(raft.isLeader()).isTrue();
     }
 

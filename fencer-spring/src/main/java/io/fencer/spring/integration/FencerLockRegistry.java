@@ -209,7 +209,7 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
     }
 
     private static String describe(Session session) {
-        SessionLoss loss = session.lost().toCompletableFuture().getNow(null);
+        SessionLoss loss = session.ended().toCompletableFuture().getNow(null);
         return loss == null ? "session " + session.id() : loss.cause() + ": " + loss.detail();
     }
 

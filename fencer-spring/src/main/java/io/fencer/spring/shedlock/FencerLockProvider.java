@@ -259,7 +259,7 @@ public final class FencerLockProvider implements LockProvider, AutoCloseable {
 
         @Override
         public CompletionStage<SessionLoss> lost() {
-            return session.lost();
+            return session.ended(); // "or the lock released": the run's session closes when the lock is
         }
 
         @Override

@@ -1,0 +1,129 @@
+package io.fencer.client.internal;
+
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+
+import io.fencer.api.v1.ListPeersRequest;
+import io.fencer.api.v1.ListPeersResponse;
+import io.fencer.api.v1.PeerInfo;
+import io.fencer.api.v1.PeersGrpc;
+import io.fencer.core.FencerException;
+import io.fencer.core.InternalException;
+import io.fencer.core.PermissionDeniedException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Keeps the client's endpoints in step with the group's membership: it asks whichever peer the {@link Router}
+ * reaches for {@code fencer.v1.Peers/List} when the client starts, every {@link #refreshInterval} after, and soon
+ * after a NOT_LEADER answer named a leader the client did not know or a call moved on without a leader named (an
+ * election, a peer that left the group); the router then knows every peer's client
+ * address ({@link Router#learnPeers}). So a client configured with peers A, B, C still reaches D once the group
+ * added D and removed A, B and C, without a restart.
+ *
+ * <p>Bounded: one refresh at a time on one daemon thread, at most one per {@link #REFRESH_GAP_MIN}, each within
+ * {@link #REFRESH_BUDGET_MAX}. A service that refuses List (the client's identity lacks {@code read} on the
+ * whole namespace, or a server of an earlier release without the service) ends the refreshes: the client keeps its
+ * configured endpoints and the leaders NOT_LEADER answers name, as before.
+ */
+final class PeerDirectory implements AutoCloseable {
+    /** The default time between two refreshes. */
+    static final Duration REFRESH_INTERVAL_DEFAULT = Duration.ofSeconds(30);
+    /** The JVM system property that sets the time between refreshes in milliseconds (0 = never refresh). */
+    static final String REFRESH_INTERVAL_PROPERTY = "fencer.client.peerRefreshMillis";
+    static final Duration REFRESH_GAP_MIN = Duration.ofSeconds(1);
+    static final Duration REFRESH_BUDGET_MAX = Duration.ofSeconds(5);
+    private static final System.Logger LOG = System.getLogger(PeerDirectory.class.getName());
+
+    private final Router router;
+    private final Duration refreshInterval;
+    private final ScheduledExecutorService timer;
+    private final AtomicBoolean scheduled = new AtomicBoolean();
+    private final AtomicLong lastRefreshNanos = new AtomicLong(System.nanoTime() - REFRESH_GAP_MIN.toNanos());
+    private volatile boolean refused;
+
+    PeerDirectory(Router router, Duration refreshInterval) {
+        this.router = router;
+        this.refreshInterval = refreshInterval;
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "fencer-peer-directory");
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.setRemoveOnCancelPolicy(true);
+        this.timer = executor;
+    }
+
+    /** Returns the refresh interval the system property {@value #REFRESH_INTERVAL_PROPERTY} sets, or the default. */
+    static Duration refreshIntervalOfProperty() {
+        String millis = System.getProperty(REFRESH_INTERVAL_PROPERTY);
+        if (millis == null) {
+            return REFRESH_INTERVAL_DEFAULT;
+        }
+        try {
+            return Duration.ofMillis(Math.max(0, Long.parseLong(millis.trim())));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(REFRESH_INTERVAL_PROPERTY + " must be a number of milliseconds: '"
+                    + millis + "'", e);
+        }
+    }
+
+    /** Starts refreshing: once now, then every interval (never when the interval is zero). */
+    void start() {
+        if (refreshInterval.isZero()) {
+            return;
+        }
+        router.onUnknownLeader(this::refreshSoon);
+        refreshSoon();
+        timer.scheduleWithFixedDelay(this::refreshSoon, refreshInterval.toMillis(), refreshInterval.toMillis(),
+                MILLISECONDS);
+    }
+
+    /** Asks for a refresh, no sooner than {@link #REFRESH_GAP_MIN} after the last one; one at a time. */
+    void refreshSoon() {
+        if (refused || timer.isShutdown() || !scheduled.compareAndSet(false, true)) {
+            return;
+        }
+        long waitNanos = Math.max(0, lastRefreshNanos.get() + REFRESH_GAP_MIN.toNanos() - System.nanoTime());
+        try {
+            timer.schedule(this::refresh, waitNanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            scheduled.set(false);
+        }
+    }
+
+    /** Asks the group for its peers and hands their client addresses to the router. */
+    void refresh() {
+        try {
+            lastRefreshNanos.set(System.nanoTime());
+            ListPeersResponse peers = router.call("List peers", Math.min(router.callTimeoutNanos(),
+                    REFRESH_BUDGET_MAX.toNanos()), calls -> calls.call(PeersGrpc.getListMethod(),
+                    ListPeersRequest.getDefaultInstance()));
+            List<String> addresses = new ArrayList<>();
+            for (PeerInfo peer : peers.getPeersList()) {
+                if (!peer.getClientAddress().isEmpty()) {
+                    addresses.add(peer.getClientAddress());
+                }
+            }
+            router.learnPeers(addresses);
+        } catch (PermissionDeniedException | InternalException e) {
+            refused = true; // no read on the whole namespace, or a server without Peers: keep what is configured
+            LOG.log(System.Logger.Level.DEBUG, "the service does not list its peers to this client; the client "
+                    + "keeps its configured endpoints: {0}", e.getMessage());
+        } catch (FencerException | IllegalStateException e) {
+            LOG.log(System.Logger.Level.DEBUG, "listing the peers failed (the next refresh tries again): {0}",
+                    e.getMessage());
+        } finally {
+            scheduled.set(false);
+        }
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+    }
+}

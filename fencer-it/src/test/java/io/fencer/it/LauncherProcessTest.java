@@ -1,0 +1,72 @@
+package io.fencer.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The {@code fencer} launcher starts client commands from a class-data-sharing archive of their classes, made once per
+ * jar and Java build: the second start maps the command's classes instead of loading them from the 140 MB jar.
+ * Runs the repository's script on the jar the build packaged (the full suite packages it before these tests).
+ */
+class LauncherProcessTest {
+    private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+    private static final Path JAR = ROOT.resolve("fencer-cli/target/fencer.jar");
+
+    @Test
+    void fencer_secondStart_loadsTheCommandsClassesFromTheSharedArchive() throws Exception {
+        assertThat(JAR).as("the packaged jar (./mvnw -B verify packages it before this module's tests)").exists();
+        run(List.of("--version"), "");
+        List<Path> archives = archives();
+        assertThat(archives).as("the archive the first start made beside the jar").isNotEmpty();
+
+        String loads = run(List.of("--version"), "-Xlog:class+load=info:stdout");
+
+        List<String> main = loads.lines().filter(line -> line.contains(" io.fencer.cli.Main ")).toList();
+        assertThat(main).as("how io.fencer.cli.Main was loaded").singleElement()
+                .satisfies(line -> assertThat(line).contains("shared objects file"));
+        assertThat(loads).as("the command still ran").contains("fencer ");
+    }
+
+    @Test
+    void fencer_cdsOff_loadsFromTheJar() throws Exception {
+        assertThat(JAR).exists();
+
+        String loads = runWith("off", List.of("--version"), "-Xlog:class+load=info:stdout");
+
+        List<String> main = loads.lines().filter(line -> line.contains(" io.fencer.cli.Main ")).toList();
+        assertThat(main).as("the control: without the archive, from the jar").singleElement()
+                .satisfies(line -> assertThat(line).doesNotContain("shared objects file"));
+    }
+
+    private static List<Path> archives() throws IOException {
+        try (Stream<Path> files = Files.list(JAR.getParent())) {
+            return files.filter(file -> file.getFileName().toString().matches("fencer-cds-.*\\.jsa")).toList();
+        }
+    }
+
+    private static String run(List<String> arguments, String javaOptions) throws Exception {
+        return runWith("on", arguments, javaOptions);
+    }
+
+    private static String runWith(String cds, List<String> arguments, String javaOptions) throws Exception {
+        List<String> command = new java.util.ArrayList<>(List.of(ROOT.resolve("fencer").toString()));
+        command.addAll(arguments);
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().put("FENCER_CDS", cds);
+        builder.environment().put("FENCER_JAVA_OPTS", javaOptions);
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process process = builder.start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as(output).isZero();
+        return output;
+    }
+}

@@ -1,0 +1,274 @@
+package io.fencer.server;
+
+import static io.fencer.server.TestServers.acquire;
+import static io.fencer.server.TestServers.failure;
+import static io.fencer.server.TestServers.openSession;
+import static io.fencer.server.TestServers.release;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.AddPeerRequest;
+import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.ListPeersRequest;
+import io.fencer.api.v1.ListPeersResponse;
+import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.PeerInfo;
+import io.fencer.api.v1.Reason;
+import io.fencer.server.TestServers.TestSession;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Membership at run time, in process: fencer.v1.Peers on groups of real servers. */
+class MembershipTest {
+    private static final long TTL_MILLIS = 60_000;
+
+    @TempDir
+    Path dataRoot;
+    private PeerGroup group;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (group != null) {
+            group.close();
+        }
+    }
+
+    @Test
+    void addPromoteRemove_whileGranting_changesTheGroupAndTokensKeepIncreasing() throws Exception {
+        group = new PeerGroup(dataRoot, 3, UnaryOperator.identity(), false).startFounders();
+        String leader = group.awaitLeader();
+        LocksGrpc.LocksBlockingStub locks = TestServers.stub(group.channel(leader));
+        TestSession session = openSession(locks, TTL_MILLIS);
+        long last = grant(locks, session, 0);
+        PeerGroup.Member n4 = group.newJoiner(4);
+        group.start(n4.id());
+
+        ListPeersResponse added = group.add(leader, n4).getConfiguration();
+        last = grant(locks, session, last);
+        group.awaitCaughtUp(leader, n4.id());
+        ListPeersResponse promoted = group.promote(leader, n4.id()).getConfiguration();
+        last = grant(locks, session, last);
+        // Three of four voters are a majority only with the new one: it votes, as a voter the group added must.
+        group.stop(leader);
+        String newLeader = group.awaitLeader();
+        locks = TestServers.stub(group.channel(newLeader));
+        session = openSession(locks, TTL_MILLIS);
+        last = grant(locks, session, last);
+        ListPeersResponse withoutOldLeader = group.remove(newLeader, leader).getConfiguration();
+        last = grant(locks, session, last);
+
+        assertThat(PeerGroup.shape(added)).contains(n4.id() + " LEARNER").hasSize(4);
+        assertThat(added.getPeersList()).filteredOn(PeerInfo::getLeader).singleElement()
+                .satisfies(p -> assertThat(p.getId()).isEqualTo(leader));
+        assertThat(PeerGroup.shape(promoted)).contains(n4.id() + " VOTER").noneMatch(s -> s.endsWith("LEARNER"));
+        assertThat(PeerGroup.shape(withoutOldLeader)).hasSize(3).noneMatch(s -> s.startsWith(leader + " "));
+        assertThat(group.member(n4.id()).clientAddress()).isEqualTo(withoutOldLeader.getPeersList().stream()
+                .filter(p -> p.getId().equals(n4.id())).findFirst().orElseThrow().getClientAddress());
+        assertRemovedWhileDownCannotDisturb(newLeader, leader, session);
+        String removed = group.running().stream().filter(id -> !id.equals(newLeader) && !id.equals(leader))
+                .findFirst().orElseThrow();
+        assertThat(PeerGroup.shape(group.remove(newLeader, removed).getConfiguration())).hasSize(2);
+        assertRemovedPeerServesNothing(removed, session);
+        assertThat(grant(locks, session, last)).isGreaterThan(last);
+    }
+
+    /** Grants "orders" and releases it; returns the token, checked above {@code last}. */
+    private static long grant(LocksGrpc.LocksBlockingStub locks, TestSession session, long last) {
+        AcquireResponse granted = acquire(locks, session, "orders", 0);
+        assertThat(granted.getToken().getValue()).isGreaterThan(last);
+        release(locks, session, granted.getToken());
+        return granted.getToken().getValue();
+    }
+
+    /**
+     * A peer removed while it was down comes back with the old configuration, in which it still votes: it stands for
+     * election, and the leader answers its vote request by telling it to shut down. The leader keeps its term, which
+     * a vote it counted would have ended.
+     */
+    private void assertRemovedWhileDownCannotDisturb(String leader, String removed, TestSession session)
+            throws Exception {
+        long term = group.server(leader).currentTerm();
+        FencerServer back = group.start(removed);
+        // The control that it campaigned: only the leader's answer to its vote request closes its division.
+        await().atMost(PeerGroup.ELECTION_MAX).until(() -> failure(() -> acquire(TestServers.stub(
+                group.channel(removed)), session, "orders", 0)).getMessage().contains("CLOSED"));
+        Thread.sleep(2_400); // three of the longest election timeouts (800 ms): time for a disturbed election
+
+        assertThat(back.isLeader()).isFalse();
+        assertThat(group.server(leader).isLeader()).isTrue();
+        assertThat(group.server(leader).currentTerm()).as("no election disturbed the leader").isEqualTo(term);
+        group.stop(removed);
+    }
+
+    /** A peer removed while it ran answers UNAVAILABLE, naming its removal, and grants nothing. */
+    private void assertRemovedPeerServesNothing(String removed, TestSession session) {
+        LocksGrpc.LocksBlockingStub onRemoved = TestServers.stub(group.channel(removed));
+        await().atMost(PeerGroup.ELECTION_MAX).untilAsserted(() -> {
+            ErrorDetail refused = failure(() -> acquire(onRemoved, session, "orders", 0));
+            assertThat(refused.getReason()).isEqualTo(Reason.REASON_UNAVAILABLE);
+            // It learnt its removal from the log ("was removed"), or the leader told it to shut down (Ratis closed it).
+            assertThat(refused.getMessage()).containsAnyOf("peer " + removed + " was removed", "CLOSED");
+        });
+    }
+
+    @Test
+    void changes_badInput_eachRefusedNamingThePeerAndNothingChanges() throws Exception {
+        group = new PeerGroup(dataRoot, 3, UnaryOperator.identity(), false).startFounders();
+        String leader = group.awaitLeader();
+        ListPeersResponse before = group.list(leader);
+        PeerGroup.Member n1 = group.member(group.id(1));
+        PeerGroup.Member notRunning = group.newJoiner(5);
+
+        ErrorDetail existingId = failure(() -> group.add(leader, new PeerGroup.Member(n1.id(), 1, 2, false)));
+        ErrorDetail existingAddress = failure(() -> group.peers(leader).add(AddPeerRequest.newBuilder()
+                .setId("fresh").setRaftAddress(n1.raftAddress()).setClientAddress("127.0.0.1:1").build()));
+        ErrorDetail unknown = failure(() -> group.remove(leader, "nobody"));
+        ErrorDetail promoteVoter = failure(() -> group.promote(leader, n1.id()));
+        ErrorDetail badId = failure(() -> group.remove(leader, "no spaces"));
+        ErrorDetail onFollower = failure(() -> group.list(group.aFollower(leader)));
+        ErrorDetail notStarted = failure(() -> group.add(leader, notRunning));
+
+        assertRefused(existingId, n1.id(), "already in the group");
+        assertRefused(existingAddress, "fresh", "already has the address " + n1.raftAddress());
+        assertRefused(unknown, "nobody", "no such peer");
+        assertRefused(promoteVoter, n1.id(), "a voter already");
+        assertThat(badId.getReason()).isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        assertThat(badId.getField()).isEqualTo("id");
+        assertThat(onFollower.getReason()).isEqualTo(Reason.REASON_NOT_LEADER);
+        assertThat(onFollower.getLeaderAddress()).isEqualTo(group.member(leader).clientAddress());
+        assertRefused(notStarted, notRunning.id(), "did not answer or catch up", "--join");
+        await().atMost(PeerGroup.ELECTION_MAX).until(() -> !group.list(leader).getChanging());
+        assertThat(PeerGroup.shape(group.list(leader))).isEqualTo(PeerGroup.shape(before));
+    }
+
+    @Test
+    void remove_leavingNoLiveMajority_isRefusedNamingTheDeadPeer() throws Exception {
+        group = new PeerGroup(dataRoot, 3, UnaryOperator.identity(), false).startFounders();
+        String leader = group.awaitLeader();
+        String dead = group.aFollower(leader);
+        String live = group.running().stream().filter(id -> !id.equals(leader) && !id.equals(dead)).findFirst()
+                .orElseThrow();
+        ListPeersResponse before = group.list(leader);
+        group.stop(dead);
+        await().atMost(PeerGroup.ELECTION_MAX).until(() -> group.list(leader).getPeersList().stream()
+                .anyMatch(p -> p.getId().equals(dead) && !p.getLive()));
+
+        ErrorDetail refused = failure(() -> group.remove(leader, live));
+
+        assertRefused(refused, live, "no majority", dead);
+        assertThat(PeerGroup.shape(group.list(leader))).isEqualTo(PeerGroup.shape(before));
+        // The control: removing the dead peer itself leaves two live voters of two, and is allowed.
+        assertThat(PeerGroup.shape(group.remove(leader, dead).getConfiguration())).hasSize(2);
+    }
+
+    @Test
+    void changes_whileAnotherIsInProgressOrByANonAdmin_areRefused() throws Exception {
+        Path acl = Files.writeString(Files.createDirectories(dataRoot.resolve("acl")).resolve("fencer.acl"),
+                "ops admin *\nauditor read *\nscheduler lock jobs/\n");
+        group = new PeerGroup(dataRoot, 1, config -> config.withAcl(acl), true).startFounders();
+        String leader = group.awaitLeader();
+        PeerGroup.Member n2 = group.newJoiner(2);
+        PeerGroup.Member n3 = group.newJoiner(3);
+        group.start(n2.id());
+        group.start(n3.id());
+        ListPeersResponse before = group.peersAs(leader, "auditor").list(ListPeersRequest.getDefaultInstance());
+
+        ErrorDetail notAdmin = failure(() -> group.peersAs(leader, "auditor").add(addRequest(n2)));
+        ErrorDetail cannotRead = failure(() -> group.peersAs(leader, "scheduler")
+                .list(ListPeersRequest.getDefaultInstance()));
+        ErrorDetail lastVoter = failure(() -> group.peersAs(leader, "ops").remove(
+                io.fencer.api.v1.RemovePeerRequest.newBuilder().setId(leader).build()));
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        List<CompletableFuture<ErrorDetail>> racing = List.of(n2, n3).stream().map(member -> CompletableFuture
+                .supplyAsync(() -> {
+                    awaitLatch(go);
+                    try {
+                        group.peersAs(leader, "ops").add(addRequest(member));
+                        return (ErrorDetail) null;
+                    } catch (io.grpc.StatusRuntimeException e) {
+                        return TestServers.detail(e);
+                    }
+                })).toList();
+        go.countDown();
+        List<ErrorDetail> outcomes = racing.stream().map(CompletableFuture::join).toList();
+        await().atMost(PeerGroup.ELECTION_MAX).until(() -> !group.peersAs(leader, "ops")
+                .list(ListPeersRequest.getDefaultInstance()).getChanging());
+        List<String> after = PeerGroup.shape(group.peersAs(leader, "ops").list(ListPeersRequest.getDefaultInstance()));
+
+        assertThat(notAdmin.getReason()).isEqualTo(Reason.REASON_PERMISSION_DENIED);
+        assertThat(notAdmin.getIdentity()).isEqualTo("auditor");
+        assertThat(notAdmin.getPermission()).isEqualTo("admin");
+        assertThat(cannotRead.getReason()).isEqualTo(Reason.REASON_PERMISSION_DENIED);
+        assertThat(cannotRead.getPermission()).isEqualTo("read");
+        assertRefused(lastVoter, leader, "last voter");
+        assertThat(PeerGroup.shape(before)).containsExactly(leader + " VOTER");
+        // Two changes racing cannot both win on the same configuration: each one that succeeded is in force (a
+        // lost update would drop one), and one that lost was refused as MEMBERSHIP_REFUSED, never half-applied.
+        for (int i = 0; i < 2; i++) {
+            String id = List.of(n2, n3).get(i).id();
+            if (outcomes.get(i) == null) {
+                assertThat(after).contains(id + " LEARNER");
+            } else {
+                assertThat(outcomes.get(i).getReason()).as(outcomes.get(i).getMessage())
+                        .isEqualTo(Reason.REASON_MEMBERSHIP_REFUSED);
+                assertThat(after).noneMatch(s -> s.startsWith(id + " "));
+            }
+        }
+        assertThat(outcomes).as("at least one of them succeeds").contains((ErrorDetail) null);
+    }
+
+    private static void awaitLatch(java.util.concurrent.CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static AddPeerRequest addRequest(PeerGroup.Member member) {
+        return AddPeerRequest.newBuilder().setId(member.id()).setRaftAddress(member.raftAddress())
+                .setClientAddress(member.clientAddress()).build();
+    }
+
+    @Test
+    void configuration_afterARestartOfEveryPeer_isTheChangedOneWhateverPeersSays() throws Exception {
+        group = new PeerGroup(dataRoot, 3, UnaryOperator.identity(), false).startFounders();
+        String leader = group.awaitLeader();
+        PeerGroup.Member n4 = group.newJoiner(4);
+        group.start(n4.id());
+        group.add(leader, n4);
+        group.awaitCaughtUp(leader, n4.id());
+        group.promote(leader, n4.id());
+        String removed = group.aFollower(leader).equals(n4.id()) ? group.id(3) : group.aFollower(leader);
+        ListPeersResponse changed = group.remove(leader, removed).getConfiguration();
+        group.stop(removed);
+        List<String> remaining = group.running();
+        for (String id : remaining) {
+            group.stop(id);
+        }
+
+        for (String id : remaining) {
+            group.start(id); // founders with their first --peers, which still names the removed peer
+        }
+        String newLeader = group.awaitLeader();
+
+        assertThat(PeerGroup.shape(group.list(newLeader))).isEqualTo(PeerGroup.shape(changed))
+                .contains(n4.id() + " VOTER").noneMatch(s -> s.startsWith(removed + " "));
+    }
+
+    private static void assertRefused(ErrorDetail detail, String peer, String... why) {
+        assertThat(detail.getReason()).as(detail.getMessage()).isEqualTo(Reason.REASON_MEMBERSHIP_REFUSED);
+        assertThat(detail.getValue()).isEqualTo(peer);
+        assertThat(detail.getWhy()).contains(why);
+        assertThat(detail.getMessage()).contains("'" + peer + "'");
+    }
+}

@@ -202,6 +202,10 @@ class MembershipTest {
         await().atMost(PeerGroup.ELECTION_MAX).until(() -> !group.peersAs(leader, "ops")
                 .list(ListPeersRequest.getDefaultInstance()).getChanging());
         List<String> after = PeerGroup.shape(group.peersAs(leader, "ops").list(ListPeersRequest.getDefaultInstance()));
+        String learner = outcomes.get(0) == null ? n2.id() : n3.id();
+        // A learner's address is taken as a voter's is: a second peer on it is refused.
+        ErrorDetail learnersAddress = failure(() -> group.peersAs(leader, "ops").add(AddPeerRequest.newBuilder().setId("copy")
+                .setRaftAddress(group.member(learner).raftAddress()).setClientAddress("127.0.0.1:1").build()));
 
         assertThat(notAdmin.getReason()).isEqualTo(Reason.REASON_PERMISSION_DENIED);
         assertThat(notAdmin.getIdentity()).isEqualTo("auditor");
@@ -209,6 +213,7 @@ class MembershipTest {
         assertThat(cannotRead.getReason()).isEqualTo(Reason.REASON_PERMISSION_DENIED);
         assertThat(cannotRead.getPermission()).isEqualTo("read");
         assertRefused(lastVoter, leader, "last voter");
+        assertRefused(learnersAddress, "copy", "peer '" + learner + "' already has the address");
         assertThat(PeerGroup.shape(before)).containsExactly(leader + " VOTER");
         // Two changes racing cannot both win on the same configuration: each one that succeeded is in force (a
         // lost update would drop one), and one that lost was refused as MEMBERSHIP_REFUSED, never half-applied.

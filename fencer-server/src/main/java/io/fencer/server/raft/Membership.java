@@ -96,7 +96,9 @@ public final class Membership {
         RaftPeer added = RaftPeer.newBuilder().setId(id).setAddress(raftAddress).setClientAddress(clientAddress)
                 .setStartupRole(RaftPeerRole.LISTENER).build();
         return change(Kind.ADD, id, conf -> {
-            for (RaftPeer peer : conf.getCurrentPeers()) {
+            List<RaftPeer> everyPeer = new ArrayList<>(conf.getCurrentPeers(RaftPeerRole.FOLLOWER));
+            everyPeer.addAll(conf.getCurrentPeers(RaftPeerRole.LISTENER));
+            for (RaftPeer peer : everyPeer) {
                 if (raftAddress.equals(peer.getAddress()) || clientAddress.equals(peer.getClientAddress())) {
                     throw new MembershipRefusedException(id, "peer '" + peer.getId() + "' already has the address "
                             + (raftAddress.equals(peer.getAddress()) ? raftAddress : clientAddress));

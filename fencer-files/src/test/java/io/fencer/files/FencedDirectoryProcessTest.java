@@ -1,5 +1,6 @@
 package io.fencer.files;
 
+import io.fencer.testing.HolderProcess;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

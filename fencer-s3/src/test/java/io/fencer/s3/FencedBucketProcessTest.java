@@ -1,5 +1,6 @@
 package io.fencer.s3;
 
+import io.fencer.testing.HolderProcess;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.client.Fencer;

@@ -1,4 +1,4 @@
-package io.fencer.files;
+package io.fencer.testing;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -19,9 +19,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * A holder in a JVM of its own, started from the test class path: the test writes commands to its standard input
  * and reads its answers, one a line, from its standard output, and can freeze it (SIGSTOP) as a long GC pause would,
- * resume it (SIGCONT) or kill it (SIGKILL).
+ * resume it (SIGCONT) or kill it (SIGKILL). For tests of resources that must refuse a paused holder: its main class
+ * reads commands and prints answers, and its standard error goes to {@code dir/name.log}.
  */
-final class HolderProcess implements AutoCloseable {
+public final class HolderProcess implements AutoCloseable {
     private final Process process;
     private final Writer stdin;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
@@ -36,7 +37,7 @@ final class HolderProcess implements AutoCloseable {
         reader.start();
     }
 
-    static HolderProcess start(Path dir, String name, Class<?> main, String... args) {
+    public static HolderProcess start(Path dir, String name, Class<?> main, String... args) {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
                 .toString(), "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
                 main.getName()));
@@ -61,7 +62,7 @@ final class HolderProcess implements AutoCloseable {
         }
     }
 
-    void send(String command) {
+    public void send(String command) {
         try {
             stdin.write(command + "\n");
             stdin.flush();
@@ -71,7 +72,7 @@ final class HolderProcess implements AutoCloseable {
     }
 
     /** Returns the next line that starts with {@code prefix}, skipping others; fails after {@code timeout}. */
-    String awaitLine(String prefix, Duration timeout) throws InterruptedException {
+    public String awaitLine(String prefix, Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             String line = lines.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -85,20 +86,20 @@ final class HolderProcess implements AutoCloseable {
         }
     }
 
-    void pause() {
+    public void pause() {
         signal("STOP");
     }
 
-    void resume() {
+    public void resume() {
         signal("CONT");
     }
 
-    void kill9() throws InterruptedException {
+    public void kill9() throws InterruptedException {
         signal("KILL");
         process.waitFor(30, TimeUnit.SECONDS);
     }
 
-    boolean isAlive() {
+    public boolean isAlive() {
         return process.isAlive();
     }
 
@@ -116,7 +117,7 @@ final class HolderProcess implements AutoCloseable {
         }
     }
 
-    String logText() {
+    public String logText() {
         try {
             return Files.exists(log) ? Files.readString(log) : "";
         } catch (IOException e) {

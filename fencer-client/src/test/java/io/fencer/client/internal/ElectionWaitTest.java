@@ -75,7 +75,8 @@ class ElectionWaitTest {
                 .hasMessageContaining("REASON_NOT_LEADER").hasMessageContaining("a read, it changed nothing");
 
         Duration took = Duration.ofNanos(System.nanoTime() - startNanos);
-        assertThat(took).isGreaterThanOrEqualTo(Duration.ofNanos(Router.ELECTION_WAIT_NANOS))
+        // The budget gives up when its next pause would pass the wait, so the call may end one pause before it.
+        assertThat(took).isGreaterThanOrEqualTo(Duration.ofNanos(Router.ELECTION_WAIT_NANOS).minusMillis(500))
                 .isLessThan(Duration.ofNanos(Router.ELECTION_WAIT_NANOS).plusSeconds(3));
     }
 }

@@ -23,9 +23,9 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "peers", mixinStandardHelpOptions = true,
         description = {"Lists the group's peers and changes them at run time.",
-            "To add a peer: start it with 'fencer server --id ID --join A,B,C', then",
-            "'fencer peers add ID --raft HOST:PORT --client HOST:PORT', then",
-            "'fencer peers promote ID' once 'fencer peers list' shows it live."},
+            "To add a peer: start it with 'fencer server --id ID --join A,B,C', then 'fencer peers add ID --raft "
+                    + "HOST:PORT --client HOST:PORT', then 'fencer peers promote ID' once 'fencer peers list' shows "
+                    + "it live."},
         subcommands = {PeersCommand.List.class, PeersCommand.Add.class, PeersCommand.Promote.class,
             PeersCommand.Remove.class})
 final class PeersCommand implements Runnable {
@@ -117,8 +117,8 @@ final class PeersCommand implements Runnable {
 
     /** {@code fencer peers remove ID}: removes a voter or a learner. */
     @Command(name = "remove", mixinStandardHelpOptions = true,
-            description = {"Removes a voter or a learner. Refused when the voters left",
-                "would hold no live majority, or for the last voter."})
+            description = "Removes a voter or a learner. Refused when the voters left would hold no live majority, "
+                    + "or for the last voter.")
     static final class Remove implements Callable<Integer> {
         @Parameters(index = "0", paramLabel = "ID", description = "The peer's id.")
         String id;

@@ -30,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * per lock, every acknowledged write is in the store, and the removed peer's process neither serves nor disturbs.
  * A join the group does not know fails with exit code 8 and the command to run, changing nothing.
  */
+@org.junit.jupiter.api.Tag(Soak.TAG) // the full suite keeps MembershipTest (in process: the same changes under grants, bad input, durability)
 class MembershipProcessTest {
     private static final List<String> LOCKS = List.of("alpha", "beta");
     private static final int WORKERS = 3;

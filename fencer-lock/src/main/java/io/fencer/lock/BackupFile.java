@@ -28,8 +28,8 @@ import java.util.UUID;
  * <p>A {@link Kind#BACKUP} is what {@code fencer backup} writes of a running group; a {@link Kind#SEED} is what
  * {@code fencer restore} makes of a backup in a new peer's data directory: the restored state
  * ({@link LockStateMachine#restoredInGeneration}) that the peer starts from. Every peer of a restored group starts
- * from the same seed, and the group's Raft id is derived from the seed's digest ({@link Contents#stateDigest}), so a peer restored
- * from another seed, or not restored, cannot join that group.
+ * from the same seed, and the group's Raft id is derived from the seed's digest ({@link Contents#stateDigest}), so a
+ * peer restored from another seed, or not restored, cannot join that group.
  */
 public final class BackupFile {
     private static final byte[] MAGIC = "FENCERBK".getBytes(StandardCharsets.US_ASCII);

@@ -55,15 +55,16 @@ final class RestoreCommand implements Callable<Integer> {
         int backedUp = Math.max(state.generation(), FencingToken.generationOf(state.highestToken()));
         int chosen = generation == null ? backedUp + 1 : generation;
         if (chosen <= backedUp || chosen > FencingToken.GENERATION_MAX) {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--generation " + chosen + ": it must be above the backup's generation "
-                    + backedUp + " and at most " + FencingToken.GENERATION_MAX);
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--generation " + chosen
+                    + ": it must be above the backup's generation " + backedUp + " and at most "
+                    + FencingToken.GENERATION_MAX);
         }
         BackupFile.Contents seed = RestoreSeed.write(dataDir, backup, chosen, Limits.DEFAULT,
                 System.currentTimeMillis());
         PrintWriter stdout = spec.commandLine().getOut();
         stdout.println("fencer restore seeded " + dataDir + " from " + file + " (group " + backup.sourceGroup()
-                + " at log index " + backup.appliedIndex() + ", highest token " + state.highestToken() + "): generation "
-                + chosen + ", first token " + (FencingToken.generationBase(chosen) + 1) + ", restored group "
+                + " at log index " + backup.appliedIndex() + ", highest token " + state.highestToken()
+                + "): generation " + chosen + ", first token " + (FencingToken.generationBase(chosen) + 1) + ", restored group "
                 + RestoreSeed.groupName(seed));
         stdout.println("seed every peer of the new group with this file and --generation " + chosen
                 + ", then start each with fencer server --data DIR");

@@ -527,7 +527,8 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
 
     /**
      * Returns whether {@code peerId} may call this peer: it is in this peer's current configuration (old or new,
-     * voter or learner), it is the leader this peer follows, or this peer has no configuration yet (it was started to join a group and waits for the
+     * voter or learner), it is the leader this peer follows, or this peer has no configuration yet (it was started to
+     * join a group and waits for the
      * leader, whose id it cannot know).
      */
     boolean isMember(String peerId) {

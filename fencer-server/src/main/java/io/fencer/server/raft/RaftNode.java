@@ -189,7 +189,8 @@ public final class RaftNode implements AutoCloseable {
         LOG.info("raft peer {} started on {}:{} ({} storage in {}, peers authenticated by {}), {}", config.id(),
                 config.host(), raftPort, existing ? "recovered" : "new", raftDirectory,
                 describeAuth(config.peerAuth(), tls), joining ? "joining an existing group" : "group " + peers);
-        RaftNode node = new RaftNode(server, groupId, stateMachine, selfId, clientAddresses, boundClientPort, config.host());
+        RaftNode node = new RaftNode(server, groupId, stateMachine, selfId, clientAddresses, boundClientPort,
+                config.host());
         if (existing) {
             node.reportStartupConfiguration(peers, joining);
         }
@@ -208,7 +209,8 @@ public final class RaftNode implements AutoCloseable {
         if (durable.getLogEntryIndex() < 0 && joining) {
             LOG.info("peer {} has no configuration yet: it waits to be added (`fencer peers add {} ...`)", selfId,
                     selfId);
-        } else if (joining || flags.size() <= 1 || new java.util.HashSet<>(inForce).equals(new java.util.HashSet<>(given))) {
+        } else if (joining || flags.size() <= 1
+                || new java.util.HashSet<>(inForce).equals(new java.util.HashSet<>(given))) {
             LOG.info("peer {}: the group's durable configuration is in force: {}", selfId, inForce);
         } else {
             LOG.warn("peer {}: the group's durable configuration {} differs from --peers {}: the durable one is in "

@@ -134,8 +134,10 @@ class LeaseSafetyTest {
         if (unsafe) {
             System.setProperty(SessionKeeper.UNSAFE_LEASE_ACK_PROPERTY, "true"); // read once, as each server starts
         }
-        for (String id : List.of("n1", "n2", "n3")) {
-            peers.add(new ServerConfig.Peer(id, "127.0.0.1", FreePorts.one(), FreePorts.one()));
+        int[] ports = FreePorts.choose(6); // held together while chosen, so no two peers draw the same port
+        List<String> ids = List.of("n1", "n2", "n3");
+        for (int i = 0; i < ids.size(); i++) {
+            peers.add(new ServerConfig.Peer(ids.get(i), "127.0.0.1", ports[2 * i], ports[2 * i + 1]));
         }
         for (ServerConfig.Peer peer : peers) {
             start(peer.id());

@@ -97,6 +97,11 @@ final class LockStatusCommand implements Callable<Integer> {
                 status.delayed() ? "yes" : "no",
                 status.lastEnd() == null ? "-" : status.lastEnd()});
         }
+        return aligned(rows);
+    }
+
+    /** Returns {@code rows} (a header row first) as a text table, each column as wide as its widest cell. */
+    static String aligned(List<String[]> rows) {
         int[] widths = new int[rows.get(0).length];
         for (String[] row : rows) {
             for (int column = 0; column < row.length; column++) {

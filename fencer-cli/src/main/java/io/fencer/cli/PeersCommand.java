@@ -166,20 +166,6 @@ final class PeersCommand implements Runnable {
                 peer.clientAddress(), peer.leader() ? "yes" : "", Long.toString(peer.matchIndex()),
                 peer.leader() ? "-" : peer.lastHeardMillis() + " ms", peer.live() ? "yes" : "no"});
         }
-        int[] widths = new int[rows.get(0).length];
-        for (String[] row : rows) {
-            for (int column = 0; column < row.length; column++) {
-                widths[column] = Math.max(widths[column], row[column].length());
-            }
-        }
-        StringBuilder text = new StringBuilder();
-        for (String[] row : rows) {
-            StringBuilder line = new StringBuilder();
-            for (int column = 0; column < row.length; column++) {
-                line.append(String.format("%-" + widths[column] + "s", row[column])).append("  ");
-            }
-            text.append(line.toString().stripTrailing()).append('\n');
-        }
-        return text.toString().stripTrailing();
+        return LockStatusCommand.aligned(rows);
     }
 }

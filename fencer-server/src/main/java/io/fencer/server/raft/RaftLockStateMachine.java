@@ -552,7 +552,7 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     }
 
     /** Writes {@code bytes} to a temporary file, forces it to disk, then renames it over {@code target}. */
-    private static void writeAtomically(Path target, byte[] bytes) throws IOException {
+    static void writeAtomically(Path target, byte[] bytes) throws IOException {
         Path temporary = target.resolveSibling(target.getFileName() + ".tmp");
         try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE,
                 StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);

@@ -4,13 +4,10 @@ import io.fencer.lock.BackupFile;
 import io.fencer.lock.Limits;
 import io.fencer.lock.LockStateMachine;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.UUID;
 import java.util.stream.Stream;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -68,17 +65,7 @@ public final class RestoreSeed {
         LockStateMachine restored = backup.machine(limits).restoredInGeneration(generation);
         BackupFile.Contents seed = new BackupFile.Contents(BackupFile.Kind.SEED, nowMillis, backup.sourceGroup(),
                 backup.appliedIndex(), BackupFile.stateOf(restored));
-        Path file = dataDir.resolve(FILE_NAME);
-        Path temporary = dataDir.resolve(FILE_NAME + ".tmp");
-        try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.WRITE)) {
-            channel.write(java.nio.ByteBuffer.wrap(BackupFile.write(seed)));
-            channel.force(true);
-        }
-        Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
-        try (FileChannel directory = FileChannel.open(dataDir, StandardOpenOption.READ)) {
-            directory.force(true);
-        }
+        RaftLockStateMachine.writeAtomically(dataDir.resolve(FILE_NAME), BackupFile.write(seed));
         return seed;
     }
 

@@ -20,6 +20,7 @@ import java.util.function.Predicate;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The chaos harness in CI: real lock server, store and worker processes, SIGSTOP pauses longer than the lease and
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>The runs are short, each just long enough for the faults its assertions need (20 s and 16 s of workload; 25 s
  * each with {@code -Dfencer.soak=true}); {@code fencer chaos --duration 10m} is the long run (docs/chaos.md).
  */
+@ResourceLock(TestResources.CHAOS)
 class ChaosProcessTest {
     /** The workload of the process-fault runs: the first seed's schedule ends at 19.2 s (25 s: 25.0 s). */
     private static final Duration RUN = Soak.pick(Duration.ofSeconds(20), Duration.ofSeconds(25));

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * {@code fencer lock exec} fails closed, with real processes: a real server frozen with SIGSTOP while the command
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * whole process group is dead before a ttl has passed since the last acknowledged keepalive; the control run, with
  * the group kill off, shows the grandchild outliving the lease, so the test can see the fault it guards against.
  */
+@Isolated
 class LockExecProcessTest {
     private static final Duration TTL = Duration.ofSeconds(3);
     private static final Duration PATIENCE = Duration.ofSeconds(60);

@@ -163,9 +163,10 @@ class LockServerProcessTest {
                 second.close();
             }
 
-            // Freed by expiry: a frozen holder process.
+            // Freed by expiry: a frozen holder process. Its ttl outlasts a keepalive late under load: a holder whose
+            // session is lost before it is frozen closes it, and a lock freed by close is not delayed.
             FencerProcess holder = FencerProcess.start("holder", dir, List.of("lock", "acquire", "delayed",
-                    "--ttl", "1s", "--server", ports.endpoint()));
+                    "--ttl", "3s", "--server", ports.endpoint()));
             toClose.add(holder);
             FencingToken held = FencingToken.parse(holder.awaitLine(Duration.ofSeconds(60)).split(" ")[1]);
             long pausedAt = System.nanoTime();

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Network faults in CI: every process on its own network namespace, partitions made and healed by the harness,
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * each with {@code -Dfencer.soak=true}); {@code fencer chaos --faults partition --duration 3m} is the long run
  * (docs/chaos.md).
  */
+@ResourceLock(TestResources.CHAOS)
 class PartitionChaosProcessTest {
     /** The leader-minority runs' workload: six partitions of 2 to 4 s each, with their gaps, need about 30 s. */
     private static final Duration RUN = Duration.ofSeconds(30);

@@ -9,12 +9,14 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * A peer that is down costs its group's log one line per peer per interval, not a stack trace per retry: three
  * server processes, a follower killed with SIGKILL, and the leader's log read for longer than one interval.
  */
 @org.junit.jupiter.api.Tag(Soak.TAG) // 20 s of watching a survivor's log; the full suite keeps RefusalLogTest (the per-key rate limit)
+@Isolated
 class PeerDownLogProcessTest {
     /** Longer than PeerRpc's 10 s interval, so that the second line, with the count left out, is due. */
     private static final Duration WATCHED = Duration.ofMillis(11_500);

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * A group started on the previous tagged release, upgraded peer by peer under load to this build: the service keeps
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * there), which takes minutes: soak tier.
  */
 @Tag(Soak.TAG)
+@Isolated
 class RollingUpgradeProcessTest {
     /** The previous release: its jar is built from this tag. */
     static final String PREVIOUS_TAG = "v0.3.0";

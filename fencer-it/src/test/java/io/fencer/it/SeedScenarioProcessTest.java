@@ -18,12 +18,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The paused-client scenario with real processes: client A holds a lock and is frozen (SIGSTOP) past its lease; B,
  * waiting, is granted A's token + 1 while A still believes it holds the lock; A's stale release changes nothing, and
  * the service says A's token was superseded, and by which token.
  */
+@Isolated
 class SeedScenarioProcessTest {
     private static final Duration TTL = Duration.ofSeconds(2);
 

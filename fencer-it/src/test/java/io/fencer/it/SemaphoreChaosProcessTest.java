@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code fencer chaos --workload semaphore} in CI: four real worker processes share a semaphore of two permits,
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * workers. With fencing the per-slot checks and {@code permits-bounded} find nothing and at least one stale write
  * was refused (the pause hurt); the control, the same schedule with fencing off, must find lost updates per slot.
  */
+@ResourceLock(TestResources.CHAOS)
 class SemaphoreChaosProcessTest {
     private static final int WORKERS = 4;
     private static final int PERMITS = 2;

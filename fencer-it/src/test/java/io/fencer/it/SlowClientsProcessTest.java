@@ -25,6 +25,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Slow clients and connection floods against a real {@code fencer server} process with its default timeouts: clients
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * answered within a second; beyond the cap per address, new connections are closed at once, the ones open keep
  * working, and a client from another address (127.0.0.2) is served; the gRPC port caps its connections the same way.
  */
+@Isolated
 class SlowClientsProcessTest {
     /** Small, so that the test goes past it with a few connections; the default is 256 (512 for gRPC). */
     private static final int PER_ADDRESS_MAX = 16;

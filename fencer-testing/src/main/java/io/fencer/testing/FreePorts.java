@@ -6,6 +6,8 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -14,7 +16,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * take one meanwhile.
  *
  * <p>A port is free when it is chosen, not promised: another process may bind it before the server does. Below the
- * ephemeral range only an explicit bind can take it, which in a test run is rare.
+ * ephemeral range only an explicit bind can take it, which in a test run is rare. Within one JVM no port is chosen
+ * twice, so test classes running at once (fencer-it runs two) never meet on a port they were given: a server that
+ * stopped may restart on its port a minute later, when a fresh draw could otherwise pick it for another test.
  */
 public final class FreePorts {
     /** The first port of the kernel's default ephemeral range (ip_local_port_range: 32768 60999). */
@@ -24,6 +28,10 @@ public final class FreePorts {
     /** More ports than any test group needs; a larger count is a mistake, not a need. */
     private static final int COUNT_MAX = 1_000;
     private static final String LOOPBACK = "127.0.0.1";
+    /** Ports this JVM has handed out; below the ephemeral range there are 12,768, far more than one suite uses. */
+    private static final Set<Integer> CHOSEN = ConcurrentHashMap.newKeySet();
+    /** Past this many, a draw may repeat an earlier port rather than search a range nearly used up. */
+    private static final int CHOSEN_REMEMBERED_MAX = 8_000;
 
     private FreePorts() {}
 
@@ -74,9 +82,13 @@ public final class FreePorts {
     private static ServerSocket bindBelowEphemeralRange() throws IOException {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         for (int attempt = 0; attempt < CHOSEN_PORT_ATTEMPTS; attempt++) {
+            int port = random.nextInt(CHOSEN_PORT_FIRST, EPHEMERAL_PORT_FIRST);
+            if (CHOSEN.size() < CHOSEN_REMEMBERED_MAX && !CHOSEN.add(port)) {
+                continue; // handed out before, maybe to a test still running beside this one
+            }
             ServerSocket socket = new ServerSocket();
             try {
-                socket.bind(new InetSocketAddress(LOOPBACK, random.nextInt(CHOSEN_PORT_FIRST, EPHEMERAL_PORT_FIRST)));
+                socket.bind(new InetSocketAddress(LOOPBACK, port));
                 return socket;
             } catch (IOException taken) {
                 socket.close();

@@ -1,0 +1,15 @@
+package io.fencer.it;
+
+/**
+ * The resources fencer-it's test classes share when two of them run at once (see junit-platform.properties). A
+ * class that measures a duration against a bound is {@code @Isolated} instead: it runs alone.
+ */
+final class TestResources {
+    /**
+     * Held by every chaos run ({@code @ResourceLock(TestResources.CHAOS)}): a run starts eight or more processes and
+     * times its faults against leases of one to three seconds, so two runs at once would starve each other.
+     */
+    static final String CHAOS = "fencer-it.chaos";
+
+    private TestResources() {}
+}

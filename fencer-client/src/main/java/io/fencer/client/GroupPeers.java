@@ -9,7 +9,9 @@ import java.util.List;
  * changes nothing. Obtain it from {@link FencerClient#peers()}.
  *
  * <p>Adding a peer: start it first ({@code fencer server --id ID --join A,B,C}), then {@link #add}, then
- * {@link #promote} once {@link #list} shows it caught up. A change whose call fails
+ * {@link #promote} once {@link #list} shows it caught up. A change is retried after a failure that may have taken
+ * effect (a lost reply, a leader failing over); when the retry is refused because the first attempt already made the
+ * change, the call returns the configuration that shows it. A change whose call fails
  * {@link io.fencer.core.UnavailableException} may or may not have taken effect: {@link #list} tells.
  */
 public interface GroupPeers {

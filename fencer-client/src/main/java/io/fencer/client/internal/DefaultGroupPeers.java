@@ -10,8 +10,11 @@ import io.fencer.api.v1.PromotePeerRequest;
 import io.fencer.api.v1.RemovePeerRequest;
 import io.fencer.client.GroupPeers;
 import io.fencer.client.PeerStatus;
+import io.fencer.core.MembershipRefusedException;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 
 /** {@link GroupPeers} over the client's {@link Router}: every call goes to the leader, as Locks calls do. */
 final class DefaultGroupPeers implements GroupPeers {
@@ -32,22 +35,48 @@ final class DefaultGroupPeers implements GroupPeers {
         AddPeerRequest request = AddPeerRequest.newBuilder().setId(Objects.requireNonNull(id, "id"))
                 .setRaftAddress(Objects.requireNonNull(raftAddress, "raftAddress"))
                 .setClientAddress(Objects.requireNonNull(clientAddress, "clientAddress")).build();
-        return toStatus(router.call("Add peer " + id, calls -> calls.call(PeersGrpc.getAddMethod(), request))
-                .getConfiguration());
+        return change("Add peer " + id, calls -> calls.call(PeersGrpc.getAddMethod(), request).getConfiguration(),
+                peers -> peers.stream().anyMatch(p -> p.id().equals(id) && p.raftAddress().equals(raftAddress)));
     }
 
     @Override
     public List<PeerStatus> promote(String id) {
         PromotePeerRequest request = PromotePeerRequest.newBuilder().setId(Objects.requireNonNull(id, "id")).build();
-        return toStatus(router.call("Promote peer " + id, calls -> calls.call(PeersGrpc.getPromoteMethod(), request))
-                .getConfiguration());
+        return change("Promote peer " + id, calls -> calls.call(PeersGrpc.getPromoteMethod(), request)
+                .getConfiguration(), peers -> peers.stream().anyMatch(p -> p.id().equals(id) && p.voter()));
     }
 
     @Override
     public List<PeerStatus> remove(String id) {
         RemovePeerRequest request = RemovePeerRequest.newBuilder().setId(Objects.requireNonNull(id, "id")).build();
-        return toStatus(router.call("Remove peer " + id, calls -> calls.call(PeersGrpc.getRemoveMethod(), request))
-                .getConfiguration());
+        return change("Remove peer " + id, calls -> calls.call(PeersGrpc.getRemoveMethod(), request)
+                .getConfiguration(), peers -> peers.stream().noneMatch(p -> p.id().equals(id)));
+    }
+
+    /**
+     * Runs a change through the router, which retries it after a failure that may have taken effect (a lost reply,
+     * a leader that failed over while committing it). When a retry is refused, the refusal may be of the change's
+     * own first attempt ("already in the group"): if the configuration now shows the change's effect
+     * ({@code done}), the change succeeded and its configuration is returned. A refusal of the first attempt is
+     * always the caller's.
+     */
+    private List<PeerStatus> change(String operation, Router.Attempt<ListPeersResponse> attempt,
+            Predicate<List<PeerStatus>> done) {
+        AtomicInteger attempts = new AtomicInteger();
+        try {
+            return toStatus(router.call(operation, calls -> {
+                attempts.incrementAndGet();
+                return attempt.run(calls);
+            }));
+        } catch (MembershipRefusedException refused) {
+            if (attempts.get() > 1) {
+                List<PeerStatus> now = list();
+                if (done.test(now)) {
+                    return now;
+                }
+            }
+            throw refused;
+        }
     }
 
     private static List<PeerStatus> toStatus(ListPeersResponse response) {

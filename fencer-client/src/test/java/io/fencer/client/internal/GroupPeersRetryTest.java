@@ -1,0 +1,124 @@
+package io.fencer.client.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.fencer.api.errors.WireErrors;
+import io.fencer.api.v1.AddPeerRequest;
+import io.fencer.api.v1.ChangePeersResponse;
+import io.fencer.api.v1.ListPeersRequest;
+import io.fencer.api.v1.ListPeersResponse;
+import io.fencer.api.v1.PeerInfo;
+import io.fencer.api.v1.PeerRole;
+import io.fencer.api.v1.PeersGrpc;
+import io.fencer.client.PeerStatus;
+import io.fencer.core.MembershipRefusedException;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A membership change whose reply was lost is retried by the router; the retry's refusal of the change's own first
+ * attempt ("already in the group") is the change's success, while a refusal of a first attempt stays the caller's.
+ */
+class GroupPeersRetryTest {
+    private final LosingPeers peers = new LosingPeers();
+    private Server server;
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        if (server != null) {
+            server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void add_firstReplyLostAndRetryRefusedAsAlreadyThere_returnsTheConfigurationWithThePeer() throws Exception {
+        peers.loseFirstReply = true;
+        try (Router router = router()) {
+            List<PeerStatus> configuration = new DefaultGroupPeers(router).add("p4", "127.0.0.1:9004",
+                    "127.0.0.1:9104");
+
+            assertThat(peers.addCalls).as("the router retried the add").hasValue(2);
+            assertThat(configuration).extracting(PeerStatus::id).containsExactly("p1", "p4");
+        }
+    }
+
+    @Test
+    void add_idAlreadyThereOnTheFirstAttempt_isRefusedNamingThePeer() throws Exception {
+        peers.members.add(peer("p4", "127.0.0.1:9004"));
+        try (Router router = router()) {
+            assertThatThrownBy(() -> new DefaultGroupPeers(router).add("p4", "127.0.0.1:9004", "127.0.0.1:9104"))
+                    .isInstanceOf(MembershipRefusedException.class).hasMessageContaining("p4")
+                    .hasMessageContaining("already in the group");
+            assertThat(peers.addCalls).hasValue(1);
+        }
+    }
+
+    @Test
+    void add_retryRefusedButThePeerThereHasAnotherAddress_isRefused() throws Exception {
+        peers.loseFirstReply = true;
+        peers.addressAdded = "127.0.0.1:9999"; // someone else's add of the same id won the race
+        try (Router router = router()) {
+            assertThatThrownBy(() -> new DefaultGroupPeers(router).add("p4", "127.0.0.1:9004", "127.0.0.1:9104"))
+                    .isInstanceOf(MembershipRefusedException.class).hasMessageContaining("already in the group");
+            assertThat(peers.addCalls).hasValue(2);
+        }
+    }
+
+    private Router router() throws Exception {
+        server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(peers).build()
+                .start();
+        return new Router(List.of("127.0.0.1:" + server.getPort()), TimeUnit.SECONDS.toNanos(10),
+                RetryBudget.SYSTEM);
+    }
+
+    private static PeerInfo peer(String id, String raftAddress) {
+        return PeerInfo.newBuilder().setId(id).setRaftAddress(raftAddress).setClientAddress("127.0.0.1:1")
+                .setRole(PeerRole.PEER_ROLE_VOTER).build();
+    }
+
+    /** A Peers service whose first Add takes effect but answers UNAVAILABLE, as a reply lost on the way would. */
+    private static final class LosingPeers extends PeersGrpc.PeersImplBase {
+        final List<PeerInfo> members = new ArrayList<>(List.of(peer("p1", "127.0.0.1:9001")));
+        final AtomicInteger addCalls = new AtomicInteger();
+        volatile boolean loseFirstReply;
+        volatile String addressAdded;
+
+        @Override
+        public void list(ListPeersRequest request, StreamObserver<ListPeersResponse> out) {
+            out.onNext(configuration());
+            out.onCompleted();
+        }
+
+        @Override
+        public synchronized void add(AddPeerRequest request, StreamObserver<ChangePeersResponse> out) {
+            addCalls.incrementAndGet();
+            if (members.stream().anyMatch(p -> p.getId().equals(request.getId()))) {
+                out.onError(WireErrors.toStatusException(new MembershipRefusedException(request.getId(),
+                        "the id is already in the group, as a learner")));
+                return;
+            }
+            String raft = addressAdded != null ? addressAdded : request.getRaftAddress();
+            members.add(peer(request.getId(), raft).toBuilder().setRole(PeerRole.PEER_ROLE_LEARNER).build());
+            if (loseFirstReply && addCalls.get() == 1) {
+                out.onError(Status.UNAVAILABLE.withDescription("connection reset after the change").asRuntimeException());
+                return;
+            }
+            out.onNext(ChangePeersResponse.newBuilder().setConfiguration(configuration()).build());
+            out.onCompleted();
+        }
+
+        private synchronized ListPeersResponse configuration() {
+            return ListPeersResponse.newBuilder().addAllPeers(members).build();
+        }
+    }
+}

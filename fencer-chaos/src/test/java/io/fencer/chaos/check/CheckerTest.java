@@ -145,7 +145,7 @@ class CheckerTest {
         assertThat(result.counts()).containsExactly(entry("grants", 9L), entry("writes_ok", 7L),
                 entry("writes_refused", 1L), entry("writes_unknown", 2L), entry("pauses", 1L), entry("kills", 3L),
                 entry("session_losses", 1L), entry("failovers", 1L), entry("partitions", 0L), entry("flaky", 0L),
-                entry("final_value", 8L));
+                entry("membership_changes", 0L), entry("membership_refused", 0L), entry("final_value", 8L));
     }
 
     /** The paused-client timeline: five increments, then A reads 5 under token 7 and pauses past its lease. */

@@ -148,6 +148,20 @@ class CheckerTest {
                 entry("membership_changes", 0L), entry("membership_refused", 0L), entry("final_value", 8L));
     }
 
+    @Test
+    void check_whenMembershipChangesAndARefusal_countsTheChangesNotTheRefusal() {
+        History history = new History().cycle("w1", 1, 0, 1)
+                .nemesis(Op.ADD_PEER, "lock-n4").nemesis(Op.PROMOTE_PEER, "lock-n4")
+                .nemesis(Op.MEMBERSHIP_REFUSED, "lock-n1").cycle("w2", 2, 1, 2)
+                .nemesis(Op.REMOVE_PEER, "lock-n1").cycle("w1", 3, 2, 3).finalRead("3");
+
+        CheckResult result = Checker.check(history.events(), Workload.COUNTER);
+
+        assertThat(result.valid()).isTrue();
+        assertThat(result.counts()).containsEntry("membership_changes", 3L).containsEntry("membership_refused", 1L)
+                .containsEntry("failovers", 0L).containsEntry("kills", 0L);
+    }
+
     /** The paused-client timeline: five increments, then A reads 5 under token 7 and pauses past its lease. */
     private static History seedLostUpdateWithoutFencing() {
         return new History().cycle("w1", 2, 0, 1).cycle("w2", 3, 1, 2).cycle("w1", 4, 2, 3).cycle("w2", 5, 3, 4)

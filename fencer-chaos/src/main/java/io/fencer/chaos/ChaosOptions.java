@@ -84,6 +84,10 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
         if (peers != 1 && peers != 3 && peers != 5) {
             throw new IllegalArgumentException("peers must be 1, 3 or 5, not " + peers);
         }
+        if (faults.contains(Fault.Kind.MEMBERSHIP) && peers < 3) {
+            throw new IllegalArgumentException("the membership fault needs --peers 3 or 5, not " + peers
+                    + ": it adds a spare peer and removes a voter, and a group of one has no voter to spare");
+        }
         if (thinkMax.isNegative() || thinkMax.toMillis() > 10_000) {
             throw new IllegalArgumentException("think " + thinkMax + " is outside [0, 10 s]");
         }

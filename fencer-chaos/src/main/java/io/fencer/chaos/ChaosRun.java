@@ -4,6 +4,8 @@ import io.fencer.chaos.check.CheckResult;
 import io.fencer.chaos.check.Checker;
 import io.fencer.chaos.fault.Fault;
 import io.fencer.chaos.fault.FaultSchedule;
+import io.fencer.chaos.fault.MembershipFaults;
+import io.fencer.chaos.fault.MembershipPlan;
 import io.fencer.chaos.fault.NetworkFaults;
 import io.fencer.chaos.history.HistoryEvent;
 import io.fencer.chaos.history.HistoryEvent.Op;
@@ -56,6 +58,10 @@ public final class ChaosRun {
     private final List<WorkerHandle> workers = new ArrayList<>();
     /** The run's network hosts when it has network faults; else null (every process on the loopback). */
     private Network network;
+    /** How many spare lock peers the membership faults may start (0 without them). */
+    private final int sparesMax;
+    /** The membership faults' state while the cluster runs; null without them. */
+    private MembershipFaults membership;
 
     private ChaosRun(ChaosOptions options, Launcher launcher, PrintStream out) {
         this.options = options;
@@ -63,10 +69,19 @@ public final class ChaosRun {
         this.out = out;
         this.schedule = FaultSchedule.plan(options.seed(), options.faults(), options.partitions(), options.workers(),
                 options.peers(), options.duration(), options.ttl(), options.faultInterval());
+        this.sparesMax = options.faults().contains(Fault.Kind.MEMBERSHIP) ? MembershipPlan.sparesMax(
+                schedule.stream().filter(fault -> fault.kind() == Fault.Kind.MEMBERSHIP).count()) : 0;
     }
 
-    /** What a run produced. */
-    public record Outcome(CheckResult result, List<Fault> schedule, Path history) {
+    /**
+     * What a run produced.
+     *
+     * @param membershipChanges the membership changes the harness completed (adds, promotes, removes); the
+     *     history's count, {@code membership_changes} of the result's counts, must agree
+     * @param membershipRefused the membership changes the group refused (each retried later, none counted above)
+     */
+    public record Outcome(CheckResult result, List<Fault> schedule, Path history, int membershipChanges,
+            int membershipRefused) {
     }
 
     /**
@@ -103,6 +118,7 @@ public final class ChaosRun {
                 cluster.awaitStarted();
                 out.println("servers up: lock " + String.join(",", cluster.lockEndpoints()) + ", store "
                         + cluster.storeEndpoint() + " (" + elapsed() + ")");
+                startMembership(cluster, nemesis);
                 awaitWorkersReady();
                 long startNanos = System.nanoTime();
                 for (Fault fault : schedule) {
@@ -127,7 +143,23 @@ public final class ChaosRun {
         CheckResult result = Checker.check(history, options.workload(), options.permits());
         ChaosReports.write(options, schedule, history, result, historyFile);
         ChaosReports.print(out, options, result, historyFile);
-        return new Outcome(result, schedule, historyFile);
+        return membership == null ? new Outcome(result, schedule, historyFile, 0, 0)
+                : new Outcome(result, schedule, historyFile, membership.plan().completedCount(),
+                        membership.plan().refusedCount());
+    }
+
+    /**
+     * Sets up the membership faults, when the run has them, and starts the first spare peer ahead of its add. A
+     * spare waits to be added past the run's end, so the last one started is still waiting when the run stops.
+     */
+    private void startMembership(Cluster cluster, HistoryLog nemesis) {
+        if (sparesMax == 0) {
+            return;
+        }
+        MembershipPlan plan = new MembershipPlan(options.seed(), cluster.lockHostNames());
+        Duration joinWait = options.duration().plus(Duration.ofMinutes(5));
+        membership = new MembershipFaults(plan, cluster, nemesis, out, joinWait, sparesMax);
+        membership.prepare();
     }
 
     /** Closes the network (when there is one) after everything that ran on it. */
@@ -143,8 +175,8 @@ public final class ChaosRun {
     /** Returns the network host of every process: the lock peers, the store, the workers. */
     private List<String> hostNames() {
         List<String> names = new ArrayList<>();
-        for (int i = 1; i <= options.peers(); i++) {
-            names.add("n" + i);
+        for (int i = 1; i <= options.peers() + sparesMax; i++) {
+            names.add("n" + i); // the spare peers the membership faults may start, after the founders
         }
         names.add(Cluster.STORE);
         for (int i = 1; i <= options.workers(); i++) {
@@ -234,6 +266,7 @@ public final class ChaosRun {
             case PARTITION -> NetworkFaults.partition(fault, network, cluster, nemesis, this::lastReader,
                     workers.stream().map(worker -> worker.id).toList());
             case FLAKY -> NetworkFaults.flaky(fault, network, cluster, nemesis);
+            case MEMBERSHIP -> membership.change();
         }
     }
 

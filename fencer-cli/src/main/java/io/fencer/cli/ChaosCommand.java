@@ -31,7 +31,11 @@ import picocli.CommandLine.Spec;
                 + "that tokens never decrease in the store, that no acknowledged write or increment is lost.",
             "--no-fencing is the control: the same run with writes that carry no meaningful token, which the "
                 + "checker must fail.",
-            "Network faults (partition, flaky) put every process on its own network namespace and need root."},
+            "Network faults (partition, flaky) put every process on its own network namespace and need root.",
+            "The membership fault (--peers 3 or 5) changes the lock group's members with the operator's Peers "
+                + "calls, one change at a time: starts a spare peer with --join, adds it as a learner and promotes "
+                + "it once caught up; next time removes a voter (a follower, or the leader) and kills it for good. "
+                + "A change the group refuses is retried later; completed ones are counted (membership_changes)."},
         subcommands = {ChaosCheckCommand.class, ChaosWorkerCommand.class, ChaosClientCommand.class})
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--workers", paramLabel = "N", defaultValue = "5",
@@ -57,7 +61,7 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--faults", paramLabel = "LIST", split = ",",
             defaultValue = "pause,kill-worker,kill-store,kill-lock",
             description = "Faults to inject: pause, kill-worker, kill-store, kill-lock, partition, flaky (these two "
-                    + "need root), or none (default: ${DEFAULT-VALUE}).")
+                    + "need root), membership (--peers 3 or 5), or none (default: ${DEFAULT-VALUE}).")
     List<String> faults;
 
     @Option(names = "--partitions", paramLabel = "LIST", split = ",",

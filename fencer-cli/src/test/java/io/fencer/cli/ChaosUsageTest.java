@@ -40,6 +40,7 @@ class ChaosUsageTest {
         "chaos --faults pause,reboot | unknown fault 'reboot'",
         "chaos --faults partition --partitions split | unknown partition 'split'",
         "chaos --peers 2 | peers must be 1, 3 or 5, not 2",
+        "chaos --faults membership,kill-lock | the membership fault needs --peers 3 or 5, not 1",
         "chaos --ttl 500ms | ttl PT0.5S is outside [1 s, 60 s]",
         "chaos --duration 0s | duration PT0S is outside [1 s, PT24H]",
         "chaos --think-max 11s | think PT11S is outside [0, 10 s]",

@@ -20,7 +20,8 @@ import java.util.Objects;
  *     writes or adds), {@code writes_refused} (definitely not applied: refused as stale, or failed before
  *     sending), {@code writes_unknown}, {@code pauses}, {@code kills}, {@code session_losses},
  *     {@code failovers} (kills of a lock server), {@code partitions}, {@code flaky} (network faults),
- *     {@code final_value} (counter; semaphore: the sum over the slots) or {@code final_elements} (set), and
+ *     {@code membership_changes} (lock peers added, promoted and removed), {@code membership_refused} (changes
+ *     refused, each retried later), {@code final_value} (counter; semaphore: the sum over the slots) or {@code final_elements} (set), and
  *     for the semaphore {@code slots_used}
  */
 public record CheckResult(Workload workload, Map<String, Integer> violationsByCheck, List<Violation> violations,

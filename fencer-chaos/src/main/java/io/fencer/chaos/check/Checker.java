@@ -76,6 +76,8 @@ public final class Checker {
         counts.put("failovers", digest.failovers);
         counts.put("partitions", digest.partitions);
         counts.put("flaky", digest.flaky);
+        counts.put("membership_changes", digest.membershipChanges);
+        counts.put("membership_refused", digest.membershipRefused);
         if (digest.workload == Workload.COUNTER) {
             counts.put("final_value", digest.finalValue);
         } else {

@@ -54,6 +54,10 @@ final class HistoryDigest {
     long failovers;
     long partitions;
     long flaky;
+    /** Completed membership changes: adds, promotes and removes of lock peers. */
+    long membershipChanges;
+    /** Membership changes refused (each retried later). */
+    long membershipRefused;
     /** The last acknowledged final read, or null when the history has none. */
     HistoryEvent finalRead;
     /** Counter: the final value (0 when the final read found nothing). */
@@ -115,6 +119,8 @@ final class HistoryDigest {
             case PAUSE -> pauses++;
             case PARTITION -> partitions++;
             case FLAKY -> flaky++;
+            case ADD_PEER, PROMOTE_PEER, REMOVE_PEER -> membershipChanges++;
+            case MEMBERSHIP_REFUSED -> membershipRefused++;
             case SESSION_LOST -> sessionLosses++;
             case KILL -> {
                 kills++;

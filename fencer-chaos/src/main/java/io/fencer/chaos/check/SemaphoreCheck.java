@@ -197,6 +197,8 @@ final class SemaphoreCheck {
         counts.put("failovers", digest.failovers);
         counts.put("partitions", digest.partitions);
         counts.put("flaky", digest.flaky);
+        counts.put("membership_changes", digest.membershipChanges);
+        counts.put("membership_refused", digest.membershipRefused);
         return counts;
     }
 }

@@ -28,7 +28,14 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
         /** Cut the network between processes (see {@link Partition}); heal it later. Needs root. */
         PARTITION("partition"),
         /** Delay and drop what the lock leader sends ({@code tc netem}); end it later. Needs root. */
-        FLAKY("flaky");
+        FLAKY("flaky"),
+        /**
+         * Change the lock group's membership through the {@code Peers} calls an operator makes: start a spare peer
+         * with {@code --join}, add it as a learner and promote it once it caught up; or, when the group has a voter
+         * more than it started with, remove a voter (a follower, or the leader) and SIGKILL its process. Needs at
+         * least three peers. See {@link MembershipPlan}.
+         */
+        MEMBERSHIP("membership");
 
         private final String flag;
 
@@ -49,7 +56,7 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
                 }
             }
             throw new IllegalArgumentException("unknown fault '" + flag + "': expected pause, kill-worker, "
-                    + "kill-store, kill-lock, partition or flaky");
+                    + "kill-store, kill-lock, partition, flaky or membership");
         }
 
         /** Returns true for the faults that need the run's processes on their own network hosts. */
@@ -143,6 +150,8 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
                         + "heal after ";
             };
             case FLAKY -> "flaky: the lock leader's sends delayed and lost, end after ";
+            case MEMBERSHIP -> "membership: the next change (start a spare, add and promote it; or remove a voter), "
+                    + "allowed ";
         };
         return String.format(Locale.ROOT, "at %.2f s: %s%.2f s", atMillis / 1000.0, target,
                 durationMillis / 1000.0);

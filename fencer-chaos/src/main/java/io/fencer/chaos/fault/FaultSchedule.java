@@ -17,6 +17,8 @@ public final class FaultSchedule {
     static final long WARM_UP_MILLIS = 1_500;
     /** How long a pause outlasts the lease at least: the lease must end while the worker is frozen. */
     static final long PAUSE_BEYOND_TTL_MILLIS = 1_000;
+    /** The shortest time a membership fault is given: a spare peer's JVM starts in it on a busy machine. */
+    static final long MEMBERSHIP_MIN_MILLIS = 3_000;
 
     private FaultSchedule() {
     }
@@ -51,6 +53,10 @@ public final class FaultSchedule {
             throw new IllegalArgumentException("no partition of " + partitions + " applies to " + peers
                     + " lock peer(s): all but worker-isolated need at least 3");
         }
+        if (kinds.contains(Fault.Kind.MEMBERSHIP) && peers < 3) {
+            throw new IllegalArgumentException("the membership fault needs at least 3 lock peers, not " + peers
+                    + ": a group of one has no voter to spare (use --peers 3)");
+        }
         if (workers < 1) {
             throw new IllegalArgumentException("workers " + workers + " < 1");
         }
@@ -81,6 +87,8 @@ public final class FaultSchedule {
                 // long enough that the cut side's leases end and the lock moves on
                 case PARTITION -> ttl.toMillis() + PAUSE_BEYOND_TTL_MILLIS + random.nextLong(2_000);
                 case FLAKY -> 1_000 + random.nextLong(2_000);
+                // the time a change is given: a spare's start, its catch-up and the calls (it may take longer)
+                case MEMBERSHIP -> MEMBERSHIP_MIN_MILLIS + random.nextLong(2_000);
             };
             if (at + duration > run.toMillis()) {
                 return List.copyOf(faults);

@@ -72,7 +72,21 @@ public record HistoryEvent(long timeMicros, String process, Type type, Op op, lo
          */
         LEASE,
         /** A worker learned its session is lost ({@code Session.lost()} completed); its belief ends here. */
-        LEASE_LOST
+        LEASE_LOST,
+        /** Membership: the spare peer {@code target} was added to the lock group as a learner. */
+        ADD_PEER,
+        /** Membership: the learner {@code target} was made a voter. */
+        PROMOTE_PEER,
+        /**
+         * Membership: the peer {@code target} was removed from the lock group (its process then SIGKILLed for
+         * good); {@code value} says whether it was the leader.
+         */
+        REMOVE_PEER,
+        /**
+         * Membership: a change of {@code target} was refused and changed nothing ({@code value} names it,
+         * {@code error} says why); it is retried later.
+         */
+        MEMBERSHIP_REFUSED
     }
 
     public HistoryEvent {

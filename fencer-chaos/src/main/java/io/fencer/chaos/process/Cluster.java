@@ -12,6 +12,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -34,7 +36,18 @@ public final class Cluster implements AutoCloseable {
     private static final String LOOPBACK = "127.0.0.1";
 
     private final Path directory;
-    private final List<Server> lockServers = new ArrayList<>();
+    /**
+     * The lock group's current members (voters and a learner), in the order they joined: a membership change adds
+     * a spare here once the group added it and takes a peer out once the group removed it, so every fault that
+     * addresses the leader or the peers addresses the current membership.
+     */
+    private final List<Server> lockServers = new CopyOnWriteArrayList<>();
+    /** Spare peers started with {@code --join} that the group has not added yet, by id. */
+    private final Map<String, Server> spares = new ConcurrentHashMap<>();
+    /** Peers the group removed: their processes were killed for good. */
+    private final List<Server> retired = new CopyOnWriteArrayList<>();
+    private final Network network;
+    private final Launcher lockLauncher;
     /** The store server; null in a group of lock peers alone ({@link #lockGroup}). */
     private final Server store;
     private final List<Long> startedLockProcessIds = new CopyOnWriteArrayList<>();
@@ -50,6 +63,8 @@ public final class Cluster implements AutoCloseable {
         final int adminPort;
         final Launcher launcher;
         final List<String> arguments;
+        /** The Raft port of a spare (the founders' are in their arguments); 0 for the others. */
+        int raftPort;
         ChildProcess process;
 
         Server(String name, String hostName, String address, int clientPort, int adminPort, Launcher launcher,
@@ -90,6 +105,7 @@ public final class Cluster implements AutoCloseable {
             throw new IllegalArgumentException("peers must be 1, 3 or 5, not " + peers);
         }
         this.directory = directory;
+        this.network = network;
         int[][] ports = new int[peers][];
         List<ServerArguments.Peer> group = new ArrayList<>();
         for (int i = 0; i < peers; i++) {
@@ -97,7 +113,7 @@ public final class Cluster implements AutoCloseable {
             group.add(new ServerArguments.Peer("n" + (i + 1), address(network, "n" + (i + 1)), ports[i][0],
                     ports[i][2]));
         }
-        Launcher lockLauncher = lockJvmOptions.isEmpty() ? launcher : launcher.withJvmOptions(lockJvmOptions);
+        this.lockLauncher = lockJvmOptions.isEmpty() ? launcher : launcher.withJvmOptions(lockJvmOptions);
         for (int i = 0; i < peers; i++) {
             String id = "n" + (i + 1);
             String address = address(network, id);
@@ -297,7 +313,10 @@ public final class Cluster implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        for (Server server : lockServers) {
+        List<Server> lockProcesses = new ArrayList<>(lockServers);
+        lockProcesses.addAll(spares.values());
+        lockProcesses.addAll(retired);
+        for (Server server : lockProcesses) {
             if (server.process != null) {
                 server.process.close();
             }
@@ -372,6 +391,105 @@ public final class Cluster implements AutoCloseable {
             }
         }
         throw new IllegalArgumentException("no lock server named " + name);
+    }
+
+    /**
+     * Starts the spare lock peer {@code id} with {@code --join} (the group's current client addresses), its own data
+     * directory and ports, on its network host {@code id} when the run has a network; does not wait for it
+     * ({@link #awaitSpareWaiting}). The group does not know it until {@link #admit}.
+     */
+    public void launchSpare(String id, Duration joinWait) throws IOException {
+        if (spares.containsKey(id) || lockServers.stream().anyMatch(server -> server.hostName.equals(id))) {
+            throw new IllegalStateException("lock peer " + id + " already exists");
+        }
+        int[] ports = FreePorts.choose(3);
+        String address = address(network, id);
+        ServerArguments arguments = new ServerArguments(directory.resolve(id), ports[0], ports[1], ports[2], id,
+                List.of(), address, directory.resolve(RAFT_SECRET_FILE));
+        Server spare = new Server("lock-" + id, id, address, ports[0], ports[1], on(network, id, lockLauncher),
+                arguments.toJoinArguments(lockEndpoints(), joinWait));
+        spare.raftPort = ports[2];
+        spares.put(id, spare);
+        launch(spare);
+    }
+
+    /** Returns whether the spare {@code id} was launched, is not yet admitted, and still runs. */
+    public boolean spareRunning(String id) {
+        Server spare = spares.get(id);
+        return spare != null && spare.process != null && spare.process.isAlive();
+    }
+
+    /**
+     * Waits until the spare {@code id} says it waits to be added (it asked the group and listens on its Raft port).
+     *
+     * @throws IllegalStateException naming the spare and its log's tail when it exited or did not say so in time
+     */
+    public void awaitSpareWaiting(String id, Duration timeout) {
+        Server spare = spare(id);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!spare.process.logTail().contains("waits to be added")) {
+            if (!spare.process.isAlive() || System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException(spare.name + (spare.process.isAlive() ? " did not wait to be added "
+                        + "within " + timeout : " exited while joining") + "; its log ends:\n"
+                        + spare.process.logTail());
+            }
+            pause(100);
+        }
+    }
+
+    /** Returns the spare's Raft address as the other peers dial it, {@code host:port}. */
+    public String spareRaftAddress(String id) {
+        Server spare = spare(id);
+        return spare.address + ":" + spare.raftPort;
+    }
+
+    /** Returns the spare's client address, {@code host:port}. */
+    public String spareClientAddress(String id) {
+        Server spare = spare(id);
+        return spare.address + ":" + spare.clientPort;
+    }
+
+    /** Makes the spare {@code id}, which the group added, a member: faults and workers now address it. */
+    public void admit(String id) {
+        lockServers.add(spare(id));
+        spares.remove(id);
+    }
+
+    /** Kills a spare the group never added (it failed to start, or is given up) and forgets it. */
+    public void discardSpare(String id) {
+        Server spare = spares.remove(id);
+        if (spare != null && spare.process != null) {
+            spare.process.close();
+        }
+    }
+
+    /**
+     * Takes the member {@code id}, which the group removed, out of the cluster and kills its process (SIGKILL) for
+     * good: no fault restarts it, and it takes no further part in the run.
+     */
+    public void retire(String id) {
+        Server member = lockServers.stream().filter(server -> server.hostName.equals(id)).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("no lock peer " + id + " among "
+                        + lockHostNames()));
+        lockServers.remove(member);
+        retired.add(member);
+        if (member.process != null) {
+            member.process.kill();
+        }
+    }
+
+    /** Returns the id of the running member whose {@code /healthz} says it leads, or null when none says so. */
+    public String leaderId() {
+        String name = reportedLockLeader();
+        return name == null ? null : name.substring("lock-".length());
+    }
+
+    private Server spare(String id) {
+        Server spare = spares.get(id);
+        if (spare == null) {
+            throw new IllegalArgumentException("no spare lock peer " + id + " (spares: " + spares.keySet() + ")");
+        }
+        return spare;
     }
 
     /** Sleeps {@code millis} (nothing when not positive); an interrupt ends the sleep and stays set. */

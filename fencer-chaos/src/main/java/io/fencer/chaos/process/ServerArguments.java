@@ -93,4 +93,22 @@ public record ServerArguments(Path dataDirectory, int port, int adminPort, int r
         }
         return List.copyOf(arguments);
     }
+
+    /**
+     * Returns the arguments of a peer that joins a running group instead of founding one: {@link #toArguments()}
+     * (which must name no {@code peers}) with {@code --join} and {@code --join-wait}.
+     *
+     * @param group client addresses of peers of the group, {@code host:port}
+     * @param joinWait how long the peer waits to be added before it gives up
+     */
+    public List<String> toJoinArguments(List<String> group, java.time.Duration joinWait) {
+        if (!peers.isEmpty() || group.isEmpty()) {
+            throw new IllegalArgumentException("a joining peer takes the group from --join alone: peers " + peers
+                    + ", group " + group);
+        }
+        List<String> arguments = new ArrayList<>(toArguments());
+        arguments.add("--join=" + String.join(",", group));
+        arguments.add("--join-wait=" + Math.max(1, joinWait.toSeconds()) + "s");
+        return List.copyOf(arguments);
+    }
 }

@@ -35,7 +35,9 @@ final class Timeline {
 
     /** A fault or a note drawn as a single mark. */
     enum Fault {
-        KILL, RESTART, SESSION_LOST
+        KILL, RESTART, SESSION_LOST,
+        /** A lock peer added, promoted or removed (the removed peer's process is then killed for good). */
+        MEMBERSHIP
     }
 
     /** Something that lasts on one lane: a hold (with its grant's token), a pause, or a down time. */
@@ -275,6 +277,8 @@ final class Timeline {
             }
             case SESSION_LOST -> faults.add(new FaultMark(lane, sinceOrigin(time), Fault.SESSION_LOST,
                     describe(event)));
+            case ADD_PEER, PROMOTE_PEER, REMOVE_PEER -> faults.add(new FaultMark(lane, sinceOrigin(time),
+                    Fault.MEMBERSHIP, describe(event)));
             default -> {
                 // Other notes have no mark of their own.
             }

@@ -135,6 +135,7 @@ final class TimelineSvg {
                         + "\" stroke-width=\"3\" stroke-linecap=\"round\"/>\n")
                 .append("<path id=\"fr-restart\" d=\"M-4-6l10 6-10 6z\" fill=\"" + GREEN + "\"/>\n")
                 .append("<path id=\"fr-session\" d=\"M0-4l4 4-4 4-4-4z\" fill=\"#8250df\"/>\n")
+                .append("<path id=\"fr-member\" d=\"M-2-6h4v4h4v4h-4v4h-4v-4h-4v-4h4z\" fill=\"#3b78c4\"/>\n")
                 .append("<g id=\"fr-violation\" fill=\"none\" stroke=\"" + RED + "\" stroke-width=\"2\">"
                         + "<path d=\"M0 14v25\"/><circle cy=\"7\" r=\"6.5\"/></g>\n")
                 .append("</defs>\n");
@@ -180,6 +181,7 @@ final class TimelineSvg {
                 new LegendItem("<rect x=\"-12\" y=\"-8\" width=\"24\" height=\"16\" fill=\"" + GREY
                         + "\" fill-opacity=\".35\"/>", "down (killed)"),
                 new LegendItem("<use href=\"#fr-session\"/>", "session lost"),
+                new LegendItem("<use href=\"#fr-member\"/>", "peer added / promoted / removed"),
                 new LegendItem("<rect x=\"-12\" y=\"-8\" width=\"24\" height=\"16\" fill=\"" + ORANGE
                         + "\" fill-opacity=\".3\"/>", "cut off / flaky"),
                 new LegendItem("<g fill=\"none\" stroke=\"" + RED + "\" stroke-width=\"2\"><circle r=\"6.5\"/>"
@@ -373,6 +375,7 @@ final class TimelineSvg {
                 case KILL -> use(out, "fr-kill", "fr-kill", x, top + 21, fault.title());
                 case RESTART -> use(out, "fr-restart", "fr-restart", x, top + 21, fault.title());
                 case SESSION_LOST -> use(out, "fr-session", "fr-session-lost", x, top + 34, fault.title());
+                case MEMBERSHIP -> use(out, "fr-member", "fr-member", x, top + 34, fault.title());
                 default -> throw new IllegalStateException("unhandled fault " + fault.fault());
             }
         }

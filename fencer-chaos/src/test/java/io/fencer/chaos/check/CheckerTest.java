@@ -145,7 +145,21 @@ class CheckerTest {
         assertThat(result.counts()).containsExactly(entry("grants", 9L), entry("writes_ok", 7L),
                 entry("writes_refused", 1L), entry("writes_unknown", 2L), entry("pauses", 1L), entry("kills", 3L),
                 entry("session_losses", 1L), entry("failovers", 1L), entry("partitions", 0L), entry("flaky", 0L),
-                entry("final_value", 8L));
+                entry("membership_changes", 0L), entry("membership_refused", 0L), entry("final_value", 8L));
+    }
+
+    @Test
+    void check_whenMembershipChangesAndARefusal_countsTheChangesNotTheRefusal() {
+        History history = new History().cycle("w1", 1, 0, 1)
+                .nemesis(Op.ADD_PEER, "lock-n4").nemesis(Op.PROMOTE_PEER, "lock-n4")
+                .nemesis(Op.MEMBERSHIP_REFUSED, "lock-n1").cycle("w2", 2, 1, 2)
+                .nemesis(Op.REMOVE_PEER, "lock-n1").cycle("w1", 3, 2, 3).finalRead("3");
+
+        CheckResult result = Checker.check(history.events(), Workload.COUNTER);
+
+        assertThat(result.valid()).isTrue();
+        assertThat(result.counts()).containsEntry("membership_changes", 3L).containsEntry("membership_refused", 1L)
+                .containsEntry("failovers", 0L).containsEntry("kills", 0L);
     }
 
     /** The paused-client timeline: five increments, then A reads 5 under token 7 and pauses past its lease. */

@@ -20,6 +20,7 @@ import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The membership fault with real processes: {@code fencer chaos --peers 3 --faults membership,kill-lock,partition}
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * deposed leader (or slowed past its lease on a busy machine) writes after the lock moved on, and without fencing
  * the store takes the stale write. Two leader-minority partitions in 25 s make that happen in every run so far.
  */
+@ResourceLock(TestResources.CHAOS)
 class MembershipChaosProcessTest {
     private static final Duration RUN = Soak.pick(Duration.ofSeconds(25), Duration.ofSeconds(60));
     private static final Duration TTL = Duration.ofSeconds(1);

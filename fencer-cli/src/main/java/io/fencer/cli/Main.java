@@ -42,6 +42,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
         subcommands = {ServerCommand.class, StoreServerCommand.class, LockCommand.class, KvCommand.class,
             BenchCommand.class, KeygenCommand.class, CertsCommand.class, DemoCommand.class, ChaosCommand.class,
             SemCommand.class, PeersCommand.class, StatusCommand.class, BackupCommand.class, RestoreCommand.class,
+            StoreCommand.class,
             HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:ok", "1:error", "2:usage error", "3:lease lost while holding the lock",

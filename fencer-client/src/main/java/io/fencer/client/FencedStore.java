@@ -169,6 +169,19 @@ public interface FencedStore extends AutoCloseable {
         return beginUnit(scope, grant.sequencer(), timeout);
     }
 
+    /**
+     * Takes a backup of the whole store: writes to {@code out} the bytes of the file {@code fencer store restore}
+     * reads (every scope's fence, every key, every idempotency record, from one snapshot of the store; a head and a
+     * SHA-256), as they arrive, and returns how many it wrote. Needs {@code admin} on every scope under ACLs. The
+     * caller keeps the file only once it is whole and checked ({@code io.fencer.store.StoreBackupFile.verify}):
+     * a call that fails leaves a partial copy in {@code out}. Not retried.
+     *
+     * @param timeout how long the whole backup may take
+     * @throws io.fencer.core.PermissionDeniedException without the {@code admin} permission
+     * @throws java.io.UncheckedIOException when writing to {@code out} fails
+     */
+    long backup(java.io.OutputStream out, Duration timeout);
+
     /** Closes the connection. A lock service client given to the builder stays open: its owner closes it. */
     @Override
     void close();

@@ -196,6 +196,26 @@ class AccessControlTest {
     }
 
     @Test
+    void storeBackup_withoutAdminOnEveryScope_deniedWhileAdminGetsAWholeFile() throws Exception {
+        String jobsToken = acquire("scheduler", openSession("scheduler"), "jobs/s").getToken().getSequencer();
+        storeAs("writer").write(StoreTesting.put("jobs/s", jobsToken, "k", "v"));
+
+        StatusRuntimeException writer = deniedCall(() -> storeAs("writer").backup(
+                io.fencer.api.v1.StoreBackupRequest.getDefaultInstance()).forEachRemaining(chunk -> { }));
+        Path file = dataDir.resolve("store.fbk");
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        storeAs("ops").backup(io.fencer.api.v1.StoreBackupRequest.getDefaultInstance())
+                .forEachRemaining(chunk -> bytes.writeBytes(chunk.getData().toByteArray()));
+        Files.write(file, bytes.toByteArray());
+
+        assertThat(writer.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+        assertThat(writer.getStatus().getDescription())
+                .isEqualTo("permission denied: identity 'writer' has no 'admin' permission on '*'");
+        assertThat(io.fencer.store.StoreBackupFile.verify(file).scopes()).extracting(scope -> scope.scope())
+                .containsExactly("jobs/s");
+    }
+
+    @Test
     void storeCalls_writeOnJobsPrefix_writesAndReadsJobsScopeAndIsDeniedOnDbScope() {
         String jobsToken = acquire("scheduler", openSession("scheduler"), "jobs/x").getToken().getSequencer();
         String dbToken = acquire("ops", openSession("ops"), "db/x").getToken().getSequencer();

@@ -12,6 +12,7 @@ import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.DBOptions;
+import org.rocksdb.FlushOptions;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -158,6 +159,26 @@ final class StoreDatabase {
     /** Returns an iterator over {@code family}, to be closed by the caller; call between enter and exit, or on open. */
     RocksIterator newIterator(ColumnFamilyHandle family) {
         return db.newIterator(family);
+    }
+
+    /** Takes a snapshot of the whole database, to be released by {@link #release}; call between enter and exit. */
+    Snapshot snapshot() {
+        return db.getSnapshot();
+    }
+
+    /** Releases a snapshot of {@link #snapshot}; call between enter and exit, or while closing. */
+    void release(Snapshot snapshot) {
+        db.releaseSnapshot(snapshot);
+    }
+
+    /** Returns an iterator over {@code family} as {@code read} sees it, to be closed by the caller before close. */
+    RocksIterator newIterator(ColumnFamilyHandle family, ReadOptions read) {
+        return db.newIterator(family, read);
+    }
+
+    /** Flushes every column family's memtable to its files, waiting; call between enter and exit. */
+    void flush(FlushOptions options) throws RocksDBException {
+        db.flush(options, List.of(dataFamily, fenceFamily, idempotencyFamily));
     }
 
     /** Reads the fence record of {@code scope} and the data record of {@code key} from one snapshot. */

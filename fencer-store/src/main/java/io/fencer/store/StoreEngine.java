@@ -16,8 +16,10 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.Statistics;
@@ -73,6 +75,8 @@ public final class StoreEngine implements AutoCloseable {
     private final Units units;
     private final GroupCommit commits;
     private final WriteCommitter committer;
+    /** The backups being taken, released by close if still open. */
+    private final Set<StoreBackup> backups = ConcurrentHashMap.newKeySet();
 
     private StoreEngine(StoreOptions options, StoreDatabase database) {
         this.options = options;
@@ -385,6 +389,26 @@ public final class StoreEngine implements AutoCloseable {
         return idempotency.size();
     }
 
+    /**
+     * Starts a backup: a consistent copy of every scope's fence (binding, policy, accepted token), every key (value
+     * and the token that wrote it) and every idempotency record, from one RocksDB snapshot taken now, as the bytes of
+     * a {@link StoreBackupFile} made as they are asked for. Writes go on meanwhile; what they commit after the
+     * snapshot is not in the backup. Close the backup when done: its snapshot pins the versions it sees.
+     *
+     * @param createdAtMillis the time written into the file's head, for people to read; nothing depends on it
+     * @throws UnavailableException when the store is closed
+     */
+    public StoreBackup openBackup(long createdAtMillis) {
+        database.enter();
+        try {
+            StoreBackup backup = new StoreBackup(database, createdAtMillis, backups::remove);
+            backups.add(backup);
+            return backup;
+        } finally {
+            database.exit();
+        }
+    }
+
     public Path directory() {
         return database.directory();
     }
@@ -400,7 +424,10 @@ public final class StoreEngine implements AutoCloseable {
     @Override
     public void close() {
         committer.stop(); // commits the writes already queued; later ones are refused
-        database.close(this::failLeftovers);
+        database.close(() -> {
+            failLeftovers();
+            List.copyOf(backups).forEach(StoreBackup::releaseNow);
+        });
     }
 
     /** Fails the writes queued after the committer stopped; runs while the database closes, once. */

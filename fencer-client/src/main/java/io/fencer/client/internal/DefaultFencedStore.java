@@ -8,6 +8,8 @@ import io.fencer.api.v1.CommitUnitRequest;
 import io.fencer.api.v1.CreateScopeRequest;
 import io.fencer.api.v1.FenceRequest;
 import io.fencer.api.v1.GetRequest;
+import io.fencer.api.v1.StoreBackupChunk;
+import io.fencer.api.v1.StoreBackupRequest;
 import io.fencer.api.v1.UnitWriteRequest;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.api.v1.WriteResponse;
@@ -25,9 +27,14 @@ import io.fencer.core.InternalException;
 import io.fencer.core.LockNames;
 import io.fencer.core.Sequencer;
 import io.fencer.core.StaleTokenException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -96,6 +103,31 @@ public final class DefaultFencedStore implements FencedStore {
             throw new InternalException("the store answered a write to scope '" + scope + "' with " + token
                     + " naming token " + response.getToken() + " and accepted " + response.getAccepted());
         }
+    }
+
+    @Override
+    public long backup(OutputStream out, Duration timeout) {
+        Objects.requireNonNull(out, "out");
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("a backup's timeout must be positive: " + timeout);
+        }
+        checkOpen();
+        return connection.call("Backup", StoreConnection.Retry.ONCE, null, calls -> {
+            Iterator<StoreBackupChunk> chunks = calls.unlimited().withDeadlineAfter(timeout.toNanos(),
+                    TimeUnit.NANOSECONDS).backup(StoreBackupRequest.getDefaultInstance());
+            long written = 0;
+            try {
+                while (chunks.hasNext()) {
+                    ByteString data = chunks.next().getData();
+                    data.writeTo(out);
+                    written += data.size();
+                }
+                out.flush();
+            } catch (IOException e) {
+                throw new UncheckedIOException("writing the store's backup failed after " + written + " bytes", e);
+            }
+            return written;
+        });
     }
 
     @Override

@@ -1,0 +1,22 @@
+package io.fencer.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** {@code fencer store}: operating the fenced store: its backup and its restore. */
+@Command(name = "store", mixinStandardHelpOptions = true,
+        description = {"Back up a running fenced store, and restore one from a backup with a fence.",
+            "A restored store must never accept the token of a holder superseded before the restore: restore "
+                    + "raises every scope's accepted token to a floor from the lock service."},
+        subcommands = {StoreBackupCommand.class, StoreRestoreCommand.class})
+final class StoreCommand implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new ParameterException(spec.commandLine(), "Missing command: choose backup or restore");
+    }
+}

@@ -42,6 +42,12 @@ public final class BackupFile {
     /** The largest file read. */
     public static final long FILE_BYTES_MAX = (long) HEAD_BYTES + STATE_BYTES_MAX + DIGEST_BYTES;
 
+    /**
+     * The kind code of the fenced store's backup, whose format {@code io.fencer.store.StoreBackupFile} owns in the
+     * same container: named here only so that a store backup given to the lock group's restore is named as such.
+     */
+    private static final int KIND_CODE_STORE_BACKUP = 3;
+
     /** What a file holds. */
     public enum Kind {
         /** A copy of a running group's state. */
@@ -158,10 +164,13 @@ public final class BackupFile {
             throw new BackupFileException(source + " is damaged: its SHA-256 checksum does not match its "
                     + bytes.length + " bytes (changed or truncated)");
         }
-        Kind kind = Kind.of(Byte.toUnsignedInt(buffer.get()));
+        int code = Byte.toUnsignedInt(buffer.get());
+        Kind kind = Kind.of(code);
         if (kind != expected) {
-            throw new BackupFileException(source + " is " + (kind == null ? "of an unknown kind" : "a " + name(kind))
-                    + ", not a " + name(expected));
+            String is = kind != null ? "a " + name(kind) : code == KIND_CODE_STORE_BACKUP
+                    ? "a backup of the fenced store (of fencer store backup; restore it with fencer store restore)"
+                    : "of an unknown kind (" + code + ")";
+            throw new BackupFileException(source + " is " + is + ", not a " + name(expected));
         }
         return contents(buffer, kind, bytes.length, source, limits);
     }

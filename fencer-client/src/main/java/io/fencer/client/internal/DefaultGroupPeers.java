@@ -18,6 +18,14 @@ import java.util.function.Predicate;
 
 /** {@link GroupPeers} over the client's {@link Router}: every call goes to the leader, as Locks calls do. */
 final class DefaultGroupPeers implements GroupPeers {
+    /**
+     * The least time one attempt of a change is given: the leader answers once the change committed or failed, and
+     * adding a learner waits for it to answer (up to the server's staging timeout of 10 s). An attempt cut at the
+     * client's usual third of its call timeout was retried while the change still ran, and on a peer the router then
+     * suspected, ending in "no leader answered" for a change that was refused, or made.
+     */
+    static final java.time.Duration CHANGE_ATTEMPT_MIN = java.time.Duration.ofSeconds(20);
+
     private final Router router;
 
     DefaultGroupPeers(Router router) {
@@ -63,10 +71,11 @@ final class DefaultGroupPeers implements GroupPeers {
     private List<PeerStatus> change(String operation, Router.Attempt<ListPeersResponse> attempt,
             Predicate<List<PeerStatus>> done) {
         AtomicInteger attempts = new AtomicInteger();
+        long attemptNanos = Math.max(router.callTimeoutNanos(), CHANGE_ATTEMPT_MIN.toNanos());
         try {
-            return toStatus(router.call(operation, calls -> {
+            return toStatus(router.call(operation, attemptNanos + router.callTimeoutNanos(), calls -> {
                 attempts.incrementAndGet();
-                return attempt.run(calls);
+                return attempt.run(calls.withTimeoutNanos(attemptNanos));
             }));
         } catch (MembershipRefusedException refused) {
             if (attempts.get() > 1) {

@@ -74,6 +74,18 @@ class GroupPeersRetryTest {
         }
     }
 
+    @Test
+    void add_answeredAfterMoreThanAThirdOfTheCallTimeout_waitsForTheAnswerWithoutRetrying() throws Exception {
+        peers.answerAfterMillis = 4_500; // the router's attempts are cut at a third of its 10 s call timeout
+        peers.members.add(peer("p4", "127.0.0.1:9004"));
+        try (Router router = router()) {
+            assertThatThrownBy(() -> new DefaultGroupPeers(router).add("p4", "127.0.0.1:9004", "127.0.0.1:9104"))
+                    .as("the leader's refusal, not a timeout").isInstanceOf(MembershipRefusedException.class)
+                    .hasMessageContaining("already in the group");
+            assertThat(peers.addCalls).as("one attempt, waited for").hasValue(1);
+        }
+    }
+
     private Router router() throws Exception {
         server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(peers).build()
                 .start();
@@ -92,6 +104,7 @@ class GroupPeersRetryTest {
         final AtomicInteger addCalls = new AtomicInteger();
         volatile boolean loseFirstReply;
         volatile String addressAdded;
+        volatile long answerAfterMillis;
 
         @Override
         public void list(ListPeersRequest request, StreamObserver<ListPeersResponse> out) {
@@ -102,6 +115,7 @@ class GroupPeersRetryTest {
         @Override
         public synchronized void add(AddPeerRequest request, StreamObserver<ChangePeersResponse> out) {
             addCalls.incrementAndGet();
+            pause(answerAfterMillis);
             if (members.stream().anyMatch(p -> p.getId().equals(request.getId()))) {
                 out.onError(WireErrors.toStatusException(new MembershipRefusedException(request.getId(),
                         "the id is already in the group, as a learner")));
@@ -115,6 +129,14 @@ class GroupPeersRetryTest {
             }
             out.onNext(ChangePeersResponse.newBuilder().setConfiguration(configuration()).build());
             out.onCompleted();
+        }
+
+        private static void pause(long millis) {
+            try {
+                Thread.sleep(millis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
 
         private synchronized ListPeersResponse configuration() {

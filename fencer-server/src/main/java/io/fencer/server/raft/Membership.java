@@ -52,10 +52,16 @@ public final class Membership {
     /** A learner is promoted only when its log is at most this many entries behind the leader's commit index. */
     static final long PROMOTE_LAG_ENTRIES_MAX = 1_000;
     /**
-     * The longest a change waits to commit: Ratis stages a new peer for at most three election timeouts without an
+     * The longest a change waits to commit: Ratis stages a new peer for at most {@link #STAGING_TIMEOUT} without an
      * answer, and a commit takes a round trip; a change not done by then is reported as possibly applied.
      */
     static final Duration CHANGE_TIMEOUT = Duration.ofSeconds(60);
+    /**
+     * How long a new peer may go without answering the leader while it is brought up to date, before its add fails
+     * ({@code raft.server.staging.timeout}). Ratis's 3 s refused, on a busy machine, a learner whose JVM was still
+     * starting or which was installing a snapshot; one that never answers now fails its add after this.
+     */
+    static final Duration STAGING_TIMEOUT = Duration.ofSeconds(10);
 
     /** What a change does. */
     public enum Kind { ADD, PROMOTE, REMOVE }
@@ -260,7 +266,7 @@ public final class Membership {
         }
         if (failure instanceof ReconfigurationTimeoutException) {
             throw new MembershipRefusedException(id, "the new peer did not answer or catch up within the staging "
-                    + "timeout: start it first (`fencer server --id " + id + " --join ...`), check that its Raft "
+                    + "timeout (" + STAGING_TIMEOUT.toSeconds() + " s): start it first (`fencer server --id " + id + " --join ...`), check that its Raft "
                     + "address is reachable and that it has the group's secret, then try again");
         }
         if (failure instanceof SetConfigurationException) {

@@ -319,6 +319,8 @@ public final class RaftNode implements AutoCloseable {
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, SNAPSHOT_ENTRIES_GAP);
         RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, SNAPSHOTS_RETAINED);
+        RaftServerConfigKeys.setStagingTimeout(properties,
+                TimeDuration.valueOf(Membership.STAGING_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setTimeoutMin(properties,
                 TimeDuration.valueOf(ELECTION_TIMEOUT_MIN.toMillis(), TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setTimeoutMax(properties,

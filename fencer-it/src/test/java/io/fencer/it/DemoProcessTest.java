@@ -8,11 +8,14 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code fencer demo} as a user runs it: a real process that starts the servers and the two clients as processes,
  * freezes A with SIGSTOP, and shows A's stale write refused with fencing and silently applied without.
  */
+@ResourceLock(value = TestResources.CHAOS, mode = ResourceAccessMode.READ)
 class DemoProcessTest {
     @TempDir
     Path dir;

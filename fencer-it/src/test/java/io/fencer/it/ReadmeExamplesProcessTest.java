@@ -20,6 +20,8 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The README's command-line and HTTP quick starts run as a person would paste them, line by line, with real
@@ -34,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * comment says {@code holds until Ctrl-C} gets SIGINT once it printed its first line, and must exit 0; a comment
  * {@code exit N} expects N, any other line 0; a comment {@code prints "X"} expects its output to start with X.
  */
+@ResourceLock(value = TestResources.CHAOS, mode = ResourceAccessMode.READ)
 class ReadmeExamplesProcessTest {
     private static final Duration LINE_TIMEOUT = Duration.ofSeconds(90);
     private static final Pattern COMMENT = Pattern.compile("^(.*?)\\s+#\\s(.*)$");

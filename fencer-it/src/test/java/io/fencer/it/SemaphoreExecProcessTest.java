@@ -19,6 +19,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Five {@code fencer sem exec jobs --permits 2} processes against a real server run two at a time. Each command keeps
@@ -26,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * started; the test lets one go at a time, so the markers present are exactly the commands running. Were the
  * semaphore not to limit them, all five markers would be there at once.
  */
+@ResourceLock(value = TestResources.CHAOS, mode = ResourceAccessMode.READ)
 class SemaphoreExecProcessTest {
     private static final Duration PATIENCE = Duration.ofSeconds(120);
     private static final int COMMANDS = 5;

@@ -20,6 +20,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code fencer lock exec --shared} with real processes against a real server: three readers run at once (each
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * writer queued behind them waits and then runs alone, and a reader's token is refused by the store for a write
  * (MODE_MISMATCH) and accepted for a fenced read until the writer has written.
  */
+@ResourceLock(value = TestResources.CHAOS, mode = ResourceAccessMode.READ)
 class SharedLockExecProcessTest {
     private static final Duration PATIENCE = Duration.ofSeconds(90);
     private static final int READERS = 3;
@@ -57,7 +60,11 @@ class SharedLockExecProcessTest {
                     + dir + "/reading-" + i + "'; while [ ! -e '" + dir + "/go' ] && [ -d '" + dir + "' ]; do sleep 0.05;"
                     + " done; rm -f '" + dir + "/reading-" + i + "'"));
         }
-        await().atMost(PATIENCE).until(() -> markers("reading-").size() == READERS);
+        try {
+            await().atMost(PATIENCE).until(() -> markers("reading-").size() == READERS);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("not every reader ran its command; their logs:\n" + logs(), e);
+        }
 
         FencerProcess writer = exec("writer", false, "if ls '" + dir + "'/reading-* >/dev/null 2>&1; then echo"
                 + " overlap; else echo alone; fi > '" + dir + "/writer'; echo \"$FENCER_TOKEN_MODE\" >> '" + dir
@@ -87,6 +94,15 @@ class SharedLockExecProcessTest {
             assertThatThrownBy(() -> store.get("db", "k", readerToken)).as("a stale reader after the write")
                     .isInstanceOf(StaleTokenException.class);
         }
+    }
+
+    private String logs() {
+        StringBuilder text = new StringBuilder();
+        for (FencerProcess exec : execs) {
+            text.append(exec.isAlive() ? " (running)" : " (exited)").append(":\n")
+                    .append(exec.logText()).append('\n');
+        }
+        return text.toString();
     }
 
     private FencerProcess exec(String name, boolean shared, String script) throws IOException {

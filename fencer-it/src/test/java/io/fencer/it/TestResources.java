@@ -7,7 +7,11 @@ package io.fencer.it;
 final class TestResources {
     /**
      * Held by every chaos run ({@code @ResourceLock(TestResources.CHAOS)}): a run starts eight or more processes and
-     * times its faults against leases of one to three seconds, so two runs at once would starve each other.
+     * times its faults against leases of one to three seconds, so two runs at once would starve each other. A test
+     * that starts several command-line processes at once and waits for all of them holds it to read
+     * ({@code ResourceAccessMode.READ}): such tests run beside each other and beside single-server tests, never beside
+     * a chaos run (a reader of {@code SharedLockExecProcessTest} once waited past 90 s beside one, on a machine
+     * already busy).
      */
     static final String CHAOS = "fencer-it.chaos";
 

@@ -100,12 +100,12 @@ class BackupRestoreProcessTest {
         Files.write(damaged, bytes);
         Path foreign = Files.writeString(dir.resolve("notes.txt"), "not a backup at all");
 
-        Result damagedRun = cli("restore", damaged.toString(), "--data", target.toString());
-        Result foreignRun = cli("restore", foreign.toString(), "--data", target.toString());
+        FencerProcess.Finished damagedRun = cli("restore", damaged.toString(), "--data", target.toString());
+        FencerProcess.Finished foreignRun = cli("restore", foreign.toString(), "--data", target.toString());
         assertThat(cli("restore", good.toString(), "--data", dir.resolve("seeded").toString()).exit()).isZero();
-        Result seedRun = cli("restore", dir.resolve("seeded").resolve("restore.seed").toString(), "--data",
+        FencerProcess.Finished seedRun = cli("restore", dir.resolve("seeded").resolve("restore.seed").toString(), "--data",
                 target.toString());
-        Result generationRun = cli("restore", good.toString(), "--data", target.toString(), "--generation", "0");
+        FencerProcess.Finished generationRun = cli("restore", good.toString(), "--data", target.toString(), "--generation", "0");
 
         assertThat(damagedRun.exit()).isEqualTo(1);
         assertThat(damagedRun.err()).contains("damaged.fbk is damaged: its SHA-256 checksum does not match");
@@ -125,7 +125,7 @@ class BackupRestoreProcessTest {
             ports.add(p);
             group.append(i == 1 ? "" : ",").append("r").append(i).append("=127.0.0.1:").append(p.client())
                     .append(':').append(p.raft());
-            Result seeded = cli("restore", backup.toString(), "--data", dir.resolve("r" + i).toString());
+            FencerProcess.Finished seeded = cli("restore", backup.toString(), "--data", dir.resolve("r" + i).toString());
             assertThat(seeded.exit()).as(seeded.err()).isZero();
             assertThat(seeded.out()).contains("generation 1");
         }
@@ -158,14 +158,10 @@ class BackupRestoreProcessTest {
         return process;
     }
 
-    record Result(int exit, String out, String err) {}
-
     /** Runs {@code fencer ARGS...} to its end and returns its exit status and output. */
-    private Result cli(String... arguments) throws Exception {
-        FencerProcess process = FencerProcess.start("cli-" + processes.size(), dir.resolve("cli"), List.of(arguments));
-        processes.add(process);
-        int exit = process.awaitExit(Duration.ofSeconds(60));
-        return new Result(exit, String.join("\n", process.lines()), process.logText());
+    private FencerProcess.Finished cli(String... arguments) throws Exception {
+        return track(FencerProcess.start("cli-" + processes.size(), dir.resolve("cli"), List.of(arguments)))
+                .finish(Duration.ofSeconds(60));
     }
 
     private static void deleteTree(Path root) throws Exception {

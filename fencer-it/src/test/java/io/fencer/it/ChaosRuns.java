@@ -3,6 +3,8 @@ package io.fencer.it;
 import io.fencer.chaos.ChaosOptions;
 import io.fencer.chaos.ChaosRun;
 import io.fencer.chaos.process.Launcher;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -10,6 +12,14 @@ import java.nio.charset.StandardCharsets;
 /** Runs of {@code fencer chaos} inside a test, with the run's narration printed once it ended (or failed). */
 final class ChaosRuns {
     private ChaosRuns() {}
+
+    /** Fails unless this JVM runs as root: the partition faults make network namespaces (CI runs as root). */
+    static void requireRoot() throws Exception {
+        Process id = new ProcessBuilder("id", "-u").redirectErrorStream(true).start();
+        String uid = new String(id.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        id.waitFor();
+        assertThat(uid).as("these tests make network namespaces: run them as root (CI does)").isEqualTo("0");
+    }
 
     /** Runs {@code options} with {@code launcher}'s processes and prints the narration to the test's output. */
     static ChaosRun.Outcome narrated(ChaosOptions options, Launcher launcher) throws Exception {

@@ -194,6 +194,15 @@ final class FencerProcess implements AutoCloseable {
         signal("STOP");
     }
 
+    /** A command run to its end: its exit status, its standard output's lines joined, and its log (standard error). */
+    record Finished(int exit, String out, String err) {}
+
+    /** Waits for the process to exit, at most {@code timeout}, and returns its status and output. */
+    Finished finish(Duration timeout) {
+        int exit = awaitExit(timeout);
+        return new Finished(exit, String.join("\n", lines()), logText());
+    }
+
     /** Resumes a frozen process (SIGCONT). */
     void resume() {
         signal("CONT");

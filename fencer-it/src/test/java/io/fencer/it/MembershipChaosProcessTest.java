@@ -10,7 +10,6 @@ import io.fencer.chaos.fault.FaultSchedule;
 import io.fencer.chaos.process.Launcher;
 import io.fencer.chaos.workload.Workload;
 import io.fencer.cli.Main;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,10 +49,7 @@ class MembershipChaosProcessTest {
 
     @BeforeAll
     static void requireRoot() throws Exception {
-        Process id = new ProcessBuilder("id", "-u").redirectErrorStream(true).start();
-        String uid = new String(id.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        id.waitFor();
-        assertThat(uid).as("these tests make network namespaces: run them as root (CI does)").isEqualTo("0");
+        ChaosRuns.requireRoot();
     }
 
     @Test

@@ -57,10 +57,7 @@ class PartitionChaosProcessTest {
 
     @BeforeAll
     static void requireRoot() throws Exception {
-        Process id = new ProcessBuilder("id", "-u").redirectErrorStream(true).start();
-        String uid = new String(id.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        id.waitFor();
-        assertThat(uid).as("these tests make network namespaces: run them as root (CI does)").isEqualTo("0");
+        ChaosRuns.requireRoot();
     }
 
     @Test

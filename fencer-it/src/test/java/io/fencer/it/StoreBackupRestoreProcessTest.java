@@ -54,7 +54,7 @@ class StoreBackupRestoreProcessTest {
             try (FencedStore store = store(storePorts.endpoint())) {
                 superseded.add(grantAndWrite(session, store, "before the backup"));
                 superseded.add(grantAndWrite(session, store, "before the backup"));
-                Result backedUp = cli("store", "backup", "--out", backup.toString(), "--store",
+                FencerProcess.Finished backedUp = cli("store", "backup", "--out", backup.toString(), "--store",
                         storePorts.endpoint());
                 assertThat(backedUp.exit()).as(backedUp.err()).isZero();
                 assertThat(backedUp.out()).contains("1 scopes, 1 keys");
@@ -67,7 +67,7 @@ class StoreBackupRestoreProcessTest {
             deleteTree(dir.resolve("store"));
 
             try (Grant current = session.lock(LOCK).acquire(Duration.ofSeconds(30))) {
-                Result restored = cli("store", "restore", backup.toString(), "--data", dir.resolve("r1").toString(),
+                FencerProcess.Finished restored = cli("store", "restore", backup.toString(), "--data", dir.resolve("r1").toString(),
                         "--fence-from", lockPorts.endpoint());
                 assertThat(restored.exit()).as(restored.err()).isZero();
                 assertThat(restored.out()).contains("1 accepted tokens raised");
@@ -82,7 +82,7 @@ class StoreBackupRestoreProcessTest {
             }
         }
 
-        Result restored = cli("store", "restore", backup.toString(), "--data", dir.resolve("r2").toString(),
+        FencerProcess.Finished restored = cli("store", "restore", backup.toString(), "--data", dir.resolve("r2").toString(),
                 "--fence-generation", "1");
         assertThat(restored.exit()).as(restored.err()).isZero();
         FencerProcess.Ports r2 = FencerProcess.Ports.free();
@@ -116,13 +116,13 @@ class StoreBackupRestoreProcessTest {
         Path occupied = Files.createDirectories(dir.resolve("occupied"));
         Files.writeString(occupied.resolve("CURRENT"), "an old store's file");
 
-        Result damagedRun = cli("store", "restore", damaged.toString(), "--data", empty.toString(),
+        FencerProcess.Finished damagedRun = cli("store", "restore", damaged.toString(), "--data", empty.toString(),
                 "--fence-generation", "1");
-        Result lockRun = cli("store", "restore", lockBackup.toString(), "--data", empty.toString(),
+        FencerProcess.Finished lockRun = cli("store", "restore", lockBackup.toString(), "--data", empty.toString(),
                 "--fence-generation", "1");
-        Result occupiedRun = cli("store", "restore", good.toString(), "--data", occupied.toString(),
+        FencerProcess.Finished occupiedRun = cli("store", "restore", good.toString(), "--data", occupied.toString(),
                 "--fence-generation", "1");
-        Result unfencedRun = cli("store", "restore", good.toString(), "--data", empty.toString());
+        FencerProcess.Finished unfencedRun = cli("store", "restore", good.toString(), "--data", empty.toString());
 
         assertThat(damagedRun.exit()).isEqualTo(1);
         assertThat(damagedRun.err()).contains("damaged.fbk is damaged: its SHA-256 checksum does not match");
@@ -136,7 +136,7 @@ class StoreBackupRestoreProcessTest {
         assertThat(listing(occupied)).containsExactly(occupied.resolve("CURRENT"));
         assertThat(Files.readString(occupied.resolve("CURRENT"))).isEqualTo("an old store's file");
         assertThat(dir.resolve("empty.restoring")).doesNotExist();
-        Result fine = cli("store", "restore", good.toString(), "--data", empty.toString(), "--fence-generation", "1");
+        FencerProcess.Finished fine = cli("store", "restore", good.toString(), "--data", empty.toString(), "--fence-generation", "1");
         assertThat(fine.exit()).as("control: the good file restores into the same directory").isZero();
     }
 
@@ -172,14 +172,10 @@ class StoreBackupRestoreProcessTest {
         return process;
     }
 
-    record Result(int exit, String out, String err) {}
-
     /** Runs {@code fencer ARGS...} to its end and returns its exit status and output. */
-    private Result cli(String... arguments) throws Exception {
-        FencerProcess process = FencerProcess.start("cli-" + processes.size(), dir.resolve("cli"), List.of(arguments));
-        processes.add(process);
-        int exit = process.awaitExit(Duration.ofSeconds(60));
-        return new Result(exit, String.join("\n", process.lines()), process.logText());
+    private FencerProcess.Finished cli(String... arguments) throws Exception {
+        return track(FencerProcess.start("cli-" + processes.size(), dir.resolve("cli"), List.of(arguments)))
+                .finish(Duration.ofSeconds(60));
     }
 
     private static List<Path> listing(Path directory) throws Exception {

@@ -59,7 +59,8 @@ import java.util.Set;
  * format level 4, where the leader proposes nothing of level 5, writes only entries a peer of the previous release
  * reads, and a downgrade to it stays possible until the level is raised. It reads versions 1 to 5. Version 5 also
  * holds the command tag {@code REVOKE} (14): {@code lock:string, token:i64, revokedBy:string, lockDelay:bool},
- * answered by the result tag {@code REVOKED} (13) with the revoked token and the optional next one.
+ * answered by the result tag {@code REVOKED} (13): the revoked token, its session id as an i64, and the optional
+ * next token.
  *
  * <p>Version 1 (the previous release, before session secrets): the same frame, with OpenSession
  * {@code requestId, ttl}; CloseSession {@code sessionId}; Acquire {@code sessionId, lock, requestId, waitQueued};
@@ -507,6 +508,7 @@ public final class CommandCodec {
         } else if (result instanceof Result.Revoked revoked) {
             out.writeByte(REVOKED);
             writeToken(out, Objects.requireNonNull(revoked.revoked(), "revoked token"));
+            out.writeLong(revoked.sessionId());
             writeOptionalToken(out, revoked.next());
         } else if (result instanceof Result.DelayEnded delayEnded) {
             out.writeByte(DELAY_ENDED);
@@ -599,7 +601,7 @@ public final class CommandCodec {
             case RELEASED:
                 return new Result.Released(readToken(in), readOptionalToken(in));
             case REVOKED:
-                return new Result.Revoked(readToken(in), readOptionalToken(in));
+                return new Result.Revoked(readToken(in), in.readLong("session id"), readOptionalToken(in));
             case DELAY_ENDED:
                 return new Result.DelayEnded(in.readRequiredString("lock"), in.readBoolean("ended"),
                         readOptionalToken(in));

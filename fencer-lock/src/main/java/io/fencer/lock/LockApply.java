@@ -199,9 +199,9 @@ final class LockApply {
             record.delayed = true;
             state.delayed.add(record.name);
             events.add(new Event.LockDelayStarted(record.name));
-            return new Result.Revoked(revoked, null);
+            return new Result.Revoked(revoked, sessionId, null);
         }
-        return new Result.Revoked(revoked, handoff.grantNext(record, events));
+        return new Result.Revoked(revoked, sessionId, handoff.grantNext(record, events));
     }
 
     Result endLockDelay(String lock, List<Event> events) {

@@ -44,6 +44,7 @@ class RevokeTest {
 
         Result.Revoked result = (Result.Revoked) revoked.result();
         assertThat(result.revoked()).isEqualTo(held);
+        assertThat(result.sessionId()).isEqualTo(1);
         assertThat(result.next().value()).isGreaterThan(held.value());
         LockView view = machine.describe("orders").orElseThrow();
         assertThat(view.holderSessionId()).isEqualTo(2);
@@ -187,8 +188,8 @@ class RevokeTest {
     @Test
     void encodeResults_revoked_decodesEqual() {
         FencingToken revoked = FencingToken.of(LockName.of("orders"), 7);
-        List<Result> results = List.of(new Result.Revoked(revoked, FencingToken.of(LockName.of("orders"), 8)),
-                new Result.Revoked(revoked, null));
+        List<Result> results = List.of(new Result.Revoked(revoked, 3, FencingToken.of(LockName.of("orders"), 8)),
+                new Result.Revoked(revoked, 4, null));
 
         assertThat(CommandCodec.decodeResults(CommandCodec.encodeResults(results))).isEqualTo(results);
     }

@@ -384,14 +384,17 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
 
     private RevokeResponse revokeResponse(String identity, Command.Revoke revoke, Result result) {
         if (result instanceof Result.Rejected rejected) {
-            AUDIT.info("revoke of lock '{}' (token {}) by '{}' refused: {}", revoke.lock(), revoke.token(), identity,
-                    rejected.error().getMessage());
+            // Names and identities are printed escaped: a name that is not a lock's must not forge log lines.
+            AUDIT.info("revoke of lock '{}' (token {}) by '{}' refused: {}", InvalidArgumentException.printable(
+                    revoke.lock()), revoke.token(), InvalidArgumentException.printable(identity),
+                    InvalidArgumentException.printable(rejected.error().getMessage()));
         }
         Result.Revoked revoked = expect(result, Result.Revoked.class);
         String holder = stateMachine.readLocal(machine -> machine.session(revoked.sessionId())
                 .map(io.fencer.lock.SessionView::identity).orElse("?"));
-        AUDIT.info("revoked {} of session {} (identity '{}') by '{}'; {}", revoked.revoked(), revoked.sessionId(),
-                holder, identity, revoked.next() != null ? "granted next: " + revoked.next()
+        AUDIT.info("revoked {} of session {} (identity '{}') by '{}'; {}", InvalidArgumentException.printable(
+                revoked.revoked().toString()), revoked.sessionId(), InvalidArgumentException.printable(holder),
+                InvalidArgumentException.printable(identity), revoked.next() != null ? "granted next: " + revoked.next()
                         : revoke.lockDelay() ? "the lock waits out its lock-delay" : "no waiter");
         RevokeResponse.Builder response = RevokeResponse.newBuilder()
                 .setRevoked(Protos.token(revoked.revoked(), null)).setDelayed(revoke.lockDelay());

@@ -25,6 +25,7 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.Keys;
 import org.openqa.selenium.NoAlertPresentException;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -109,22 +110,26 @@ class ConsoleBrowserProcessTest {
                 Grant script = other.lock(SCRIPT_NAME).acquire(PATIENCE)) {
             browser.get("http://127.0.0.1:" + httpPort + "/console");
 
-            WebElement row = awaitRow("orders", held.value());
-            assertThat(cell(row, "waiters")).startsWith("session ");
-            assertThat(cell(awaitRow(SCRIPT_NAME, script.token().value()), "name"))
-                    .as("the name is shown as text").isEqualTo(SCRIPT_NAME);
+            awaitRow("orders", held.value());
+            assertThat(fresh(() -> cell(row("orders"), "waiters"))).startsWith("session ");
+            awaitRow(SCRIPT_NAME, script.token().value());
+            assertThat(fresh(() -> cell(row(SCRIPT_NAME), "name"))).as("the name is shown as text")
+                    .isEqualTo(SCRIPT_NAME);
             assertThatThrownBy(() -> browser.switchTo().alert()).as("no script of a name ran")
                     .isInstanceOf(NoAlertPresentException.class);
 
-            WebElement revoke = row.findElement(By.cssSelector("button.revoke"));
-            revoke.sendKeys(Keys.ENTER); // without the mouse: the focused button, then the confirmation
+            // Without the mouse: keys to the button, then the confirmation.
+            fresh(() -> {
+                row("orders").findElement(By.cssSelector("button.revoke")).sendKeys(Keys.ENTER);
+                return null;
+            });
             assertThat(browser.switchTo().alert().getText()).contains("Revoke orders#" + held.value());
             browser.switchTo().alert().accept();
 
             FencingToken next = FencingToken.parse(waiter.awaitLine(PATIENCE).split(" ")[1]);
             assertThat(next.value()).isGreaterThan(held.value());
-            WebElement granted = awaitRow("orders", next.value());
-            assertThat(cell(granted, "waiters")).isEqualTo("none");
+            awaitRow("orders", next.value());
+            assertThat(fresh(() -> cell(row("orders"), "waiters"))).isEqualTo("none");
             await().atMost(PATIENCE).until(() -> browser.findElement(By.id("events")).getText()
                     .contains("released orders#" + held.value()));
             assertThat(browser.findElement(By.id("events")).getText())
@@ -134,11 +139,23 @@ class ConsoleBrowserProcessTest {
         }
     }
 
-    /** Waits until the page shows {@code lock}'s row with {@code token}, and returns it. */
-    private WebElement awaitRow(String lock, long token) {
+    /** Waits until the page shows {@code lock}'s row with {@code token}. */
+    private void awaitRow(String lock, long token) {
         await().atMost(PATIENCE).pollInterval(Duration.ofMillis(200)).ignoreExceptions().until(() ->
                 cell(row(lock), "token").equals(Long.toString(token)));
-        return row(lock);
+    }
+
+    /** Reads the page again while a redraw replaced the elements being read (the table redraws when it changes). */
+    private static <T> T fresh(java.util.concurrent.Callable<T> read) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return read.call();
+            } catch (StaleElementReferenceException e) {
+                if (attempt == 5) {
+                    throw e;
+                }
+            }
+        }
     }
 
     private WebElement row(String lock) {

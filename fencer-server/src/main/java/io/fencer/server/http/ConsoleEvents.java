@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The console's event feed: each poll opens a {@code Locks.Watch} from the position the page asks for (0 = from now),
- * as the caller's identity (so {@code read} on the whole namespace is checked by the service), takes what the peer's
+ * The console's event feed: each poll opens a {@code Locks.Watch} of the page's prefix from the position the page asks
+ * for (0 = from now), as the caller's identity (so {@code read} on the whole prefix is checked by the service), takes what the peer's
  * history holds from there for a short while, and answers those events with the position to ask for next. A page that
  * polls every second thus sees every event once, in log order, and resumes after a reload where its position says;
  * a position that left the history answers {@code out_of_range}, and the page starts again from now.
@@ -34,8 +34,10 @@ final class ConsoleEvents {
         this.timers = timers;
     }
 
-    void poll(HttpCall call, Channel channel, long revision, int ordinal) {
-        WatchRequest request = WatchRequest.newBuilder().setFromRevision(revision).setFromOrdinal(ordinal).build();
+    /** Answers the events of locks under {@code prefix} from position ({@code revision}, {@code ordinal}). */
+    void poll(HttpCall call, Channel channel, String prefix, long revision, int ordinal) {
+        WatchRequest request = WatchRequest.newBuilder().setPrefix(prefix).setFromRevision(revision)
+                .setFromOrdinal(ordinal).build();
         Poll poll = new Poll(call);
         LocksGrpc.newStub(channel).watch(request, poll);
         timers.schedule(poll::finish, POLL_MILLIS_MAX, TimeUnit.MILLISECONDS);

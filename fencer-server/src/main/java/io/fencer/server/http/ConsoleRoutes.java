@@ -136,7 +136,8 @@ final class ConsoleRoutes {
         String identity = Identities.of(call.tlsSession());
         switch (route) {
             case "/state" -> state(call, channel, identity, text(body, "prefix"));
-            case "/events" -> events.poll(call, channel, number(body, "revision"), (int) number(body, "ordinal"));
+            case "/events" -> events.poll(call, channel, text(body, "prefix"), number(body, "revision"),
+                    (int) Math.min(number(body, "ordinal"), Integer.MAX_VALUE));
             default -> revoke(call, channel, text(body, "lock"), number(body, "token"));
         }
     }

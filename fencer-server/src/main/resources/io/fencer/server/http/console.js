@@ -6,6 +6,7 @@ const HEADERS = { 'Content-Type': 'application/json', 'X-Fencer-Console': '1' };
 const EVENTS_KEPT = 200;
 let position = { revision: 0, ordinal: 0 };
 let leases = [];
+let drawnLocks = '';
 
 async function call(route, body) {
   const response = await fetch('/console/' + route, { method: 'POST', headers: HEADERS, body: JSON.stringify(body),
@@ -38,10 +39,7 @@ function lockRow(lock) {
   cell(row, lock.token === undefined ? (lock.shared ? lock.shared + ' shared' : '-') : String(lock.token), 'token');
   cell(row, lock.holderIdentity === undefined ? (lock.delayed ? 'free (lock-delay)' : 'free') : lock.holderIdentity,
     'holder');
-  const lease = cell(row, '-', 'lease');
-  if (lock.leaseRemainingMillis !== undefined && lock.leaseRemainingMillis >= 0) {
-    leases.push({ element: lease, deadline: Date.now() + lock.leaseRemainingMillis });
-  }
+  cell(row, '-', 'lease');
   cell(row, lock.waiters.length ? lock.waiters.map(s => 'session ' + s).join(', ') : 'none', 'waiters');
   const action = cell(row, '', 'action');
   if (lock.canRevoke) {
@@ -61,10 +59,25 @@ function drawLocks(locks) {
   leases = [];
   if (locks.error) {
     body.replaceChildren();
+    drawnLocks = '';
     document.getElementById('locks-note').textContent = 'Locks: ' + locks.error.message;
     return;
   }
-  body.replaceChildren(...locks.map(lockRow));
+  // Rows are redrawn only when what they show changed, so that the focus (keyboard users) and a button about to be
+  // pressed stay; the leases, renewed all the time, are counted down in place.
+  const shown = JSON.stringify(locks.map(l => [l.lock, l.token, l.holderIdentity, l.waiters, l.canRevoke, l.delayed,
+    l.shared]));
+  if (shown !== drawnLocks) {
+    body.replaceChildren(...locks.map(lockRow));
+    drawnLocks = shown;
+  }
+  leases = [];
+  locks.forEach((lock, i) => {
+    if (lock.leaseRemainingMillis !== undefined && lock.leaseRemainingMillis >= 0) {
+      leases.push({ element: body.children[i].querySelector('td.lease'),
+        deadline: Date.now() + lock.leaseRemainingMillis });
+    }
+  });
   document.getElementById('locks-note').textContent = locks.length ? '' : 'No lock is held, waited for or delayed.';
   tick();
 }
@@ -139,7 +152,8 @@ async function refresh() {
 
 async function pollEvents() {
   try {
-    const answer = await call('events', position);
+    const answer = await call('events', { prefix: document.getElementById('prefix').value,
+      revision: position.revision, ordinal: position.ordinal });
     position = { revision: answer.revision, ordinal: answer.ordinal };
     if (answer.events.length) {
       addEvents(answer.events);

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
 import org.openqa.selenium.Keys;
 import org.openqa.selenium.NoAlertPresentException;
 import org.openqa.selenium.OutputType;
@@ -136,6 +137,13 @@ class ConsoleBrowserProcessTest {
                     .contains("(revoked) by anonymous", "granted orders#" + next.value());
             assertThat(browser.findElement(By.id("status")).getText()).contains("Revoked orders#" + held.value());
             screenshot();
+
+            // A narrow window (a phone's width): the page does not overflow it; a wide table scrolls in its own box.
+            browser.manage().window().setSize(new Dimension(360, 800));
+            Object overflow = ((ChromeDriver) browser).executeScript(
+                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth;");
+            assertThat(((Number) overflow).longValue()).as("horizontal overflow in px at 360 px wide")
+                    .isLessThanOrEqualTo(0);
         }
     }
 

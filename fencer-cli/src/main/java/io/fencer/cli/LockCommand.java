@@ -8,9 +8,9 @@ import picocli.CommandLine.Spec;
 
 /** {@code fencer lock}: the group of lock commands. */
 @Command(name = "lock", mixinStandardHelpOptions = true,
-        description = "Acquire locks, show their state and watch their events.",
+        description = "Acquire locks, show their state, watch their events, and revoke a holder's grant.",
         subcommands = {LockAcquireCommand.class, LockExecCommand.class, LockStatusCommand.class,
-            LockWatchCommand.class})
+            LockWatchCommand.class, LockRevokeCommand.class})
 final class LockCommand implements Runnable {
     @ParentCommand
     Main main;
@@ -20,6 +20,6 @@ final class LockCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: choose acquire, exec, status or watch");
+        throw new ParameterException(spec.commandLine(), "Missing command: choose acquire, exec, status, watch or revoke");
     }
 }

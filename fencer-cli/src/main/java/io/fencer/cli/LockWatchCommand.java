@@ -94,14 +94,16 @@ final class LockWatchCommand implements Callable<Integer> {
                 .add("token", event.token() == null ? null : Long.valueOf(event.token().value()))
                 .add("sequencer", event.token() == null ? null : event.token().sequencer())
                 .addUnsigned("sessionId", event.sessionId())
-                .add("endCause", event.endCause());
+                .add("endCause", event.endCause())
+                .add("revokedBy", event.revokedBy());
     }
 
     /** Returns one event as a line of text: {@code 12:0 GRANTED orders#3 session 7}. */
     static String text(LockEvent event) {
         String subject = event.token() != null ? event.token().toString() : event.lock();
         return event.position() + " " + event.kind() + " " + subject + " session "
-                + Long.toUnsignedString(event.sessionId()) + (event.endCause() == null ? "" : " " + event.endCause());
+                + Long.toUnsignedString(event.sessionId()) + (event.endCause() == null ? "" : " " + event.endCause())
+                + (event.revokedBy() == null ? "" : " by " + event.revokedBy());
     }
 
     /** Reads {@code REVISION} or {@code REVISION:ORDINAL}. */

@@ -143,7 +143,8 @@ final class ServerCommand implements Callable<Integer> {
 
     @Option(names = "--http-port", paramLabel = "PORT",
             description = "HTTP port of the Connect protocol: each unary method of Locks and Store is a POST to "
-                    + "its path, as /fencer.v1.Locks/Acquire, with a JSON or binary body (HTTPS with --tls-*); "
+                    + "its path, as /fencer.v1.Locks/Acquire, with a JSON or binary body (HTTPS with --tls-*); it serves "
+                    + "the live web console at /console too; "
                     + "0 = off (default: port + 3, 7073 for the default port; any free port when --port is 0).")
     Integer httpPort;
 

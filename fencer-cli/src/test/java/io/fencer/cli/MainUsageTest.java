@@ -119,7 +119,7 @@ class MainUsageTest {
         "bench lock --locks 100001 | --locks 100001 is outside [1, 100000]",
         "bench lock --duration 0s | --duration must be positive",
         "bench | Missing command: choose lock",
-        "lock | Missing command: choose acquire, exec, status or watch",
+        "lock | Missing command: choose acquire, exec, status, watch or revoke",
         "frobnicate | Unmatched argument at index 0: 'frobnicate'",
         "store-server --port 70000 | --port 70000 is outside [0, 65535]",
         "store-server --admin-port -2 | --admin-port -2 is outside [-1, 65535]",

@@ -48,6 +48,31 @@ public interface FencerClient extends AutoCloseable {
     Watch watch(String prefix, WatchPosition from, WatchListener listener);
 
     /**
+     * Revokes the exclusive grant that holds {@code lock} now: an operator takes the lock away from its holder. Needs
+     * the {@code admin} permission on the lock under ACLs. The holder's session stays open but loses this grant at
+     * once; the lock passes to its next waiter under a higher token (after the server's lock-delay, when one is
+     * configured), so every fenced resource refuses the revoked holder once the next holder has written. The
+     * server logs who revoked what; a {@link #watch} sees a RELEASED event with end cause REVOKED.
+     *
+     * <p>The client reads the holder's token first and revokes that grant only ({@link #revoke(FencingToken)}), so a
+     * retry after a lost answer can never end the next holder's grant: it fails with NOT_HOLDER instead.
+     *
+     * @throws io.fencer.core.NotHolderException when nobody holds the lock (free, released, or in its lock-delay),
+     *     naming it; after an {@link io.fencer.core.UnavailableException}, also when the first attempt took effect
+     * @throws io.fencer.core.InvalidArgumentException when the name is invalid, the lock is held in shared mode, or
+     *     the group's format level is below 5 (a peer of the previous release may still run)
+     * @throws io.fencer.core.PermissionDeniedException without the {@code admin} permission on the lock
+     */
+    Revocation revoke(String lock);
+
+    /**
+     * Revokes the grant {@code token} if it still holds its lock (see {@link #revoke(String)}).
+     *
+     * @throws io.fencer.core.NotHolderException when {@code token} no longer holds its lock, naming the holder
+     */
+    Revocation revoke(FencingToken token);
+
+    /**
      * Returns the status of the peer this client reaches (any peer answers; not linearizable). Needs {@code read}
      * permission on some name under ACLs.
      */

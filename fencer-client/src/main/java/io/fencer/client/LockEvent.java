@@ -10,10 +10,18 @@ import io.fencer.core.FencingToken;
  * @param lock the lock's name
  * @param token GRANTED, RELEASED, EXPIRED: the grant's token (its sequencer unsigned); otherwise null
  * @param sessionId the session that queued, was granted, or whose grant or wait ended
- * @param endCause RELEASED, EXPIRED: how the grant ended (RELEASED, SESSION_CLOSED, SESSION_EXPIRED); otherwise null
+ * @param endCause RELEASED, EXPIRED: how the grant ended (RELEASED, SESSION_CLOSED, SESSION_EXPIRED, or REVOKED: an
+ *     operator revoked it, see {@link FencerClient#revoke}); otherwise null
+ * @param revokedBy REVOKED: the identity that revoked the grant; otherwise null
  */
 public record LockEvent(WatchPosition position, Kind kind, String lock, FencingToken token, long sessionId,
-        String endCause) {
+        String endCause, String revokedBy) {
+
+    /** An event of a grant that was not revoked. */
+    public LockEvent(WatchPosition position, Kind kind, String lock, FencingToken token, long sessionId,
+            String endCause) {
+        this(position, kind, lock, token, sessionId, endCause, null);
+    }
 
     /** What happened to the lock. */
     public enum Kind {
@@ -21,7 +29,7 @@ public record LockEvent(WatchPosition position, Kind kind, String lock, FencingT
         QUEUED,
         /** The lock was granted under {@link #token()}. */
         GRANTED,
-        /** The grant {@link #token()} was released, or its session closed. */
+        /** The grant {@link #token()} was released, its session closed, or it was revoked ({@link #endCause()}). */
         RELEASED,
         /** The grant {@link #token()} ended because its session expired. */
         EXPIRED,

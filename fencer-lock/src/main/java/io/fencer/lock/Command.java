@@ -173,6 +173,37 @@ public sealed interface Command {
     }
 
     /**
+     * Revokes the exclusive grant of {@code lockName}, as an operator decided ({@code revokedBy} is the identity that
+     * asked, recorded for the audit trail): the holder's grant ends at once (cause {@link EndCause#REVOKED}) while its
+     * session stays open, and the lock passes to its next waiter in FIFO order under a higher token, as after a
+     * release. With {@code lockDelay} the lock first waits out its lock-delay, as after an expiry (the revoked holder
+     * may still be writing) until an {@link EndLockDelay}. {@code token} is the grant to revoke, or
+     * {@link io.fencer.core.FencingToken#NONE} for whichever grant holds the lock: naming it makes a revoke that
+     * arrives after the grant changed hands refuse instead of ending the next holder's grant.
+     *
+     * <p>Refused, changing nothing: a free lock (no record, delayed, or no holder) and a token that is not the holder's
+     * (NOT_HOLDER); a lock held in shared mode (INVALID_ARGUMENT: readers cannot write, so there is nothing to fence);
+     * any revoke while the group's format level is below {@link LockStateMachine#FORMAT_LEVEL_REVOKE}, since a peer of
+     * the previous release cannot read this command. A permit slot of a semaphore is an exclusive lock: revoking it
+     * passes the permit to the semaphore's next waiter. Of a multi-lock's grants only the named lock's ends.
+     */
+    record Revoke(LockName lockName, long token, String revokedBy, boolean lockDelay) implements Command {
+        public Revoke {
+            Objects.requireNonNull(lockName, "lockName");
+            if (token < 0) {
+                throw new InvalidArgumentException("token", Long.toString(token), "revoke of lock '"
+                        + lockName.value() + "' names token " + token + ": a token is 0 (the holder's) or more");
+            }
+            Limits.checkIdentity(revokedBy);
+        }
+
+        /** Returns the lock's name as a string: the key of the state machine's maps. */
+        public String lock() {
+            return lockName.value();
+        }
+    }
+
+    /**
      * Records, for each listed session, the most of its lease it may still have ({@code remainingMillis}), or that it
      * was renewed since ({@link LeaseCheckpoint#RENEWED}): what a new leader gives each session on taking over is its
      * recorded bound rather than its whole ttl (see {@link SessionView#takeoverLeaseMillis()}). Proposed by the leader

@@ -57,7 +57,10 @@ import java.util.Set;
  * {@code level:u8}, answered by the result tag {@code FORMAT_LEVEL_SET} (12) with the level as an i32. The codec
  * writes a batch in the lowest version that holds it: version 4 unless it carries a tag of version 5. So a group at
  * format level 4, where the leader proposes nothing of level 5, writes only entries a peer of the previous release
- * reads, and a downgrade to it stays possible until the level is raised. It reads versions 1 to 5.
+ * reads, and a downgrade to it stays possible until the level is raised. It reads versions 1 to 5. Version 5 also
+ * holds the command tag {@code REVOKE} (14): {@code lock:string, token:i64, revokedBy:string, lockDelay:bool},
+ * answered by the result tag {@code REVOKED} (13): the revoked token, its session id as an i64, and the optional
+ * next token.
  *
  * <p>Version 1 (the previous release, before session secrets): the same frame, with OpenSession
  * {@code requestId, ttl}; CloseSession {@code sessionId}; Acquire {@code sessionId, lock, requestId, waitQueued};
@@ -145,6 +148,8 @@ public final class CommandCodec {
     private static final int CHECKPOINT_LEASES = 12;
     /** Since version 5. */
     private static final int SET_FORMAT_LEVEL = 13;
+    /** Since version 5: an operator's revoke. */
+    private static final int REVOKE = 14;
 
     private static final int SESSION_OPENED = 1;
     private static final int SESSION_ENDED = 2;
@@ -158,6 +163,7 @@ public final class CommandCodec {
     private static final int GRANTED_ALL = 10;
     private static final int LEASES_CHECKPOINTED = 11;
     private static final int FORMAT_LEVEL_SET = 12;
+    private static final int REVOKED = 13;
 
     /** The reasons the lock state machine rejects commands with; the codec refuses every other as a bug. */
     private static final Set<ErrorReason> REJECTION_REASONS = Collections.unmodifiableSet(EnumSet.of(
@@ -189,7 +195,7 @@ public final class CommandCodec {
     /** Returns the lowest version that holds {@code commands}: 4 unless one is of version 5. */
     private static int version(List<Command> commands) {
         for (Command command : commands) {
-            if (command instanceof Command.SetFormatLevel) {
+            if (command instanceof Command.SetFormatLevel || command instanceof Command.Revoke) {
                 return VERSION;
             }
         }
@@ -200,6 +206,12 @@ public final class CommandCodec {
         if (command instanceof Command.SetFormatLevel set) {
             out.writeByte(SET_FORMAT_LEVEL);
             out.writeByte(set.level());
+        } else if (command instanceof Command.Revoke revoke) {
+            out.writeByte(REVOKE);
+            writeName(out, revoke.lockName());
+            out.writeLong(revoke.token());
+            writeString(out, revoke.revokedBy());
+            out.writeBoolean(revoke.lockDelay());
         } else if (command instanceof Command.OpenSession open) {
             writeOpenSession(out, open);
         } else if (command instanceof Command.CheckpointLeases checkpoint) {
@@ -323,6 +335,10 @@ public final class CommandCodec {
             case SET_FORMAT_LEVEL:
                 requireVersion(in, tag, version, VERSION);
                 return new Command.SetFormatLevel(in.readByte("format level"));
+            case REVOKE:
+                requireVersion(in, tag, version, VERSION);
+                return new Command.Revoke(in.readLockName("lock"), in.readLong("token"),
+                        in.readRequiredString("revoked by"), in.readBoolean("lock delay"));
             case OPEN_SESSION_FOR:
                 requireVersion(in, tag, version, VERSION_FOUR);
                 return new Command.OpenSession(in.readRequiredString("request id"), in.readLong("ttl"),
@@ -489,6 +505,11 @@ public final class CommandCodec {
             out.writeByte(RELEASED);
             writeToken(out, Objects.requireNonNull(released.released(), "released token"));
             writeOptionalToken(out, released.next());
+        } else if (result instanceof Result.Revoked revoked) {
+            out.writeByte(REVOKED);
+            writeToken(out, Objects.requireNonNull(revoked.revoked(), "revoked token"));
+            out.writeLong(revoked.sessionId());
+            writeOptionalToken(out, revoked.next());
         } else if (result instanceof Result.DelayEnded delayEnded) {
             out.writeByte(DELAY_ENDED);
             writeString(out, delayEnded.lock());
@@ -579,6 +600,8 @@ public final class CommandCodec {
                 return new Result.WaitCancelled(in.readBoolean("removed"));
             case RELEASED:
                 return new Result.Released(readToken(in), readOptionalToken(in));
+            case REVOKED:
+                return new Result.Revoked(readToken(in), in.readLong("session id"), readOptionalToken(in));
             case DELAY_ENDED:
                 return new Result.DelayEnded(in.readRequiredString("lock"), in.readBoolean("ended"),
                         readOptionalToken(in));

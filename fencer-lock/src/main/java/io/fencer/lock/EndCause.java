@@ -4,5 +4,7 @@ package io.fencer.lock;
 public enum EndCause {
     RELEASED,
     SESSION_CLOSED,
-    SESSION_EXPIRED
+    SESSION_EXPIRED,
+    /** An operator revoked the grant ({@link Command.Revoke}); only at format level 5 and above. */
+    REVOKED
 }

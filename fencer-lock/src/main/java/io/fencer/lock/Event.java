@@ -24,6 +24,13 @@ public sealed interface Event {
     /** A grant ended. */
     record GrantEnded(FencingToken token, long sessionId, EndCause cause) implements Event {}
 
+    /**
+     * An operator revoked the grant {@code token} of session {@code sessionId}: reported right after its
+     * {@link GrantEnded} (cause {@link EndCause#REVOKED}), for the audit trail and the Watch, naming the identity that
+     * revoked it.
+     */
+    record Revoked(FencingToken token, long sessionId, String revokedBy) implements Event {}
+
     /** A queued wait was dropped because its session ended; its acquire call fails with SESSION_EXPIRED. */
     record WaitDropped(long sessionId, String lock, String requestId) implements Event {}
 

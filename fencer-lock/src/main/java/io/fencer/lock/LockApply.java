@@ -167,6 +167,43 @@ final class LockApply {
         return new Result.Released(released, next);
     }
 
+    /**
+     * Revokes a lock's exclusive grant for an operator (see {@link Command.Revoke}): ends it as a release would, then
+     * delays the lock as an expiry would when asked to, or passes it to its next waiters.
+     */
+    Result revoke(Command.Revoke revoke, List<Event> events) {
+        if (state.formatLevel < LockStateMachine.FORMAT_LEVEL_REVOKE) {
+            return new Result.Rejected(new InvalidArgumentException("lock", revoke.lock(), "cannot revoke lock '"
+                    + revoke.lock() + "': the group is at format level " + state.formatLevel + " and revoke needs "
+                    + LockStateMachine.FORMAT_LEVEL_REVOKE + " (a peer of the previous release may still run; the"
+                    + " leader raises the level once every peer reads it)"));
+        }
+        LockRecord record = state.locks.get(revoke.lock());
+        if (record == null || !record.hasHolder()) {
+            return new Result.Rejected(new NotHolderException(revoke.lock(), revoke.token(), FencingToken.NONE, 0,
+                    "nothing to revoke" + (record != null && record.delayed ? " (it waits out its lock-delay)" : "")));
+        }
+        if (!record.held()) {
+            return new Result.Rejected(new InvalidArgumentException("lock", revoke.lock(), "cannot revoke lock '"
+                    + revoke.lock() + "': it is held in shared mode by " + record.sharedHolders.size()
+                    + " sessions, and revoke ends an exclusive grant only (a shared holder cannot write)"));
+        }
+        if (revoke.token() != FencingToken.NONE && revoke.token() != record.holderTokenValue) {
+            return new Result.Rejected(new NotHolderException(revoke.lock(), revoke.token(), record.holderTokenValue,
+                    0, "revoke ends only the grant it names"));
+        }
+        long sessionId = record.holderSessionId;
+        FencingToken revoked = state.endGrant(record, sessionId, EndCause.REVOKED, events);
+        events.add(new Event.Revoked(revoked, sessionId, revoke.revokedBy()));
+        if (revoke.lockDelay()) {
+            record.delayed = true;
+            state.delayed.add(record.name);
+            events.add(new Event.LockDelayStarted(record.name));
+            return new Result.Revoked(revoked, sessionId, null);
+        }
+        return new Result.Revoked(revoked, sessionId, handoff.grantNext(record, events));
+    }
+
     Result endLockDelay(String lock, List<Event> events) {
         LockRecord record = state.locks.get(lock);
         if (record == null || !record.delayed) {

@@ -60,6 +60,8 @@ public final class LockStateMachine {
     public static final int FORMAT_LEVEL_PREVIOUS = 4;
     /** The level from which tokens carry a generation and snapshots are of version 5. */
     public static final int FORMAT_LEVEL_GENERATIONS = 5;
+    /** The level from which an operator may revoke a grant ({@link Command.Revoke}, a command of level 5). */
+    public static final int FORMAT_LEVEL_REVOKE = 5;
 
     private final MachineState state;
     private final SessionApply sessionApply;
@@ -115,6 +117,8 @@ public final class LockStateMachine {
             result = semaphoreApply.acquirePermit(permit, events);
         } else if (command instanceof Command.AcquireAll all) {
             result = multiLockApply.acquireAll(all, events);
+        } else if (command instanceof Command.Revoke revoke) {
+            result = lockApply.revoke(revoke, events);
         } else if (command instanceof Command.CheckpointLeases checkpoint) {
             result = sessionApply.checkpointLeases(checkpoint);
         } else if (command instanceof Command.SetFormatLevel set) {

@@ -39,6 +39,12 @@ public sealed interface Result {
     /** The token released the lock; {@code next} is the waiter granted by it, or null. */
     record Released(FencingToken released, FencingToken next) implements Result {}
 
+    /**
+     * The grant {@code revoked} of session {@code sessionId} was revoked (the session stays open); {@code next} is the
+     * waiter granted by it, or null (no waiter, or the lock entered its lock-delay).
+     */
+    record Revoked(FencingToken revoked, long sessionId, FencingToken next) implements Result {}
+
     /** The lock-delay ended ({@code ended}), or there was none; {@code next} is the waiter granted, or null. */
     record DelayEnded(String lock, boolean ended, FencingToken next) implements Result {}
 

@@ -11,6 +11,7 @@ import io.fencer.server.auth.AclFileException;
 import io.fencer.core.FencingToken;
 import io.fencer.lock.LockView;
 import io.fencer.server.auth.Authorizer;
+import io.fencer.server.auth.Permission;
 import io.fencer.server.auth.Quota;
 import io.fencer.server.auth.RefusedCalls;
 import io.fencer.server.http.ConnectHttpServer;
@@ -272,8 +273,9 @@ public final class FencerServer implements AutoCloseable {
         if (config.httpPort() >= 0) {
             List<ServiceDescriptor> descriptors = store == null ? List.of(LocksGrpc.getServiceDescriptor())
                     : List.of(LocksGrpc.getServiceDescriptor(), StoreGrpc.getServiceDescriptor());
-            http = ConnectHttpServer.start(config.host(), config.httpPort(), tls, services, descriptors,
-                    config.ports(), metrics.registry(), config.ticker());
+            http = ConnectHttpServer.startWithConsole(config.host(), config.httpPort(), tls, services, descriptors,
+                    config.ports(), metrics.registry(), config.ticker(),
+                    (identity, lock) -> authorizer.allows(identity, Permission.ADMIN, lock));
         }
         if (config.adminPort() >= 0) {
             admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, config.id(), raft, metrics::scrape,

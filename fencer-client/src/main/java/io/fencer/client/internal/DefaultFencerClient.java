@@ -12,11 +12,14 @@ import com.google.protobuf.ByteString;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.SemaphoreInfo;
+import io.fencer.api.v1.RevokeRequest;
+import io.fencer.api.v1.RevokeResponse;
 import io.fencer.api.v1.StatusRequest;
 import io.fencer.api.v1.StatusResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.client.FencerClient;
 import io.fencer.client.LockStatus;
+import io.fencer.client.Revocation;
 import io.fencer.client.ServerStatus;
 import io.fencer.client.SemaphoreStatus;
 import io.fencer.client.Session;
@@ -167,6 +170,29 @@ public final class DefaultFencerClient implements FencerClient {
         List<Long> waiters = new ArrayList<>(info.getWaitersCount());
         info.getWaitersList().forEach(waiter -> waiters.add(waiter.getSessionId()));
         return new SemaphoreStatus(info.getSemaphore(), info.getPermits(), slots, waiters);
+    }
+
+    @Override
+    public Revocation revoke(String lock) {
+        LockNames.check(lock);
+        FencingToken holder = describe(lock).holder();
+        // A free lock is asked about all the same (token 0, any holder): the server's refusal names what it found.
+        return revoke(lock, holder != null ? holder.value() : FencingToken.NONE);
+    }
+
+    @Override
+    public Revocation revoke(FencingToken token) {
+        Objects.requireNonNull(token, "token");
+        return revoke(token.lock(), token.value());
+    }
+
+    private Revocation revoke(String lock, long token) {
+        checkOpen();
+        RevokeRequest request = RevokeRequest.newBuilder().setLock(lock).setToken(token).build();
+        RevokeResponse revoked = router.call("Revoke " + lock + "#" + token,
+                calls -> calls.call(LocksGrpc.getRevokeMethod(), request));
+        return new Revocation(Protos.token(revoked.getRevoked()),
+                revoked.hasNext() ? Protos.token(revoked.getNext()) : null, revoked.getDelayed());
     }
 
     @Override

@@ -88,6 +88,15 @@ public final class Authorizer {
     }
 
     /**
+     * Returns whether {@code identity} holds {@code needed} on {@code name}: for a page deciding what to offer (the
+     * console's revoke buttons), never instead of {@link #check} in the call that acts.
+     */
+    public boolean allows(String identity, Permission needed, String name) {
+        Acl rules = acl;
+        return rules == null || rules.allows(identity, needed, name);
+    }
+
+    /**
      * Checks that the caller holds {@code needed} on {@code name}: a lock name or a store scope.
      *
      * @throws PermissionDeniedException when it does not

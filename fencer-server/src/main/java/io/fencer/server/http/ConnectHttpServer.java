@@ -31,6 +31,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BiPredicate;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -78,12 +80,18 @@ public final class ConnectHttpServer implements AutoCloseable {
     private final InProcessEndpoint endpoint;
     private final Map<String, ConnectRoute> routes;
     private final ExecutorService writers = Executors.newFixedThreadPool(WRITERS, daemonThreads("fencer-http-write"));
+    /** Ends the console's event polls. */
+    private final ScheduledExecutorService consoleTimers = Executors.newSingleThreadScheduledExecutor(
+            daemonThreads("fencer-console-timer"));
+    /** The web console at /console, or null when the port serves none. */
+    private final ConsoleRoutes console;
 
     private ConnectHttpServer(String host, int port, TlsMaterial tls, List<ServerServiceDefinition> definitions,
-            List<ServiceDescriptor> descriptors, PortLimits limits, MeterRegistry registry, Ticker ticker)
-            throws IOException {
+            List<ServiceDescriptor> descriptors, PortLimits limits, MeterRegistry registry, Ticker ticker,
+            BiPredicate<String, String> mayRevoke) throws IOException {
         this.routes = ConnectRoute.of(descriptors);
         this.endpoint = InProcessEndpoint.start(definitions, writers);
+        this.console = mayRevoke == null ? null : new ConsoleRoutes(endpoint, mayRevoke, writers, consoleTimers);
         ConnectionCaps caps = new ConnectionCaps("http", "http", limits.httpConnectionsMax(),
                 limits.httpConnectionsPerAddressMax(), true, registry, ticker);
         HttpPort.Settings settings = new HttpPort.Settings("http", REQUEST_BODY_BYTES_MAX, BODIES_BYTES_MAX,
@@ -93,6 +101,7 @@ public final class ConnectHttpServer implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             endpoint.close();
             writers.shutdown();
+            consoleTimers.shutdown();
             throw e;
         }
     }
@@ -111,7 +120,19 @@ public final class ConnectHttpServer implements AutoCloseable {
     public static ConnectHttpServer start(String host, int port, TlsMaterial tls,
             List<ServerServiceDefinition> definitions, List<ServiceDescriptor> descriptors, PortLimits limits,
             MeterRegistry registry, Ticker ticker) throws IOException {
-        return new ConnectHttpServer(host, port, tls, definitions, descriptors, limits, registry, ticker);
+        return new ConnectHttpServer(host, port, tls, definitions, descriptors, limits, registry, ticker, null);
+    }
+
+    /**
+     * As {@link #start(String, int, TlsMaterial, List, List, PortLimits, MeterRegistry, Ticker)}, serving also the
+     * web console at {@code /console} (see {@link ConsoleRoutes}); {@code mayRevoke} tells whether an identity holds
+     * {@code admin} on a lock, to show it the revoke buttons (the Locks service checks every revoke itself).
+     */
+    public static ConnectHttpServer startWithConsole(String host, int port, TlsMaterial tls,
+            List<ServerServiceDefinition> definitions, List<ServiceDescriptor> descriptors, PortLimits limits,
+            MeterRegistry registry, Ticker ticker, BiPredicate<String, String> mayRevoke) throws IOException {
+        return new ConnectHttpServer(host, port, tls, definitions, descriptors, limits, registry, ticker,
+                java.util.Objects.requireNonNull(mayRevoke, "mayRevoke"));
     }
 
     /** Returns the bound port. */
@@ -121,6 +142,10 @@ public final class ConnectHttpServer implements AutoCloseable {
 
     private void handle(HttpCall call) {
         try {
+            if (console != null && ConsoleRoutes.serves(call.path())) {
+                console.handle(call);
+                return;
+            }
             Request request = parseHeaders(call, routes.get(call.path()));
             if (request == null) {
                 return; // answered
@@ -356,5 +381,6 @@ public final class ConnectHttpServer implements AutoCloseable {
         port.close();
         endpoint.close();
         writers.shutdown(); // the calls the endpoint just cancelled answer nobody: their connections are closed
+        consoleTimers.shutdownNow();
     }
 }

@@ -23,12 +23,15 @@ import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.RenewRequest;
 import io.fencer.api.v1.RenewResponse;
+import io.fencer.api.v1.RevokeRequest;
+import io.fencer.api.v1.RevokeResponse;
 import io.fencer.api.v1.SemaphoreInfo;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.WatchRequest;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
+import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.internal.LockName;
 import io.fencer.core.internal.PermitSlots;
@@ -38,6 +41,7 @@ import io.fencer.core.TokenKeys;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Command;
 import io.fencer.lock.Limits;
+import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.LockView;
 import io.fencer.lock.Result;
 import io.fencer.lock.SecretHash;
@@ -68,6 +72,8 @@ import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The gRPC service {@code fencer.v1.Locks}: checks leadership, validates every field, proposes commands through
@@ -87,6 +93,11 @@ import java.util.function.Supplier;
  * <p>KeepAlive streams and Renew, which renew leases without proposing, are served by {@link KeepAliveStreams}.
  */
 public final class LocksService extends LocksGrpc.LocksImplBase {
+    /**
+     * The audit trail of operators' acts (revokes), under its own logger name so that an operator can route it to
+     * its own file: who did what to which lock and token, done or refused.
+     */
+    private static final Logger AUDIT = LoggerFactory.getLogger("io.fencer.server.audit");
 
     private final RaftNode raft;
     private final Proposer proposer;
@@ -339,6 +350,58 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                 return response.build();
             });
         });
+    }
+
+    /**
+     * Revokes a lock's exclusive grant for an operator (see locks.proto): {@code admin} on the lock, a group at format
+     * level 5 (checked here before proposing, so that no entry a peer of the previous release cannot read is written;
+     * the state machine checks it again as it applies), and the configured lock-delay applied as after an expiry.
+     * Every outcome past the permission check is written to the audit log with the caller's identity.
+     */
+    @Override
+    public void revoke(RevokeRequest request, StreamObserver<RevokeResponse> out) {
+        serve(out, () -> {
+            LockName lock = RequestChecks.lock("lock", request.getLock());
+            long token = request.getToken();
+            if (token < 0) {
+                throw new InvalidArgumentException("token", Long.toUnsignedString(token), "token "
+                        + Long.toUnsignedString(token) + " of lock '" + lock.value() + "' is above the largest token "
+                        + FencingToken.VALUE_MAX);
+            }
+            authorizer.check(Permission.ADMIN, lock.value());
+            String identity = Identities.current();
+            int level = stateMachine.readLocal(LockStateMachine::formatLevel);
+            if (level < LockStateMachine.FORMAT_LEVEL_REVOKE) {
+                throw new InvalidArgumentException("lock", lock.value(), "cannot revoke lock '" + lock.value()
+                        + "': the group is at format level " + level + " and revoke needs "
+                        + LockStateMachine.FORMAT_LEVEL_REVOKE + " (a peer of the previous release may still run;"
+                        + " the leader raises the level once every peer reads it, see fencer status)");
+            }
+            Command.Revoke revoke = new Command.Revoke(lock, token, identity, keeper.lockDelayEnabled());
+            return proposer.propose(revoke).thenApply(result -> revokeResponse(identity, revoke, result));
+        });
+    }
+
+    private RevokeResponse revokeResponse(String identity, Command.Revoke revoke, Result result) {
+        if (result instanceof Result.Rejected rejected) {
+            // Names and identities are printed escaped: a name that is not a lock's must not forge log lines.
+            AUDIT.info("revoke of lock '{}' (token {}) by '{}' refused: {}", InvalidArgumentException.printable(
+                    revoke.lock()), revoke.token(), InvalidArgumentException.printable(identity),
+                    InvalidArgumentException.printable(rejected.error().getMessage()));
+        }
+        Result.Revoked revoked = expect(result, Result.Revoked.class);
+        String holder = stateMachine.readLocal(machine -> machine.session(revoked.sessionId())
+                .map(io.fencer.lock.SessionView::identity).orElse("?"));
+        AUDIT.info("revoked {} of session {} (identity '{}') by '{}'; {}", InvalidArgumentException.printable(
+                revoked.revoked().toString()), revoked.sessionId(), InvalidArgumentException.printable(holder),
+                InvalidArgumentException.printable(identity), revoked.next() != null ? "granted next: " + revoked.next()
+                        : revoke.lockDelay() ? "the lock waits out its lock-delay" : "no waiter");
+        RevokeResponse.Builder response = RevokeResponse.newBuilder()
+                .setRevoked(Protos.token(revoked.revoked(), null)).setDelayed(revoke.lockDelay());
+        if (revoked.next() != null) {
+            response.setNext(Protos.token(revoked.next(), null));
+        }
+        return response.build();
     }
 
     @Override

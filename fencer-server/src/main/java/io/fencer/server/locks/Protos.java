@@ -80,6 +80,7 @@ final class Protos {
             case RELEASED -> io.fencer.api.v1.EndCause.END_CAUSE_RELEASED;
             case SESSION_CLOSED -> io.fencer.api.v1.EndCause.END_CAUSE_SESSION_CLOSED;
             case SESSION_EXPIRED -> io.fencer.api.v1.EndCause.END_CAUSE_SESSION_EXPIRED;
+            case REVOKED -> io.fencer.api.v1.EndCause.END_CAUSE_REVOKED;
         };
     }
 

@@ -35,6 +35,7 @@ public final class ServerMetrics implements AppliedListener, ServerInterceptor {
     private final Counter grants;
     private final Counter releases;
     private final Counter sessionExpiries;
+    private final Counter revocations;
     /**
      * The timer of each method, keyed by its descriptor (one object per method, hashed by identity): looking it up
      * by name would compute the bare method name on every call.
@@ -45,6 +46,8 @@ public final class ServerMetrics implements AppliedListener, ServerInterceptor {
             BooleanSupplier isLeader) {
         grants = Counter.builder("fencer.grants").description("Locks granted").register(registry);
         releases = Counter.builder("fencer.releases").description("Locks released by their holder")
+                .register(registry);
+        revocations = Counter.builder("fencer.revocations").description("Grants revoked by an operator")
                 .register(registry);
         sessionExpiries = Counter.builder("fencer.session.expiries").description("Sessions expired by the leader")
                 .register(registry);
@@ -66,6 +69,8 @@ public final class ServerMetrics implements AppliedListener, ServerInterceptor {
                 grants.increment();
             } else if (event instanceof Event.GrantEnded ended && ended.cause() == EndCause.RELEASED) {
                 releases.increment();
+            } else if (event instanceof Event.Revoked) {
+                revocations.increment();
             } else if (event instanceof Event.SessionEnded ended && ended.cause() == EndCause.SESSION_EXPIRED) {
                 sessionExpiries.increment();
             }

@@ -160,6 +160,11 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
         this(ticker, lockDelay, raft, stateMachine, proposer, unsafeLeaseAckRequested());
     }
 
+    /** True when a lock freed by expiry, or by a revoke, waits out a lock-delay before its next grant. */
+    public boolean lockDelayEnabled() {
+        return lockDelayNanos > 0;
+    }
+
     SessionKeeper(Ticker ticker, Duration lockDelay, RaftNode raft, RaftLockStateMachine stateMachine,
             Proposer proposer, boolean unsafeLeaseAck) {
         this.unsafeLeaseAck = unsafeLeaseAck;

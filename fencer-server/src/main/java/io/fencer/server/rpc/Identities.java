@@ -109,6 +109,14 @@ public final class Identities {
         return context.withValue(IDENTITY, identity);
     }
 
+    /**
+     * Returns the identity of a caller that presented {@code session} (null for plain HTTP): the CN of its verified
+     * client certificate, or {@link #ANONYMOUS}; what {@link InProcessEndpoint#channelFor} calls act as.
+     */
+    public static String of(SSLSession session) {
+        return commonName(session).orElse(ANONYMOUS);
+    }
+
     /** Returns the CN of the verified client certificate of {@code session}, if there is one. */
     static Optional<String> commonName(SSLSession session) {
         if (session == null) {

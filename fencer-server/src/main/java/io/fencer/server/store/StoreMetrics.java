@@ -1,24 +1,45 @@
 package io.fencer.server.store;
 
+import io.fencer.core.FencerException;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockNames;
 import io.fencer.core.StaleTokenException;
 import io.fencer.store.WriteResult;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
  * The store's Prometheus metrics: {@code fencer_store_writes_total} by outcome (accepted, stale, error) and the
- * latency of admitted-or-refused writes and unit commits, {@code fencer_store_write_seconds}, fsync included.
+ * latency of admitted-or-refused writes and unit commits, {@code fencer_store_write_seconds}, fsync included; and
+ * {@code fencer_store_refusals_total} by {@code scope} and {@code reason} (the error catalogue's reason in lower case:
+ * {@code stale_token}, {@code scope_mismatch}, {@code mode_mismatch}, {@code bad_token_signature},
+ * {@code permission_denied}, {@code invalid_argument} ...; {@code internal} for an error outside the catalogue).
+ *
+ * <p>The scope tag is bounded: the first {@link #SCOPES_TAGGED_MAX} scopes refused keep their own series, later ones
+ * are counted as {@value #OTHER_SCOPES}, and a name that is not a valid scope (refused for that very reason) as
+ * {@value #INVALID_SCOPE}, so that a client sending many or garbage scope names cannot grow the registry.
  */
 final class StoreMetrics {
+    /** The most scopes with a refusal series of their own ({@code storeRefusalScopesTaggedMax}). */
+    static final int SCOPES_TAGGED_MAX = 1_000;
+    static final String OTHER_SCOPES = "_other";
+    static final String INVALID_SCOPE = "_invalid";
+
+    private final MeterRegistry registry;
+    private final Set<String> scopesTagged = ConcurrentHashMap.newKeySet();
     private final Counter accepted;
     private final Counter stale;
     private final Counter errors;
     private final Timer writeTimer;
 
     StoreMetrics(MeterRegistry registry) {
+        this.registry = registry;
         accepted = outcome(registry, "accepted");
         stale = outcome(registry, "stale");
         errors = outcome(registry, "error");
@@ -32,21 +53,30 @@ final class StoreMetrics {
                 .tag("outcome", outcome).register(registry);
     }
 
-    /** Runs a write or commit, counting its outcome and timing it. */
-    WriteResult timeWrite(Supplier<WriteResult> write) {
+    /** Runs a write or commit to {@code scope}, counting its outcome and timing it. */
+    WriteResult timeWrite(String scope, Supplier<WriteResult> write) {
         long startNanos = System.nanoTime();
         try {
             WriteResult result = write.get();
-            recordWrite(startNanos, null);
+            recordWrite(scope, startNanos, null);
             return result;
         } catch (RuntimeException e) {
-            recordWrite(startNanos, e);
+            recordWrite(scope, startNanos, e);
             throw e;
         }
     }
 
-    /** Counts the outcome of a write or commit begun at {@code startNanos} (System.nanoTime) and times it. */
-    void recordWrite(long startNanos, Throwable failure) {
+    /**
+     * Counts the outcome of a write or commit to {@code scope} begun at {@code startNanos} (System.nanoTime), a refusal
+     * by its scope and reason, and times it.
+     */
+    void recordWrite(String scope, long startNanos, Throwable failure) {
+        if (failure != null) {
+            String reason = failure instanceof FencerException fencer ? fencer.reason().name().toLowerCase(Locale.ROOT)
+                    : "internal";
+            Counter.builder("fencer.store.refusals").description("Store writes and unit commits refused, by scope and"
+                    + " reason").tag("scope", scopeTag(scope)).tag("reason", reason).register(registry).increment();
+        }
         if (failure == null) {
             accepted.increment();
         } else if (failure instanceof StaleTokenException) {
@@ -55,5 +85,24 @@ final class StoreMetrics {
             errors.increment();
         }
         writeTimer.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Returns the scope tag of a refusal: the scope, or one of the bounded stand-ins (see the class doc). */
+    private String scopeTag(String scope) {
+        try {
+            LockNames.check("scope", scope);
+        } catch (InvalidArgumentException | NullPointerException e) {
+            return INVALID_SCOPE;
+        }
+        if (scopesTagged.contains(scope)) {
+            return scope;
+        }
+        synchronized (scopesTagged) {
+            if (scopesTagged.size() >= SCOPES_TAGGED_MAX) {
+                return OTHER_SCOPES;
+            }
+            scopesTagged.add(scope);
+            return scope;
+        }
     }
 }

@@ -119,13 +119,13 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             authorize(Permission.WRITE, request.getScope());
             outcome = engine.writeAsync(request.getScope(), request.getSequencer(), ops, idempotencyKey);
         } catch (RuntimeException e) {
-            metrics.recordWrite(startNanos, e);
+            metrics.recordWrite(request.getScope(), startNanos, e);
             Replies.send(out, null, e);
             return;
         }
         outcome.whenComplete((result, failure) -> {
             Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
-            metrics.recordWrite(startNanos, cause);
+            metrics.recordWrite(request.getScope(), startNanos, cause);
             Replies.send(out, cause == null ? response(result) : null, cause);
         });
     }
@@ -252,7 +252,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         serve(out, () -> {
             TrackedUnit tracked = tracked(request.getUnitId());
             authorizer.check(Permission.WRITE, tracked.unit().scope());
-            return response(metrics.timeWrite(() -> tracked.unit().commit()));
+            return response(metrics.timeWrite(tracked.unit().scope(), () -> tracked.unit().commit()));
         });
     }
 

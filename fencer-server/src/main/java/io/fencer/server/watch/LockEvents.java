@@ -20,9 +20,15 @@ final class LockEvents {
      *
      * @param token GRANTED, RELEASED, EXPIRED: the token's value; otherwise 0
      * @param endCause RELEASED, EXPIRED: how the grant ended; otherwise null
+     * @param revokedBy a revoked grant's: the identity that revoked it; otherwise null
      */
     record Kept(long revision, int ordinal, LockEvent.Kind kind, String lock, long token, long sessionId,
-            io.fencer.lock.EndCause endCause) {}
+            io.fencer.lock.EndCause endCause, String revokedBy) {
+        Kept(long revision, int ordinal, LockEvent.Kind kind, String lock, long token, long sessionId,
+                io.fencer.lock.EndCause endCause) {
+            this(revision, ordinal, kind, lock, token, sessionId, endCause, null);
+        }
+    }
 
     /**
      * Returns {@code event} at its position, or empty for an event that is about sessions only (opened, ended: their
@@ -35,6 +41,14 @@ final class LockEvents {
         } else if (event instanceof Event.Granted granted) {
             return Optional.of(new Kept(revision, ordinal, LockEvent.Kind.KIND_GRANTED, granted.token().lock(),
                     granted.token().value(), granted.sessionId(), null));
+        } else if (event instanceof Event.GrantEnded ended && ended.cause() == io.fencer.lock.EndCause.REVOKED) {
+            return Optional.empty(); // reported by the Event.Revoked that follows it, which names who revoked
+        } else if (event instanceof Event.Revoked revoked) {
+            // A revoke is a grant's end as a release is, so a watcher of an earlier release reads it as one (a new
+            // kind would be unknown to it); the end cause and revoked_by say what it was.
+            return Optional.of(new Kept(revision, ordinal, LockEvent.Kind.KIND_RELEASED, revoked.token().lock(),
+                    revoked.token().value(), revoked.sessionId(), io.fencer.lock.EndCause.REVOKED,
+                    revoked.revokedBy()));
         } else if (event instanceof Event.GrantEnded ended) {
             boolean expired = ended.cause() == io.fencer.lock.EndCause.SESSION_EXPIRED;
             return Optional.of(new Kept(revision, ordinal, expired ? LockEvent.Kind.KIND_EXPIRED
@@ -62,6 +76,9 @@ final class LockEvents {
         if (kept.endCause() != null) {
             wire.setEndCause(endCause(kept.endCause()));
         }
+        if (kept.revokedBy() != null) {
+            wire.setRevokedBy(kept.revokedBy());
+        }
         return wire.build();
     }
 
@@ -76,6 +93,7 @@ final class LockEvents {
             case RELEASED -> EndCause.END_CAUSE_RELEASED;
             case SESSION_CLOSED -> EndCause.END_CAUSE_SESSION_CLOSED;
             case SESSION_EXPIRED -> EndCause.END_CAUSE_SESSION_EXPIRED;
+            case REVOKED -> EndCause.END_CAUSE_REVOKED;
         };
     }
 }

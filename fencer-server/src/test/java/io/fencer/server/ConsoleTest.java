@@ -1,0 +1,170 @@
+package io.fencer.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.FencingToken;
+import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.StatusRequest;
+import io.fencer.core.ManualTicker;
+import io.fencer.server.TestServers.TestSession;
+import io.grpc.ManagedChannel;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The web console's calls on a real server's HTTP port, plain HTTP (every caller anonymous): what an identity without
+ * {@code admin} is offered and refused, what one with it may do, and the page's own headers.
+ */
+class ConsoleTest {
+    @TempDir
+    Path dir;
+    private FencerServer server;
+    private ManagedChannel channel;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+    @AfterEach
+    void stop() throws Exception {
+        if (channel != null) {
+            TestServers.close(channel);
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @Test
+    void revoke_byAnIdentityWithoutAdmin_offersNoButtonAndAForgedPostIsPermissionDeniedAndTheHolderKeepsTheLock()
+            throws Exception {
+        FencingToken held = startHolding("anonymous lock jobs/\nanonymous read *\n");
+
+        JsonObject state = post("state", "{\"prefix\": \"\"}", true);
+        HttpResponse<String> forged = send("revoke", "{\"lock\": \"jobs/a\", \"token\": " + held.getValue() + "}",
+                true);
+        HttpResponse<String> connect = http.send(HttpRequest.newBuilder(URI.create(base()
+                + "/fencer.v1.Locks/Revoke")).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"lock\": \"jobs/a\"}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+
+        JsonObject lock = state.getAsJsonArray("locks").get(0).getAsJsonObject();
+        assertThat(lock.get("lock").getAsString()).isEqualTo("jobs/a");
+        assertThat(lock.get("token").getAsLong()).isEqualTo(held.getValue());
+        assertThat(lock.get("canRevoke").getAsBoolean()).as("no revoke button without admin").isFalse();
+        assertThat(forged.statusCode()).isEqualTo(403);
+        assertThat(error(forged).get("code").getAsString()).isEqualTo("permission_denied");
+        assertThat(error(forged).get("message").getAsString())
+                .isEqualTo("permission denied: identity 'anonymous' has no 'admin' permission on 'jobs/a'");
+        assertThat(connect.statusCode()).as(connect.body()).isEqualTo(403);
+        assertThat(holder("jobs/a")).as("the forged revokes changed nothing").isEqualTo(held.getValue());
+    }
+
+    @Test
+    void revoke_withoutTheConsoleHeader_isRefusedBeforeAnyCall() throws Exception {
+        FencingToken held = startHolding("anonymous admin *\n");
+
+        HttpResponse<String> crossSite = send("revoke", "{\"lock\": \"jobs/a\", \"token\": 0}", false);
+
+        assertThat(crossSite.statusCode()).isEqualTo(403);
+        assertThat(error(crossSite).get("message").getAsString()).contains("X-Fencer-Console");
+        assertThat(holder("jobs/a")).isEqualTo(held.getValue());
+    }
+
+    @Test
+    void revoke_byAdmin_offersTheButtonRevokesAndTheEventsNameTheRevoker() throws Exception {
+        FencingToken held = startHolding("anonymous admin *\n");
+        JsonObject start = post("events", "{\"revision\": 0, \"ordinal\": 0}", true);
+
+        JsonObject state = post("state", "{\"prefix\": \"jobs/\"}", true);
+        JsonObject revoked = post("revoke", "{\"lock\": \"jobs/a\", \"token\": " + held.getValue() + "}", true);
+        JsonObject events = post("events", start.toString(), true);
+
+        JsonObject lock = state.getAsJsonArray("locks").get(0).getAsJsonObject();
+        assertThat(lock.get("canRevoke").getAsBoolean()).isTrue();
+        assertThat(lock.get("leaseRemainingMillis").getAsLong()).as("the holder's lease, known").isNotNegative();
+        assertThat(state.get("identity").getAsString()).isEqualTo("anonymous");
+        assertThat(state.getAsJsonObject("peer").get("leader").getAsBoolean()).isTrue();
+        assertThat(state.getAsJsonArray("peers")).hasSize(1);
+        assertThat(revoked.get("revoked").getAsString()).isEqualTo("jobs/a#" + held.getValue());
+        JsonArray list = events.getAsJsonArray("events");
+        JsonObject ended = list.get(list.size() - 1).getAsJsonObject();
+        assertThat(ended.get("kind").getAsString()).isEqualTo("released");
+        assertThat(ended.get("endCause").getAsString()).isEqualTo("revoked");
+        assertThat(ended.get("revokedBy").getAsString()).isEqualTo("anonymous");
+        assertThat(ended.get("revision").getAsLong()).isGreaterThanOrEqualTo(start.get("revision").getAsLong());
+        assertThat(events.get("revision").getAsLong()).as("the next poll's position: after the last event")
+                .isEqualTo(ended.get("revision").getAsLong());
+        assertThat(events.get("ordinal").getAsInt()).isEqualTo(ended.get("ordinal").getAsInt() + 1);
+    }
+
+    @Test
+    void page_isServedWithAPolicyThatRunsOnlyItsOwnScript() throws Exception {
+        startHolding("anonymous admin *\n");
+
+        HttpResponse<String> page = http.send(HttpRequest.newBuilder(URI.create(base() + "/console")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> script = http.send(HttpRequest.newBuilder(URI.create(base() + "/console/console.js"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.headers().firstValue("Content-Security-Policy").orElseThrow())
+                .contains("default-src 'self'");
+        assertThat(page.body()).contains("<script src=\"/console/console.js\" defer></script>");
+        assertThat(script.body()).contains("textContent").doesNotContain("innerHTML");
+    }
+
+    /** Starts a server with {@code rules} and a session holding {@code jobs/a}; returns its token. */
+    private FencingToken startHolding(String rules) throws Exception {
+        Path acl = dir.resolve("fencer.acl");
+        Files.writeString(acl, rules + "operator admin *\n");
+        server = FencerServer.start(TestServers.singlePeer(dir.resolve("data"), new ManualTicker()).withAcl(acl)
+                .withHttpPort(0));
+        channel = TestServers.channel(server);
+        LocksGrpc.LocksBlockingStub stub = TestServers.stub(channel);
+        await().atMost(TestServers.STARTUP_MAX).pollInterval(Duration.ofMillis(20)).ignoreExceptions().until(() ->
+                server.isLeader() && io.fencer.api.v1.AdminGrpc.newBlockingStub(channel)
+                        .status(StatusRequest.getDefaultInstance()).getGroupFormatLevel() == 5);
+        TestSession session = TestServers.openSession(stub, 60_000);
+        return TestServers.acquire(stub, session, "jobs/a", 0).getToken();
+    }
+
+    private long holder(String lock) {
+        return TestServers.stub(channel).describe(DescribeRequest.newBuilder().setLock(lock).build()).getHolder()
+                .getValue();
+    }
+
+    private String base() {
+        return "http://127.0.0.1:" + server.httpPort();
+    }
+
+    private JsonObject post(String route, String body, boolean header) throws Exception {
+        HttpResponse<String> response = send(route, body, header);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        return JsonParser.parseString(response.body()).getAsJsonObject();
+    }
+
+    private HttpResponse<String> send(String route, String body, boolean header) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base() + "/console/" + route))
+                .timeout(Duration.ofSeconds(20)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (header) {
+            request.header("X-Fencer-Console", "1");
+        }
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static JsonObject error(HttpResponse<String> response) {
+        return JsonParser.parseString(response.body()).getAsJsonObject().getAsJsonObject("error");
+    }
+}

@@ -20,6 +20,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code fencer lock revoke} with real processes: a {@code fencer lock acquire} holder that writes to the fenced store
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * holder's next write with its old token, through {@code fencer kv put}, is refused stale (exit 5) while the new
  * value stays.
  */
+@ResourceLock(value = TestResources.CHAOS, mode = ResourceAccessMode.READ)
 class RevokeProcessTest {
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 

@@ -84,6 +84,8 @@ class ConsoleBrowserProcessTest {
         await().atMost(PATIENCE).ignoreExceptions().until(() -> fencer.status().groupFormatLevel() == 5);
         holder = FencerProcess.start("holder", dir, List.of("lock", "acquire", "orders", "--ttl", "30s",
                 "--server", ports.endpoint()));
+        // The waiter starts once the holder holds: started together, either JVM could be first to the lock.
+        holder.awaitLine(PATIENCE);
         waiter = FencerProcess.start("waiter", dir, List.of("lock", "acquire", "orders", "--ttl", "30s",
                 "--wait", "60s", "--server", ports.endpoint()));
         browser = headlessChromium();

@@ -98,8 +98,9 @@ class MembershipTest {
         long term = group.server(leader).currentTerm();
         FencerServer back = group.start(removed);
         // The control that it campaigned: only the leader's answer to its vote request closes its division.
-        await().atMost(PeerGroup.ELECTION_MAX).until(() -> failure(() -> acquire(TestServers.stub(
-                group.channel(removed)), session, "orders", 0)).getMessage().contains("CLOSED"));
+        await().atMost(PeerGroup.ELECTION_MAX).untilAsserted(() -> assertThat(failure(() -> acquire(TestServers.stub(
+                group.channel(removed)), session, "orders", 0)).getMessage()).as("what the removed peer answers")
+                .contains("CLOSED"));
         Thread.sleep(2_400); // three of the longest election timeouts (800 ms): time for a disturbed election
 
         assertThat(back.isLeader()).isFalse();

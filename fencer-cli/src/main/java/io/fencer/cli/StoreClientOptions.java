@@ -15,11 +15,11 @@ import picocli.CommandLine.Spec;
  * a stale refusal is then diagnosed with; and the TLS both are reached with.
  */
 final class StoreClientOptions {
-    @Option(names = "--store", paramLabel = "HOST:PORT", defaultValue = "${env:FENCER_STORE:-127.0.0.1:7070}",
-            converter = Converters.Endpoint.class,
-            description = "The store's address: a store-server, or a server hosting the store (env FENCER_STORE; "
-                    + "default: ${DEFAULT-VALUE}).")
-    String store;
+    @Option(names = "--store", split = ",", paramLabel = "HOST:PORT", converter = Converters.Endpoint.class,
+            description = "The store's address: a store-server, or a server hosting the store; for the replicated "
+                    + "store of a group, its peers comma-separated (the leader answers). Default: env FENCER_STORE, "
+                    + "else the --server peers when given, else 127.0.0.1:7070.")
+    List<String> store;
 
     @Option(names = "--server", split = ",", paramLabel = "HOST:PORT", converter = Converters.Endpoint.class,
             description = "The lock service's peers, comma-separated: when given, a stale refusal is diagnosed "
@@ -52,9 +52,38 @@ final class StoreClientOptions {
         return timeouts.apply(tls.apply(Fencer.newBuilder().endpoints(lockService.toArray(String[]::new)))).build();
     }
 
+    /**
+     * Returns the store's endpoints: {@code --store}, else env {@code FENCER_STORE}, else the {@code --server} peers
+     * (a group's peers host its store), else the default of a single local server.
+     */
+    String storeEndpoints() {
+        if (store != null && !store.isEmpty()) {
+            return String.join(",", store);
+        }
+        String fromEnvironment = System.getenv("FENCER_STORE");
+        if (fromEnvironment != null && !fromEnvironment.isBlank()) {
+            return fromEnvironment.trim();
+        }
+        return diagnoses() ? String.join(",", lockService) : DEFAULT_STORE;
+    }
+
+    /** The store of a `fencer server` started with its defaults. */
+    static final String DEFAULT_STORE = "127.0.0.1:7070";
+
     /** Connects to the store, diagnosing with {@code lockService} when not null; the caller closes it. */
     FencedStore connectStore(FencerClient lockService) {
-        FencedStore.Builder builder = timeouts.apply(tls.apply(Fencer.newStoreBuilder().endpoint(store)));
+        String endpoints = storeEndpoints();
+        if (endpoints.split(",").length > ClientOptions.ENDPOINTS_MAX) {
+            throw new ParameterException(command.commandLine(), "--store names " + endpoints.split(",").length
+                    + " endpoints, more than the " + ClientOptions.ENDPOINTS_MAX + " allowed");
+        }
+        FencedStore.Builder builder;
+        try {
+            builder = timeouts.apply(tls.apply(Fencer.newStoreBuilder().endpoint(endpoints)));
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(command.commandLine(), "bad store endpoints '" + endpoints + "': "
+                    + e.getMessage());
+        }
         if (lockService != null) {
             builder.lockService(lockService);
         }

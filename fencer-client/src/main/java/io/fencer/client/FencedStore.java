@@ -195,8 +195,9 @@ public interface FencedStore extends AutoCloseable {
     interface Builder {
         /**
          * The store's address, {@code host:port}: a {@code fencer store-server}, or a {@code fencer server} that
-         * hosts the store beside the lock service (its client port). A store is one process, not a replicated
-         * group, so a client talks to exactly one endpoint.
+         * hosts the store beside the lock service (its client port); or, for the replicated store of a group of
+         * peers, their client addresses as a comma-separated list ({@code host:port,host:port,...}, at most 16), of
+         * which the client follows the leader as the lock client does.
          */
         Builder endpoint(String endpoint);
 

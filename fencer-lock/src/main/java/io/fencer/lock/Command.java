@@ -242,6 +242,40 @@ public sealed interface Command {
     }
 
     /**
+     * One entry of the replicated fenced store (format level 5): the store's own encoding of a mutating store call,
+     * opaque to the lock state machine, which applies it as a no-op. The peer's Raft state machine hands it to the
+     * store beside the lock state, in log order, so the fence check and the write it carries run in the apply step of
+     * every replica. At most {@link #STORE_ENTRY_BYTES_MAX} bytes, never empty.
+     */
+    record StoreEntry(byte[] entry) implements Command {
+        /** The largest store entry: a write of the most ops and bytes the replicated store admits, and framing. */
+        public static final int STORE_ENTRY_BYTES_MAX = (1 << 20) + (64 << 10);
+
+        public StoreEntry {
+            java.util.Objects.requireNonNull(entry, "entry");
+            if (entry.length == 0 || entry.length > STORE_ENTRY_BYTES_MAX) {
+                throw new InvalidArgumentException("entry", entry.length + " bytes", "a store entry of "
+                        + entry.length + " bytes is outside [1, " + STORE_ENTRY_BYTES_MAX + "]");
+            }
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof StoreEntry that && java.util.Arrays.equals(entry, that.entry);
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Arrays.hashCode(entry);
+        }
+
+        @Override
+        public String toString() {
+            return "StoreEntry[" + entry.length + " bytes]";
+        }
+    }
+
+    /**
      * One session's entry of {@link CheckpointLeases}: at most {@code remainingMillis} of its lease is left, or
      * {@link #RENEWED}.
      */

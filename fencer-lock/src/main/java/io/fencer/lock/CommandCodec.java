@@ -60,7 +60,9 @@ import java.util.Set;
  * reads, and a downgrade to it stays possible until the level is raised. It reads versions 1 to 5. Version 5 also
  * holds the command tag {@code REVOKE} (14): {@code lock:string, token:i64, revokedBy:string, lockDelay:bool},
  * answered by the result tag {@code REVOKED} (13): the revoked token, its session id as an i64, and the optional
- * next token.
+ * next token; and the command tag {@code STORE_ENTRY} (15): {@code length:i32, length × u8}, an entry of the
+ * replicated store in the store's own encoding, answered by the result tag {@code STORE_REPLY} (14) in the same
+ * layout.
  *
  * <p>Version 1 (the previous release, before session secrets): the same frame, with OpenSession
  * {@code requestId, ttl}; CloseSession {@code sessionId}; Acquire {@code sessionId, lock, requestId, waitQueued};
@@ -150,6 +152,8 @@ public final class CommandCodec {
     private static final int SET_FORMAT_LEVEL = 13;
     /** Since version 5: an operator's revoke. */
     private static final int REVOKE = 14;
+    /** Since version 5: an entry of the replicated store. */
+    private static final int STORE_ENTRY = 15;
 
     private static final int SESSION_OPENED = 1;
     private static final int SESSION_ENDED = 2;
@@ -164,6 +168,7 @@ public final class CommandCodec {
     private static final int LEASES_CHECKPOINTED = 11;
     private static final int FORMAT_LEVEL_SET = 12;
     private static final int REVOKED = 13;
+    private static final int STORE_REPLY = 14;
 
     /** The reasons the lock state machine rejects commands with; the codec refuses every other as a bug. */
     private static final Set<ErrorReason> REJECTION_REASONS = Collections.unmodifiableSet(EnumSet.of(
@@ -195,7 +200,8 @@ public final class CommandCodec {
     /** Returns the lowest version that holds {@code commands}: 4 unless one is of version 5. */
     private static int version(List<Command> commands) {
         for (Command command : commands) {
-            if (command instanceof Command.SetFormatLevel || command instanceof Command.Revoke) {
+            if (command instanceof Command.SetFormatLevel || command instanceof Command.Revoke
+                    || command instanceof Command.StoreEntry) {
                 return VERSION;
             }
         }
@@ -212,6 +218,10 @@ public final class CommandCodec {
             out.writeLong(revoke.token());
             writeString(out, revoke.revokedBy());
             out.writeBoolean(revoke.lockDelay());
+        } else if (command instanceof Command.StoreEntry store) {
+            out.writeByte(STORE_ENTRY);
+            out.writeInt(store.entry().length);
+            out.write(store.entry());
         } else if (command instanceof Command.OpenSession open) {
             writeOpenSession(out, open);
         } else if (command instanceof Command.CheckpointLeases checkpoint) {
@@ -339,6 +349,9 @@ public final class CommandCodec {
                 requireVersion(in, tag, version, VERSION);
                 return new Command.Revoke(in.readLockName("lock"), in.readLong("token"),
                         in.readRequiredString("revoked by"), in.readBoolean("lock delay"));
+            case STORE_ENTRY:
+                requireVersion(in, tag, version, VERSION);
+                return new Command.StoreEntry(in.readBytes(in.readCount("store entry bytes", 1), "store entry"));
             case OPEN_SESSION_FOR:
                 requireVersion(in, tag, version, VERSION_FOUR);
                 return new Command.OpenSession(in.readRequiredString("request id"), in.readLong("ttl"),
@@ -521,6 +534,10 @@ public final class CommandCodec {
         } else if (result instanceof Result.FormatLevelSet set) {
             out.writeByte(FORMAT_LEVEL_SET);
             out.writeInt(set.level());
+        } else if (result instanceof Result.StoreReply reply) {
+            out.writeByte(STORE_REPLY);
+            out.writeInt(reply.reply().length);
+            out.write(reply.reply());
         } else if (result instanceof Result.Rejected rejected) {
             out.writeByte(REJECTED);
             writeError(out, Objects.requireNonNull(rejected.error(), "rejected error"));
@@ -609,6 +626,8 @@ public final class CommandCodec {
                 return new Result.LeasesCheckpointed(in.readInt("recorded"));
             case FORMAT_LEVEL_SET:
                 return new Result.FormatLevelSet(in.readInt("format level"));
+            case STORE_REPLY:
+                return new Result.StoreReply(in.readBytes(in.readCount("store reply bytes", 1), "store reply"));
             case REJECTED:
                 return new Result.Rejected(readError(in));
             default:

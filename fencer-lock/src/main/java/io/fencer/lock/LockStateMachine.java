@@ -62,6 +62,8 @@ public final class LockStateMachine {
     public static final int FORMAT_LEVEL_GENERATIONS = 5;
     /** The level from which an operator may revoke a grant ({@link Command.Revoke}, a command of level 5). */
     public static final int FORMAT_LEVEL_REVOKE = 5;
+    /** The level from which the log carries the replicated store's entries ({@link Command.StoreEntry}). */
+    public static final int FORMAT_LEVEL_STORE = 5;
 
     private final MachineState state;
     private final SessionApply sessionApply;
@@ -121,6 +123,8 @@ public final class LockStateMachine {
             result = lockApply.revoke(revoke, events);
         } else if (command instanceof Command.CheckpointLeases checkpoint) {
             result = sessionApply.checkpointLeases(checkpoint);
+        } else if (command instanceof Command.StoreEntry) {
+            result = new Result.StoreReply(new byte[0]); // the store's, applied beside this machine, not in it
         } else if (command instanceof Command.SetFormatLevel set) {
             state.formatLevel = Math.max(state.formatLevel, set.level());
             result = new Result.FormatLevelSet(state.formatLevel);

@@ -55,5 +55,30 @@ public sealed interface Result {
     record FormatLevelSet(int level) implements Result {}
 
     /** The command was refused with a typed error; nothing changed. */
+    /**
+     * The store's reply to a {@link Command.StoreEntry}, in the store's own encoding (empty where the lock state
+     * machine applied it alone, which answers nothing).
+     */
+    record StoreReply(byte[] reply) implements Result {
+        public StoreReply {
+            java.util.Objects.requireNonNull(reply, "reply");
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof StoreReply that && java.util.Arrays.equals(reply, that.reply);
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Arrays.hashCode(reply);
+        }
+
+        @Override
+        public String toString() {
+            return "StoreReply[" + reply.length + " bytes]";
+        }
+    }
+
     record Rejected(FencerException error) implements Result {}
 }

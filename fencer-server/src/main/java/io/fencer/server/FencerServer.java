@@ -30,6 +30,7 @@ import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.rpc.MalformedRequests;
 import io.fencer.server.rpc.ReplySpin;
 import io.fencer.server.rpc.StreamFlow;
+import io.fencer.server.store.ReplicatedStore;
 import io.fencer.server.store.StoreRole;
 import io.fencer.server.tls.TlsMaterial;
 import io.fencer.server.watch.WatchHub;
@@ -40,6 +41,7 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -229,6 +231,10 @@ public final class FencerServer implements AutoCloseable {
             watches.failStreams(halted);
         });
 
+        ReplicatedStore replicatedStore = replicatedStore(config, joining);
+        if (replicatedStore != null) {
+            stateMachine.replicate(replicatedStore); // before the start, which loads the snapshot into it
+        }
         raft = RaftNode.start(config, joining, tls, stateMachine, this::port);
         proposer = new Proposer(raft, stateMachine, config.ticker(),
                 (task, delayNanos) -> timers.schedule(task, delayNanos, TimeUnit.NANOSECONDS), config.linger());
@@ -257,7 +263,12 @@ public final class FencerServer implements AutoCloseable {
                 System::currentTimeMillis).bindService(), INBOUND_MESSAGE_BYTES_MAX), refusals));
         services.add(intercepted(MalformedRequests.guard(new PeersService(raft, authorizer).bindService(),
                 INBOUND_MESSAGE_BYTES_MAX), refusals));
-        if (config.store() != null) {
+        if (replicatedStore != null) {
+            replicatedStore.attach(raft, proposer, stateMachine);
+            store = StoreRole.replicated(replicatedStore, config.tokenKeys(), metrics.registry(), authorizer,
+                    this::currentToken);
+            services.add(intercepted(store.service(), refusals));
+        } else if (config.store() != null) {
             store = StoreRole.open(config.dataDir().resolve("store"), config.store().withKeys(config.tokenKeys()),
                     metrics.registry(), authorizer, this::currentToken);
             services.add(intercepted(store.service(), refusals));
@@ -284,8 +295,33 @@ public final class FencerServer implements AutoCloseable {
         LOG.info("fencer server {} serving on {}:{} (admin {}, http {}, store {}, tokens {}, {}, data {}, java {})",
                 config.id(), config.host(), port(), admin == null ? "off" : config.host() + ":" + admin.port(),
                 http == null ? "off" : config.host() + ":" + http.port(),
-                store == null ? "off" : "on", config.tokenKeys() == null ? "unsigned" : "signed", describe(tls),
+                store == null ? "off" : replicatedStore != null ? "replicated" : "on", config.tokenKeys() == null ? "unsigned" : "signed", describe(tls),
                 config.dataDir(), Runtime.version());
+    }
+
+    /**
+     * Opens the replicated store when this peer hosts the store in a group of several peers ({@code --peers} of more
+     * than one, or {@code --join}), or returns null: a single peer keeps the single-node store. A peer whose data
+     * directory holds a single-node store already (a group upgraded from a release whose peers each kept their own)
+     * keeps serving it, and says so: switching would hide its data behind an empty replicated store.
+     */
+    private static ReplicatedStore replicatedStore(ServerConfig config, boolean joining) throws IOException {
+        if (config.store() == null || (config.peers().size() < 2 && !joining)) {
+            return null;
+        }
+        Path local = config.dataDir().resolve("store");
+        if (Files.isDirectory(local)) {
+            try (java.util.stream.Stream<Path> entries = Files.list(local)) {
+                if (entries.findAny().isPresent()) {
+                    LOG.warn("this peer keeps its single-node store in {}: the peers of a group share one replicated"
+                            + " store only when no peer holds a single-node store's data; see docs/store.md"
+                            + " (moving to the replicated store)", local);
+                    return null;
+                }
+            }
+        }
+        return ReplicatedStore.open(config.dataDir().resolve("store-replica"),
+                config.store().withKeys(config.tokenKeys()));
     }
 
     /**
@@ -417,11 +453,14 @@ public final class FencerServer implements AutoCloseable {
                 proposer.close();
             }
             GrpcEndpoints.awaitCalls(server);
-            if (store != null) {
+            if (store != null && !store.replicated()) {
                 store.close();
             }
             if (raft != null) {
                 raft.close();
+            }
+            if (store != null && store.replicated()) {
+                store.close(); // after the Raft node, which applies entries to it until it closes
             }
             timers.shutdownNow();
             if (jvm != null) {

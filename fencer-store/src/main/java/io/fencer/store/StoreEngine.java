@@ -105,6 +105,42 @@ public final class StoreEngine implements AutoCloseable {
         return open(directory, options, SyncedWrites.ROCKSDB);
     }
 
+    /**
+     * Opens a replica of the replicated store in {@code directory}: the engine a peer applies the Raft log's store
+     * entries to, in log order, one at a time. Its writes do not wait for the disk (the log is the durable copy; the
+     * replica is rebuilt from a snapshot and the log on every start), and it checks no token signature (the leader
+     * verified the token before proposing the entry, and peers must not decide differently because their keys
+     * differ during a rotation). Idempotency records are evicted by count alone, oldest first by their recorded
+     * sequence, never by age: the age of a record is counted from when a replica opened, which differs between
+     * replicas, while the records each holds must not.
+     */
+    public static StoreEngine openReplica(Path directory, StoreOptions options) {
+        Objects.requireNonNull(options, "options");
+        return open(directory, options.withKeys(null).withIdempotencyAgeMax(REPLICA_IDEMPOTENCY_AGE_MAX),
+                SyncedWrites.UNSYNCED);
+    }
+
+    /** The age bound of a replica's idempotency records: none that a store lives to reach (see openReplica). */
+    static final Duration REPLICA_IDEMPOTENCY_AGE_MAX = Duration.ofDays(365L * 100);
+
+    /**
+     * Checks a write as {@link #write} does before it queues it, and applies nothing: the scope and idempotency key
+     * names, the token (verified when the options carry keys; a shared-mode grant refused) and the ops against the
+     * limits. For the leader of the replicated store, before it proposes the write to the log.
+     *
+     * @throws InvalidArgumentException for a malformed request
+     * @throws io.fencer.core.BadTokenSignatureException when keys are configured and the token does not verify
+     * @throws io.fencer.core.ModeMismatchException for a shared-mode token
+     */
+    public void checkWrite(String scope, String sequencer, List<Op> ops, String idempotencyKey) {
+        LockNames.check("scope", scope);
+        checks.parseWriteToken(scope, sequencer);
+        checks.checkOps(scope, List.copyOf(ops));
+        if (idempotencyKey != null) {
+            LockNames.check("idempotencyKey", idempotencyKey);
+        }
+    }
+
     /** Opens the store as {@link #open(Path, StoreOptions)} does; {@code syncedWrites} makes its synced writes. */
     static StoreEngine open(Path directory, StoreOptions options, SyncedWrites syncedWrites) {
         return open(directory, options, syncedWrites, null);

@@ -27,6 +27,32 @@ interface SyncedWrites {
         }
     };
 
+    /**
+     * Writes without waiting for the disk: for a replica of the replicated store, whose durability is the Raft log's
+     * (a majority fsync'd the entry before it was applied) and whose database is rebuilt from a snapshot and the log
+     * on every start. RocksDB still writes its own log, so a write survives the process; only a crash of the machine
+     * may lose it, and the rebuild recovers it.
+     */
+    SyncedWrites UNSYNCED = new SyncedWrites() {
+        @Override
+        public void write(RocksDB db, WriteOptions sync, WriteBatch batch) throws RocksDBException {
+            db.write(Unsynced.OPTIONS, batch);
+        }
+
+        @Override
+        public void put(RocksDB db, WriteOptions sync, ColumnFamilyHandle family, byte[] key, byte[] value)
+                throws RocksDBException {
+            db.put(family, Unsynced.OPTIONS, key, value);
+        }
+    };
+
+    /** The unsynced write options, made on first use: after the database opened, which loads RocksDB's library. */
+    final class Unsynced {
+        static final WriteOptions OPTIONS = new WriteOptions().setSync(false);
+
+        private Unsynced() {}
+    }
+
     /** Writes {@code batch} to {@code db} with the engine's synced write options {@code sync}. */
     void write(RocksDB db, WriteOptions sync, WriteBatch batch) throws RocksDBException;
 

@@ -17,7 +17,8 @@ final class StoreBuilder implements FencedStore.Builder {
 
     @Override
     public FencedStore.Builder endpoint(String endpoint) {
-        this.endpoint = Router.checkEndpoint(endpoint);
+        StoreConnection.parseEndpoints(endpoint); // checked now, so a mistake points at its cause
+        this.endpoint = endpoint;
         return this;
     }
 

@@ -15,7 +15,15 @@ import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 
 /**
- * The store client's way to its one store endpoint: a plaintext channel and the loop every call goes through.
+ * The store client's way to its store: one endpoint (a single node's store), or the peers of a group serving one
+ * replicated store, of which the leader answers. One lazily made channel per endpoint, a current endpoint that
+ * follows the leader, and the loop every call goes through.
+ *
+ * <p>Following the leader: an answer NOT_LEADER means the peer took nothing (a replicated store checks leadership
+ * before it proposes, and Ratis refuses a proposal it does not append), so every call, idempotent or not, moves to
+ * the leader named (or to the next endpoint when none is named) and is sent again at once; once a peer has so
+ * answered, the call's budget lasts at least {@link Router#ELECTION_WAIT_NANOS}, so that a call made during an
+ * election outlives it. A call retried after a transport failure moves to the next endpoint too.
  *
  * <p>An idempotent call (reads, fence, create-scope, a write with an idempotency key, unit commit and abort) is
  * retried on UNAVAILABLE, DEADLINE_EXCEEDED and CANCELLED with exponential backoff and jitter until the call
@@ -66,10 +74,14 @@ final class StoreConnection implements AutoCloseable {
         ONCE
     }
 
-    private final String endpoint;
-    private final ManagedChannel channel;
-    private final StoreGrpc.StoreBlockingStub stub;
-    private final Pipeline<?, ?> pipeline; // null when off (the builder's pipelining)
+    /** The most endpoints a connection knows: the configured ones and leaders learned from NOT_LEADER answers. */
+    static final int ENDPOINTS_MAX = 16;
+
+    private final java.util.List<String> endpoints; // guarded by itself
+    private final java.util.Map<String, Endpoint> channels = new java.util.concurrent.ConcurrentHashMap<>();
+    private final ClientTransport transport;
+    private final boolean pipelining;
+    private volatile String current;
     private final long callTimeoutNanos;
     /** How long a call retries while the store has never answered and refuses connections. */
     private final long unreachableTimeoutNanos;
@@ -83,6 +95,9 @@ final class StoreConnection implements AutoCloseable {
         this(endpoint, callTimeoutNanos, unreachableTimeoutNanos, RetryBudget.SYSTEM, transport, pipelining);
     }
 
+    /** One endpoint's channel, blocking stub and pipeline (null when pipelining is off). */
+    private record Endpoint(ManagedChannel channel, StoreGrpc.StoreBlockingStub stub, Pipeline<?, ?> pipeline) {}
+
     /** Makes a plaintext connection whose retries wait with {@code sleeper}: tests make it oversleep. */
     StoreConnection(String endpoint, long callTimeoutNanos, RetryBudget.Sleeper sleeper) {
         this(endpoint, callTimeoutNanos, callTimeoutNanos, sleeper, ClientTransport.plaintext(),
@@ -94,23 +109,87 @@ final class StoreConnection implements AutoCloseable {
         if (callTimeoutNanos <= 0) {
             throw new IllegalArgumentException("call timeout must be positive: " + callTimeoutNanos + " ns");
         }
-        this.endpoint = Router.checkEndpoint(endpoint);
-        this.channel = transport.channelBuilder(this.endpoint)
-                // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
-                .disableRetry()
-                // the store accepts batches up to 4 MiB and reads return values up to 1 MiB
-                .maxInboundMessageSize(8 * 1024 * 1024)
-                .build();
-        this.stub = StoreGrpc.newBlockingStub(channel);
-        this.pipeline = pipelining ? Pipeline.store(channel) : null;
+        this.endpoints = parseEndpoints(endpoint);
+        this.current = endpoints.get(0);
+        this.transport = transport;
+        this.pipelining = pipelining;
         this.callTimeoutNanos = callTimeoutNanos;
         this.unreachableTimeoutNanos = unreachableTimeoutNanos;
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
         this.sleeper = sleeper;
     }
 
+    /** Parses {@code host:port[,host:port...]}: the endpoints in order, each checked, duplicates dropped. */
+    static java.util.List<String> parseEndpoints(String list) {
+        if (list == null) {
+            throw new IllegalArgumentException("the store's endpoint (host:port) is required");
+        }
+        java.util.List<String> parsed = new java.util.ArrayList<>();
+        for (String part : list.split(",", -1)) {
+            String endpoint = Router.checkEndpoint(part.trim());
+            if (!parsed.contains(endpoint)) {
+                parsed.add(endpoint);
+            }
+        }
+        if (parsed.size() > ENDPOINTS_MAX) {
+            throw new IllegalArgumentException("the store's endpoint list '" + list + "' names " + parsed.size()
+                    + " endpoints, more than the " + ENDPOINTS_MAX + " allowed");
+        }
+        return parsed;
+    }
+
+    /** Returns the endpoint calls go to now: the leader, as last learned. */
     String endpoint() {
-        return endpoint;
+        return current;
+    }
+
+    private Endpoint channelOf(String endpoint) {
+        return channels.computeIfAbsent(endpoint, address -> {
+            ManagedChannel channel = transport.channelBuilder(address)
+                    // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
+                    .disableRetry()
+                    // the store accepts batches up to 4 MiB and reads return values up to 1 MiB
+                    .maxInboundMessageSize(8 * 1024 * 1024)
+                    .build();
+            return new Endpoint(channel, StoreGrpc.newBlockingStub(channel),
+                    pipelining ? Pipeline.store(channel) : null);
+        });
+    }
+
+    /**
+     * Moves away from {@code failed} and returns where the call goes next: the leader a NOT_LEADER answer names
+     * (learned, within {@link #ENDPOINTS_MAX}), or else the endpoint after {@code failed}.
+     */
+    private String moveFrom(String failed, StatusRuntimeException failure) {
+        java.util.Optional<io.fencer.api.v1.ErrorDetail> detail = WireErrors.detail(failure);
+        String leader = detail.isPresent() && detail.get().getReason() == io.fencer.api.v1.Reason.REASON_NOT_LEADER
+                ? detail.get().getLeaderAddress() : "";
+        synchronized (endpoints) {
+            if (!leader.isEmpty()) {
+                try {
+                    String address = Router.checkEndpoint(leader);
+                    if (endpoints.contains(address) || endpoints.size() < ENDPOINTS_MAX) {
+                        if (!endpoints.contains(address)) {
+                            endpoints.add(address);
+                        }
+                        current = address;
+                        return address;
+                    }
+                } catch (IllegalArgumentException ignored) {
+                    // a leader address that is not one: go on to the next endpoint
+                }
+            }
+            if (current.equals(failed)) {
+                current = endpoints.get((endpoints.indexOf(failed) + 1) % endpoints.size());
+            }
+            return current;
+        }
+    }
+
+    /** Returns true when {@code failure} is a NOT_LEADER answer: the peer took nothing. */
+    private static boolean notLeader(StatusRuntimeException failure) {
+        return WireErrors.detail(failure).map(detail -> detail.getReason()
+                == io.fencer.api.v1.Reason.REASON_NOT_LEADER).orElse(false);
     }
 
     /**
@@ -124,7 +203,11 @@ final class StoreConnection implements AutoCloseable {
     <T> T call(String operation, Retry retry, int[] attempts, Attempt<T> attempt) {
         RetryBudget budget = new RetryBudget(callTimeoutNanos, sleeper, retry != Retry.READ);
         int made = 0;
+        boolean electing = false;
+        boolean followedLast = false;
+        String endpoint = current;
         while (true) {
+            Endpoint to = channelOf(endpoint);
             long remaining = budget.remainingNanos();
             long attemptNanos = retry != Retry.ONCE ? Math.min(remaining, attemptTimeoutNanos) : remaining;
             made++;
@@ -132,7 +215,7 @@ final class StoreConnection implements AutoCloseable {
                 attempts[0] = made;
             }
             try {
-                T result = attempt.run(new StoreCalls(stub, pipeline, attemptNanos));
+                T result = attempt.run(new StoreCalls(to.stub(), to.pipeline(), attemptNanos));
                 answered = true;
                 return result;
             } catch (StatusRuntimeException failure) {
@@ -141,23 +224,36 @@ final class StoreConnection implements AutoCloseable {
                     throw WireErrors.toException(failure);
                 }
                 budget.failed(failure);
+                boolean refusedUntaken = notLeader(failure);
+                if (!electing && Router.answeredByGroup(failure)) {
+                    electing = true; // the group is electing: the call waits one out at the least
+                    budget.extendTo(System.nanoTime() + Router.ELECTION_WAIT_NANOS);
+                }
                 if (!answered && budget.unreachableFor(unreachableTimeoutNanos)) {
                     throw unreachable(operation, budget);
                 }
-                boolean mayRetry = retry != Retry.ONCE && !channel.isShutdown();
-                if (!mayRetry || !budget.pauseBeforeRetry(operation, budget.nextBackoffNanos())) {
+                boolean mayRetry = (retry != Retry.ONCE || refusedUntaken) && !to.channel().isShutdown();
+                String next = mayRetry ? moveFrom(endpoint, failure) : endpoint;
+                // Follow a named leader at once, but not twice in a row: two peers naming each other must not spin.
+                long pauseNanos = refusedUntaken && !next.equals(endpoint) && !followedLast ? 0
+                        : budget.nextBackoffNanos();
+                followedLast = pauseNanos == 0;
+                if (!mayRetry || !budget.pauseBeforeRetry(operation, pauseNanos)) {
                     throw unavailable(operation, made, budget);
                 }
+                endpoint = next;
+                Endpoint nextChannel = channelOf(endpoint);
                 // do not wait for gRPC's own reconnect backoff (up to 2 minutes): a restarted store is used at once
-                if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
-                    channel.resetConnectBackoff();
+                if (nextChannel.channel().getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+                    nextChannel.channel().resetConnectBackoff();
                 }
             }
         }
     }
 
     private UnavailableException unavailable(String operation, int attempts, RetryBudget budget) {
-        return new UnavailableException(operation + " failed: the store at " + endpoint + " did not answer ("
+        return new UnavailableException(operation + " failed: the store at " + describeEndpoints()
+                + " did not answer ("
                 + attempts + (attempts == 1 ? " attempt" : " attempts") + " within "
                 + NANOSECONDS.toMillis(callTimeoutNanos) + " ms; last error: " + budget.lastErrors()
                 + ")" + budget.outcome(), budget.lastFailure());
@@ -165,25 +261,36 @@ final class StoreConnection implements AutoCloseable {
 
     /** The failure of a call that never reached the store: say where it tried and why. */
     private UnavailableException unreachable(String operation, RetryBudget budget) {
-        return new UnavailableException(operation + " failed: cannot connect to the store at " + endpoint + " ("
+        return new UnavailableException(operation + " failed: cannot connect to the store at " + describeEndpoints()
+                + " ("
                 + Unreachable.why(budget.lastFailure()).orElse("unreachable") + ", for "
                 + NANOSECONDS.toMillis(unreachableTimeoutNanos) + " ms); nothing was sent", budget.lastFailure());
     }
 
-    /** Shuts the channel down, waiting briefly for calls in flight. Idempotent. */
+    private String describeEndpoints() {
+        synchronized (endpoints) {
+            return endpoints.size() == 1 ? endpoints.get(0) : String.join(",", endpoints);
+        }
+    }
+
+    /** Shuts the channels down, waiting briefly for calls in flight. Idempotent. */
     @Override
     public void close() {
-        if (pipeline != null) {
-            pipeline.close(); // an open stream would hold the channel's graceful shutdown up
-        }
-        channel.shutdown();
-        try {
-            if (!channel.awaitTermination(SHUTDOWN_WAIT_MILLIS, MILLISECONDS)) {
-                channel.shutdownNow();
+        for (Endpoint endpoint : channels.values()) {
+            if (endpoint.pipeline() != null) {
+                endpoint.pipeline().close(); // an open stream would hold the channel's graceful shutdown up
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            channel.shutdownNow();
+            endpoint.channel().shutdown();
+        }
+        for (Endpoint endpoint : channels.values()) {
+            try {
+                if (!endpoint.channel().awaitTermination(SHUTDOWN_WAIT_MILLIS, MILLISECONDS)) {
+                    endpoint.channel().shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                endpoint.channel().shutdownNow();
+            }
         }
     }
 }

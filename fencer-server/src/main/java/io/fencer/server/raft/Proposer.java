@@ -59,6 +59,11 @@ public final class Proposer implements AutoCloseable {
      */
     static final int IN_FLIGHT_ENTRIES_MAX = 3;
     static final int QUEUED_COMMANDS_MAX = 65_536;
+    /**
+     * The most bytes of store entries in one log entry (a lone larger one goes alone): lock commands are tens of bytes,
+     * a store write up to a MiB, and one log entry must fit the Raft port's frame and Ratis's appender buffer.
+     */
+    static final long BATCH_STORE_BYTES_MAX = 2L << 20;
 
     private final RaftNode raft;
     private final RaftLockStateMachine stateMachine;
@@ -195,7 +200,10 @@ public final class Proposer implements AutoCloseable {
                 draining = true;
                 boolean lone = inFlightEntries == 0 && queue.size() == 1;
                 batch = new ArrayList<>(Math.min(queue.size(), BATCH_COMMANDS_MAX));
-                while (batch.size() < BATCH_COMMANDS_MAX && !queue.isEmpty()) {
+                long batchBytes = 0;
+                while (batch.size() < BATCH_COMMANDS_MAX && !queue.isEmpty()
+                        && (batch.isEmpty() || batchBytes + storeBytes(queue.peek()) <= BATCH_STORE_BYTES_MAX)) {
+                    batchBytes += storeBytes(queue.peek());
                     batch.add(queue.poll());
                 }
                 entry = sent(lone);
@@ -208,6 +216,11 @@ public final class Proposer implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** Returns the bytes a proposal adds to an entry's store payload: its store entry's, or 0 for a lock command. */
+    private static long storeBytes(Proposal proposal) {
+        return proposal.command() instanceof Command.StoreEntry store ? store.entry().length : 0;
     }
 
     /**

@@ -112,6 +112,11 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     /** "FNCR": the first bytes of every snapshot file. */
     private static final int SNAPSHOT_MAGIC = 0x464e4352;
     private static final int SNAPSHOT_FORMAT_VERSION = 1;
+    /**
+     * The snapshot layout with the replicated store: version 1's, then the store's state to the end of the file
+     * ({@link ReplicatedResource.SnapshotWriter}). Written only from format level 5 on, which every peer reads.
+     */
+    private static final int SNAPSHOT_FORMAT_VERSION_STORE = 2;
     /** At most one line per kind of refused entry per interval; the next line counts those left out. */
     static final Duration REFUSALS_LOG_INTERVAL = Duration.ofSeconds(10);
     /** While halted, at most one line per interval about the entries not applied and the snapshots declined. */
@@ -134,6 +139,8 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     private volatile Counts counts = new Counts(0, 0, 0);
     /** Set when an apply failed (see the class doc); null while this peer applies the log. */
     private volatile ApplyHalt halt;
+    /** The store replicated beside the lock state, or null (a single peer's store, or none); set before start. */
+    private volatile ReplicatedResource resource;
     /**
      * The usage of each identity with an open session, as of the last apply: published from the machine's changes
      * after every log entry (and whole after a snapshot is loaded), under the lock, before the entry's proposers are
@@ -245,6 +252,14 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * Replicates {@code resource} beside the lock state: it applies the log's store entries and shares the snapshots.
+     * Call before the Raft node starts, since starting loads the latest snapshot.
+     */
+    public void replicate(ReplicatedResource resource) {
+        this.resource = java.util.Objects.requireNonNull(resource, "resource");
     }
 
     /** Runs {@code reader} on the current state under the apply lock; not linearizable (see the class doc). */
@@ -368,6 +383,10 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         InvalidArgumentException firstRefused = null;
         int refused = 0;
         for (Command command : commands) {
+            if (command instanceof Command.StoreEntry store && resource != null) {
+                results.add(new Result.StoreReply(resource.apply(store.entry(), entry.getIndex())));
+                continue; // its failure is this peer's and halts it, as any other failure of an apply
+            }
             try {
                 CommandChecks.checkApplied(command, limits);
             } catch (InvalidArgumentException e) {
@@ -519,6 +538,7 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     public long takeSnapshot() throws IOException {
         TermIndex last;
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        ReplicatedResource.SnapshotWriter store = null;
         lock.lock();
         try {
             ApplyHalt halted = halt;
@@ -533,31 +553,52 @@ public final class RaftLockStateMachine extends BaseStateMachine {
             if (last == null || last.getIndex() < 0) {
                 return RaftLog.INVALID_LOG_INDEX; // nothing applied yet: nothing to snapshot
             }
+            ReplicatedResource replicated = resource;
+            boolean withStore = replicated != null && machine.formatLevel() >= LockStateMachine.FORMAT_LEVEL_STORE;
             DataOutputStream out = new DataOutputStream(bytes);
             out.writeInt(SNAPSHOT_MAGIC);
-            out.writeInt(SNAPSHOT_FORMAT_VERSION);
+            out.writeInt(withStore ? SNAPSHOT_FORMAT_VERSION_STORE : SNAPSHOT_FORMAT_VERSION);
             machine.writeSnapshot(out);
             out.flush();
+            store = withStore ? replicated.beginSnapshot() : null; // the store as applied to the same index
         } finally {
             lock.unlock();
         }
         File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
-        if (!file.exists()) {
-            writeAtomically(file.toPath(), bytes.toByteArray());
+        try (ReplicatedResource.SnapshotWriter writer = store) {
+            if (!file.exists()) {
+                writeAtomically(file.toPath(), out -> {
+                    bytes.writeTo(out);
+                    if (writer != null) {
+                        writer.writeTo(out);
+                    }
+                });
+            }
         }
         MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
-        LOG.info("snapshot {} written: {} bytes at {}", last, bytes.size(), file);
+        LOG.info("snapshot {} written: {} bytes at {}", last, file.length(), file);
         return last.getIndex();
+    }
+
+    /** Writes what {@code content} writes into a file. */
+    @FunctionalInterface
+    interface FileContent {
+        void writeTo(OutputStream out) throws IOException;
     }
 
     /** Writes {@code bytes} to a temporary file, forces it to disk, then renames it over {@code target}. */
     static void writeAtomically(Path target, byte[] bytes) throws IOException {
+        writeAtomically(target, out -> out.write(bytes));
+    }
+
+    /** Writes {@code content} to a temporary file, forces it to disk, then renames it over {@code target}. */
+    static void writeAtomically(Path target, FileContent content) throws IOException {
         Path temporary = target.resolveSibling(target.getFileName() + ".tmp");
         try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE,
                 StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
                 OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel))) {
-            out.write(bytes);
+            content.writeTo(out);
             out.flush();
             channel.force(true);
         }
@@ -585,12 +626,18 @@ public final class RaftLockStateMachine extends BaseStateMachine {
                 DataInputStream in = new DataInputStream(new BufferedInputStream(stream))) {
             int magic = in.readInt();
             int version = in.readInt();
-            if (magic != SNAPSHOT_MAGIC || version != SNAPSHOT_FORMAT_VERSION) {
+            if (magic != SNAPSHOT_MAGIC
+                    || (version != SNAPSHOT_FORMAT_VERSION && version != SNAPSHOT_FORMAT_VERSION_STORE)) {
                 throw new IOException("snapshot " + file + " has magic " + Integer.toHexString(magic) + " version "
                         + version + ", expected " + Integer.toHexString(SNAPSHOT_MAGIC) + " version "
-                        + SNAPSHOT_FORMAT_VERSION);
+                        + SNAPSHOT_FORMAT_VERSION + " or " + SNAPSHOT_FORMAT_VERSION_STORE);
             }
             restored = LockStateMachine.readSnapshot(in, limits);
+            ReplicatedResource replicated = resource;
+            if (replicated != null) {
+                // Nothing applies meanwhile: Ratis loads a snapshot before it applies the entries after it.
+                replicated.load(version == SNAPSHOT_FORMAT_VERSION_STORE ? in : null);
+            }
         }
         ApplyHalt ended;
         lock.lock();

@@ -38,19 +38,22 @@ public final class StoreRole implements AutoCloseable {
     private static final long SWEEP_PERIOD_MILLIS = 1_000;
     private static final long DRAIN_MILLIS = 5_000;
 
-    private final StoreEngine engine;
+    private final StoreCalls calls;
+    /** The replicated store served, or null for a single node's store. */
+    private final ReplicatedStore replicated;
     private final ThreadPoolExecutor workers;
     private final ScheduledExecutorService sweeper;
     private final StoreService service;
 
-    private StoreRole(StoreEngine engine, MeterRegistry registry, Authorizer authorizer,
-            ScopeClaims.LockHolders holders) {
-        this.engine = engine;
+    private StoreRole(StoreCalls calls, ReplicatedStore replicated, io.fencer.core.TokenKeys claimKeys,
+            MeterRegistry registry, Authorizer authorizer, ScopeClaims.LockHolders holders) {
+        this.calls = calls;
+        this.replicated = replicated;
         this.workers = new ThreadPoolExecutor(WORKERS, WORKERS, 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(WORK_QUEUE_MAX), daemonThreads("fencer-store-worker-"));
         this.sweeper = new ScheduledThreadPoolExecutor(1, daemonThreads("fencer-store-sweeper-"));
-        this.service = new StoreService(engine, workers, WORK_QUEUE_MAX, new StoreMetrics(registry),
-                authorizer, new ScopeClaims(authorizer, engine.options().keys(), holders));
+        this.service = new StoreService(calls, workers, WORK_QUEUE_MAX, new StoreMetrics(registry),
+                authorizer, new ScopeClaims(authorizer, claimKeys, holders));
         service.pipelineFlow().register(registry);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
@@ -62,7 +65,17 @@ public final class StoreRole implements AutoCloseable {
      */
     public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer,
             ScopeClaims.LockHolders holders) {
-        return new StoreRole(StoreEngine.open(directory, options), registry, authorizer, holders);
+        StoreEngine engine = StoreEngine.open(directory, options);
+        return new StoreRole(StoreCalls.local(engine), null, options.keys(), registry, authorizer, holders);
+    }
+
+    /**
+     * Serves the replicated store of a group of peers ({@link ReplicatedStore}), which the caller opened and attached
+     * to the state machine; closing the role closes it. Its claims check the token's signature with {@code keys}.
+     */
+    public static StoreRole replicated(ReplicatedStore store, io.fencer.core.TokenKeys keys, MeterRegistry registry,
+            Authorizer authorizer, ScopeClaims.LockHolders holders) {
+        return new StoreRole(store, store, keys, registry, authorizer, holders);
     }
 
     /** Returns the service, guarded against undecodable requests and requests over 5 MiB. */
@@ -70,9 +83,14 @@ public final class StoreRole implements AutoCloseable {
         return MalformedRequests.guard(service.bindService(), INBOUND_MESSAGE_BYTES_MAX);
     }
 
-    /** Returns the engine the role serves. */
+    /** Returns true when the role serves the replicated store of a group of peers. */
+    public boolean replicated() {
+        return replicated != null;
+    }
+
+    /** Returns the engine holding this node's data (a replica's is replaced when a snapshot is installed). */
     public StoreEngine engine() {
-        return engine;
+        return calls.engine();
     }
 
     StoreService storeService() {
@@ -91,8 +109,10 @@ public final class StoreRole implements AutoCloseable {
 
     private void sweep() {
         try {
-            engine.expireUnits();
-            engine.sweepIdempotency();
+            if (replicated == null) { // a replica evicts only in its apply, in log order (StoreEngine#openReplica)
+                calls.engine().expireUnits();
+                calls.engine().sweepIdempotency();
+            }
             service.forgetEndedUnits();
         } catch (RuntimeException e) {
             LOG.warn("the store's periodic sweep failed; it runs again in {} ms", SWEEP_PERIOD_MILLIS, e);
@@ -112,7 +132,11 @@ public final class StoreRole implements AutoCloseable {
             workers.shutdownNow();
             Thread.currentThread().interrupt();
         }
-        engine.close();
+        if (replicated != null) {
+            replicated.close();
+        } else {
+            calls.engine().close();
+        }
     }
 
     private static ThreadFactory daemonThreads(String prefix) {

@@ -72,12 +72,10 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     static final Duration ENDED_UNIT_RETENTION = Duration.ofSeconds(60);
     /** The most ended units kept; beyond it the oldest are forgotten first. */
     static final int ENDED_UNITS_MAX = 10_000;
-    /** The longest idempotency key, in bytes of UTF-8 (store.proto). */
-    static final int IDEMPOTENCY_KEY_BYTES_MAX = 128;
     /** The longest unit timeout a request may ask for, in milliseconds (store.proto). */
     static final long UNIT_TIMEOUT_MILLIS_MAX = 60_000;
 
-    private final StoreEngine engine;
+    private final StoreCalls calls;
     private final Executor workers;
     private final int workQueueMax;
     private final StoreMetrics metrics;
@@ -93,15 +91,15 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         static final long OPEN = Long.MIN_VALUE;
     }
 
-    StoreService(StoreEngine engine, Executor workers, int workQueueMax, StoreMetrics metrics,
+    StoreService(StoreCalls calls, Executor workers, int workQueueMax, StoreMetrics metrics,
             Authorizer authorizer, ScopeClaims claims) {
-        this.engine = engine;
+        this.calls = calls;
         this.authorizer = authorizer;
         this.claims = claims;
         this.workers = workers;
         this.workQueueMax = workQueueMax;
         this.metrics = metrics;
-        this.ticker = engine.options().ticker();
+        this.ticker = calls.engine().options().ticker();
     }
 
     /**
@@ -114,10 +112,10 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         long startNanos = System.nanoTime();
         CompletableFuture<WriteResult> outcome;
         try {
-            List<Op> ops = ops(request.getOpsList());
-            String idempotencyKey = idempotencyKey(request.getIdempotencyKey());
+            List<Op> ops = StoreWire.ops(request.getOpsList(), calls.engine().options().opsPerWriteMax());
+            String idempotencyKey = StoreWire.idempotencyKey(request.getIdempotencyKey());
             authorize(Permission.WRITE, request.getScope());
-            outcome = engine.writeAsync(request.getScope(), request.getSequencer(), ops, idempotencyKey);
+            outcome = calls.write(request.getScope(), request.getSequencer(), ops, idempotencyKey);
         } catch (RuntimeException e) {
             metrics.recordWrite(request.getScope(), startNanos, e);
             Replies.send(out, null, e);
@@ -126,7 +124,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         outcome.whenComplete((result, failure) -> {
             Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
             metrics.recordWrite(request.getScope(), startNanos, cause);
-            Replies.send(out, cause == null ? response(result) : null, cause);
+            Replies.send(out, cause == null ? StoreWire.response(result) : null, cause);
         });
     }
 
@@ -152,7 +150,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         StoreBackup backup;
         try {
             authorizer.checkPrefix(Permission.ADMIN, "");
-            backup = engine.openBackup(System.currentTimeMillis());
+            backup = calls.engine().openBackup(System.currentTimeMillis());
         } catch (RuntimeException e) {
             Replies.send(out, null, e);
             return;
@@ -178,7 +176,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         serve(out, () -> {
             String sequencer = request.getSequencer().isEmpty() ? null : request.getSequencer();
             authorize(Permission.READ, request.getScope());
-            ReadResult read = engine.get(request.getScope(), request.getKey().toByteArray(), sequencer);
+            ReadResult read = calls.get(request.getScope(), request.getKey().toByteArray(), sequencer);
             GetResponse.Builder response = GetResponse.newBuilder().setFound(read.present())
                     .setWrittenBy(read.writtenBy()).setAccepted(read.accepted());
             if (read.present()) {
@@ -192,7 +190,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     public void fence(FenceRequest request, StreamObserver<io.fencer.api.v1.ScopeInfo> out) {
         serve(out, () -> {
             authorize(Permission.READ, request.getScope());
-            return scopeInfo(engine.scope(request.getScope()));
+            return StoreWire.scopeInfo(calls.scope(request.getScope()));
         });
     }
 
@@ -207,7 +205,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             authorize(Permission.ADMIN, request.getScope());
             LockNames.check("lock", lock);
             claims.check(request.getScope(), lock, request.getSequencer());
-            return scopeInfo(engine.createScope(request.getScope(), lock, policy(request.getPolicy())));
+            return StoreWire.scopeInfo(calls.createScope(request.getScope(), lock, StoreWire.policy(request.getPolicy())));
         });
     }
 
@@ -221,7 +219,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
                                 + UNIT_TIMEOUT_MILLIS_MAX + "]");
             }
             authorize(Permission.WRITE, request.getScope());
-            Unit unit = engine.begin(request.getScope(), request.getSequencer(), Duration.ofMillis(timeoutMillis));
+            Unit unit = calls.begin(request.getScope(), request.getSequencer(), Duration.ofMillis(timeoutMillis));
             units.put(unit.id(), new TrackedUnit(unit, new AtomicInteger(), new AtomicLong(TrackedUnit.OPEN)));
             return BeginUnitResponse.newBuilder().setUnitId(unit.id()).setAccepted(unit.token().value()).build();
         });
@@ -232,7 +230,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     public void unitWrite(UnitWriteRequest request, StreamObserver<UnitWriteResponse> out) {
         serve(out, () -> {
             TrackedUnit tracked = tracked(request.getUnitId());
-            List<Op> ops = ops(request.getOpsList());
+            List<Op> ops = StoreWire.ops(request.getOpsList(), calls.engine().options().opsPerWriteMax());
             authorizer.check(Permission.WRITE, tracked.unit().scope());
             try {
                 for (Op op : ops) {
@@ -252,7 +250,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         serve(out, () -> {
             TrackedUnit tracked = tracked(request.getUnitId());
             authorizer.check(Permission.WRITE, tracked.unit().scope());
-            return response(metrics.timeWrite(tracked.unit().scope(), () -> tracked.unit().commit()));
+            return StoreWire.response(metrics.timeWrite(tracked.unit().scope(), () -> tracked.unit().commit()));
         });
     }
 
@@ -343,65 +341,6 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             Replies.send(observer, null, new LimitExceededException("storeQueueMax", workQueueMax,
                     "the store has " + workQueueMax + " calls waiting for a worker, the most allowed; retry later"));
         }
-    }
-
-    private List<Op> ops(List<io.fencer.api.v1.Op> wire) {
-        int opsMax = engine.options().opsPerWriteMax();
-        if (wire.size() > opsMax) { // checked before converting, so a flood of tiny ops costs no copies
-            throw new InvalidArgumentException("ops", Integer.toString(wire.size()), "a request has " + wire.size()
-                    + " ops, more than the opsPerWriteMax of " + opsMax);
-        }
-        List<Op> ops = new ArrayList<>(wire.size());
-        for (int index = 0; index < wire.size(); index++) {
-            io.fencer.api.v1.Op op = wire.get(index);
-            switch (op.getOpCase()) {
-                case PUT -> ops.add(Op.put(op.getPut().getKey().toByteArray(), op.getPut().getValue().toByteArray()));
-                case DELETE -> ops.add(Op.delete(op.getDelete().getKey().toByteArray()));
-                default -> throw new InvalidArgumentException("ops[" + index + "]", "", "op " + index
-                        + " is neither a put nor a delete");
-            }
-        }
-        return ops;
-    }
-
-    private static String idempotencyKey(String key) {
-        if (key.isEmpty()) {
-            return null;
-        }
-        int bytes = key.getBytes(StandardCharsets.UTF_8).length;
-        if (bytes > IDEMPOTENCY_KEY_BYTES_MAX) {
-            throw new InvalidArgumentException("idempotency_key", key, "idempotency_key is " + bytes
-                    + " bytes of UTF-8, more than the " + IDEMPOTENCY_KEY_BYTES_MAX + " allowed");
-        }
-        return key;
-    }
-
-    private static FencePolicy policy(Policy policy) {
-        return switch (policy) {
-            case POLICY_UNSPECIFIED, POLICY_AT_LEAST -> FencePolicy.AT_LEAST;
-            case POLICY_STRICT -> FencePolicy.STRICT;
-            default -> throw new InvalidArgumentException("policy", Integer.toString(policy.getNumber()),
-                    "policy " + policy.getNumber() + " is not a known policy");
-        };
-    }
-
-    private static Policy policy(FencePolicy policy) {
-        return switch (policy) {
-            case AT_LEAST -> Policy.POLICY_AT_LEAST;
-            case STRICT -> Policy.POLICY_STRICT;
-        };
-    }
-
-    private static io.fencer.api.v1.ScopeInfo scopeInfo(ScopeInfo info) {
-        return io.fencer.api.v1.ScopeInfo.newBuilder().setScope(info.scope()).setLock(info.lock())
-                .setPolicy(policy(info.policy())).setAccepted(info.accepted()).setRevision(info.revision())
-                .setExists(info.exists()).build();
-    }
-
-    private static WriteResponse response(WriteResult result) {
-        return WriteResponse.newBuilder().setScope(result.scope()).setToken(result.token())
-                .setAccepted(result.accepted()).setRevision(result.revision()).setOpsApplied(result.opsApplied())
-                .setReplayed(result.replayed()).build();
     }
 
     /** Returns how many units this service tracks, open or ended (for tests). */

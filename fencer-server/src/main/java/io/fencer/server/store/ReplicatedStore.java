@@ -1,0 +1,354 @@
+package io.fencer.server.store;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.fencer.api.errors.WireErrors;
+import io.fencer.api.v1.CreateScopeRequest;
+import io.fencer.api.v1.StoreLogEntry;
+import io.fencer.api.v1.StoreLogError;
+import io.fencer.api.v1.StoreLogReply;
+import io.fencer.api.v1.WriteRequest;
+import io.fencer.core.FencePolicy;
+import io.fencer.core.FencerException;
+import io.fencer.core.InternalException;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LockNames;
+import io.fencer.core.NotLeaderException;
+import io.fencer.core.Sequencer;
+import io.fencer.core.UnavailableException;
+import io.fencer.lock.Command;
+import io.fencer.lock.LockStateMachine;
+import io.fencer.lock.Result;
+import io.fencer.server.raft.Proposer;
+import io.fencer.server.raft.RaftLockStateMachine;
+import io.fencer.server.raft.RaftNode;
+import io.fencer.server.raft.ReplicatedResource;
+import io.fencer.server.rpc.ErrorCatalogue;
+import io.fencer.store.Op;
+import io.fencer.store.ReadResult;
+import io.fencer.store.ScopeInfo;
+import io.fencer.store.StoreBackup;
+import io.fencer.store.StoreEngine;
+import io.fencer.store.StoreOptions;
+import io.fencer.store.StoreRestore;
+import io.fencer.store.Unit;
+import io.fencer.store.WriteResult;
+import io.grpc.Status;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The fenced store of a group of peers, replicated in the lock group's Raft log (see {@link ReplicatedResource} for
+ * why one log).
+ *
+ * <p>Writes: the leader checks a call as a single node's store would before it queues it (names, limits, the token's
+ * signature), then proposes it as a {@link Command.StoreEntry} holding a {@link StoreLogEntry}. Every peer applies
+ * the entry in log order to its replica, a {@link StoreEngine#openReplica replica engine}: the fence check and the
+ * write happen there, one entry at a time, so they are atomic on every replica and in the same order on each. The
+ * leader answers with its own replica's outcome, once a majority has the entry on disk (Ratis commits it only then).
+ * Idempotency records are written by the same apply, so a retry sent to a new leader after a failover finds the first
+ * result.
+ *
+ * <p>Reads are linearizable: they run through the proposer's read (Ratis's read index, answered at once under the
+ * leader's lease) on the leader's replica, after every entry committed before the read began is applied. A peer that
+ * does not lead refuses every call NOT_LEADER naming the leader, as the lock service does; clients follow it.
+ *
+ * <p>The replica is rebuilt on every start: its directory is emptied, then filled from the latest snapshot (which
+ * holds the store beside the lock state) and the log after it. A restart therefore never trusts a database that a
+ * crash may have left ahead of or behind the log. Units are not served by a replicated store in this release.
+ *
+ * <p>Thread-safety: {@link #apply}, {@link #beginSnapshot} and {@link #load} are called by the state machine under
+ * its apply lock; the calls run on gRPC's and the store's threads, and read the replica engine through a volatile
+ * field, which {@link #load} replaces.
+ */
+public final class ReplicatedStore implements ReplicatedResource, StoreCalls, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicatedStore.class);
+    /** The version of {@link StoreLogEntry} this release writes and applies. */
+    static final int ENTRY_VERSION = 1;
+    /** The most bytes of keys and values in one write: what fits in one log entry ({@link Command.StoreEntry}). */
+    public static final int BATCH_BYTES_MAX = 1 << 20;
+    private static final int BACKUP_PIECE_BYTES = 1 << 20;
+
+    private final Path directory;
+    /** The options the leader checks calls with: the configured ones, with the token keys. */
+    private final StoreOptions options;
+    private volatile StoreEngine replica;
+    private volatile Cluster cluster;
+
+    /** The Raft node and proposer, known once the node started (after the state machine loaded its snapshot). */
+    private record Cluster(RaftNode raft, Proposer proposer, RaftLockStateMachine stateMachine) {}
+
+    private ReplicatedStore(Path directory, StoreOptions options) {
+        this.directory = directory;
+        this.options = options;
+        this.replica = StoreEngine.openReplica(directory, options);
+    }
+
+    /**
+     * Empties {@code directory} and opens an empty replica in it; the state machine then loads the snapshot into it.
+     * {@code options}' limits are capped to what one log entry holds.
+     */
+    public static ReplicatedStore open(Path directory, StoreOptions options) throws IOException {
+        Objects.requireNonNull(options, "options");
+        deleteTree(directory);
+        return new ReplicatedStore(directory, options.withBatchBytesMax(Math.min(options.batchBytesMax(),
+                BATCH_BYTES_MAX)));
+    }
+
+    /** Connects the store to its group once the Raft node runs; calls before are refused UNAVAILABLE. */
+    public void attach(RaftNode raft, Proposer proposer, RaftLockStateMachine stateMachine) {
+        this.cluster = new Cluster(raft, proposer, stateMachine);
+    }
+
+    @Override
+    public StoreEngine engine() {
+        return replica;
+    }
+
+    @Override
+    public CompletableFuture<WriteResult> write(String scope, String sequencer, List<Op> ops,
+            String idempotencyKey) {
+        Cluster group;
+        WriteRequest.Builder write;
+        try {
+            group = leaderCluster();
+            LockNames.check("scope", scope);
+            Sequencer.parse(sequencer, options.keys()); // verified here, once: replicas do not verify again
+            replica.checkWrite(scope, sequencer, ops, idempotencyKey); // limits, the batch capped to one entry
+            write = WriteRequest.newBuilder().setScope(scope).setSequencer(sequencer)
+                    .setIdempotencyKey(idempotencyKey == null ? "" : idempotencyKey);
+            for (Op op : ops) {
+                write.addOps(wireOp(op));
+            }
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return propose(group, entry().setWrite(write)).thenApply(reply -> StoreWire.writeResult(reply.getWrite()));
+    }
+
+    @Override
+    public ScopeInfo createScope(String scope, String lock, FencePolicy policy) {
+        LockNames.check("scope", scope);
+        LockNames.check("lock", lock);
+        CreateScopeRequest create = CreateScopeRequest.newBuilder().setScope(scope).setLock(lock)
+                .setPolicy(StoreWire.policy(policy)).build();
+        StoreLogReply reply = join(propose(leaderCluster(), entry().setCreateScope(create)));
+        return StoreWire.scopeInfo(reply.getScope());
+    }
+
+    @Override
+    public ReadResult get(String scope, byte[] key, String fencingSequencer) {
+        if (fencingSequencer != null) {
+            Sequencer.parse(fencingSequencer, options.keys());
+        }
+        return read(() -> replica.get(scope, key, fencingSequencer));
+    }
+
+    @Override
+    public ScopeInfo scope(String scope) {
+        return read(() -> replica.scope(scope));
+    }
+
+    @Override
+    public Unit begin(String scope, String sequencer, Duration timeout) {
+        throw new InvalidArgumentException("unit", scope, "units are not served by the replicated store of a group"
+                + " of peers in this release: write the unit's ops as one Write, which is applied all or nothing");
+    }
+
+    /** Runs {@code reader} on this peer's replica as a linearizable read of the leader. */
+    private <T> T read(Supplier<T> reader) {
+        Cluster group = leaderCluster();
+        return join(group.proposer().read(machine -> reader.get()));
+    }
+
+    private Cluster leaderCluster() {
+        Cluster group = cluster;
+        if (group == null) {
+            throw new UnavailableException("the replicated store is starting: its Raft node is not running yet");
+        }
+        if (!group.raft().isLeader()) {
+            throw new NotLeaderException(group.raft().leaderClientAddress());
+        }
+        int level = group.stateMachine().readLocal(LockStateMachine::formatLevel);
+        if (level < LockStateMachine.FORMAT_LEVEL_STORE) {
+            throw new UnavailableException("the replicated store needs format level "
+                    + LockStateMachine.FORMAT_LEVEL_STORE + " and the group is at " + level + ": a peer of the"
+                    + " previous release may still run; the leader raises the level once every peer reads it");
+        }
+        return group;
+    }
+
+    private static StoreLogEntry.Builder entry() {
+        return StoreLogEntry.newBuilder().setVersion(ENTRY_VERSION).setLeaderTimeMillis(System.currentTimeMillis());
+    }
+
+    /** Proposes an entry; completes with its reply, or fails with the refusal the reply carries. */
+    private static CompletableFuture<StoreLogReply> propose(Cluster group, StoreLogEntry.Builder entry) {
+        byte[] bytes = entry.build().toByteArray();
+        if (bytes.length > Command.StoreEntry.STORE_ENTRY_BYTES_MAX) {
+            return CompletableFuture.failedFuture(new InvalidArgumentException("ops", bytes.length + " bytes",
+                    "the write is " + bytes.length + " bytes encoded, more than the "
+                            + Command.StoreEntry.STORE_ENTRY_BYTES_MAX + " one log entry of the replicated store"
+                            + " holds"));
+        }
+        return group.proposer().propose(new Command.StoreEntry(bytes)).thenApply(ReplicatedStore::reply);
+    }
+
+    private static StoreLogReply reply(Result result) {
+        if (!(result instanceof Result.StoreReply stored)) {
+            throw new InternalException("a store entry was answered " + result + ", not a store reply");
+        }
+        StoreLogReply reply;
+        try {
+            reply = StoreLogReply.parseFrom(stored.reply());
+        } catch (InvalidProtocolBufferException e) {
+            throw new InternalException("the store's reply does not decode: " + e.getMessage());
+        }
+        if (reply.hasError()) {
+            StoreLogError error = reply.getError();
+            throw WireErrors.toException(WireErrors.toStatusException(Status.fromCodeValue(error.getCode())
+                    .withDescription(error.getDetail().getMessage()), error.getDetail()));
+        }
+        if (reply.getOutcomeCase() == StoreLogReply.OutcomeCase.OUTCOME_NOT_SET) {
+            throw new InternalException("the store's reply is empty: a peer without the replicated store led");
+        }
+        return reply;
+    }
+
+    private static io.fencer.api.v1.Op wireOp(Op op) {
+        ByteString key = ByteString.copyFrom(op.key());
+        return op.kind() == Op.Kind.DELETE
+                ? io.fencer.api.v1.Op.newBuilder().setDelete(io.fencer.api.v1.Delete.newBuilder().setKey(key)).build()
+                : io.fencer.api.v1.Op.newBuilder().setPut(io.fencer.api.v1.Put.newBuilder().setKey(key)
+                        .setValue(ByteString.copyFrom(op.value()))).build();
+    }
+
+    private static <T> T join(CompletableFuture<T> future) {
+        try {
+            return future.join();
+        } catch (CompletionException e) {
+            Throwable cause = ErrorCatalogue.unwrap(e);
+            throw cause instanceof RuntimeException runtime ? runtime : new CompletionException(cause);
+        }
+    }
+
+    @Override
+    public byte[] apply(byte[] entry, long index) {
+        StoreLogEntry decoded;
+        try {
+            decoded = StoreLogEntry.parseFrom(entry);
+        } catch (InvalidProtocolBufferException e) {
+            // Every replica decodes the same bytes the same way: a refusal here is the same on each.
+            return refusal(new InternalException("store entry at log index " + index + " does not decode: "
+                    + e.getMessage())).toByteArray();
+        }
+        if (decoded.getVersion() != ENTRY_VERSION) {
+            // Applying it as something else would make this peer differ from peers that know the version.
+            throw new IllegalStateException("store entry at log index " + index + " has version "
+                    + decoded.getVersion() + "; this release applies version " + ENTRY_VERSION + " only");
+        }
+        try {
+            return applyCall(decoded).toByteArray();
+        } catch (UnavailableException e) {
+            throw e; // this replica's disk, not the entry: halt rather than answer differently from the others
+        } catch (FencerException e) {
+            return refusal(e).toByteArray();
+        }
+    }
+
+    private StoreLogReply applyCall(StoreLogEntry entry) {
+        StoreEngine engine = replica;
+        switch (entry.getCallCase()) {
+            case WRITE -> {
+                WriteRequest write = entry.getWrite();
+                List<Op> ops = StoreWire.ops(write.getOpsList(), engine.options().opsPerWriteMax());
+                String key = write.getIdempotencyKey().isEmpty() ? null : write.getIdempotencyKey();
+                WriteResult result = engine.write(write.getScope(), write.getSequencer(), ops, key);
+                return StoreLogReply.newBuilder().setWrite(StoreWire.response(result)).build();
+            }
+            case CREATE_SCOPE -> {
+                CreateScopeRequest create = entry.getCreateScope();
+                ScopeInfo info = engine.createScope(create.getScope(), create.getLock(),
+                        StoreWire.policy(create.getPolicy()));
+                return StoreLogReply.newBuilder().setScope(StoreWire.scopeInfo(info)).build();
+            }
+            default -> throw new InvalidArgumentException("call", entry.getCallCase().name(),
+                    "a store entry holds no call this release applies");
+        }
+    }
+
+    private static StoreLogReply refusal(FencerException error) {
+        return StoreLogReply.newBuilder().setError(StoreLogError.newBuilder()
+                .setCode(WireErrors.status(error.reason()).getCode().value())
+                .setDetail(WireErrors.toDetail(error))).build();
+    }
+
+    @Override
+    public SnapshotWriter beginSnapshot() {
+        StoreBackup backup = replica.openBackup(System.currentTimeMillis());
+        return new SnapshotWriter() {
+            @Override
+            public void writeTo(OutputStream out) throws IOException {
+                for (byte[] piece = backup.next(BACKUP_PIECE_BYTES); piece != null;
+                        piece = backup.next(BACKUP_PIECE_BYTES)) {
+                    out.write(piece);
+                }
+            }
+
+            @Override
+            public void close() {
+                backup.close();
+            }
+        };
+    }
+
+    @Override
+    public void load(InputStream in) throws IOException {
+        replica.close();
+        deleteTree(directory);
+        if (in != null) {
+            Path file = Files.createTempFile(directory.toAbsolutePath().getParent(), "store-snapshot", ".fencerbk");
+            try {
+                Files.copy(in, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                StoreRestore.Result restored = StoreRestore.restore(file, directory, scope -> 0);
+                LOG.info("replicated store loaded from the snapshot: {} scopes, {} keys",
+                        restored.backup().scopes().size(), restored.backup().dataRecords());
+            } finally {
+                Files.deleteIfExists(file);
+            }
+        }
+        replica = StoreEngine.openReplica(directory, options);
+    }
+
+    @Override
+    public void close() {
+        replica.close();
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.fencer.server.store;
+
+import io.fencer.core.FencePolicy;
+import io.fencer.store.Op;
+import io.fencer.store.ReadResult;
+import io.fencer.store.ScopeInfo;
+import io.fencer.store.StoreEngine;
+import io.fencer.store.Unit;
+import io.fencer.store.WriteResult;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What the Store service asks of the store it serves: a local {@link StoreEngine} (a single node's store), or the
+ * {@link ReplicatedStore} of a group of peers, whose calls go through the Raft log. Each method throws or fails with
+ * the engine's typed errors ({@link StoreEngine}).
+ */
+interface StoreCalls {
+    /** Writes as {@link StoreEngine#writeAsync}: the future completes once the write is durable or refused. */
+    CompletableFuture<WriteResult> write(String scope, String sequencer, List<Op> ops, String idempotencyKey);
+
+    /** Reads as {@link StoreEngine#get}; blocks until the read can be answered (call from a worker). */
+    ReadResult get(String scope, byte[] key, String fencingSequencer);
+
+    /** Returns a scope's state as {@link StoreEngine#scope}; blocks as {@link #get}. */
+    ScopeInfo scope(String scope);
+
+    /** Creates a scope as {@link StoreEngine#createScope}; blocks until it is durable. */
+    ScopeInfo createScope(String scope, String lock, FencePolicy policy);
+
+    /** Begins a unit as {@link StoreEngine#begin}. */
+    Unit begin(String scope, String sequencer, Duration timeout);
+
+    /** Returns the engine holding this node's data: for backups, options and the periodic sweeps. */
+    StoreEngine engine();
+
+    /** The calls of a single node's store: its engine, directly. */
+    static StoreCalls local(StoreEngine engine) {
+        return new StoreCalls() {
+            @Override
+            public CompletableFuture<WriteResult> write(String scope, String sequencer, List<Op> ops,
+                    String idempotencyKey) {
+                return engine.writeAsync(scope, sequencer, ops, idempotencyKey);
+            }
+
+            @Override
+            public ReadResult get(String scope, byte[] key, String fencingSequencer) {
+                return engine.get(scope, key, fencingSequencer);
+            }
+
+            @Override
+            public ScopeInfo scope(String scope) {
+                return engine.scope(scope);
+            }
+
+            @Override
+            public ScopeInfo createScope(String scope, String lock, FencePolicy policy) {
+                return engine.createScope(scope, lock, policy);
+            }
+
+            @Override
+            public Unit begin(String scope, String sequencer, Duration timeout) {
+                return engine.begin(scope, sequencer, timeout);
+            }
+
+            @Override
+            public StoreEngine engine() {
+                return engine;
+            }
+        };
+    }
+}

@@ -1,0 +1,152 @@
+package io.fencer.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.protobuf.ByteString;
+import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.GetRequest;
+import io.fencer.api.v1.GetResponse;
+import io.fencer.api.v1.Op;
+import io.fencer.api.v1.Put;
+import io.fencer.api.v1.Reason;
+import io.fencer.api.v1.StoreGrpc;
+import io.fencer.api.v1.WriteRequest;
+import io.fencer.api.v1.WriteResponse;
+import io.fencer.core.FencingToken;
+import io.fencer.core.Sequencer;
+import io.fencer.store.ReadResult;
+import io.fencer.store.StoreEngine;
+import io.fencer.store.StoreOptions;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The replicated store of three peers in this JVM: writes go through the lock group's log to every replica, the
+ * accepted token survives the leader's loss, followers send callers to the leader, and a restarted peer rebuilds its
+ * replica from the snapshot and the log.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class ReplicatedStoreTest {
+    @TempDir
+    Path dataRoot;
+
+    private PeerGroup group;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (group != null) {
+            group.close();
+        }
+    }
+
+    @Test
+    void write_onTheLeader_reachesEveryReplicaAndItsTokenStaysAcceptedAfterTheLeaderIsLost() throws Exception {
+        group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();
+        String leader = group.awaitLeader();
+        WriteResponse first = store(leader).write(write("orders", "total", "42", 5));
+        assertThat(first.getAccepted()).isEqualTo(5);
+        for (String peer : group.running()) {
+            assertThat(group.server(peer).store().replicated()).as("peer %s serves the replicated store", peer)
+                    .isTrue();
+            await().atMost(Duration.ofSeconds(30)).until(() -> "42".equals(localValue(peer, "orders", "total")));
+        }
+
+        group.stop(leader);
+        String successor = group.awaitLeader();
+        assertThat(successor).isNotEqualTo(leader);
+        ErrorDetail stale = TestServers.failure(() -> store(successor).write(write("orders", "total", "7", 4)));
+        assertThat(stale.getReason()).isEqualTo(Reason.REASON_STALE_TOKEN);
+        assertThat(stale.getCurrentToken()).isEqualTo(5);
+        GetResponse read = store(successor).get(GetRequest.newBuilder().setScope("orders")
+                .setKey(ByteString.copyFromUtf8("total")).build());
+        assertThat(read.getValue().toStringUtf8()).isEqualTo("42");
+        assertThat(store(successor).write(write("orders", "total", "43", 6)).getRevision()).isEqualTo(2);
+    }
+
+    @Test
+    void write_toAFollower_isRefusedNotLeaderNamingTheLeaderAndTakesNothing() throws Exception {
+        group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();
+        String leader = group.awaitLeader();
+        String follower = group.aFollower(leader);
+        ErrorDetail refused = TestServers.failure(() -> store(follower).write(write("orders", "k", "v", 3)));
+        assertThat(refused.getReason()).isEqualTo(Reason.REASON_NOT_LEADER);
+        assertThat(refused.getLeaderAddress()).isEqualTo(group.member(leader).clientAddress());
+        ErrorDetail read = TestServers.failure(() -> store(follower).get(GetRequest.newBuilder().setScope("orders")
+                .setKey(ByteString.copyFromUtf8("k")).build()));
+        assertThat(read.getReason()).isEqualTo(Reason.REASON_NOT_LEADER);
+        assertThat(store(leader).get(GetRequest.newBuilder().setScope("orders").setKey(ByteString.copyFromUtf8("k"))
+                .build()).getFound()).as("the refused write took nothing").isFalse();
+    }
+
+    @Test
+    void restart_ofAFollower_rebuildsItsReplicaFromTheSnapshotAndTheLog() throws Exception {
+        group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();
+        String leader = group.awaitLeader();
+        store(leader).write(write("orders", "before", "1", 2));
+        String follower = group.aFollower(leader);
+        await().atMost(Duration.ofSeconds(30)).until(() -> "1".equals(localValue(follower, "orders", "before")));
+        long snapshotIndex = group.server(follower).takeSnapshot();
+        assertThat(snapshotIndex).isPositive();
+        group.stop(follower);
+        assertThat(Files.isDirectory(dataRoot.resolve(follower).resolve("store"))).as("no single-node store")
+                .isFalse();
+        store(leader).write(write("orders", "after", "2", 3)); // committed by the two others while it is down
+        group.start(follower);
+        // the replica was emptied on start: what it holds came from its snapshot (before) and the leader's log (after)
+        await().atMost(Duration.ofSeconds(60)).until(() -> "1".equals(localValue(follower, "orders", "before"))
+                && "2".equals(localValue(follower, "orders", "after")));
+        assertThat(group.server(follower).store().engine().accepted("orders")).isEqualTo(3);
+    }
+
+    @Test
+    void start_ofAPeerHoldingASingleNodeStore_keepsServingItsDataInsteadOfHidingIt() throws Exception {
+        group = new PeerGroup(dataRoot, 3, config -> config, false);
+        String kept = group.id(1);
+        try (StoreEngine old = StoreEngine.open(dataRoot.resolve(kept).resolve("store"), StoreOptions.defaults())) {
+            old.write("orders", Sequencer.format(new FencingToken("orders", 9)),
+                    List.of(io.fencer.store.Op.put(bytes("total"), bytes("old"))), null);
+        }
+        group.startFounders();
+        group.awaitLeader();
+        assertThat(group.server(kept).store().replicated()).isFalse();
+        assertThat(localValue(kept, "orders", "total")).isEqualTo("old");
+        assertThat(group.server(group.id(2)).store().replicated()).isTrue();
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private StoreGrpc.StoreBlockingStub store(String peer) {
+        return StoreGrpc.newBlockingStub(group.channel(peer)).withDeadlineAfter(30, TimeUnit.SECONDS);
+    }
+
+    private String localValue(String peer, String scope, String key) {
+        FencerServer server = group.server(peer);
+        if (server == null || server.store() == null) {
+            return null;
+        }
+        try {
+            ReadResult read = server.store().engine().get(scope, key.getBytes(StandardCharsets.UTF_8), null);
+            return read.present() ? new String(read.value(), StandardCharsets.UTF_8) : null;
+        } catch (RuntimeException e) {
+            return null; // the replica is being replaced
+        }
+    }
+
+    private static WriteRequest write(String scope, String key, String value, long token) {
+        return WriteRequest.newBuilder().setScope(scope)
+                .setSequencer(Sequencer.format(new FencingToken(scope, token)))
+                .addOps(Op.newBuilder().setPut(Put.newBuilder().setKey(ByteString.copyFromUtf8(key))
+                        .setValue(ByteString.copyFromUtf8(value)))).build();
+    }
+}

@@ -34,12 +34,17 @@ final class RefusalCounter {
 
     /** Counts {@code refusal} of a token at {@code scope} and returns it, to be thrown. */
     <E extends FencerException> E refused(String scope, E refusal) {
+        count(scope, refusal.reason().name().toLowerCase(Locale.ROOT));
+        return refusal;
+    }
+
+    /** Counts one refusal at {@code scope} for {@code reason}, a lower-case word of a fixed set. */
+    void count(String scope, String reason) {
         if (registry != null) {
             Counter.builder(METER_NAME).description("Writes refused by a resource adapter, by scope and reason")
-                    .tag("adapter", adapter).tag("scope", scopeTag(scope))
-                    .tag("reason", refusal.reason().name().toLowerCase(Locale.ROOT)).register(registry).increment();
+                    .tag("adapter", adapter).tag("scope", scopeTag(scope)).tag("reason", reason).register(registry)
+                    .increment();
         }
-        return refusal;
     }
 
     private String scopeTag(String scope) {

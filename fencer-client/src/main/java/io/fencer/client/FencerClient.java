@@ -55,10 +55,13 @@ public interface FencerClient extends AutoCloseable {
      * server logs who revoked what; a {@link #watch} sees a RELEASED event with end cause REVOKED.
      *
      * <p>The client reads the holder's token first and revokes that grant only ({@link #revoke(FencingToken)}), so a
-     * retry after a lost answer can never end the next holder's grant: it fails with NOT_HOLDER instead.
+     * retry after a lost answer can never end the next holder's grant. A retry (the client's own, after a lost
+     * answer) that finds that grant already ended, the lock free or held under a later token, returns a
+     * {@link Revocation} with {@link Revocation#alreadyEnded()} true: most likely the first attempt revoked it and
+     * its answer was lost, but the holder may have released it meanwhile; the lock's {@link #watch} tells which.
      *
      * @throws io.fencer.core.NotHolderException when nobody holds the lock (free, released, or in its lock-delay),
-     *     naming it; after an {@link io.fencer.core.UnavailableException}, also when the first attempt took effect
+     *     naming it, on the first attempt
      * @throws io.fencer.core.InvalidArgumentException when the name is invalid, the lock is held in shared mode, or
      *     the group's format level is below 5 (a peer of the previous release may still run)
      * @throws io.fencer.core.PermissionDeniedException without the {@code admin} permission on the lock
@@ -66,7 +69,8 @@ public interface FencerClient extends AutoCloseable {
     Revocation revoke(String lock);
 
     /**
-     * Revokes the grant {@code token} if it still holds its lock (see {@link #revoke(String)}).
+     * Revokes the grant {@code token} if it still holds its lock (see {@link #revoke(String)}, also for a retry
+     * after a lost answer).
      *
      * @throws io.fencer.core.NotHolderException when {@code token} no longer holds its lock, naming the holder
      */

@@ -1,6 +1,7 @@
 package io.fencer.client;
 
 import io.fencer.core.FencingToken;
+import java.util.concurrent.CompletionStage;
 
 /** One grant of a lock: its fencing token, released on {@link #close()}. */
 public interface Grant extends AutoCloseable {
@@ -15,6 +16,18 @@ public interface Grant extends AutoCloseable {
      * never signed; pass this one.
      */
     String sequencer();
+
+    /**
+     * Returns a stage that completes, with why, when this grant is known lost without its holder releasing it: an
+     * operator revoked it ({@link GrantLoss.Cause#REVOKED}, learnt from the next keepalive answer of its session,
+     * within a third of the session's ttl), or its session was lost ({@link GrantLoss.Cause#SESSION_LOST}, with
+     * {@link Session#lost()}). Releasing the grant ({@link #close()}) or closing its session is not a loss: the stage
+     * then never completes. Listeners run on the client's event threads.
+     *
+     * <p>Stop work that no resource fences here. Fenced writes need no listener: a resource refuses the revoked
+     * holder's token once the next holder has written to it, whether or not this stage has completed yet.
+     */
+    CompletionStage<GrantLoss> lost();
 
     /**
      * Releases the lock, if this grant is still the holder. Releasing a grant that was already superseded

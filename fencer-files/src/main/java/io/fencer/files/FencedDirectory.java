@@ -9,6 +9,7 @@ import io.fencer.core.LockNames;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.StaleTokenException;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -66,6 +67,7 @@ public final class FencedDirectory {
     private final FencePolicy policy;
     private final long contentBytesMax;
     private final int filesMax;
+    private final RefusalCounter refusals;
 
     /** Writes a file's content; called once per write, under the directory's lock. */
     @FunctionalInterface
@@ -80,6 +82,7 @@ public final class FencedDirectory {
         this.policy = builder.policy;
         this.contentBytesMax = builder.contentBytesMax;
         this.filesMax = builder.filesMax;
+        this.refusals = new RefusalCounter(builder.meterRegistry, "files");
         accepted(); // a corrupt fence file or one of another scope fails here, not at the first write
     }
 
@@ -125,15 +128,16 @@ public final class FencedDirectory {
         Objects.requireNonNull(writer, "writer");
         checkName(name);
         if (!token.lock().equals(scope)) {
-            throw new ScopeMismatchException(scope, token);
+            throw refusals.refused(scope, new ScopeMismatchException(scope, token));
         }
         if (token.mode() != LockMode.EXCLUSIVE) {
-            throw new ModeMismatchException(scope, token.value(), token.mode());
+            throw refusals.refused(scope, new ModeMismatchException(scope, token.value(), token.mode()));
         }
         store.exclusively(() -> {
             FenceState state = store.settle(store.read());
             if (!policy.admits(token.value(), state.accepted())) {
-                throw new StaleTokenException(scope, token.value(), state.accepted(), policy);
+                throw refusals.refused(scope,
+                        new StaleTokenException(scope, token.value(), state.accepted(), policy));
             }
             if (!state.writers().containsKey(name) && state.writers().size() >= filesMax) {
                 throw new LimitExceededException("filesMax", filesMax, "directory " + store.directory()
@@ -222,6 +226,7 @@ public final class FencedDirectory {
         private FencePolicy policy = FencePolicy.AT_LEAST;
         private long contentBytesMax = CONTENT_BYTES_MAX_DEFAULT;
         private int filesMax = FILES_MAX_DEFAULT;
+        private MeterRegistry meterRegistry;
 
         private Builder(Path directory, String scope) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -249,6 +254,16 @@ public final class FencedDirectory {
                 throw new IllegalArgumentException("filesMax must be in [1, 1000000], got " + filesMax);
             }
             this.filesMax = filesMax;
+            return this;
+        }
+
+        /**
+         * Counts refused writes into {@code registry} as {@code fencer_adapter_refusals_total{adapter="files",
+         * scope=<the directory's scope>, reason}} ({@code stale_token}, {@code scope_mismatch}, {@code mode_mismatch});
+         * by default nothing is counted. One series per reason and directory scope.
+         */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry");
             return this;
         }
 

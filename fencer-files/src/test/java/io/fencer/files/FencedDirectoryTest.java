@@ -11,6 +11,8 @@ import io.fencer.core.LockMode;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.StaleTokenException;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -34,10 +36,18 @@ class FencedDirectoryTest {
     @TempDir
     Path dir;
     private FencedDirectory files;
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
     @BeforeEach
     void open() throws IOException {
-        files = FencedDirectory.open(dir, "reports");
+        files = FencedDirectory.builder(dir, "reports").meterRegistry(registry).open();
+    }
+
+    /** Returns the refusals counted for scope "reports" with {@code reason}: 0 when none was counted. */
+    private double refusals(String reason) {
+        Counter counter = registry.find("fencer.adapter.refusals")
+                .tags("adapter", "files", "scope", "reports", "reason", reason).counter();
+        return counter == null ? 0 : counter.count();
     }
 
     private static FencingToken token(long value) {
@@ -77,7 +87,11 @@ class FencedDirectoryTest {
                     assertThat(e.scope()).isEqualTo("reports");
                 });
         assertThatThrownBy(() -> files.write(token(4), "new.csv", bytes("v4"))).isInstanceOf(StaleTokenException.class);
+        assertThatThrownBy(() -> files.write(new FencingToken("other-lock", 9), FILE, bytes("v9")))
+                .isInstanceOf(io.fencer.core.ScopeMismatchException.class);
 
+        assertThat(refusals("stale_token")).as("the two stale writes, counted").isEqualTo(2);
+        assertThat(refusals("scope_mismatch")).isEqualTo(1);
         assertThat(content()).isEqualTo("v5");
         assertThat(dir.resolve("new.csv")).doesNotExist();
         assertThat(Files.readAllBytes(dir.resolve(FencedDirectory.FENCE_FILE_NAME))).isEqualTo(fenceBefore);

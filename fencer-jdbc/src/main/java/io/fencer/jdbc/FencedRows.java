@@ -5,6 +5,7 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.LockMode;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.StaleTokenException;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -22,6 +23,7 @@ import java.util.Objects;
  */
 public final class FencedRows {
     private final FencePolicy policy;
+    private final RefusalCounter refusals;
 
     /** Creates row fencing with policy {@link FencePolicy#AT_LEAST}. */
     public FencedRows() {
@@ -30,6 +32,17 @@ public final class FencedRows {
 
     public FencedRows(FencePolicy policy) {
         this.policy = Objects.requireNonNull(policy, "policy");
+        this.refusals = new RefusalCounter(null, "jdbc");
+    }
+
+    /**
+     * Creates row fencing that counts its refusals into {@code registry} as {@code fencer_adapter_refusals_total{
+     * adapter="jdbc", scope=<the table>, reason}} ({@code stale_token}, {@code mode_mismatch}): the scope tag is the
+     * table, not the row, so that the series stay as few as the fenced tables.
+     */
+    public FencedRows(FencePolicy policy, MeterRegistry registry) {
+        this.policy = Objects.requireNonNull(policy, "policy");
+        this.refusals = new RefusalCounter(Objects.requireNonNull(registry, "registry"), "jdbc");
     }
 
     /**
@@ -51,7 +64,7 @@ public final class FencedRows {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(token, "token");
         if (token.mode() != LockMode.EXCLUSIVE) { // readers overlap: none of them may write
-            throw new ModeMismatchException(table + "/" + id, token.value(), token.mode());
+            throw refusals.refused(table, new ModeMismatchException(table + "/" + id, token.value(), token.mode()));
         }
         StringBuilder sql = new StringBuilder("UPDATE ").append(table).append(" SET ");
         List<Object> parameters = new ArrayList<>();
@@ -91,7 +104,8 @@ public final class FencedRows {
                     return new RowMissingException(table, idColumn, id);
                 }
                 long accepted = rows.getLong(1);
-                return new StaleTokenException(table + "/" + id, token.value(), accepted, policy);
+                return refusals.refused(table, new StaleTokenException(table + "/" + id, token.value(), accepted,
+                        policy));
             }
         }
     }

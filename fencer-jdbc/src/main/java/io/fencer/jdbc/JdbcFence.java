@@ -8,6 +8,7 @@ import io.fencer.core.ModeMismatchException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.Sequencer;
 import io.fencer.core.StaleTokenException;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -70,6 +71,7 @@ public final class JdbcFence {
     private final String admitSql;
     private final String admitUpsertSql; // null when the dialect has no conditional upsert
     private final String acceptedSql;
+    private final RefusalCounter refusals;
 
     /** Creates a fence on table {@value #TABLE_DEFAULT} with policy {@link FencePolicy#AT_LEAST}. */
     public JdbcFence(Dialect dialect) {
@@ -83,6 +85,24 @@ public final class JdbcFence {
      * @throws IllegalArgumentException when the table name is not a plain identifier
      */
     public JdbcFence(Dialect dialect, String table, FencePolicy policy) {
+        this(dialect, table, policy, new RefusalCounter(null, "jdbc"));
+    }
+
+    /**
+     * Creates a fence that counts its refusals into {@code registry} as {@code fencer_adapter_refusals_total{
+     * adapter="jdbc", scope, reason}} ({@code stale_token}, {@code scope_mismatch}, {@code mode_mismatch}), scope
+     * being the fence scope (the lock name): the first 1,000 scopes refused keep a series each, later ones count as
+     * {@code scope="_other"}.
+     *
+     * @param table a plain SQL identifier ({@code [A-Za-z_][A-Za-z0-9_]*}, at most 63 characters)
+     * @throws IllegalArgumentException when the table name is not a plain identifier
+     */
+    public JdbcFence(Dialect dialect, String table, FencePolicy policy, MeterRegistry registry) {
+        this(dialect, table, policy, new RefusalCounter(Objects.requireNonNull(registry, "registry"), "jdbc"));
+    }
+
+    private JdbcFence(Dialect dialect, String table, FencePolicy policy, RefusalCounter refusals) {
+        this.refusals = refusals;
         this.dialect = Objects.requireNonNull(dialect, "dialect");
         this.table = SqlIdentifiers.check("fence table", table);
         this.policy = Objects.requireNonNull(policy, "policy");
@@ -154,7 +174,8 @@ public final class JdbcFence {
         Objects.requireNonNull(token, "token");
         long accepted = accepted(connection, token.lock());
         if (token.value() < accepted) {
-            throw new StaleTokenException(token.lock(), token.value(), accepted, policy);
+            throw refusals.refused(token.lock(), new StaleTokenException(token.lock(), token.value(), accepted,
+                    policy));
         }
     }
 
@@ -162,10 +183,11 @@ public final class JdbcFence {
      * Refuses a shared-mode token before anything is written under it, rolling the transaction back as every
      * refusal does: shared holders overlap, so none of them may write.
      */
-    private static void requireExclusive(Connection connection, String scope, FencingToken token)
+    private void requireExclusive(Connection connection, String scope, FencingToken token)
             throws SQLException {
         if (token.mode() != LockMode.EXCLUSIVE) {
-            ModeMismatchException refusal = new ModeMismatchException(scope, token.value(), token.mode());
+            ModeMismatchException refusal = refusals.refused(scope,
+                    new ModeMismatchException(scope, token.value(), token.mode()));
             rollbackQuietly(connection, refusal);
             throw refusal;
         }
@@ -190,7 +212,7 @@ public final class JdbcFence {
         LockNames.check("scope", scope);
         Objects.requireNonNull(token, "token");
         if (!scope.equals(token.lock())) {
-            throw new ScopeMismatchException(scope, token);
+            throw refusals.refused(scope, new ScopeMismatchException(scope, token));
         }
         requireExclusive(connection, scope, token);
         admit(connection, scope, token.value());
@@ -428,7 +450,7 @@ public final class JdbcFence {
     private StaleTokenException refusal(Connection connection, String scope, long presented, long accepted)
             throws SQLException {
         connection.rollback();
-        return new StaleTokenException(scope, presented, accepted, policy);
+        return refusals.refused(scope, new StaleTokenException(scope, presented, accepted, policy));
     }
 
     private int upsert(Connection connection, String scope, long presented) throws SQLException {

@@ -9,6 +9,7 @@ import io.fencer.core.LockMode;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.StaleTokenException;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -69,7 +70,10 @@ abstract class JdbcFenceContractTest {
     }
 
     JdbcFence fence(String table) throws SQLException {
-        JdbcFence fence = new JdbcFence(dialect(), table, io.fencer.core.FencePolicy.AT_LEAST);
+        return fence(new JdbcFence(dialect(), table, io.fencer.core.FencePolicy.AT_LEAST));
+    }
+
+    JdbcFence fence(JdbcFence fence) throws SQLException {
         try (Connection connection = dataSource().getConnection()) {
             fence.createTable(connection);
         }
@@ -101,7 +105,9 @@ abstract class JdbcFenceContractTest {
 
     @Test
     void check_whenNewerTokenCommitted_refusesStaleTokenAndRollsBackItsEarlierWrites() throws Exception {
-        JdbcFence fence = fence("seed_fence");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        JdbcFence fence = fence(new JdbcFence(dialect(), "seed_fence", io.fencer.core.FencePolicy.AT_LEAST,
+                registry));
         execute("CREATE TABLE seed_orders (item VARCHAR(64), token BIGINT)");
         FencingToken t1 = new FencingToken("orders", 1);
         FencingToken t2 = new FencingToken("orders", 2);
@@ -129,6 +135,8 @@ abstract class JdbcFenceContractTest {
 
         assertThat(count("SELECT COUNT(*) FROM seed_orders WHERE token = 1")).isZero();
         assertThat(count("SELECT COUNT(*) FROM seed_orders WHERE token = 2")).isEqualTo(1);
+        assertThat(registry.get("fencer.adapter.refusals").tags("adapter", "jdbc", "scope", "orders", "reason",
+                "stale_token").counter().count()).as("the two stale checks, counted").isEqualTo(2);
     }
 
     @Test
@@ -378,7 +386,8 @@ abstract class JdbcFenceContractTest {
     void fencedRowsUpdate_staleOrMissingRow_refusesDistinctly() throws Exception {
         execute("CREATE TABLE rows_accounts (id BIGINT PRIMARY KEY, balance BIGINT, fence_token BIGINT)");
         execute("INSERT INTO rows_accounts (id, balance, fence_token) VALUES (1, 100, NULL)");
-        FencedRows rows = new FencedRows();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        FencedRows rows = new FencedRows(io.fencer.core.FencePolicy.AT_LEAST, registry);
         try (Connection connection = dataSource().getConnection()) {
             rows.update(connection, "rows_accounts", "id", 1L, "fence_token", new FencingToken("accounts", 5),
                     Map.of("balance", 150L));
@@ -397,6 +406,12 @@ abstract class JdbcFenceContractTest {
         }
         assertThat(count("SELECT balance FROM rows_accounts WHERE id = 1")).isEqualTo(150);
         assertThat(count("SELECT fence_token FROM rows_accounts WHERE id = 1")).isEqualTo(5);
+        assertThat(registry.get("fencer.adapter.refusals").tags("adapter", "jdbc", "scope", "rows_accounts")
+                .counters()).as("the one stale update, by its table; a missing row is no refusal").singleElement()
+                .satisfies(counter -> {
+                    assertThat(counter.getId().getTag("reason")).isEqualTo("stale_token");
+                    assertThat(counter.count()).isEqualTo(1);
+                });
     }
 
     @Test

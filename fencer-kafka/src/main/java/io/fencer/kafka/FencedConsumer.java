@@ -2,6 +2,7 @@ package io.fencer.kafka;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.LockNames;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -58,10 +59,12 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
     private final Map<TopicPartition, PartitionFence> fences = new HashMap<>();
     private final Map<TopicPartition, Long> nextOffsets = new HashMap<>();
     private long refusedCount;
+    private final RefusalCounter refusals;
 
     private FencedConsumer(Map<String, Object> config, Deserializer<K> keys, Deserializer<V> values,
-            Set<String> locks) {
+            Set<String> locks, RefusalCounter refusals) {
         this.locks = checkLocks(locks);
+        this.refusals = refusals;
         Map<String, Object> settings = new HashMap<>(Objects.requireNonNull(config, "config"));
         require(settings, ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         require(settings, ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -84,7 +87,31 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      */
     public static <K, V> FencedConsumer<K, V> create(Map<String, Object> config, Deserializer<K> keys,
             Deserializer<V> values, Set<String> locks) {
-        return new FencedConsumer<>(config, keys, values, locks);
+        return new FencedConsumer<>(config, keys, values, locks, new RefusalCounter(null, "kafka"));
+    }
+
+    /**
+     * As {@link #create(Map, Deserializer, Deserializer, Set)}, counting refused records into {@code registry} as
+     * {@code fencer_adapter_refusals_total{adapter="kafka", scope=<the record's topic>, reason}}, reason
+     * {@code stale_token}, {@code scope_mismatch} (another lock's token), {@code mode_mismatch} (a shared grant's),
+     * {@code invalid_argument} (a malformed sequencer) or {@code unstamped} (no sequencer). One series per subscribed
+     * topic and reason (the first 1,000 topics; later ones count as {@code scope="_other"}).
+     */
+    public static <K, V> FencedConsumer<K, V> create(Map<String, Object> config, Deserializer<K> keys,
+            Deserializer<V> values, Set<String> locks, MeterRegistry registry) {
+        return new FencedConsumer<>(config, keys, values, locks,
+                new RefusalCounter(Objects.requireNonNull(registry, "registry"), "kafka"));
+    }
+
+    /** Returns the reason tag of a refused record, in the words of the store's refusal counter. */
+    private static String reasonTag(RefusedRecord.Reason reason) {
+        return switch (reason) {
+            case STALE -> "stale_token";
+            case OTHER_LOCK -> "scope_mismatch";
+            case SHARED_MODE -> "mode_mismatch";
+            case MALFORMED -> "invalid_argument";
+            case UNSTAMPED -> "unstamped";
+        };
     }
 
     private static Set<String> checkLocks(Set<String> locks) {
@@ -168,6 +195,7 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
                     accepted.add(record);
                 } else {
                     refused.add(refusal);
+                    refusals.count(record.topic(), reasonTag(refusal.reason()));
                 }
                 nextOffsets.put(partition, record.offset() + 1);
             }

@@ -11,6 +11,7 @@ import io.fencer.client.Session;
 import io.fencer.core.FencingToken;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.testing.FencerTestServer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -177,7 +178,10 @@ class KafkaFencingProcessTest {
         // The fault is real: a plain consumer's last value for the key is the superseded holder's.
         assertThat(plainValues(topic, 3)).containsExactly("A1", "B1", "A2");
 
-        try (FencedConsumer<String, String> consumer = consumer("g-" + UUID.randomUUID(), topic, "payments")) {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (FencedConsumer<String, String> consumer = FencedConsumer.create(consumerConfig("g-" + UUID.randomUUID()),
+                new StringDeserializer(), new StringDeserializer(), Set.of("payments"), registry)) {
+            consumer.subscribe(List.of(topic));
             FencedRecords<String, String> read = pollJudged(consumer, 3);
 
             assertThat(values(read)).containsExactly("A1", "B1");
@@ -190,6 +194,8 @@ class KafkaFencingProcessTest {
                         .contains("superseded");
             });
             assertThat(consumer.refusedCount()).isEqualTo(1);
+            assertThat(registry.get("fencer.adapter.refusals").tags("adapter", "kafka", "scope", topic, "reason",
+                    "stale_token").counter().count()).as("the one stale record, counted").isEqualTo(1);
         }
     }
 

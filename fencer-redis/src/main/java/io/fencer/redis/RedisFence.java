@@ -11,6 +11,7 @@ import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -61,6 +62,7 @@ public final class RedisFence {
     private final FencePolicy policy;
     private final String keyPrefix;
     private volatile String scriptSha;
+    private final RefusalCounter refusals;
 
     /**
      * Creates a fence with policy {@link FencePolicy#AT_LEAST} and prefix {@value #KEY_PREFIX_DEFAULT}, loading
@@ -78,6 +80,23 @@ public final class RedisFence {
      * @throws IllegalArgumentException when the prefix is empty or too long
      */
     public RedisFence(StatefulRedisConnection<String, String> connection, FencePolicy policy, String keyPrefix) {
+        this(connection, policy, keyPrefix, new RefusalCounter(null, "redis"));
+    }
+
+    /**
+     * Creates a fence as {@link #RedisFence(StatefulRedisConnection, FencePolicy, String)} that counts its refusals
+     * into {@code registry} as {@code fencer_adapter_refusals_total{adapter="redis", scope, reason}}
+     * ({@code stale_token}, {@code mode_mismatch}), scope being the token's lock (the fence key's scope, not the data
+     * key): the first 1,000 scopes refused keep a series each, later ones count as {@code scope="_other"}.
+     */
+    public RedisFence(StatefulRedisConnection<String, String> connection, FencePolicy policy, String keyPrefix,
+            MeterRegistry registry) {
+        this(connection, policy, keyPrefix, new RefusalCounter(Objects.requireNonNull(registry, "registry"), "redis"));
+    }
+
+    private RedisFence(StatefulRedisConnection<String, String> connection, FencePolicy policy, String keyPrefix,
+            RefusalCounter refusals) {
+        this.refusals = refusals;
         this.commands = Objects.requireNonNull(connection, "connection").sync();
         this.policy = Objects.requireNonNull(policy, "policy");
         Objects.requireNonNull(keyPrefix, "keyPrefix");
@@ -180,7 +199,8 @@ public final class RedisFence {
             throw new IllegalStateException("fenced read script of scope '" + scope + "' answered " + reply);
         }
         if (admitted == 0) {
-            throw new StaleTokenException(scope, token.value(), Long.parseLong((String) reply.get(1)), policy);
+            throw refusals.refused(scope, new StaleTokenException(scope, token.value(),
+                    Long.parseLong((String) reply.get(1)), policy));
         }
         return reply.size() > 2 ? (String) reply.get(2) : null;
     }
@@ -190,7 +210,7 @@ public final class RedisFence {
         checkKey(key);
         String scope = token.lock();
         if (token.mode() != LockMode.EXCLUSIVE) { // readers overlap: none of them may write
-            throw new ModeMismatchException(scope, token.value(), token.mode());
+            throw refusals.refused(scope, new ModeMismatchException(scope, token.value(), token.mode()));
         }
         String[] keys = logKey == null
                 ? new String[] {fenceKey(scope), key}
@@ -207,7 +227,8 @@ public final class RedisFence {
             throw new IllegalStateException("fenced write script of scope '" + scope + "' answered " + reply);
         }
         if (admitted == 0) {
-            throw new StaleTokenException(scope, token.value(), Long.parseLong((String) reply.get(1)), policy);
+            throw refusals.refused(scope, new StaleTokenException(scope, token.value(),
+                    Long.parseLong((String) reply.get(1)), policy));
         }
     }
 

@@ -9,6 +9,7 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.StaleTokenException;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.fencer.testing.FreePorts;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -96,7 +97,8 @@ class RedisFenceTest {
 
     @Test
     void set_whenOlderTokenAfterNewer_refusesAndKeepsNewerValue() {
-        RedisFence fence = new RedisFence(connection);
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RedisFence fence = new RedisFence(connection, FencePolicy.AT_LEAST, RedisFence.KEY_PREFIX_DEFAULT, registry);
         fence.set(new FencingToken("orders", 2), "orders:42", "by t2");
 
         assertThatThrownBy(() -> fence.set(new FencingToken("orders", 1), "orders:42", "by t1"))
@@ -105,9 +107,13 @@ class RedisFenceTest {
                     assertThat(e.presented()).isEqualTo(1);
                     assertThat(e.accepted()).isEqualTo(2);
                 });
+        assertThatThrownBy(() -> fence.del(new FencingToken("orders", 1), "orders:42"))
+                .isInstanceOf(StaleTokenException.class);
         assertThat(redis.get("orders:42")).isEqualTo("by t2");
         assertThat(fence.accepted("orders")).isEqualTo(2);
         assertThat(redis.get("fencer:fence:orders")).isEqualTo("2");
+        assertThat(registry.get("fencer.adapter.refusals").tags("adapter", "redis", "scope", "orders", "reason",
+                "stale_token").counter().count()).as("the stale set and del, counted").isEqualTo(2);
     }
 
     @Test

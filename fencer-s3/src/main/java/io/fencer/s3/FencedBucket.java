@@ -10,6 +10,7 @@ import io.fencer.core.ModeMismatchException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.Sequencer;
 import io.fencer.core.StaleTokenException;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.fencer.core.TokenKeys;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
@@ -87,6 +88,7 @@ public final class FencedBucket {
     private final long contentBytesMax;
     private final int objectsMax;
     private final Runnable beforeCommit;
+    private final RefusalCounter refusals;
 
     private FencedBucket(Builder builder) {
         this.store = new ObjectStore(builder.s3, builder.bucket, builder.prefix + FENCE_OBJECT_NAME);
@@ -97,6 +99,7 @@ public final class FencedBucket {
         this.contentBytesMax = builder.contentBytesMax;
         this.objectsMax = builder.objectsMax;
         this.beforeCommit = builder.beforeCommit;
+        this.refusals = new RefusalCounter(builder.meterRegistry, "s3");
         readFence(); // a corrupt fence object or one of another scope fails here, not at the first write
     }
 
@@ -289,8 +292,10 @@ public final class FencedBucket {
         FenceState state = fence.state();
         if (!policy.admits(token.value(), state.accepted())) {
             FenceState.Entry current = state.objects().get(name);
-            throw new StaleObjectWriteException(new StaleTokenException(scope, token.value(), state.accepted(), policy),
-                    name, atCommit, current == null ? FencingToken.NONE : current.token());
+            StaleTokenException stale = refusals.refused(scope,
+                    new StaleTokenException(scope, token.value(), state.accepted(), policy));
+            throw new StaleObjectWriteException(stale, name, atCommit,
+                    current == null ? FencingToken.NONE : current.token());
         }
         if (!state.objects().containsKey(name) && state.objects().size() >= objectsMax) {
             throw new LimitExceededException("objectsMax", objectsMax, "fenced bucket s3://" + store.bucket() + "/"
@@ -341,10 +346,10 @@ public final class FencedBucket {
     private void checkToken(FencingToken token) {
         Objects.requireNonNull(token, "token");
         if (!token.lock().equals(scope)) {
-            throw new ScopeMismatchException(scope, token);
+            throw refusals.refused(scope, new ScopeMismatchException(scope, token));
         }
         if (token.mode() != LockMode.EXCLUSIVE) {
-            throw new ModeMismatchException(scope, token.value(), token.mode());
+            throw refusals.refused(scope, new ModeMismatchException(scope, token.value(), token.mode()));
         }
     }
 
@@ -381,6 +386,7 @@ public final class FencedBucket {
         private long contentBytesMax = CONTENT_BYTES_MAX_DEFAULT;
         private int objectsMax = OBJECTS_MAX_DEFAULT;
         private Runnable beforeCommit = () -> {};
+        private MeterRegistry meterRegistry;
 
         private Builder(S3Client s3, String bucket, String prefix, String scope) {
             this.s3 = Objects.requireNonNull(s3, "s3");
@@ -442,6 +448,16 @@ public final class FencedBucket {
         /** Runs {@code hook} right before each attempt to commit: tests pause a writer there. */
         Builder beforeCommit(Runnable hook) {
             this.beforeCommit = Objects.requireNonNull(hook, "hook");
+            return this;
+        }
+
+        /**
+         * Counts refused writes and deletes into {@code registry} as {@code fencer_adapter_refusals_total{adapter="s3",
+         * scope=<the bucket's scope>, reason}} ({@code stale_token}, {@code scope_mismatch}, {@code mode_mismatch});
+         * by default nothing is counted. One series per reason and fenced scope.
+         */
+        public Builder meterRegistry(MeterRegistry registry) {
+            this.meterRegistry = Objects.requireNonNull(registry, "registry");
             return this;
         }
 

@@ -11,6 +11,7 @@ import io.fencer.core.LockMode;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.StaleTokenException;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -78,7 +79,9 @@ class FencedBucketTest {
 
     @Test
     void write_staleToken_isRefusedAndNothingIsWritten(TestInfo test) {
-        FencedBucket bucket = FencedBucket.open(s3, S3TestServer.BUCKET, prefix(test), "reports");
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        FencedBucket bucket = FencedBucket.builder(s3, S3TestServer.BUCKET, prefix(test), "reports")
+                .meterRegistry(registry).open();
         bucket.write(new FencingToken("reports", 34), "daily.csv", bytes("from 34"));
         List<String> before = keys(prefix(test));
 
@@ -90,7 +93,13 @@ class FencedBucketTest {
                     assertThat(e.accepted()).isEqualTo(34);
                     assertThat(e.scope()).isEqualTo("reports");
                 });
+        assertThatThrownBy(() -> bucket.write(new FencingToken("other-lock", 35), "daily.csv", bytes("from 35")))
+                .isInstanceOf(ScopeMismatchException.class);
 
+        assertThat(registry.get("fencer.adapter.refusals").tags("adapter", "s3", "scope", "reports", "reason",
+                "stale_token").counter().count()).as("the one stale write, counted").isEqualTo(1);
+        assertThat(registry.get("fencer.adapter.refusals").tags("reason", "scope_mismatch").counter().count())
+                .isEqualTo(1);
         assertThat(text(bucket.read("daily.csv").orElseThrow())).isEqualTo("from 34");
         assertThat(keys(prefix(test))).isEqualTo(before);
     }

@@ -10,9 +10,13 @@ import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.EndCause;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.FencingToken;
+import io.fencer.api.v1.KeepAliveRequest;
+import io.fencer.api.v1.KeepAliveResponse;
 import io.fencer.api.v1.LockEvent;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.Reason;
+import io.fencer.api.v1.RenewRequest;
+import io.fencer.api.v1.RenewResponse;
 import io.fencer.api.v1.RevokeRequest;
 import io.fencer.api.v1.RevokeResponse;
 import io.fencer.api.v1.StatusRequest;
@@ -22,10 +26,13 @@ import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.rpc.TestIdentities;
 import io.grpc.ManagedChannel;
+import io.grpc.stub.StreamObserver;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -131,6 +138,60 @@ class RevokeServiceTest {
         assertThat(name.getField()).isEqualTo("lock");
         assertThat(name.getMessage()).contains("256");
         assertThat(TestServers.describe(locksAs("ops"), "jobs/c").getHolder().getValue()).isEqualTo(held.getValue());
+    }
+
+    @Test
+    void renewAndKeepAlive_ofARevokedHolder_renewTheSessionAndNameTheRevokedGrantAndTheRevoker() throws Exception {
+        TestSession holder = TestServers.openSession(locksAs("scheduler"), TTL_MILLIS);
+        FencingToken kept = TestServers.acquire(locksAs("scheduler"), holder, "jobs/kept", 0).getToken();
+        FencingToken held = TestServers.acquire(locksAs("scheduler"), holder, "jobs/e", 0).getToken();
+        RenewRequest renew = RenewRequest.newBuilder().setSessionId(holder.id()).setSessionSecret(holder.secret())
+                .build();
+        assertThat(locksAs("scheduler").renew(renew).getRevokedList()).as("the control: nothing revoked yet")
+                .isEmpty();
+
+        locksAs("ops").revoke(revoke("jobs/e", held.getValue()));
+        RenewResponse renewed = locksAs("scheduler").renew(renew);
+        KeepAliveResponse keptAlive = keepAliveAs("scheduler", holder);
+
+        assertThat(renewed.getExpired()).as("the session stays open").isFalse();
+        assertThat(renewed.getTtlMillis()).isEqualTo(TTL_MILLIS);
+        assertThat(renewed.getRevokedList()).singleElement().satisfies(revoked -> {
+            assertThat(revoked.getToken().getLock()).isEqualTo("jobs/e");
+            assertThat(revoked.getToken().getValue()).isEqualTo(held.getValue());
+            assertThat(revoked.getRevokedBy()).isEqualTo("ops");
+        });
+        assertThat(keptAlive.getExpired()).isFalse();
+        assertThat(keptAlive.getRevokedList()).as("the stream's answer says the same")
+                .isEqualTo(renewed.getRevokedList());
+        assertThat(TestServers.describe(locksAs("ops"), "jobs/kept").getHolder().getValue())
+                .as("the session's other grant is untouched").isEqualTo(kept.getValue());
+    }
+
+    @Test
+    void renew_ofAnotherSessionAfterARevoke_namesNothing() {
+        TestSession holder = TestServers.openSession(locksAs("scheduler"), TTL_MILLIS);
+        TestSession bystander = TestServers.openSession(locksAs("scheduler"), TTL_MILLIS);
+        FencingToken held = TestServers.acquire(locksAs("scheduler"), holder, "jobs/f", 0).getToken();
+
+        locksAs("ops").revoke(revoke("jobs/f", held.getValue()));
+        RenewResponse renewed = locksAs("scheduler").renew(RenewRequest.newBuilder().setSessionId(bystander.id())
+                .setSessionSecret(bystander.secret()).build());
+
+        assertThat(renewed.getExpired()).isFalse();
+        assertThat(renewed.getRevokedList()).isEmpty();
+    }
+
+    private KeepAliveResponse keepAliveAs(String identity, TestSession session) throws InterruptedException {
+        LinkedBlockingQueue<Object> answers = new LinkedBlockingQueue<>();
+        StreamObserver<KeepAliveRequest> requests = LocksGrpc.newStub(channel)
+                .withInterceptors(TestIdentities.as(identity)).keepAlive(TestServers.collecting(answers));
+        requests.onNext(KeepAliveRequest.newBuilder().setSessionId(session.id()).setSessionSecret(session.secret())
+                .build());
+        Object answer = answers.poll(20, TimeUnit.SECONDS);
+        requests.onCompleted();
+        assertThat(answer).isInstanceOf(KeepAliveResponse.class);
+        return (KeepAliveResponse) answer;
     }
 
     private LocksGrpc.LocksBlockingStub locksAs(String identity) {

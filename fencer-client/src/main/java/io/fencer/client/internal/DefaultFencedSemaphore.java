@@ -4,6 +4,7 @@ import io.fencer.api.v1.AcquirePermitRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.client.FencedSemaphore;
+import io.fencer.client.GrantLoss;
 import io.fencer.client.LockTimeoutException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
@@ -11,6 +12,7 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.internal.PermitSlots;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 
 /**
  * A semaphore acquired through one session. Every acquire is one logical call with one request id, reused by every
@@ -88,6 +90,11 @@ final class DefaultFencedSemaphore implements FencedSemaphore {
         @Override
         public String sequencer() {
             return grant.sequencer();
+        }
+
+        @Override
+        public CompletionStage<GrantLoss> lost() {
+            return grant.lost();
         }
 
         @Override

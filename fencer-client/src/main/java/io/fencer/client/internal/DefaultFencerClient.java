@@ -31,6 +31,7 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockNames;
+import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.Ticker;
 import java.time.Duration;
@@ -186,13 +187,46 @@ public final class DefaultFencerClient implements FencerClient {
         return revoke(token.lock(), token.value());
     }
 
+    /**
+     * Revokes {@code lock}'s grant {@code token} (0: whichever holds it) through the router, which retries after a
+     * failure that may have taken effect (a lost answer, a leader that failed over while committing). A retry's
+     * NOT_HOLDER may then be the first attempt's own doing: see {@link #alreadyEnded}. A refusal of the first attempt
+     * is always the caller's.
+     */
     private Revocation revoke(String lock, long token) {
         checkOpen();
         RevokeRequest request = RevokeRequest.newBuilder().setLock(lock).setToken(token).build();
-        RevokeResponse revoked = router.call("Revoke " + lock + "#" + token,
-                calls -> calls.call(LocksGrpc.getRevokeMethod(), request));
+        AtomicInteger attempts = new AtomicInteger();
+        RevokeResponse revoked;
+        try {
+            revoked = router.call("Revoke " + lock + "#" + token, calls -> {
+                attempts.incrementAndGet();
+                return calls.call(LocksGrpc.getRevokeMethod(), request);
+            });
+        } catch (NotHolderException refused) {
+            Revocation already = attempts.get() > 1 ? alreadyEnded(lock, token, refused) : null;
+            if (already != null) {
+                return already;
+            }
+            throw refused;
+        }
         return new Revocation(Protos.token(revoked.getRevoked()),
                 revoked.hasNext() ? Protos.token(revoked.getNext()) : null, revoked.getDelayed());
+    }
+
+    /**
+     * Tells whether a retried revoke's NOT_HOLDER may be its first attempt's success: the grant it named has ended
+     * and the lock is free or held under a later token. The service cannot say more (a free lock keeps no record of
+     * how its last grant ended), so the answer says "perhaps" and points to the Watch, which does. Returns the
+     * revocation to report then, or null when the refusal stands: a revoke of "whoever holds it" (token 0) cannot
+     * tell whose grant it ended.
+     */
+    private static Revocation alreadyEnded(String lock, long token, NotHolderException refused) {
+        if (token == FencingToken.NONE || (refused.current() != FencingToken.NONE && refused.current() <= token)) {
+            return null;
+        }
+        return new Revocation(new FencingToken(lock, token), refused.current() == FencingToken.NONE ? null
+                : new FencingToken(lock, refused.current()), false, true);
     }
 
     @Override

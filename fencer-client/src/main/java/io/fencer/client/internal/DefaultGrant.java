@@ -1,19 +1,30 @@
 package io.fencer.client.internal;
 
 import io.fencer.client.Grant;
+import io.fencer.client.GrantLoss;
 import io.fencer.client.SessionLoss;
 import io.fencer.core.FencingToken;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-/** One grant of a lock through a session; {@link #close()} releases it once. Thread-safe. */
+/**
+ * One grant of a lock through a session; {@link #close()} releases it once. Its session tells it when it is lost
+ * (revoked, or the session lost) while it is open: see {@link DefaultSession#track}. Thread-safe.
+ */
 final class DefaultGrant implements Grant {
     private final DefaultSession session;
     private final FencingToken token;
     private final String sequencer;
     private final AtomicBoolean released = new AtomicBoolean();
+    private final CompletableFuture<GrantLoss> lost = new CompletableFuture<>();
+    /** What callers see: completing or cancelling it does not touch {@link #lost}. */
+    private final CompletionStage<GrantLoss> lostView = lost.minimalCompletionStage();
+    /** True once the service said an operator revoked this grant: there is nothing left to release. */
+    private volatile boolean revoked;
 
     /**
      * Creates the grant of {@code token} through {@code session}.
@@ -24,6 +35,7 @@ final class DefaultGrant implements Grant {
         this.session = session;
         this.token = token;
         this.sequencer = sequencer;
+        session.track(this);
     }
 
     @Override
@@ -34,6 +46,25 @@ final class DefaultGrant implements Grant {
     @Override
     public String sequencer() {
         return sequencer;
+    }
+
+    @Override
+    public CompletionStage<GrantLoss> lost() {
+        return lostView;
+    }
+
+    /** Called by the session, on the thread that runs listeners, when the service says an operator revoked this. */
+    void revokedBy(String identity) {
+        revoked = true;
+        lost.complete(new GrantLoss(token, GrantLoss.Cause.REVOKED, identity, "grant " + token + " of session "
+                + session.id() + " was revoked by '" + identity + "': the lock passes to its next waiter under a"
+                + " higher token, and resources refuse this token once that holder has written"));
+    }
+
+    /** Called by the session, on the thread that runs listeners, when the session is lost (not closed). */
+    void sessionLost(SessionLoss loss) {
+        lost.complete(new GrantLoss(token, GrantLoss.Cause.SESSION_LOST, null, "grant " + token + " ended with its"
+                + " session (" + loss.cause() + "): " + loss.detail()));
     }
 
     /**
@@ -48,6 +79,10 @@ final class DefaultGrant implements Grant {
         if (!released.compareAndSet(false, true)) {
             return;
         }
+        session.untrack(this);
+        if (revoked) {
+            return; // the service ended the grant: a release would only be refused NOT_HOLDER
+        }
         SessionLoss loss = session.knownLoss();
         if (loss != null && loss.cause() != SessionLoss.Cause.UNREACHABLE) {
             return; // the session is closed or expired: the service has released its locks
@@ -58,6 +93,7 @@ final class DefaultGrant implements Grant {
             // The grant ended before, or cannot be released by this client any more: nothing to release.
         } catch (RuntimeException e) {
             released.set(false);
+            session.track(this);
             throw e;
         }
     }

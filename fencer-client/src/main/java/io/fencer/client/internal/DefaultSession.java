@@ -3,6 +3,7 @@ package io.fencer.client.internal;
 import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.ReleaseRequest;
+import io.fencer.api.v1.RevokedGrant;
 import io.fencer.client.FencedLock;
 import io.fencer.client.FencedMultiLock;
 import io.fencer.client.FencedSemaphore;
@@ -17,10 +18,13 @@ import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.UnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -55,6 +59,23 @@ final class DefaultSession implements Session {
     private volatile CompletableFuture<Duration> jeopardy = new CompletableFuture<>();
     /** Orders replacing {@link #jeopardy} against a loss, so that a lost session never gets a pending episode. */
     private final Object jeopardyLock = new Object();
+    /** The grants made through this session and not released: told when revoked or when the session is lost. */
+    private final Map<GrantKey, DefaultGrant> grants = new ConcurrentHashMap<>();
+    /**
+     * The revocations the service has named for this session, most recent last: every keepalive answer repeats them
+     * (at most 8), so the known ones are skipped; and a grant tracked after its revocation was named learns it here.
+     * Guarded by itself.
+     */
+    private final LinkedHashMap<GrantKey, String> revocationsKnown = new LinkedHashMap<>();
+    /** Revocations remembered: twice what the service repeats per session. */
+    static final int REVOCATIONS_KNOWN_MAX = 16;
+
+    /** A grant by its lock and token value (a session holds a lock in one mode only). */
+    private record GrantKey(String lock, long value) {
+        static GrantKey of(FencingToken token) {
+            return new GrantKey(token.lock(), token.value());
+        }
+    }
 
     DefaultSession(DefaultFencerClient client, long id, String secret, Duration ttl) {
         if (id <= 0) {
@@ -188,6 +209,65 @@ final class DefaultSession implements Session {
         }
     }
 
+    /**
+     * Tracks {@code grant} until it is released ({@link #untrack}), so that it learns of its loss: a revocation the
+     * service named already, or the session's loss if that came first.
+     */
+    void track(DefaultGrant grant) {
+        GrantKey key = GrantKey.of(grant.token());
+        grants.put(key, grant);
+        String revokedBy;
+        synchronized (revocationsKnown) {
+            revokedBy = revocationsKnown.get(key);
+        }
+        if (revokedBy != null && grants.remove(key, grant)) {
+            notify(() -> grant.revokedBy(revokedBy));
+        }
+        SessionLoss known = loss.get();
+        // A loss recorded before the put may have missed this grant: tell it here (completing twice is harmless).
+        if (known != null && grants.remove(key, grant) && known.cause() != SessionLoss.Cause.CLOSED) {
+            notify(() -> grant.sessionLost(known));
+        }
+    }
+
+    /** Stops tracking {@code grant}: it is released, or being released. */
+    void untrack(DefaultGrant grant) {
+        grants.remove(GrantKey.of(grant.token()), grant);
+    }
+
+    /**
+     * Called by the keepalive thread with the grants the service says were revoked from this session (repeated in
+     * every answer): each one not known yet is told to its grant, on the client's event threads.
+     */
+    void revokedByService(List<RevokedGrant> revoked) {
+        for (RevokedGrant named : revoked) {
+            GrantKey key = new GrantKey(named.getToken().getLock(), named.getToken().getValue());
+            synchronized (revocationsKnown) {
+                if (revocationsKnown.containsKey(key)) {
+                    continue;
+                }
+                revocationsKnown.put(key, named.getRevokedBy());
+                if (revocationsKnown.size() > REVOCATIONS_KNOWN_MAX) {
+                    revocationsKnown.remove(revocationsKnown.keySet().iterator().next());
+                }
+            }
+            LOG.log(System.Logger.Level.WARNING, "grant {0}#{1} of session {2} was revoked by ''{3}''", key.lock(),
+                    Long.toString(key.value()), id, named.getRevokedBy());
+            DefaultGrant grant = grants.remove(key);
+            if (grant != null) {
+                notify(() -> grant.revokedBy(named.getRevokedBy()));
+            }
+        }
+    }
+
+    private void notify(Runnable listener) {
+        try {
+            client.events().execute(listener);
+        } catch (RejectedExecutionException clientClosed) {
+            listener.run();
+        }
+    }
+
     /** Returns the loss when the session is known lost, else null; set before {@link #lost()} completes. */
     SessionLoss knownLoss() {
         return loss.get();
@@ -236,10 +316,13 @@ final class DefaultSession implements Session {
         synchronized (jeopardyLock) {
             episode = jeopardy;
         }
+        List<DefaultGrant> held = new ArrayList<>(grants.values());
+        grants.clear();
         // In one task and in this order, so that jeopardy's listeners always run before (never after) lost's.
         Runnable notify = () -> {
             episode.complete(Duration.ZERO);
             if (cause != SessionLoss.Cause.CLOSED) { // a close is asked for, not lost
+                held.forEach(grant -> grant.sessionLost(ending));
                 lost.complete(ending);
             }
             ended.complete(ending);

@@ -34,7 +34,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * keepalive intervals without a newer acknowledgement the session is in jeopardy; the tick before the local lease
  * ends (or any reader that finds it ended) loses it as UNREACHABLE, so the loss is never later than the local end:
  * the server has expired it, or will. An answer with {@code expired} loses it as EXPIRED.
- * An answer with an {@code error} (the service refused the session's secret) loses it as UNAUTHENTICATED.
+ * An answer with an {@code error} (the service refused the session's secret) loses it as UNAUTHENTICATED. An
+ * answer that names revoked grants tells them to the session, which tells its {@link io.fencer.client.Grant}s.
  *
  * <p>The stream is reopened on the leader after an error (following a NOT_LEADER answer's address), and also when
  * a request stays unanswered for a whole keepalive interval: a paused or partitioned leader sends no error, and
@@ -307,6 +308,9 @@ final class KeepAliver implements AutoCloseable {
                     + lease.session.id() + " (" + Status.fromCodeValue(response.getError().getStatusCode()).getCode()
                     + "): " + response.getError().getDescription() + "; its locks end with its lease");
             return;
+        }
+        if (response.getRevokedCount() > 0) {
+            lease.session.revokedByService(response.getRevokedList());
         }
         Long sentNanos = lease.outstandingSentNanos.pollFirst();
         if (sentNanos != null && sentNanos - lease.leaseStartNanos > 0) {

@@ -68,6 +68,8 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     /** Calls that get no answer at all, as from a paused process. */
     volatile boolean silent;
     volatile KeepAliveMode keepAliveMode = KeepAliveMode.ACK;
+    /** The revoked grants every acknowledged keepalive names, as the service repeats them. */
+    volatile List<io.fencer.api.v1.RevokedGrant> revokedInKeepAlives = List.of();
     volatile Handler<AcquireRequest, AcquireResponse> onAcquire = this::grant;
     volatile Handler<ReleaseRequest, ReleaseResponse> onRelease = this::release;
     volatile Function<DescribeRequest, LockInfo> onDescribe = request -> LockInfo.newBuilder()
@@ -271,7 +273,8 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
                             .setDescription(refused.getStatus().getDescription())
                             .setDetail(WireErrors.detail(refused).orElseThrow()));
                 } else {
-                    built.setTtlMillis(1_000).setExpired(mode == KeepAliveMode.EXPIRE);
+                    built.setTtlMillis(1_000).setExpired(mode == KeepAliveMode.EXPIRE)
+                            .addAllRevoked(revokedInKeepAlives);
                 }
                 KeepAliveResponse answer = built.build();
                 Runnable send = () -> {

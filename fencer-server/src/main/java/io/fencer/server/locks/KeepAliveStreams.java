@@ -233,8 +233,8 @@ final class KeepAliveStreams {
     }
 
     /**
-     * Answers one keepalive: renewed, expired (the session is not open), or refused for a missing or wrong secret of
-     * an open session, in the answer's {@code error}, so that the stream stays open for the client's other sessions.
+     * Answers one keepalive: renewed (naming the session's revoked grants, if any), expired (the session is not open),
+     * or refused for a missing or wrong secret of an open session, in the answer's {@code error}, so that the stream stays open for the client's other sessions.
      * Returns null when it cannot answer yet: the session's lease bound is being cleared in the log first.
      */
     private KeepAliveResponse keepAliveAnswer(KeepAliveRequest request, long arrivalNanos) {
@@ -250,7 +250,7 @@ final class KeepAliveStreams {
                 return null;
             }
             if (renewal == SessionKeeper.Renewal.RENEWED) {
-                response.setTtlMillis(keeper.ttlMillis(sessionId));
+                response.setTtlMillis(keeper.ttlMillis(sessionId)).addAllRevoked(keeper.revokedGrants(sessionId));
             } else {
                 response.setExpired(true);
             }
@@ -282,7 +282,8 @@ final class KeepAliveStreams {
                 return;
             }
             Replies.send(call, RenewResponse.newBuilder().setSessionId(answer.getSessionId())
-                    .setTtlMillis(answer.getTtlMillis()).setExpired(answer.getExpired()).build(), null);
+                    .setTtlMillis(answer.getTtlMillis()).setExpired(answer.getExpired())
+                    .addAllRevoked(answer.getRevokedList()).build(), null);
         }
 
         @Override

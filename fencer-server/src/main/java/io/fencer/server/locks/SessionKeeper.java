@@ -86,6 +86,8 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     private final RaftLockStateMachine stateMachine;
     private final Proposer proposer;
     private final ConcurrentHashMap<Long, Lease> leases = new ConcurrentHashMap<>();
+    /** The grants revoked from open sessions, told in every keepalive answer of their session. */
+    private final RevokedGrants revokedGrants = new RevokedGrants();
     private final ConcurrentHashMap<String, Long> delayEndNanos = new ConcurrentHashMap<>();
     private final Set<String> delaysEnding = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService scanner;
@@ -279,11 +281,19 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
                         false, opened.secretHash(), opened.quotaIdentity(), Bound.NONE, -1));
             } else if (event instanceof Event.SessionEnded ended) {
                 leases.remove(ended.sessionId());
+                revokedGrants.sessionEnded(ended.sessionId());
+            } else if (event instanceof Event.Revoked revoked) {
+                revokedGrants.revoked(revoked.sessionId(), revoked.token(), revoked.revokedBy());
             } else if (event instanceof Event.LockDelayStarted delayed && raft.isLeader()) {
                 // Followers skip this: a new leader schedules every delayed lock when it takes over.
                 delayEndNanos.put(delayed.lock(), ticker.nanoTime() + lockDelayNanos);
             }
         }
+    }
+
+    /** Returns the grants revoked from the open session {@code sessionId}, oldest first (usually none). */
+    List<io.fencer.api.v1.RevokedGrant> revokedGrants(long sessionId) {
+        return revokedGrants.of(sessionId);
     }
 
     /** True while this peer keeps a lease for the session: it is open, as far as this peer has applied. */

@@ -1,0 +1,62 @@
+package io.fencer.s3;
+
+import io.fencer.core.FencerException;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Counts this adapter's refusals into the user's Micrometer registry, when one is given, as
+ * {@code fencer_adapter_refusals_total{adapter, scope, reason}}: the same reasons as the store's
+ * {@code fencer_store_refusals_total} (the error catalogue's reason in lower case: {@code stale_token},
+ * {@code scope_mismatch}, {@code mode_mismatch} ...). The scope tag is bounded: the first {@link #SCOPES_TAGGED_MAX}
+ * scopes refused keep a series each, later ones count as {@value #OTHER_SCOPES}, so that many scopes cannot grow the
+ * registry without end. The same class is in every adapter, which share no module but fencer-core (which has no
+ * dependencies). Thread-safe.
+ */
+final class RefusalCounter {
+    /** The most scopes with a refusal series of their own, as the store's. */
+    static final int SCOPES_TAGGED_MAX = 1_000;
+    static final String OTHER_SCOPES = "_other";
+    static final String METER_NAME = "fencer.adapter.refusals";
+
+    private final MeterRegistry registry;
+    private final String adapter;
+    private final Set<String> scopesTagged = ConcurrentHashMap.newKeySet();
+
+    /** Counts into {@code registry} under {@code adapter=<adapter>}; a null registry counts nothing. */
+    RefusalCounter(MeterRegistry registry, String adapter) {
+        this.registry = registry;
+        this.adapter = adapter;
+    }
+
+    /** Counts {@code refusal} of a token at {@code scope} and returns it, to be thrown. */
+    <E extends FencerException> E refused(String scope, E refusal) {
+        count(scope, refusal.reason().name().toLowerCase(Locale.ROOT));
+        return refusal;
+    }
+
+    /** Counts one refusal at {@code scope} for {@code reason}, a lower-case word of a fixed set. */
+    void count(String scope, String reason) {
+        if (registry != null) {
+            Counter.builder(METER_NAME).description("Writes refused by a resource adapter, by scope and reason")
+                    .tag("adapter", adapter).tag("scope", scopeTag(scope)).tag("reason", reason).register(registry)
+                    .increment();
+        }
+    }
+
+    private String scopeTag(String scope) {
+        if (scopesTagged.contains(scope)) {
+            return scope;
+        }
+        synchronized (scopesTagged) {
+            if (scopesTagged.size() >= SCOPES_TAGGED_MAX) {
+                return OTHER_SCOPES;
+            }
+            scopesTagged.add(scope);
+            return scope;
+        }
+    }
+}

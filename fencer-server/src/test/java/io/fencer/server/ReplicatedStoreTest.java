@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
+import io.fencer.api.v1.BeginUnitRequest;
+import io.fencer.api.v1.BeginUnitResponse;
+import io.fencer.api.v1.CommitUnitRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.GetRequest;
 import io.fencer.api.v1.GetResponse;
@@ -11,6 +14,7 @@ import io.fencer.api.v1.Op;
 import io.fencer.api.v1.Put;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.StoreGrpc;
+import io.fencer.api.v1.UnitWriteRequest;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.api.v1.WriteResponse;
 import io.fencer.core.FencingToken;
@@ -105,6 +109,57 @@ class ReplicatedStoreTest {
         await().atMost(Duration.ofSeconds(60)).until(() -> "1".equals(localValue(follower, "orders", "before"))
                 && "2".equals(localValue(follower, "orders", "after")));
         assertThat(group.server(follower).store().engine().accepted("orders")).isEqualTo(3);
+    }
+
+    @Test
+    void unit_committedOnTheLeader_isAppliedWholeOnEveryReplicaAndHoldsItsScopeWhileOpen() throws Exception {
+        group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();
+        String leader = group.awaitLeader();
+        String sequencer = Sequencer.format(new FencingToken("orders", 4));
+        BeginUnitResponse begun = store(leader).beginUnit(BeginUnitRequest.newBuilder().setScope("orders")
+                .setSequencer(sequencer).setTimeoutMillis(30_000).build());
+        store(leader).unitWrite(UnitWriteRequest.newBuilder().setUnitId(begun.getUnitId())
+                .addOps(put("a", "1")).addOps(put("b", "2")).build());
+        ErrorDetail held = TestServers.failure(() -> store(leader).write(write("orders", "c", "3", 4)));
+        assertThat(held.getReason()).as("the same token may not write while its unit holds the scope")
+                .isEqualTo(Reason.REASON_LIMIT_EXCEEDED);
+
+        WriteResponse committed = store(leader).commitUnit(CommitUnitRequest.newBuilder()
+                .setUnitId(begun.getUnitId()).build());
+
+        assertThat(committed.getOpsApplied()).isEqualTo(2);
+        assertThat(committed.getAccepted()).isEqualTo(4);
+        for (String peer : group.running()) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> "1".equals(localValue(peer, "orders", "a"))
+                    && "2".equals(localValue(peer, "orders", "b")));
+        }
+        assertThat(store(leader).commitUnit(CommitUnitRequest.newBuilder().setUnitId(begun.getUnitId()).build()))
+                .as("a retried commit answers the first result").isEqualTo(committed);
+    }
+
+    @Test
+    void unit_openWhenItsLeaderIsLost_isUnknownToTheNewLeaderAndNoneOfItsOpsApplied() throws Exception {
+        group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();
+        String leader = group.awaitLeader();
+        BeginUnitResponse begun = store(leader).beginUnit(BeginUnitRequest.newBuilder().setScope("orders")
+                .setSequencer(Sequencer.format(new FencingToken("orders", 4))).setTimeoutMillis(60_000).build());
+        store(leader).unitWrite(UnitWriteRequest.newBuilder().setUnitId(begun.getUnitId())
+                .addOps(put("a", "1")).build());
+
+        group.stop(leader);
+        String successor = group.awaitLeader();
+
+        ErrorDetail gone = TestServers.failure(() -> store(successor).commitUnit(CommitUnitRequest.newBuilder()
+                .setUnitId(begun.getUnitId()).build()));
+        assertThat(gone.getReason()).isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+        assertThat(gone.getMessage()).contains("unknown");
+        assertThat(store(successor).get(GetRequest.newBuilder().setScope("orders").setKey(ByteString.copyFromUtf8("a"))
+                .build()).getFound()).as("none of the unit's ops was applied").isFalse();
+    }
+
+    private static Op put(String key, String value) {
+        return Op.newBuilder().setPut(Put.newBuilder().setKey(ByteString.copyFromUtf8(key))
+                .setValue(ByteString.copyFromUtf8(value))).build();
     }
 
     @Test

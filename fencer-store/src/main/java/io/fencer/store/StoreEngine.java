@@ -112,13 +112,19 @@ public final class StoreEngine implements AutoCloseable {
      * verified the token before proposing the entry, and peers must not decide differently because their keys
      * differ during a rotation). Idempotency records are evicted by count alone, oldest first by their recorded
      * sequence, never by age: the age of a record is counted from when a replica opened, which differs between
-     * replicas, while the records each holds must not.
+     * replicas, while the records each holds must not. Its clock stands still, for the same reason.
      */
     public static StoreEngine openReplica(Path directory, StoreOptions options) {
         Objects.requireNonNull(options, "options");
-        return open(directory, options.withKeys(null).withIdempotencyAgeMax(REPLICA_IDEMPOTENCY_AGE_MAX),
-                SyncedWrites.UNSYNCED);
+        return open(directory, options.withKeys(null).withIdempotencyAgeMax(REPLICA_IDEMPOTENCY_AGE_MAX)
+                .withTicker(REPLICA_TICKER), SyncedWrites.UNSYNCED);
     }
+
+    /**
+     * A replica's clock: stopped. Nothing a replica decides may depend on when it applies an entry, so no unit it
+     * holds expires (a unit lives within one apply step there) and no idempotency record ages.
+     */
+    private static final io.fencer.core.Ticker REPLICA_TICKER = () -> 0L;
 
     /** The age bound of a replica's idempotency records: none that a store lives to reach (see openReplica). */
     static final Duration REPLICA_IDEMPOTENCY_AGE_MAX = Duration.ofDays(365L * 100);

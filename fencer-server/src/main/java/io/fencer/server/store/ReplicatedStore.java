@@ -10,6 +10,7 @@ import io.fencer.api.v1.StoreLogReply;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencerException;
+import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockNames;
@@ -69,7 +70,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The replica is rebuilt on every start: its directory is emptied, then filled from the latest snapshot (which
  * holds the store beside the lock state) and the log after it. A restart therefore never trusts a database that a
- * crash may have left ahead of or behind the log. Units are not served by a replicated store in this release.
+ * crash may have left ahead of or behind the log. Units are held by the leader and committed as one entry
+ * ({@link ReplicatedUnit}).
  *
  * <p>Thread-safety: {@link #apply}, {@link #beginSnapshot} and {@link #load} are called by the state machine under
  * its apply lock; the calls run on gRPC's and the store's threads, and read the replica engine through a volatile
@@ -82,12 +84,16 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     /** The most bytes of keys and values in one write: what fits in one log entry ({@link Command.StoreEntry}). */
     public static final int BATCH_BYTES_MAX = 1 << 20;
     private static final int BACKUP_PIECE_BYTES = 1 << 20;
+    private static final int UNIT_ID_BYTES = 16;
+    private static final java.security.SecureRandom UNIT_IDS = new java.security.SecureRandom();
 
     private final Path directory;
     /** The options the leader checks calls with: the configured ones, with the token keys. */
     private final StoreOptions options;
     private volatile StoreEngine replica;
     private volatile Cluster cluster;
+    /** The open units this peer holds as leader, by scope: at most one per scope. */
+    private final java.util.Map<String, ReplicatedUnit> units = new java.util.HashMap<>();
 
     /** The Raft node and proposer, known once the node started (after the state machine loaded its snapshot). */
     private record Cluster(RaftNode raft, Proposer proposer, RaftLockStateMachine stateMachine) {}
@@ -112,6 +118,11 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     /** Connects the store to its group once the Raft node runs; calls before are refused UNAVAILABLE. */
     public void attach(RaftNode raft, Proposer proposer, RaftLockStateMachine stateMachine) {
         this.cluster = new Cluster(raft, proposer, stateMachine);
+        stateMachine.addLeadershipHook(() -> {
+            if (!raft.isLeader()) {
+                abandonUnits(); // their ops were only in this peer's memory: no other leader can commit them
+            }
+        });
     }
 
     @Override
@@ -127,7 +138,10 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         try {
             group = leaderCluster();
             LockNames.check("scope", scope);
-            Sequencer.parse(sequencer, options.keys()); // verified here, once: replicas do not verify again
+            FencingToken token = Sequencer.parse(sequencer, options.keys()); // verified once: replicas do not
+            synchronized (units) {
+                checkOpenUnit(scope, token);
+            }
             replica.checkWrite(scope, sequencer, ops, idempotencyKey); // limits, the batch capped to one entry
             write = WriteRequest.newBuilder().setScope(scope).setSequencer(sequencer)
                     .setIdempotencyKey(idempotencyKey == null ? "" : idempotencyKey);
@@ -163,10 +177,93 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         return read(() -> replica.scope(scope));
     }
 
+    /**
+     * Begins a unit held by this leader ({@link ReplicatedUnit}): checks the token against the scope's fence as a
+     * linearizable read, and against the unit open on the scope here, if any (the same token is refused, a lower one
+     * is preempted). The accepted token is raised when the unit commits, in the commit's log entry.
+     */
     @Override
-    public Unit begin(String scope, String sequencer, Duration timeout) {
-        throw new InvalidArgumentException("unit", scope, "units are not served by the replicated store of a group"
-                + " of peers in this release: write the unit's ops as one Write, which is applied all or nothing");
+    public StoreUnit begin(String scope, String sequencer, Duration timeout) {
+        LockNames.check("scope", scope);
+        FencingToken token = Sequencer.parse(sequencer, options.keys());
+        if (token.mode() != io.fencer.core.LockMode.EXCLUSIVE) {
+            throw new io.fencer.core.ModeMismatchException(scope, token.value(), token.mode());
+        }
+        if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(options.unitDurationMax()) > 0) {
+            throw new InvalidArgumentException("timeout", timeout.toString(), "unit timeout " + timeout
+                    + " for scope '" + scope + "' is outside (0, " + options.unitDurationMax() + "]");
+        }
+        ScopeInfo fence = scope(scope);
+        if (fence.exists() && !fence.lock().equals(token.lock())) {
+            throw new io.fencer.core.ScopeMismatchException(scope, token);
+        }
+        if (!fence.policy().admits(token.value(), fence.accepted())) {
+            throw new io.fencer.core.StaleTokenException(scope, token.value(), fence.accepted(), fence.policy());
+        }
+        synchronized (units) {
+            checkOpenUnit(scope, token);
+            if (units.size() >= options.unitsOpenMax()) {
+                throw new io.fencer.core.LimitExceededException("unitsOpenMax", options.unitsOpenMax(),
+                        options.unitsOpenMax() + " units are open, the most allowed; token " + token
+                                + " cannot begin one on scope '" + scope + "'");
+            }
+            ReplicatedUnit unit = new ReplicatedUnit(newUnitId(), scope, sequencer, token, timeout,
+                    System.nanoTime(), options, this::commitUnit);
+            units.put(scope, unit);
+            return unit;
+        }
+    }
+
+    /**
+     * Checks {@code token} against the unit open on {@code scope} here: the same token may not write while the unit
+     * holds the scope; a higher one preempts it. Call holding {@link #units}.
+     */
+    private void checkOpenUnit(String scope, FencingToken token) {
+        ReplicatedUnit open = units.get(scope);
+        if (open == null || !open.isOpenAt(System.nanoTime())) {
+            units.remove(scope, open);
+            return;
+        }
+        if (token.value() > open.token().value()) {
+            open.preempt(token.value());
+            units.remove(scope, open);
+        } else if (token.value() == open.token().value()) {
+            throw new io.fencer.core.LimitExceededException("unitsPerScopeMax", 1, "scope '" + scope
+                    + "' is held by open unit " + open.id() + " of token " + open.token() + " until it commits,"
+                    + " aborts or times out; token " + token + " may not write meanwhile (a higher token would"
+                    + " preempt the unit)");
+        }
+    }
+
+    /** Commits {@code unit} as one log entry; see {@link ReplicatedUnit#commit}. */
+    private WriteResult commitUnit(ReplicatedUnit unit) {
+        try {
+            Cluster group = leaderCluster();
+            io.fencer.api.v1.StoreLogUnit.Builder commit = io.fencer.api.v1.StoreLogUnit.newBuilder()
+                    .setScope(unit.scope()).setSequencer(unit.sequencer());
+            for (Op op : unit.ops()) {
+                commit.addOps(wireOp(op));
+            }
+            return StoreWire.writeResult(join(propose(group, entry().setUnitCommit(commit))).getWrite());
+        } finally {
+            synchronized (units) {
+                units.remove(unit.scope(), unit);
+            }
+        }
+    }
+
+    /** Ends every unit this peer holds: it stopped leading, so none of them can commit here. */
+    public void abandonUnits() {
+        synchronized (units) {
+            units.values().forEach(ReplicatedUnit::abandon);
+            units.clear();
+        }
+    }
+
+    private static String newUnitId() {
+        byte[] bytes = new byte[UNIT_ID_BYTES];
+        UNIT_IDS.nextBytes(bytes);
+        return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
     /** Runs {@code reader} on this peer's replica as a linearizable read of the leader. */
@@ -285,6 +382,20 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
                 ScopeInfo info = engine.createScope(create.getScope(), create.getLock(),
                         StoreWire.policy(create.getPolicy()));
                 return StoreLogReply.newBuilder().setScope(StoreWire.scopeInfo(info)).build();
+            }
+            case UNIT_COMMIT -> {
+                io.fencer.api.v1.StoreLogUnit commit = entry.getUnitCommit();
+                Unit unit = engine.begin(commit.getScope(), commit.getSequencer(), engine.options().unitDurationMax());
+                try {
+                    for (Op op : StoreWire.ops(commit.getOpsList(), engine.options().opsPerWriteMax())) {
+                        unit.add(op);
+                    }
+                    return StoreLogReply.newBuilder().setWrite(StoreWire.response(unit.commit())).build();
+                } finally {
+                    if (unit.state() == Unit.State.OPEN) {
+                        unit.abort(); // an op was refused: release the scope, nothing applied
+                    }
+                }
             }
             default -> throw new InvalidArgumentException("call", entry.getCallCase().name(),
                     "a store entry holds no call this release applies");

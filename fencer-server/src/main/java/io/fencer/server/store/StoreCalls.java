@@ -5,7 +5,6 @@ import io.fencer.store.Op;
 import io.fencer.store.ReadResult;
 import io.fencer.store.ScopeInfo;
 import io.fencer.store.StoreEngine;
-import io.fencer.store.Unit;
 import io.fencer.store.WriteResult;
 import java.time.Duration;
 import java.util.List;
@@ -30,7 +29,7 @@ interface StoreCalls {
     ScopeInfo createScope(String scope, String lock, FencePolicy policy);
 
     /** Begins a unit as {@link StoreEngine#begin}. */
-    Unit begin(String scope, String sequencer, Duration timeout);
+    StoreUnit begin(String scope, String sequencer, Duration timeout);
 
     /** Returns the engine holding this node's data: for backups, options and the periodic sweeps. */
     StoreEngine engine();
@@ -60,8 +59,8 @@ interface StoreCalls {
             }
 
             @Override
-            public Unit begin(String scope, String sequencer, Duration timeout) {
-                return engine.begin(scope, sequencer, timeout);
+            public StoreUnit begin(String scope, String sequencer, Duration timeout) {
+                return StoreUnit.of(engine.begin(scope, sequencer, timeout));
             }
 
             @Override

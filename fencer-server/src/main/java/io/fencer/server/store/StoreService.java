@@ -87,7 +87,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final StreamFlow pipelineFlow = new StreamFlow("store.pipeline");
 
     /** A unit addressed by id, with the count of ops buffered in it and when this service saw it ended. */
-    private record TrackedUnit(Unit unit, AtomicInteger opsBuffered, AtomicLong endedAtNanos) {
+    private record TrackedUnit(StoreUnit unit, AtomicInteger opsBuffered, AtomicLong endedAtNanos) {
         static final long OPEN = Long.MIN_VALUE;
     }
 
@@ -219,7 +219,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
                                 + UNIT_TIMEOUT_MILLIS_MAX + "]");
             }
             authorize(Permission.WRITE, request.getScope());
-            Unit unit = calls.begin(request.getScope(), request.getSequencer(), Duration.ofMillis(timeoutMillis));
+            StoreUnit unit = calls.begin(request.getScope(), request.getSequencer(), Duration.ofMillis(timeoutMillis));
             units.put(unit.id(), new TrackedUnit(unit, new AtomicInteger(), new AtomicLong(TrackedUnit.OPEN)));
             return BeginUnitResponse.newBuilder().setUnitId(unit.id()).setAccepted(unit.token().value()).build();
         });

@@ -1,0 +1,183 @@
+package io.fencer.server.store;
+
+import io.fencer.core.FencerException;
+import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.LimitExceededException;
+import io.fencer.core.StaleTokenException;
+import io.fencer.store.Op;
+import io.fencer.store.StoreOptions;
+import io.fencer.store.Unit;
+import io.fencer.store.WriteResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * A unit of the replicated store, held by the leader that began it: its ops are buffered here, in the leader's
+ * memory, and go to the log only at commit, as one entry that every replica applies as one engine unit (see
+ * {@code StoreLogUnit}). Nothing of an uncommitted unit is in the log, so a unit open on a leader that is deposed or
+ * restarted is simply gone: its next call on the new leader finds no such unit, and none of its ops was applied.
+ *
+ * <p>While open, the unit holds its scope on this leader as an engine's unit does: a write with the same token is
+ * refused (unitsPerScopeMax), a write or unit with a higher token preempts it. Its deadline runs on this leader's
+ * clock. Thread-safe: every method is synchronized.
+ */
+final class ReplicatedUnit implements StoreUnit {
+    private final String id;
+    private final String scope;
+    private final String sequencer;
+    private final FencingToken token;
+    private final Duration timeout;
+    private final long deadlineNanos;
+    private final StoreOptions limits;
+    private final Function<ReplicatedUnit, WriteResult> committer;
+    private final List<Op> ops = new ArrayList<>();
+    private long bytes;
+    private Unit.State state = Unit.State.OPEN;
+    private long preemptedBy;
+    private WriteResult result;
+
+    ReplicatedUnit(String id, String scope, String sequencer, FencingToken token, Duration timeout, long nowNanos,
+            StoreOptions limits, Function<ReplicatedUnit, WriteResult> committer) {
+        this.id = id;
+        this.scope = scope;
+        this.sequencer = sequencer;
+        this.token = token;
+        this.timeout = timeout;
+        this.deadlineNanos = nowNanos + timeout.toNanos();
+        this.limits = limits;
+        this.committer = committer;
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public String scope() {
+        return scope;
+    }
+
+    String sequencer() {
+        return sequencer;
+    }
+
+    @Override
+    public FencingToken token() {
+        return token;
+    }
+
+    @Override
+    public synchronized Unit.State state() {
+        return state;
+    }
+
+    /** Returns true while open and within its deadline at {@code nowNanos}; ends it as expired once past. */
+    synchronized boolean isOpenAt(long nowNanos) {
+        if (state == Unit.State.OPEN && nowNanos - deadlineNanos >= 0) {
+            state = Unit.State.EXPIRED;
+        }
+        return state == Unit.State.OPEN;
+    }
+
+    /** Ends the open unit because a higher token wrote to its scope or began a unit there. */
+    synchronized void preempt(long higherToken) {
+        if (state == Unit.State.OPEN) {
+            state = Unit.State.PREEMPTED;
+            preemptedBy = higherToken;
+        }
+    }
+
+    /** Ends the open unit because this peer no longer leads (its ops could only be committed by the leader). */
+    synchronized void abandon() {
+        if (state == Unit.State.OPEN) {
+            state = Unit.State.ABORTED;
+        }
+    }
+
+    /** Returns the buffered ops, for the commit's log entry. */
+    synchronized List<Op> ops() {
+        return List.copyOf(ops);
+    }
+
+    @Override
+    public synchronized void add(Op op) {
+        checkOpen();
+        long opBytes = op.key().length + (op.kind() == Op.Kind.PUT ? op.value().length : 0);
+        if (ops.size() + 1 > limits.opsPerWriteMax()) {
+            throw new InvalidArgumentException("ops", Integer.toString(ops.size() + 1), "unit " + id + " of scope '"
+                    + scope + "' would hold " + (ops.size() + 1) + " ops, more than the opsPerWriteMax of "
+                    + limits.opsPerWriteMax());
+        }
+        if (bytes + opBytes > limits.batchBytesMax()) {
+            throw new InvalidArgumentException("ops", (bytes + opBytes) + " bytes", "unit " + id + " of scope '"
+                    + scope + "' would carry " + (bytes + opBytes) + " bytes of keys and values, more than the "
+                    + limits.batchBytesMax() + " a unit of the replicated store may carry");
+        }
+        ops.add(op);
+        bytes += opBytes;
+    }
+
+    /**
+     * Commits through the log; a retried commit of a committed unit returns the same result. A failure whose outcome
+     * is unknown (the leader lost its leadership while the entry was in flight) ends the unit FAILED.
+     */
+    @Override
+    public synchronized WriteResult commit() {
+        if (state == Unit.State.COMMITTED) {
+            return result;
+        }
+        checkOpen();
+        try {
+            result = committer.apply(this);
+            state = Unit.State.COMMITTED;
+            return result;
+        } catch (io.fencer.core.NotLeaderException e) {
+            state = Unit.State.ABORTED; // refused before the log: nothing was applied, and only a leader holds units
+            throw e;
+        } catch (StaleTokenException e) {
+            state = Unit.State.PREEMPTED;
+            preemptedBy = e.accepted();
+            throw e;
+        } catch (FencerException e) {
+            state = Unit.State.FAILED;
+            throw e;
+        }
+    }
+
+    @Override
+    public synchronized void abort() {
+        if (state == Unit.State.OPEN) {
+            state = Unit.State.ABORTED;
+        }
+    }
+
+    private void checkOpen() {
+        isOpenAt(System.nanoTime());
+        switch (state) {
+            case OPEN -> {
+                // open: nothing to explain
+            }
+            case COMMITTED -> throw new InvalidArgumentException("unit", id, "unit " + id + " of scope '" + scope
+                    + "' is already committed");
+            case PREEMPTED -> throw new StaleTokenException(scope, token.value(), preemptedBy,
+                    io.fencer.core.FencePolicy.AT_LEAST);
+            case EXPIRED -> throw new LimitExceededException("unitTimeout", timeout.toMillis(), "unit " + id
+                    + " of scope '" + scope + "' (token " + token + ") was aborted: not committed within its timeout "
+                    + timeout + "; nothing was applied");
+            case ABORTED -> throw new InvalidArgumentException("unit", id, "unit " + id + " of scope '" + scope
+                    + "' was aborted (by its client, or because this peer stopped leading); nothing was applied");
+            case FAILED -> throw new InvalidArgumentException("unit", id, "unit " + id + " of scope '" + scope
+                    + "' failed at its commit; it may or may not have been applied");
+            default -> throw new IllegalStateException("unknown unit state " + state);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ReplicatedUnit[" + id + ", " + scope + ", " + token + ", " + state() + "]";
+    }
+}

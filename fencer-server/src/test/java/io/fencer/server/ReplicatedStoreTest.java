@@ -1,6 +1,7 @@
 package io.fencer.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
@@ -175,6 +176,16 @@ class ReplicatedStoreTest {
         assertThat(group.server(kept).store().replicated()).isFalse();
         assertThat(localValue(kept, "orders", "total")).isEqualTo("old");
         assertThat(group.server(group.id(2)).store().replicated()).isTrue();
+
+        // its snapshots hold no replicated store: moving the old store away must not make it serve an empty one
+        String leader = group.awaitLeader();
+        store(leader).write(write("orders", "replicated", "1", 3));
+        await().atMost(Duration.ofSeconds(30)).until(() -> group.server(kept).appliedIndex()
+                >= group.server(leader).appliedIndex());
+        assertThat(group.server(kept).takeSnapshot()).isPositive();
+        group.stop(kept);
+        Files.move(dataRoot.resolve(kept).resolve("store"), dataRoot.resolve(kept + "-old-store"));
+        assertThatThrownBy(() -> group.start(kept)).hasStackTraceContaining("holds no replicated store");
     }
 
     private static byte[] bytes(String text) {

@@ -635,6 +635,14 @@ public final class RaftLockStateMachine extends BaseStateMachine {
             restored = LockStateMachine.readSnapshot(in, limits);
             ReplicatedResource replicated = resource;
             if (replicated != null) {
+                if (version == SNAPSHOT_FORMAT_VERSION && restored.formatLevel() >= LockStateMachine.FORMAT_LEVEL_STORE) {
+                    // Written at a level whose log may hold store entries by a peer that kept no replicated store:
+                    // the entries it covers are gone from the log, so the store's state cannot be rebuilt from it.
+                    throw new IOException("snapshot " + file + " holds no replicated store although the group's"
+                            + " log may carry store entries before it (it was taken while this peer kept a"
+                            + " single-node store): this peer cannot rebuild the replicated store; remove it from"
+                            + " the group and add it again with an empty data directory (fencer peers remove/add)");
+                }
                 // Nothing applies meanwhile: Ratis loads a snapshot before it applies the entries after it.
                 replicated.load(version == SNAPSHOT_FORMAT_VERSION_STORE ? in : null);
             }

@@ -5,6 +5,7 @@ import io.fencer.client.FencerClient;
 import io.fencer.load.StoreBench;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -44,11 +45,11 @@ final class BenchStoreCommand implements Callable<Integer> {
                     + " of a fresh server and of this load generator takes most of the first 30 s.")
     Duration warmup;
 
-    @Option(names = "--store", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
+    @Option(names = "--store", split = ",", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
             converter = Converters.Endpoint.class,
-            description = "The store's address: a store-server, or a server hosting the store (default: "
-                    + "${DEFAULT-VALUE}).")
-    String store;
+            description = "The store's address: a store-server, or a server hosting the store; for the replicated "
+                    + "store of a group, its peers comma-separated (default: ${DEFAULT-VALUE}).")
+    List<String> store;
 
     @Option(names = "--json", description = "Print the summary as one JSON object.")
     boolean json;
@@ -65,7 +66,8 @@ final class BenchStoreCommand implements Callable<Integer> {
         StoreBench.Settings settings = settings();
         StoreBench.Result result;
         try (FencerClient lockService = client.connect();
-             FencedStore fencedStore = client.storeBuilder(store).lockService(lockService).build()) {
+             FencedStore fencedStore = client.storeBuilder(String.join(",", store)).lockService(lockService)
+                     .build()) {
             result = StoreBench.run(lockService, fencedStore, settings);
         }
         PrintWriter out = spec.commandLine().getOut();

@@ -26,15 +26,18 @@ import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Each grant names its holder's identity: a line of the grants log and the Watch's GRANTED event; a refused store
  * write's log line names the presented token, which joins it to the grant line of the holder whose write it was.
+ * One server for the class (each test its own lock), its stderr read throughout.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class GrantIdentityTest {
     private static final long TTL_MILLIS = 60_000;
     private static final Duration LOGGED_MAX = Duration.ofSeconds(10);
@@ -47,13 +50,13 @@ class GrantIdentityTest {
             """;
 
     @TempDir
-    Path dataDir;
+    static Path dataDir;
     private final PrintStream stderr = System.err;
     private final ByteArrayOutputStream logged = new ByteArrayOutputStream();
     private FencerServer server;
     private ManagedChannel channel;
 
-    @BeforeEach
+    @BeforeAll
     void start() throws Exception {
         System.setErr(new PrintStream(new Tee(stderr, logged), true, StandardCharsets.UTF_8));
         Path aclFile = dataDir.resolve("fencer.acl");
@@ -67,7 +70,7 @@ class GrantIdentityTest {
         });
     }
 
-    @AfterEach
+    @AfterAll
     void stop() throws Exception {
         try {
             TestServers.close(channel);

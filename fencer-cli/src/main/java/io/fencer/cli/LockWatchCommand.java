@@ -95,15 +95,17 @@ final class LockWatchCommand implements Callable<Integer> {
                 .add("sequencer", event.token() == null ? null : event.token().sequencer())
                 .addUnsigned("sessionId", event.sessionId())
                 .add("endCause", event.endCause())
-                .add("revokedBy", event.revokedBy());
+                .add("revokedBy", event.revokedBy())
+                .add("holderIdentity", event.holderIdentity());
     }
 
-    /** Returns one event as a line of text: {@code 12:0 GRANTED orders#3 session 7}. */
+    /** Returns one event as a line of text: {@code 12:0 GRANTED orders#3 session 7 identity 'worker-3'}. */
     static String text(LockEvent event) {
         String subject = event.token() != null ? event.token().toString() : event.lock();
         return event.position() + " " + event.kind() + " " + subject + " session "
                 + Long.toUnsignedString(event.sessionId()) + (event.endCause() == null ? "" : " " + event.endCause())
-                + (event.revokedBy() == null ? "" : " by " + event.revokedBy());
+                + (event.revokedBy() == null ? "" : " by " + event.revokedBy())
+                + (event.holderIdentity() == null ? "" : " identity '" + event.holderIdentity() + "'");
     }
 
     /** Reads {@code REVISION} or {@code REVISION:ORDINAL}. */

@@ -13,14 +13,23 @@ import io.fencer.core.FencingToken;
  * @param endCause RELEASED, EXPIRED: how the grant ended (RELEASED, SESSION_CLOSED, SESSION_EXPIRED, or REVOKED: an
  *     operator revoked it, see {@link FencerClient#revoke}); otherwise null
  * @param revokedBy REVOKED: the identity that revoked the grant; otherwise null
+ * @param holderIdentity GRANTED: the identity that opened the holder's session (its client certificate's common name,
+ *     or "anonymous"), the one the server's grant log names; otherwise null (and null from a server of an earlier
+ *     release)
  */
 public record LockEvent(WatchPosition position, Kind kind, String lock, FencingToken token, long sessionId,
-        String endCause, String revokedBy) {
+        String endCause, String revokedBy, String holderIdentity) {
+
+    /** An event without a holder's identity: an end, a wait, or a grant reported by a server of an earlier release. */
+    public LockEvent(WatchPosition position, Kind kind, String lock, FencingToken token, long sessionId,
+            String endCause, String revokedBy) {
+        this(position, kind, lock, token, sessionId, endCause, revokedBy, null);
+    }
 
     /** An event of a grant that was not revoked. */
     public LockEvent(WatchPosition position, Kind kind, String lock, FencingToken token, long sessionId,
             String endCause) {
-        this(position, kind, lock, token, sessionId, endCause, null);
+        this(position, kind, lock, token, sessionId, endCause, null, null);
     }
 
     /** What happened to the lock. */

@@ -18,8 +18,12 @@ public sealed interface Event {
     /** A session ended; its locks were released and its waits dropped (each reported separately too). */
     record SessionEnded(long sessionId, EndCause cause) implements Event {}
 
-    /** A lock was granted to a session: the acquire with {@code requestId} is answered with {@code token}. */
-    record Granted(long sessionId, String requestId, FencingToken token) implements Event {}
+    /**
+     * A lock was granted to a session: the acquire with {@code requestId} is answered with {@code token}.
+     * {@code holderIdentity} is the identity that opened the session, named with the grant so that the grant's log
+     * line and Watch event say who holds the token.
+     */
+    record Granted(long sessionId, String requestId, FencingToken token, String holderIdentity) implements Event {}
 
     /** A grant ended. */
     record GrantEnded(FencingToken token, long sessionId, EndCause cause) implements Event {}

@@ -133,7 +133,7 @@ class LockStateMachineTest {
         assertThat(applied.result()).isEqualTo(new Result.SessionEnded(closing, List.of(b, a)));
         assertThat(applied.events()).containsExactly(
                 new Event.GrantEnded(b, closing, EndCause.SESSION_CLOSED),
-                new Event.Granted(other, "other-b", nextB),
+                new Event.Granted(other, "other-b", nextB, IDENTITY),
                 new Event.GrantEnded(a, closing, EndCause.SESSION_CLOSED),
                 new Event.WaitDropped(closing, "c", "closing-c"),
                 new Event.SessionEnded(closing, EndCause.SESSION_CLOSED));
@@ -162,7 +162,7 @@ class LockStateMachineTest {
 
         FencingToken token = new FencingToken("orders", 1);
         assertThat(applied.result()).isEqualTo(new Result.Granted(token));
-        assertThat(applied.events()).containsExactly(new Event.Granted(session, "r1", token));
+        assertThat(applied.events()).containsExactly(new Event.Granted(session, "r1", token, IDENTITY));
         assertThat(machine.session(session).orElseThrow().held()).containsExactly("orders");
     }
 
@@ -296,7 +296,7 @@ class LockStateMachineTest {
         assertThat(applied.result()).isEqualTo(new Result.Released(token, next));
         assertThat(applied.events()).containsExactly(
                 new Event.GrantEnded(token, holder, EndCause.RELEASED),
-                new Event.Granted(waiter, "waiting-request", next));
+                new Event.Granted(waiter, "waiting-request", next, IDENTITY));
         assertThat(machine.session(waiter).orElseThrow().held()).containsExactly("a");
         assertThat(machine.session(waiter).orElseThrow().waiting()).isEmpty();
     }
@@ -491,7 +491,7 @@ class LockStateMachineTest {
         assertThat(applied.result()).isEqualTo(new Result.SessionEnded(holder, List.of(old)));
         assertThat(applied.events()).containsExactly(
                 new Event.GrantEnded(old, holder, EndCause.SESSION_EXPIRED),
-                new Event.Granted(waiter, "w", next),
+                new Event.Granted(waiter, "w", next, IDENTITY),
                 new Event.SessionEnded(holder, EndCause.SESSION_EXPIRED));
         assertThat(machine.describe("a").orElseThrow().holder()).isEqualTo(next);
     }
@@ -524,7 +524,7 @@ class LockStateMachineTest {
 
         FencingToken next = new FencingToken("a", old.value() + 1);
         assertThat(ended.result()).isEqualTo(new Result.DelayEnded("a", true, next));
-        assertThat(ended.events()).containsExactly(new Event.Granted(waiter, "w", next));
+        assertThat(ended.events()).containsExactly(new Event.Granted(waiter, "w", next, IDENTITY));
         assertThat(machine.delayedLocks()).isEmpty();
         assertThat(machine.describe("a").orElseThrow().delayed()).isFalse();
     }

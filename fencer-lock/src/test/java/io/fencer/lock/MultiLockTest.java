@@ -54,8 +54,8 @@ class MultiLockTest {
 
         Applied released = apply(new Command.Release(holder, HASH, "b", 1));
 
-        assertThat(released.events()).contains(new Event.Granted(group, "ab", new FencingToken("a", 1)),
-                new Event.Granted(group, "ab", new FencingToken("b", 2)));
+        assertThat(released.events()).contains(new Event.Granted(group, "ab", new FencingToken("a", 1), "tester"),
+                new Event.Granted(group, "ab", new FencingToken("b", 2), "tester"));
     }
 
     @Test

@@ -66,13 +66,13 @@ class ReadWriteLockTest {
 
         FencingToken write = new FencingToken("db", 2);
         assertThat(released.result()).isEqualTo(new Result.Released(read, write));
-        assertThat(released.events()).contains(new Event.Granted(writer, "w", write));
+        assertThat(released.events()).contains(new Event.Granted(writer, "w", write, "tester"));
         assertThat(machine.describe("db").orElseThrow().waiters()).extracting(LockView.WaiterView::mode)
                 .containsExactly(LockMode.SHARED);
 
         Applied writerDone = apply(new Command.Release(writer, HASH, "db", 2));
         assertThat(writerDone.events()).contains(new Event.Granted(lateReader, "r2",
-                new FencingToken("db", 3, LockMode.SHARED)));
+                new FencingToken("db", 3, LockMode.SHARED), "tester"));
     }
 
     @Test
@@ -91,8 +91,8 @@ class ReadWriteLockTest {
         Applied released = apply(new Command.Release(writer, HASH, "db", 1));
 
         assertThat(released.events()).filteredOn(Event.Granted.class::isInstance).containsExactly(
-                new Event.Granted(readerOne, "r1", new FencingToken("db", 2, LockMode.SHARED)),
-                new Event.Granted(readerTwo, "r2", new FencingToken("db", 3, LockMode.SHARED)));
+                new Event.Granted(readerOne, "r1", new FencingToken("db", 2, LockMode.SHARED), "tester"),
+                new Event.Granted(readerTwo, "r2", new FencingToken("db", 3, LockMode.SHARED), "tester"));
         assertThat(machine.describe("db").orElseThrow().waiters()).extracting(LockView.WaiterView::sessionId)
                 .containsExactly(secondWriter, readerThree);
     }
@@ -110,7 +110,7 @@ class ReadWriteLockTest {
 
         assertThat(cancelled.result()).isEqualTo(new Result.WaitCancelled(true));
         assertThat(cancelled.events()).containsExactly(new Event.WaitCancelled(writer, "db"),
-                new Event.Granted(lateReader, "r2", new FencingToken("db", 2, LockMode.SHARED)));
+                new Event.Granted(lateReader, "r2", new FencingToken("db", 2, LockMode.SHARED), "tester"));
     }
 
     @Test
@@ -125,7 +125,7 @@ class ReadWriteLockTest {
         Applied expired = apply(new Command.ExpireSession(writer, true));
 
         assertThat(expired.events()).contains(new Event.Granted(lateReader, "r2",
-                new FencingToken("db", 2, LockMode.SHARED)));
+                new FencingToken("db", 2, LockMode.SHARED), "tester"));
     }
 
     @Test

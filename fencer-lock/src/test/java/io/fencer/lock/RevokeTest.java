@@ -53,7 +53,7 @@ class RevokeTest {
         assertThat(revoked.events()).containsSubsequence(
                 new Event.GrantEnded(held, 1, EndCause.REVOKED),
                 new Event.Revoked(held, 1, OPERATOR),
-                new Event.Granted(2, "a2", result.next()));
+                new Event.Granted(2, "a2", result.next(), "client-2"));
         assertThat(machine.session(1)).isPresent();
         assertThat(machine.validate(held).status()).isEqualTo(Validation.Status.SUPERSEDED);
         machine.checkInvariants();

@@ -60,7 +60,7 @@ class SemaphoreTest {
 
         FencingToken next = new FencingToken("jobs/permit-0", 2);
         assertThat(released.result()).isEqualTo(new Result.Released(new FencingToken("jobs/permit-0", 1), next));
-        assertThat(released.events()).contains(new Event.Granted(waiter, "c", next));
+        assertThat(released.events()).contains(new Event.Granted(waiter, "c", next, "tester"));
     }
 
     @Test
@@ -72,7 +72,8 @@ class SemaphoreTest {
 
         Applied expired = apply(new Command.ExpireSession(holder, false));
 
-        assertThat(expired.events()).contains(new Event.Granted(waiter, "b", new FencingToken("jobs/permit-0", 2)));
+        assertThat(expired.events()).contains(
+                new Event.Granted(waiter, "b", new FencingToken("jobs/permit-0", 2), "tester"));
     }
 
     @Test

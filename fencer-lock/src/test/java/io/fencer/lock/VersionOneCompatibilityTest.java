@@ -121,7 +121,8 @@ class VersionOneCompatibilityTest {
 
         // The old sessions expire (nobody can keep them alive): session 1's lock passes to waiting session 2.
         Applied expired = machine.apply(new Command.ExpireSession(1, false));
-        assertThat(expired.events()).contains(new Event.Granted(2, "req-2-held", new FencingToken("jobs/held", 6)));
+        assertThat(expired.events()).contains(
+                new Event.Granted(2, "req-2-held", new FencingToken("jobs/held", 6), ANONYMOUS));
         machine.apply(new Command.ExpireSession(2, false));
         machine.apply(new Command.ExpireSession(3, false));
         machine.apply(new Command.EndLockDelay("jobs/delayed"));

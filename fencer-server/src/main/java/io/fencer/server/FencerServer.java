@@ -15,6 +15,7 @@ import io.fencer.server.auth.Permission;
 import io.fencer.server.auth.Quota;
 import io.fencer.server.auth.RefusedCalls;
 import io.fencer.server.http.ConnectHttpServer;
+import io.fencer.server.locks.GrantLog;
 import io.fencer.server.locks.LocksService;
 import io.fencer.server.locks.PendingAcquires;
 import io.fencer.server.locks.ServerMetrics;
@@ -223,6 +224,7 @@ public final class FencerServer implements AutoCloseable {
         stateMachine.addListener(keeperHolder);
         MetricsHolder metricsHolder = new MetricsHolder();
         stateMachine.addListener(metricsHolder);
+        stateMachine.addListener(new GrantLog());
         stateMachine.addLeadershipHook(keeperHolder::wakeUp);
         stateMachine.addHaltHook(halt -> {
             // Calls waiting for an event of the log end now: none will come. New calls are refused by the service.

@@ -198,7 +198,8 @@ final class DefaultWatch implements Watch {
         return new LockEvent(at, kind, message.getLock(),
                 message.hasToken() ? Protos.token(message.getToken()) : null, message.getSessionId(),
                 Protos.endCause(message.getEndCause()), message.getRevokedBy().isEmpty() ? null
-                        : message.getRevokedBy());
+                        : message.getRevokedBy(), message.getHolderIdentity().isEmpty() ? null
+                        : message.getHolderIdentity());
     }
 
     @Override

@@ -134,6 +134,9 @@ final class ConsoleEvents {
         if (!event.getRevokedBy().isEmpty()) {
             json.addProperty("revokedBy", event.getRevokedBy());
         }
+        if (!event.getHolderIdentity().isEmpty()) {
+            json.addProperty("holderIdentity", event.getHolderIdentity());
+        }
         return json;
     }
 }

@@ -4,15 +4,20 @@ import io.fencer.core.FencerException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockNames;
 import io.fencer.core.StaleTokenException;
+import io.fencer.core.Ticker;
+import io.fencer.server.net.RefusalLog;
 import io.fencer.store.WriteResult;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The store's Prometheus metrics: {@code fencer_store_writes_total} by outcome (accepted, stale, error) and the
@@ -24,8 +29,23 @@ import java.util.function.Supplier;
  * <p>The scope tag is bounded: the first {@link #SCOPES_TAGGED_MAX} scopes refused keep their own series, later ones
  * are counted as {@value #OTHER_SCOPES}, and a name that is not a valid scope (refused for that very reason) as
  * {@value #INVALID_SCOPE}, so that a client sending many or garbage scope names cannot grow the registry.
+ *
+ * <p>Each refusal is also logged at INFO under {@value #REFUSALS_LOGGER}, with the error's message, which names the
+ * presented token ({@code stale token orders#41 refused by scope 'orders': accepted token is orders#42}): joined to the
+ * grant log's line of that token ({@code io.fencer.server.grants}), it says whose write was refused. A holder retrying
+ * a refused write in a loop logs one line per {@link #REFUSAL_LOG_INTERVAL}: the log keys its lines by scope and
+ * presented token (by scope and reason for refusals that are not stale tokens), and the next line counts those left
+ * out.
  */
 final class StoreMetrics {
+    /** The logger of refused writes and commits. */
+    static final String REFUSALS_LOGGER = "io.fencer.server.store.refusals";
+    /** The shortest time between two log lines about refusals of one scope and presented token. */
+    static final Duration REFUSAL_LOG_INTERVAL = Duration.ofSeconds(10);
+    /** The most (scope, token) pairs whose log intervals are remembered. */
+    static final int REFUSALS_LOGGED_MAX = 10_000;
+    private static final Logger REFUSALS = LoggerFactory.getLogger(REFUSALS_LOGGER);
+
     /** The most scopes with a refusal series of their own ({@code storeRefusalScopesTaggedMax}). */
     static final int SCOPES_TAGGED_MAX = 1_000;
     static final String OTHER_SCOPES = "_other";
@@ -37,9 +57,11 @@ final class StoreMetrics {
     private final Counter stale;
     private final Counter errors;
     private final Timer writeTimer;
+    private final RefusalLog refusalLog;
 
-    StoreMetrics(MeterRegistry registry) {
+    StoreMetrics(MeterRegistry registry, Ticker ticker) {
         this.registry = registry;
+        this.refusalLog = new RefusalLog(ticker, REFUSAL_LOG_INTERVAL, REFUSALS_LOGGED_MAX);
         accepted = outcome(registry, "accepted");
         stale = outcome(registry, "stale");
         errors = outcome(registry, "error");
@@ -76,6 +98,7 @@ final class StoreMetrics {
                     : "internal";
             Counter.builder("fencer.store.refusals").description("Store writes and unit commits refused, by scope and"
                     + " reason").tag("scope", scopeTag(scope)).tag("reason", reason).register(registry).increment();
+            logRefusal(scope, reason, failure);
         }
         if (failure == null) {
             accepted.increment();
@@ -85,6 +108,22 @@ final class StoreMetrics {
             errors.increment();
         }
         writeTimer.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Logs a refusal, unless a line about the same scope and presented token was logged within the interval. */
+    private void logRefusal(String scope, String reason, Throwable failure) {
+        if (!REFUSALS.isInfoEnabled()) {
+            return;
+        }
+        String shownScope = InvalidArgumentException.printable(String.valueOf(scope));
+        long leftOut = refusalLog.admit(failure instanceof StaleTokenException stale
+                ? shownScope + "#" + stale.presented() : shownScope + " " + reason);
+        if (leftOut >= 0) {
+            // Messages are printed escaped: a scope name must not forge log lines.
+            REFUSALS.info("refused a write to scope '{}' ({}): {}{}", shownScope, reason,
+                    InvalidArgumentException.printable(String.valueOf(failure.getMessage())),
+                    leftOut == 0 ? "" : "; " + leftOut + " more like it left out of the log since its last line");
+        }
     }
 
     /** Returns the scope tag of a refusal: the scope, or one of the bounded stand-ins (see the class doc). */

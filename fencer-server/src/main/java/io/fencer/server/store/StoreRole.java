@@ -52,7 +52,7 @@ public final class StoreRole implements AutoCloseable {
         this.workers = new ThreadPoolExecutor(WORKERS, WORKERS, 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(WORK_QUEUE_MAX), daemonThreads("fencer-store-worker-"));
         this.sweeper = new ScheduledThreadPoolExecutor(1, daemonThreads("fencer-store-sweeper-"));
-        this.service = new StoreService(calls, workers, WORK_QUEUE_MAX, new StoreMetrics(registry),
+        this.service = new StoreService(calls, workers, WORK_QUEUE_MAX, new StoreMetrics(registry, calls.engine().options().ticker()),
                 authorizer, new ScopeClaims(authorizer, claimKeys, holders));
         service.pipelineFlow().register(registry);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);

@@ -20,10 +20,12 @@ final class LockEvents {
      *
      * @param token GRANTED, RELEASED, EXPIRED: the token's value; otherwise 0
      * @param endCause RELEASED, EXPIRED: how the grant ended; otherwise null
-     * @param revokedBy a revoked grant's: the identity that revoked it; otherwise null
+     * @param identity GRANTED: the identity that opened the holder's session; a revoked grant's RELEASED: the
+     *     identity that revoked it; otherwise null (one field for both: an event has at most one, and the history
+     *     keeps many events)
      */
     record Kept(long revision, int ordinal, LockEvent.Kind kind, String lock, long token, long sessionId,
-            io.fencer.lock.EndCause endCause, String revokedBy) {
+            io.fencer.lock.EndCause endCause, String identity) {
         Kept(long revision, int ordinal, LockEvent.Kind kind, String lock, long token, long sessionId,
                 io.fencer.lock.EndCause endCause) {
             this(revision, ordinal, kind, lock, token, sessionId, endCause, null);
@@ -40,7 +42,7 @@ final class LockEvents {
                     queued.sessionId(), null));
         } else if (event instanceof Event.Granted granted) {
             return Optional.of(new Kept(revision, ordinal, LockEvent.Kind.KIND_GRANTED, granted.token().lock(),
-                    granted.token().value(), granted.sessionId(), null));
+                    granted.token().value(), granted.sessionId(), null, granted.holderIdentity()));
         } else if (event instanceof Event.GrantEnded ended && ended.cause() == io.fencer.lock.EndCause.REVOKED) {
             return Optional.empty(); // reported by the Event.Revoked that follows it, which names who revoked
         } else if (event instanceof Event.Revoked revoked) {
@@ -76,8 +78,10 @@ final class LockEvents {
         if (kept.endCause() != null) {
             wire.setEndCause(endCause(kept.endCause()));
         }
-        if (kept.revokedBy() != null) {
-            wire.setRevokedBy(kept.revokedBy());
+        if (kept.identity() != null && kept.kind() == LockEvent.Kind.KIND_GRANTED) {
+            wire.setHolderIdentity(kept.identity());
+        } else if (kept.identity() != null) {
+            wire.setRevokedBy(kept.identity());
         }
         return wire.build();
     }

@@ -115,6 +115,7 @@ function eventText(event) {
     + ' session ' + event.sessionId;
   if (event.endCause) text += ' (' + event.endCause.replace('_', ' ') + ')';
   if (event.revokedBy) text += ' by ' + event.revokedBy;
+  if (event.holderIdentity) text += ' (' + event.holderIdentity + ')';
   return text;
 }
 

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /** The refusal counters of the store: by scope and reason, their scope tags bounded. */
 class StoreMetricsTest {
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final StoreMetrics metrics = new StoreMetrics(registry);
+    private final StoreMetrics metrics = new StoreMetrics(registry, io.fencer.core.Ticker.system());
 
     @Test
     void recordWrite_refusals_countedByScopeAndReason() {

@@ -25,7 +25,7 @@ class WatchHubTest {
     }
 
     private void grant(String lock, long token) {
-        hub.onApplied(revision++, List.of(new Event.Granted(7, "r", new FencingToken(lock, token))));
+        hub.onApplied(revision++, List.of(new Event.Granted(7, "r", new FencingToken(lock, token), "worker")));
     }
 
     /**

@@ -91,6 +91,8 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     /** The options the leader checks calls with: the configured ones, with the token keys. */
     private final StoreOptions options;
     private volatile StoreEngine replica;
+    /** The server's clock: the leader's unit deadlines and the service's timings (the replica's stands still). */
+    private final io.fencer.core.Ticker ticker;
     private volatile Cluster cluster;
     /** The open units this peer holds as leader, by scope: at most one per scope. */
     private final java.util.Map<String, ReplicatedUnit> units = new java.util.HashMap<>();
@@ -101,6 +103,7 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     private ReplicatedStore(Path directory, StoreOptions options) {
         this.directory = directory;
         this.options = options;
+        this.ticker = options.ticker();
         this.replica = StoreEngine.openReplica(directory, options);
     }
 
@@ -128,6 +131,11 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     @Override
     public StoreEngine engine() {
         return replica;
+    }
+
+    /** Returns the server's clock, which the options opened with carry. */
+    io.fencer.core.Ticker ticker() {
+        return ticker;
     }
 
     @Override
@@ -208,7 +216,7 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
                                 + " cannot begin one on scope '" + scope + "'");
             }
             ReplicatedUnit unit = new ReplicatedUnit(newUnitId(), scope, sequencer, token, timeout,
-                    System.nanoTime(), options, this::commitUnit);
+                    ticker, options, this::commitUnit);
             units.put(scope, unit);
             return unit;
         }
@@ -220,7 +228,7 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
      */
     private void checkOpenUnit(String scope, FencingToken token) {
         ReplicatedUnit open = units.get(scope);
-        if (open == null || !open.isOpenAt(System.nanoTime())) {
+        if (open == null || !open.isOpenAt(ticker.nanoTime())) {
             units.remove(scope, open);
             return;
         }

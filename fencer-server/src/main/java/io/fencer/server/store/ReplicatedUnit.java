@@ -30,6 +30,7 @@ final class ReplicatedUnit implements StoreUnit {
     private final String sequencer;
     private final FencingToken token;
     private final Duration timeout;
+    private final io.fencer.core.Ticker ticker;
     private final long deadlineNanos;
     private final StoreOptions limits;
     private final Function<ReplicatedUnit, WriteResult> committer;
@@ -39,14 +40,15 @@ final class ReplicatedUnit implements StoreUnit {
     private long preemptedBy;
     private WriteResult result;
 
-    ReplicatedUnit(String id, String scope, String sequencer, FencingToken token, Duration timeout, long nowNanos,
-            StoreOptions limits, Function<ReplicatedUnit, WriteResult> committer) {
+    ReplicatedUnit(String id, String scope, String sequencer, FencingToken token, Duration timeout,
+            io.fencer.core.Ticker ticker, StoreOptions limits, Function<ReplicatedUnit, WriteResult> committer) {
         this.id = id;
         this.scope = scope;
         this.sequencer = sequencer;
         this.token = token;
         this.timeout = timeout;
-        this.deadlineNanos = nowNanos + timeout.toNanos();
+        this.ticker = ticker;
+        this.deadlineNanos = ticker.nanoTime() + timeout.toNanos();
         this.limits = limits;
         this.committer = committer;
     }
@@ -156,7 +158,7 @@ final class ReplicatedUnit implements StoreUnit {
     }
 
     private void checkOpen() {
-        isOpenAt(System.nanoTime());
+        isOpenAt(ticker.nanoTime());
         switch (state) {
             case OPEN -> {
                 // open: nothing to explain

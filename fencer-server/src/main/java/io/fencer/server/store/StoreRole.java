@@ -1,5 +1,6 @@
 package io.fencer.server.store;
 
+import io.fencer.core.Ticker;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.rpc.MalformedRequests;
 import io.fencer.server.rpc.StreamFlow;
@@ -52,7 +53,9 @@ public final class StoreRole implements AutoCloseable {
         this.workers = new ThreadPoolExecutor(WORKERS, WORKERS, 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(WORK_QUEUE_MAX), daemonThreads("fencer-store-worker-"));
         this.sweeper = new ScheduledThreadPoolExecutor(1, daemonThreads("fencer-store-sweeper-"));
-        this.service = new StoreService(calls, workers, WORK_QUEUE_MAX, new StoreMetrics(registry, calls.engine().options().ticker()),
+        // a replica's own clock stands still (StoreEngine#openReplica): time the service by the server's
+        Ticker ticker = replicated == null ? calls.engine().options().ticker() : replicated.ticker();
+        this.service = new StoreService(calls, ticker, workers, WORK_QUEUE_MAX, new StoreMetrics(registry, ticker),
                 authorizer, new ScopeClaims(authorizer, claimKeys, holders));
         service.pipelineFlow().register(registry);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);

@@ -91,7 +91,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         static final long OPEN = Long.MIN_VALUE;
     }
 
-    StoreService(StoreCalls calls, Executor workers, int workQueueMax, StoreMetrics metrics,
+    StoreService(StoreCalls calls, Ticker ticker, Executor workers, int workQueueMax, StoreMetrics metrics,
             Authorizer authorizer, ScopeClaims claims) {
         this.calls = calls;
         this.authorizer = authorizer;
@@ -99,7 +99,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         this.workers = workers;
         this.workQueueMax = workQueueMax;
         this.metrics = metrics;
-        this.ticker = calls.engine().options().ticker();
+        this.ticker = ticker;
     }
 
     /**

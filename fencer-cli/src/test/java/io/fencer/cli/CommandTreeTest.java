@@ -86,7 +86,8 @@ class CommandTreeTest {
         // "fencer chaos --workers 3 check" must not read "3" as a subcommand's name, so chaos is built whole.
         CommandLine chaos = CommandTree.along(new Main(), "chaos", "--workers", "3").getSubcommands().get("chaos");
 
-        assertThat(chaos.getSubcommands().values()).allSatisfy(sub -> assertThat((Object) sub.getCommand()).isNotNull());
+        assertThat(chaos.getSubcommands().values())
+                .allSatisfy(sub -> assertThat((Object) sub.getCommand()).isNotNull());
     }
 
     private static LockExecCommand leaf(CommandLine.ParseResult parsed) {

@@ -10,12 +10,14 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The {@code fencer} launcher starts client commands from a class-data-sharing archive of their classes, made once per
  * jar and Java build: the second start maps the command's classes instead of loading them from the 140 MB jar.
  * Runs the repository's script on the jar the build packaged (the full suite packages it before these tests).
  */
+@ResourceLock(TestResources.LAUNCHER_ARCHIVE)
 class LauncherProcessTest {
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
     private static final Path JAR = ROOT.resolve("fencer-cli/target/fencer.jar");

@@ -28,6 +28,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * archive; the test makes the archive first when the jar has none yet.
  */
 @ResourceLock(value = TestResources.CHAOS, mode = ResourceAccessMode.READ)
+@ResourceLock(value = TestResources.LAUNCHER_ARCHIVE, mode = ResourceAccessMode.READ)
 class TwelveLockExecsProcessTest {
     private static final int EXECS = 12;
     private static final Duration PATIENCE = Duration.ofSeconds(120);
@@ -91,9 +92,14 @@ class TwelveLockExecsProcessTest {
         throw new AssertionError("no class-data archive beside " + JAR + " after " + PATIENCE);
     }
 
+    /** True when the jar has an archive for this test's Java, whose home the launcher puts in the name. */
     private static boolean archiveExists() throws IOException {
+        String home = Path.of(System.getProperty("java.home")).toRealPath().toString()
+                .replaceAll("[^A-Za-z0-9]", "_");
         try (Stream<Path> files = Files.list(JAR.getParent())) {
-            return files.anyMatch(file -> file.getFileName().toString().matches("fencer-cds-.*\\.jsa"));
+            return files.map(file -> file.getFileName().toString())
+                    .anyMatch(name -> name.startsWith("fencer-cds-") && name.contains("-" + home + "-")
+                            && name.endsWith(".jsa"));
         }
     }
 

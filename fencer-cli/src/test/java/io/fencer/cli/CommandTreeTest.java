@@ -2,12 +2,16 @@ package io.fencer.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
+import picocli.CommandLine.Command;
 import picocli.CommandLine.Help.Ansi;
 
 /** The command tree built along a command line: the same usage and parse as the whole tree, for less work. */
@@ -88,6 +92,25 @@ class CommandTreeTest {
 
         assertThat(chaos.getSubcommands().values())
                 .allSatisfy(sub -> assertThat((Object) sub.getCommand()).isNotNull());
+    }
+
+    @Test
+    void whole_everyCommandClass_isInTheTree() {
+        // A command class the tree does not list would be unreachable: the groups list theirs in CommandTree.
+        List<Class<?>> commands = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("io.fencer.cli").stream().filter(type -> type.isAnnotatedWith(Command.class))
+                .<Class<?>>map(JavaClass::reflect).toList();
+        List<Class<?>> inTree = new ArrayList<>();
+        collectTypes(CommandTree.whole(new Main()), inTree);
+
+        assertThat(commands).as("control: the command classes were found").contains(LockExecCommand.class, Main.class)
+                .hasSizeGreaterThan(30);
+        assertThat(inTree).containsAll(commands);
+    }
+
+    private static void collectTypes(CommandLine command, List<Class<?>> into) {
+        into.add(command.getCommand().getClass());
+        command.getSubcommands().values().forEach(sub -> collectTypes(sub, into));
     }
 
     private static LockExecCommand leaf(CommandLine.ParseResult parsed) {

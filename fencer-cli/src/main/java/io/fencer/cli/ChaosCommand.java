@@ -23,6 +23,7 @@ import picocli.CommandLine.Spec;
  * {@code fencer chaos}: real server and worker processes, faults from a seed, a recorded history and a checker;
  * exit 0 when the checker found no violation, {@link Main#EXIT_VIOLATIONS} when it found some.
  */
+// The subcommands are listed in CommandTree, which builds in full only those that a command line names.
 @Command(name = "chaos", mixinStandardHelpOptions = true,
         description = {"Proves fencing with real processes: pauses, kills, a history and a checker.",
             "Starts a lock server (or --peers of them) and a store server as processes, then --workers "
@@ -35,8 +36,7 @@ import picocli.CommandLine.Spec;
             "The membership fault (--peers 3 or 5) changes the lock group's members with the operator's Peers "
                 + "calls, one change at a time: starts a spare peer with --join, adds it as a learner and promotes "
                 + "it once caught up; next time removes a voter (a follower, or the leader) and kills it for good. "
-                + "A change the group refuses is retried later; completed ones are counted (membership_changes)."},
-        subcommands = {ChaosCheckCommand.class, ChaosWorkerCommand.class, ChaosClientCommand.class})
+                + "A change the group refuses is retried later; completed ones are counted (membership_changes)."})
 final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--workers", paramLabel = "N", defaultValue = "5",
             description = "Worker processes (default: ${DEFAULT-VALUE}).")

@@ -24,10 +24,10 @@ import picocli.CommandLine.TypeConversionException;
  * {@code fencer kv}: the group of fenced key-value store commands, and what they share: converters, the stale
  * report (exit 5), and the text and JSON forms of receipts and scopes.
  */
+// The subcommands are listed in CommandTree, which builds in full only those that a command line names.
 @Command(name = "kv", mixinStandardHelpOptions = true,
         description = {"Read and write the fenced key-value store with a lock's token.",
-            "A write with a token older than the scope's accepted one is refused: exit 5."},
-        subcommands = {KvPutCommand.class, KvGetCommand.class, KvDeleteCommand.class, KvFenceCommand.class})
+            "A write with a token older than the scope's accepted one is refused: exit 5."})
 final class KvCommand implements Runnable {
     @Spec
     CommandSpec spec;

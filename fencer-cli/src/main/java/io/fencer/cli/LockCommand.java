@@ -7,10 +7,9 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code fencer lock}: the group of lock commands. */
+// The subcommands are listed in CommandTree, which builds in full only those that a command line names.
 @Command(name = "lock", mixinStandardHelpOptions = true,
-        description = "Acquire locks, show their state, watch their events, and revoke a holder's grant.",
-        subcommands = {LockAcquireCommand.class, LockExecCommand.class, LockStatusCommand.class,
-            LockWatchCommand.class, LockRevokeCommand.class})
+        description = "Acquire locks, show their state, watch their events, and revoke a holder's grant.")
 final class LockCommand implements Runnable {
     @ParentCommand
     Main main;

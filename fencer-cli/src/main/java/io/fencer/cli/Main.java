@@ -19,7 +19,6 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -37,13 +36,9 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * identity no such permission on that name); 7 the chaos checker found violations. Errors print
  * one line {@code fencer: <message>} on stderr, with a stack trace only under {@code --verbose}.
  */
+// The subcommands are listed in CommandTree, which builds in full only those that a command line names.
 @Command(name = "fencer", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = "Fencer: a lock service that issues fencing tokens.",
-        subcommands = {ServerCommand.class, StoreServerCommand.class, LockCommand.class, KvCommand.class,
-            BenchCommand.class, KeygenCommand.class, CertsCommand.class, DemoCommand.class, ChaosCommand.class,
-            SemCommand.class, PeersCommand.class, StatusCommand.class, BackupCommand.class, RestoreCommand.class,
-            StoreCommand.class,
-            HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:ok", "1:error", "2:usage error", "3:lease lost while holding the lock",
             "4:lock not acquired within --wait", "5:stale token: the resource has accepted a newer token",
@@ -63,7 +58,8 @@ public final class Main implements Runnable {
     /** The defaults {@link #configureNetty} sets; the prefix is that of the Netty shaded into grpc-netty-shaded. */
     static final Map<String, String> NETTY_DEFAULTS = Map.of(
             "io.grpc.netty.shaded.io.netty.leakDetection.level", "disabled",
-            "io.grpc.netty.shaded.io.netty.recycler.maxCapacityPerThread", "0");
+            "io.grpc.netty.shaded.io.netty.recycler.maxCapacityPerThread", "0",
+            "io.grpc.netty.shaded.io.netty.jfr.enabled", "false");
     /** The deepest cause chain {@link #hint} looks through; gRPC wraps a transport's error a few levels down. */
     private static final int CAUSE_DEPTH_MAX = 8;
     private static final String JUL_FORMAT_PROPERTY = "java.util.logging.SimpleFormatter.format";
@@ -92,7 +88,7 @@ public final class Main implements Runnable {
     public static void main(String[] args) {
         configureNetty(System.getProperties());
         configureJavaUtilLogging();
-        System.exit(newCommandLine(new Main()).execute(args));
+        System.exit(newCommandLineFor(new Main(), args).execute(args));
     }
 
     /**
@@ -100,7 +96,9 @@ public final class Main implements Runnable {
      * detection and no object recycler. Both cost CPU on every call: leak detection records a sample of buffers
      * (a debugging aid), and the recycler hands buffers and promises back to the thread that made them through
      * queues, which with many calling threads cost more than allocating anew. Measured on the lock bench: see
-     * docs/performance.md. Must run before the first Netty class loads, hence first in {@link #main}.
+     * docs/performance.md. Nor Flight Recorder events for buffer allocations: with them on, the first buffer
+     * initialises the JVM's event metadata, about 50 ms of CPU at every start of a short command (docs/cli.md).
+     * Must run before the first Netty class loads, hence first in {@link #main}.
      */
     static void configureNetty(Properties properties) {
         NETTY_DEFAULTS.forEach(properties::putIfAbsent);
@@ -128,7 +126,7 @@ public final class Main implements Runnable {
 
     /** Runs {@code args} in process, writing to {@code out} and {@code err}; returns the exit code. */
     static int execute(Main main, PrintWriter out, PrintWriter err, String... args) {
-        CommandLine commandLine = newCommandLine(main);
+        CommandLine commandLine = newCommandLineFor(main, args);
         commandLine.setOut(out);
         commandLine.setErr(err);
         try {
@@ -139,9 +137,23 @@ public final class Main implements Runnable {
         }
     }
 
-    /** Returns the picocli command line of {@code main}, with fencer's error handling and exit codes. */
+    /**
+     * Returns the picocli command line of {@code main} with every subcommand built in full, with fencer's error
+     * handling and exit codes.
+     */
     static CommandLine newCommandLine(Main main) {
-        CommandLine commandLine = new CommandLine(main);
+        return withHandlers(CommandTree.whole(main));
+    }
+
+    /**
+     * Returns the command line that runs {@code args}: like {@link #newCommandLine(Main)}, but only the commands that
+     * {@code args} name are built in full (see {@link CommandTree}), which saves most of picocli's start-up.
+     */
+    static CommandLine newCommandLineFor(Main main, String... args) {
+        return withHandlers(CommandTree.along(main, args));
+    }
+
+    private static CommandLine withHandlers(CommandLine commandLine) {
         commandLine.setExecutionExceptionHandler(Main::handleExecutionException);
         commandLine.setParameterExceptionHandler(Main::handleParameterException);
         return commandLine;

@@ -21,13 +21,12 @@ import picocli.CommandLine.Spec;
  * {@code remove} removes a peer. Each change needs {@code admin} under an ACL and is refused, changing nothing, when
  * the group cannot take it.
  */
+// The subcommands are listed in CommandTree, which builds in full only those that a command line names.
 @Command(name = "peers", mixinStandardHelpOptions = true,
         description = {"Lists the group's peers and changes them at run time.",
             "To add a peer: start it with 'fencer server --id ID --join A,B,C', then 'fencer peers add ID --raft "
                     + "HOST:PORT --client HOST:PORT', then 'fencer peers promote ID' once 'fencer peers list' shows "
-                    + "it live."},
-        subcommands = {PeersCommand.List.class, PeersCommand.Add.class, PeersCommand.Promote.class,
-            PeersCommand.Remove.class})
+                    + "it live."})
 final class PeersCommand implements Runnable {
     @ParentCommand
     Main main;

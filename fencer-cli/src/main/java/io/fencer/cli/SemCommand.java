@@ -7,9 +7,9 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code fencer sem}: the group of semaphore commands. */
+// The subcommands are listed in CommandTree, which builds in full only those that a command line names.
 @Command(name = "sem", mixinStandardHelpOptions = true,
-        description = "Run commands under a semaphore's permits and show its state.",
-        subcommands = {SemExecCommand.class, SemStatusCommand.class})
+        description = "Run commands under a semaphore's permits and show its state.")
 final class SemCommand implements Runnable {
     @ParentCommand
     Main main;

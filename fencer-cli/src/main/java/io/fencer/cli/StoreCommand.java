@@ -6,11 +6,11 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** {@code fencer store}: operating the fenced store: its backup and its restore. */
+// The subcommands are listed in CommandTree, which builds in full only those that a command line names.
 @Command(name = "store", mixinStandardHelpOptions = true,
         description = {"Back up a running fenced store, and restore one from a backup with a fence.",
             "A restored store must never accept the token of a holder superseded before the restore: restore "
-                    + "raises every scope's accepted token to a floor from the lock service."},
-        subcommands = {StoreBackupCommand.class, StoreRestoreCommand.class})
+                    + "raises every scope's accepted token to a floor from the lock service."})
 final class StoreCommand implements Runnable {
     @Spec
     CommandSpec spec;

@@ -9,15 +9,17 @@ import org.junit.jupiter.api.Test;
 class NettyDefaultsTest {
     private static final String LEAK_DETECTION = "io.grpc.netty.shaded.io.netty.leakDetection.level";
     private static final String RECYCLER = "io.grpc.netty.shaded.io.netty.recycler.maxCapacityPerThread";
+    private static final String JFR = "io.grpc.netty.shaded.io.netty.jfr.enabled";
 
     @Test
-    void configureNetty_propertiesUnset_disablesLeakDetectionAndTheRecycler() {
+    void configureNetty_propertiesUnset_disablesLeakDetectionTheRecyclerAndFlightRecorderEvents() {
         Properties properties = new Properties();
 
         Main.configureNetty(properties);
 
         assertThat(properties.getProperty(LEAK_DETECTION)).isEqualTo("disabled");
         assertThat(properties.getProperty(RECYCLER)).isEqualTo("0");
+        assertThat(properties.getProperty(JFR)).isEqualTo("false");
         assertThat(properties).hasSameSizeAs(Main.NETTY_DEFAULTS);
     }
 

@@ -10,12 +10,14 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The {@code fencer} launcher starts client commands from a class-data-sharing archive of their classes, made once per
  * jar and Java build: the second start maps the command's classes instead of loading them from the 140 MB jar.
  * Runs the repository's script on the jar the build packaged (the full suite packages it before these tests).
  */
+@ResourceLock(TestResources.LAUNCHER_ARCHIVE)
 class LauncherProcessTest {
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
     private static final Path JAR = ROOT.resolve("fencer-cli/target/fencer.jar");
@@ -44,6 +46,67 @@ class LauncherProcessTest {
         List<String> main = loads.lines().filter(line -> line.contains(" io.fencer.cli.Main ")).toList();
         assertThat(main).as("the control: without the archive, from the jar").singleElement()
                 .satisfies(line -> assertThat(line).doesNotContain("shared objects file"));
+    }
+
+    @Test
+    void fencer_damagedArchive_isIgnoredAndTheCommandRuns() throws Exception {
+        Path archive = currentArchive();
+        byte[] whole = Files.readAllBytes(archive);
+        byte[] damaged = whole.clone();
+        for (int i = whole.length / 3; i < whole.length / 3 + 1_000_000; i++) {
+            damaged[i] = (byte) (i * 31);
+        }
+        try {
+            replace(archive, damaged);
+
+            String loads = run(List.of("--version"), "-Xlog:class+load=info:stdout");
+
+            assertThat(loads).as("the command ran").contains("fencer ", "Java ");
+            List<String> main = loads.lines().filter(line -> line.contains(" io.fencer.cli.Main ")).toList();
+            assertThat(main).as("the control: the JVM refused the damaged archive and loaded from the jar")
+                    .singleElement().satisfies(line -> assertThat(line).doesNotContain("shared objects file"));
+        } finally {
+            replace(archive, whole);
+        }
+    }
+
+    @Test
+    void fencer_cutArchive_isRemadeRatherThanMapped() throws Exception {
+        Path archive = currentArchive();
+        byte[] whole = Files.readAllBytes(archive);
+        replace(archive, java.util.Arrays.copyOf(whole, whole.length / 2));
+
+        String output = run(List.of("--version"), "");
+
+        assertThat(output).as("the command ran").contains("fencer ", "Java ");
+        assertThat(output).as("the control: the cut archive was found and a new one made")
+                .contains("making the class-data archive");
+        Path remade = currentArchive();
+        assertThat(Files.size(remade)).as("the new archive is whole: its size is the one in its name")
+                .isEqualTo(Long.parseLong(remade.getFileName().toString().replaceAll(".*-(\\d+)\\.jsa$", "$1")));
+    }
+
+    /**
+     * Returns the archive of this jar and this test's Java, making it first when there is none. Its name carries
+     * the Java's home, as the launcher spells it (every character but letters and digits as '_').
+     */
+    private static Path currentArchive() throws Exception {
+        run(List.of("--version"), "");
+        String home = Path.of(System.getProperty("java.home")).toRealPath().toString()
+                .replaceAll("[^A-Za-z0-9]", "_");
+        return archives().stream().filter(file -> file.getFileName().toString().contains("-" + home + "-"))
+                .reduce((first, second) -> second).orElseThrow(() -> new AssertionError("no archive for " + home));
+    }
+
+    /**
+     * Replaces {@code archive} with {@code content} by a rename: a JVM of another test that maps the old file
+     * meanwhile keeps reading it whole, as the launcher's own renames guarantee.
+     */
+    private static void replace(Path archive, byte[] content) throws IOException {
+        Path next = archive.resolveSibling(archive.getFileName() + ".test.tmp");
+        Files.write(next, content);
+        Files.move(next, archive, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
     private static List<Path> archives() throws IOException {

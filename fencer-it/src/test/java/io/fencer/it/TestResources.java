@@ -15,5 +15,12 @@ final class TestResources {
      */
     static final String CHAOS = "fencer-it.chaos";
 
+    /**
+     * The launcher's class-data archive beside the packaged jar: {@code LauncherProcessTest} damages it, cuts it and
+     * has it made again (holding it to write); a test that times twelve launcher starts against 10 s leases needs it
+     * whole and no training run beside it (holding it to read).
+     */
+    static final String LAUNCHER_ARCHIVE = "fencer-it.launcher-archive";
+
     private TestResources() {}
 }

@@ -178,11 +178,7 @@ class ReplicatedStoreTest {
         assertThat(group.server(group.id(2)).store().replicated()).isTrue();
 
         // its snapshots hold no replicated store: moving the old store away must not make it serve an empty one
-        String leader = group.awaitLeader();
-        store(leader).write(write("orders", "replicated", "1", 3));
-        await().atMost(Duration.ofSeconds(30)).until(() -> group.server(kept).appliedIndex()
-                >= group.server(leader).appliedIndex());
-        assertThat(group.server(kept).takeSnapshot()).isPositive();
+        assertThat(group.server(kept).takeSnapshot()).isPositive(); // at format level 5 (awaitLeader waited for it)
         group.stop(kept);
         Files.move(dataRoot.resolve(kept).resolve("store"), dataRoot.resolve(kept + "-old-store"));
         assertThatThrownBy(() -> group.start(kept)).hasStackTraceContaining("holds no replicated store");

@@ -30,6 +30,8 @@ final class GroupCommit {
     private final Units units;
     private final IdempotencyIndex idempotency;
     private final IdempotencySweeper sweeper;
+    /** False for a replica, which sweeps at the end of each log entry only, where every replica does. */
+    private volatile boolean sweepsInline = true;
     private final StoreObservers observers;
     private final Ticker ticker;
     /** Synced RocksDB writes made for batches of queued writes; for tests. */
@@ -52,6 +54,11 @@ final class GroupCommit {
     }
 
     /** Commits {@code batch} and completes every write of it; call on the committer's thread only. */
+    /** Stops the sweep after a batch whose writes overfill the index: a replica's batches differ from its peers'. */
+    void stopInlineSweeps() {
+        sweepsInline = false;
+    }
+
     void commit(List<PendingWrite> batch) {
         Map<String, List<PendingWrite>> byScope = new LinkedHashMap<>();
         boolean keyed = false;
@@ -86,7 +93,7 @@ final class GroupCommit {
         } finally {
             database.exit();
         }
-        if (keyed && idempotency.isOverfull()) { // before the answers: a writer never sees the index over its bound
+        if (keyed && sweepsInline && idempotency.isOverfull()) { // before the answers: a writer never sees the index over its bound
             try {
                 sweeper.sweep();
             } catch (UnavailableException e) {

@@ -116,8 +116,10 @@ public final class StoreEngine implements AutoCloseable {
      */
     public static StoreEngine openReplica(Path directory, StoreOptions options) {
         Objects.requireNonNull(options, "options");
-        return open(directory, options.withKeys(null).withIdempotencyAgeMax(REPLICA_IDEMPOTENCY_AGE_MAX)
+        StoreEngine engine = open(directory, options.withKeys(null).withIdempotencyAgeMax(REPLICA_IDEMPOTENCY_AGE_MAX)
                 .withTicker(REPLICA_TICKER), SyncedWrites.UNSYNCED);
+        engine.commits.stopInlineSweeps(); // the replica's applier sweeps after each log entry (sweepIdempotency)
+        return engine;
     }
 
     /**

@@ -382,10 +382,12 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         List<Result> results = new ArrayList<>(commands.size());
         InvalidArgumentException firstRefused = null;
         int refused = 0;
+        List<byte[]> storeReplies = applyStoreEntries(entry, commands);
+        int storeReply = 0;
         for (Command command : commands) {
-            if (command instanceof Command.StoreEntry store && resource != null) {
-                results.add(new Result.StoreReply(resource.apply(store.entry(), entry.getIndex())));
-                continue; // its failure is this peer's and halts it, as any other failure of an apply
+            if (command instanceof Command.StoreEntry && storeReplies != null) {
+                results.add(new Result.StoreReply(storeReplies.get(storeReply++)));
+                continue;
             }
             try {
                 CommandChecks.checkApplied(command, limits);
@@ -406,6 +408,33 @@ public final class RaftLockStateMachine extends BaseStateMachine {
                     firstRefused.getMessage());
         }
         return results;
+    }
+
+    /**
+     * Hands the store's entries among {@code commands} to the replicated resource, together, and returns its replies in
+     * order; or null without a resource or such entries. A failure is this peer's and halts it, as any other failure
+     * of an apply does.
+     */
+    private List<byte[]> applyStoreEntries(LogEntryProto entry, List<Command> commands) {
+        ReplicatedResource replicated = resource;
+        if (replicated == null) {
+            return null;
+        }
+        List<byte[]> entries = new ArrayList<>();
+        for (Command command : commands) {
+            if (command instanceof Command.StoreEntry store) {
+                entries.add(store.entry());
+            }
+        }
+        if (entries.isEmpty()) {
+            return null;
+        }
+        List<byte[]> replies = replicated.apply(entries, entry.getIndex());
+        if (replies.size() != entries.size()) {
+            throw new IllegalStateException("the replicated store answered " + replies.size() + " of "
+                    + entries.size() + " entries of log entry " + entry.getIndex());
+        }
+        return replies;
     }
 
     /** Applies an entry that does not decode as a no-op: counted, logged, and the apply goes on after it. */

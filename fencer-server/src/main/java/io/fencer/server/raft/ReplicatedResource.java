@@ -17,13 +17,16 @@ import java.io.OutputStream;
  */
 public interface ReplicatedResource {
     /**
-     * Applies one entry, deterministically: every replica given the same entries in the same order returns the same
-     * replies and reaches the same state. A refusal the resource decides (a stale token, a limit) is part of the
-     * reply; an exception means this replica could not apply the entry (its disk failed) and halts the peer.
+     * Applies the resource's entries of one log entry, in their order, deterministically: every replica given the
+     * same entries in the same order returns the same replies and reaches the same state. A refusal the resource
+     * decides (a stale token, a limit) is part of its reply; an exception means this replica could not apply the
+     * entries (its disk failed) and halts the peer. The lock commands between them touch nothing of the resource, so
+     * the resource may apply its entries together (one disk write for all).
      *
-     * @param index the entry's log index, for messages
+     * @param index the log entry's index, for messages
+     * @return one reply per entry, in order
      */
-    byte[] apply(byte[] entry, long index);
+    java.util.List<byte[]> apply(java.util.List<byte[]> entries, long index);
 
     /**
      * Called under the apply lock: captures the state as applied so far and returns what writes it, outside the lock,

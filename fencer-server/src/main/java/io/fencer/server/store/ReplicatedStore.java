@@ -94,6 +94,8 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     /** The server's clock: the leader's unit deadlines and the service's timings (the replica's stands still). */
     private final io.fencer.core.Ticker ticker;
     private volatile Cluster cluster;
+    /** True once the group's format level admits store entries; a level never goes down. */
+    private volatile boolean levelReached;
     /** The open units this peer holds as leader, by scope: at most one per scope. */
     private final java.util.Map<String, ReplicatedUnit> units = new java.util.HashMap<>();
 
@@ -288,8 +290,13 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         if (!group.raft().isLeader()) {
             throw new NotLeaderException(group.raft().leaderClientAddress());
         }
+        if (levelReached) {
+            return group;
+        }
+        // Read under the apply lock, so only until the level is reached: it never goes down again.
         int level = group.stateMachine().readLocal(LockStateMachine::formatLevel);
-        if (level < LockStateMachine.FORMAT_LEVEL_STORE) {
+        levelReached = level >= LockStateMachine.FORMAT_LEVEL_STORE;
+        if (!levelReached) {
             throw new UnavailableException("the replicated store needs format level "
                     + LockStateMachine.FORMAT_LEVEL_STORE + " and the group is at " + level + ": a peer of the"
                     + " previous release may still run; the leader raises the level once every peer reads it");
@@ -351,27 +358,85 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         }
     }
 
+    /**
+     * Applies one log entry's store entries. Consecutive writes are queued with the replica's committer together and
+     * committed in one RocksDB write, which admits each exactly as if it came alone, in order; any other call first
+     * waits for the writes queued before it. Evictions of idempotency records run once, at the end, where they run on
+     * every replica.
+     */
     @Override
-    public byte[] apply(byte[] entry, long index) {
-        StoreLogEntry decoded;
-        try {
-            decoded = StoreLogEntry.parseFrom(entry);
-        } catch (InvalidProtocolBufferException e) {
-            // Every replica decodes the same bytes the same way: a refusal here is the same on each.
-            return refusal(new InternalException("store entry at log index " + index + " does not decode: "
-                    + e.getMessage())).toByteArray();
+    public List<byte[]> apply(List<byte[]> entries, long index) {
+        StoreEngine engine = replica;
+        List<CompletableFuture<StoreLogReply>> replies = new java.util.ArrayList<>(entries.size());
+        for (byte[] bytes : entries) {
+            StoreLogEntry entry = decode(bytes, index);
+            if (entry == null) {
+                replies.add(CompletableFuture.completedFuture(refusal(new InternalException(
+                        "a store entry at log index " + index + " does not decode"))));
+            } else if (entry.getCallCase() == StoreLogEntry.CallCase.WRITE) {
+                replies.add(queueWrite(engine, entry.getWrite()));
+            } else {
+                replies.forEach(ReplicatedStore::settle); // in log order: the writes before it first
+                replies.add(CompletableFuture.completedFuture(applyNow(entry)));
+            }
         }
-        if (decoded.getVersion() != ENTRY_VERSION) {
+        List<byte[]> encoded = new java.util.ArrayList<>(replies.size());
+        for (CompletableFuture<StoreLogReply> reply : replies) {
+            encoded.add(settle(reply).toByteArray());
+        }
+        engine.sweepIdempotency();
+        return encoded;
+    }
+
+    /** Decodes an entry; null when it does not decode (the same on every replica); halts on an unknown version. */
+    private static StoreLogEntry decode(byte[] bytes, long index) {
+        StoreLogEntry entry;
+        try {
+            entry = StoreLogEntry.parseFrom(bytes);
+        } catch (InvalidProtocolBufferException e) {
+            return null;
+        }
+        if (entry.getVersion() != ENTRY_VERSION) {
             // Applying it as something else would make this peer differ from peers that know the version.
             throw new IllegalStateException("store entry at log index " + index + " has version "
-                    + decoded.getVersion() + "; this release applies version " + ENTRY_VERSION + " only");
+                    + entry.getVersion() + "; this release applies version " + ENTRY_VERSION + " only");
         }
+        return entry;
+    }
+
+    private static CompletableFuture<StoreLogReply> queueWrite(StoreEngine engine, WriteRequest write) {
         try {
-            return applyCall(decoded).toByteArray();
+            List<Op> ops = StoreWire.ops(write.getOpsList(), engine.options().opsPerWriteMax());
+            String key = write.getIdempotencyKey().isEmpty() ? null : write.getIdempotencyKey();
+            return engine.writeAsync(write.getScope(), write.getSequencer(), ops, key)
+                    .thenApply(result -> StoreLogReply.newBuilder().setWrite(StoreWire.response(result)).build());
         } catch (UnavailableException e) {
-            throw e; // this replica's disk, not the entry: halt rather than answer differently from the others
+            throw e; // this replica's disk or state, not the entry: halt rather than answer differently
         } catch (FencerException e) {
-            return refusal(e).toByteArray();
+            return CompletableFuture.completedFuture(refusal(e));
+        }
+    }
+
+    private StoreLogReply applyNow(StoreLogEntry entry) {
+        try {
+            return applyCall(entry);
+        } catch (UnavailableException e) {
+            throw e;
+        } catch (FencerException e) {
+            return refusal(e);
+        }
+    }
+
+    /** Waits for a queued write's outcome: its reply, or its refusal; a failure of this replica is rethrown. */
+    private static StoreLogReply settle(CompletableFuture<StoreLogReply> reply) {
+        try {
+            return reply.join();
+        } catch (CompletionException e) {
+            Throwable cause = ErrorCatalogue.unwrap(e);
+            if (cause instanceof FencerException refused && !(cause instanceof UnavailableException)) {
+                return refusal(refused);
+            }
+            throw cause instanceof RuntimeException runtime ? runtime : e;
         }
     }
 

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.fencer.client.FencedStore;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import io.fencer.core.FencingToken;
+import io.fencer.core.StaleTokenException;
 import io.fencer.testing.FreePorts;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -39,7 +41,8 @@ import org.openqa.selenium.chrome.ChromeOptions;
  * The web console in a real headless Chromium (Debian's {@code chromium} and {@code chromium-driver}, driven by
  * Selenium): a lock held by a {@code fencer lock acquire} process shows with its token and the CLI waiter behind it;
  * revoked from the page (keyboard only, confirming the dialog), the page shows the waiter's grant under a higher token
- * and the revoke in its event feed. A lock named {@code <script>alert(1)</script>} is shown as that text, and no
+ * and the revoke in its event feed; when the revoked holder's token then writes to the store after the next holder's,
+ * the feed shows that refused write with both tokens. A lock named {@code <script>alert(1)</script>} is shown as that text, and no
  * script of it runs. Saves the page as {@code target/console.png} (docs/console.png is a copy).
  */
 @ResourceLock(value = TestResources.CHAOS, mode = ResourceAccessMode.READ)
@@ -57,6 +60,7 @@ class ConsoleBrowserProcessTest {
     private FencerClient fencer;
     private WebDriver browser;
     private int httpPort;
+    private String endpoint;
 
     /** Installs Chromium and its driver when absent (the machine and CI run as root); fails saying how otherwise. */
     @BeforeAll
@@ -80,6 +84,7 @@ class ConsoleBrowserProcessTest {
         httpPort = FreePorts.choose(1)[0];
         server = FencerProcess.server("server", dir.resolve("data"), ports, "--http-port", Integer.toString(httpPort));
         server.awaitHealthy(ports.admin());
+        endpoint = ports.endpoint();
         fencer = Fencer.newBuilder().endpoints(ports.endpoint()).callTimeout(PATIENCE).build();
         await().atMost(PATIENCE).ignoreExceptions().until(() -> fencer.status().groupFormatLevel() == 5);
         holder = FencerProcess.start("holder", dir, List.of("lock", "acquire", "orders", "--ttl", "30s",
@@ -110,7 +115,8 @@ class ConsoleBrowserProcessTest {
     @Test
     void console_showsTheCliHolderAndItsWaiter_revokedFromThePage_showsTheNextGrantWithAHigherToken()
             throws Exception {
-        FencingToken held = FencingToken.parse(holder.awaitLine(PATIENCE).split(" ")[1]);
+        String heldSequencer = holder.awaitLine(PATIENCE).split(" ")[1];
+        FencingToken held = FencingToken.parse(heldSequencer);
         await().atMost(PATIENCE).until(() -> fencer.describe("orders").waiterSessionIds().size() == 1);
         try (Session other = fencer.openSession(Duration.ofSeconds(30));
                 Grant script = other.lock(SCRIPT_NAME).acquire(PATIENCE)) {
@@ -132,7 +138,8 @@ class ConsoleBrowserProcessTest {
             assertThat(browser.switchTo().alert().getText()).contains("Revoke orders#" + held.value());
             browser.switchTo().alert().accept();
 
-            FencingToken next = FencingToken.parse(waiter.awaitLine(PATIENCE).split(" ")[1]);
+            String nextSequencer = waiter.awaitLine(PATIENCE).split(" ")[1];
+            FencingToken next = FencingToken.parse(nextSequencer);
             assertThat(next.value()).isGreaterThan(held.value());
             awaitRow("orders", next.value());
             assertThat(fresh(() -> cell(row("orders"), "waiters"))).isEqualTo("none");
@@ -141,6 +148,18 @@ class ConsoleBrowserProcessTest {
             assertThat(browser.findElement(By.id("events")).getText())
                     .contains("(revoked) by anonymous", "granted orders#" + next.value());
             assertThat(browser.findElement(By.id("status")).getText()).contains("Revoked orders#" + held.value());
+
+            // The next holder writes to scope orders, then the revoked holder's token is refused: the feed shows it.
+            try (FencedStore store = Fencer.newStoreBuilder().endpoint(endpoint).callTimeout(PATIENCE).build()) {
+                store.put("orders", "order-17", "written by the next holder", nextSequencer);
+                assertThatThrownBy(() -> store.put("orders", "order-17", "written by the revoked holder",
+                        heldSequencer))
+                        .isInstanceOf(StaleTokenException.class);
+            }
+            String refusal = "refused write to orders: token orders#" + held.value() + " < accepted orders#"
+                    + next.value() + " (stale_token)";
+            await().atMost(PATIENCE).pollInterval(Duration.ofMillis(200)).until(() -> browser
+                    .findElement(By.id("events")).getText().contains(refusal));
             screenshot();
 
             // A narrow window (a phone's width): the page does not overflow it; a wide table scrolls in its own box.

@@ -15,6 +15,7 @@ import io.fencer.server.auth.Permission;
 import io.fencer.server.auth.Quota;
 import io.fencer.server.auth.RefusedCalls;
 import io.fencer.server.http.ConnectHttpServer;
+import io.fencer.server.http.RecentRefusals;
 import io.fencer.server.locks.GrantLog;
 import io.fencer.server.locks.LocksService;
 import io.fencer.server.locks.PendingAcquires;
@@ -265,14 +266,17 @@ public final class FencerServer implements AutoCloseable {
                 System::currentTimeMillis).bindService(), INBOUND_MESSAGE_BYTES_MAX), refusals));
         services.add(intercepted(MalformedRequests.guard(new PeersService(raft, authorizer).bindService(),
                 INBOUND_MESSAGE_BYTES_MAX), refusals));
+        // The console's feed of refused store writes; every peer keeps those of the writes it served.
+        RecentRefusals refused = replicatedStore == null && config.store() == null ? null
+                : new RecentRefusals(config.ticker());
         if (replicatedStore != null) {
             replicatedStore.attach(raft, proposer, stateMachine);
             store = StoreRole.replicated(replicatedStore, config.tokenKeys(), metrics.registry(), authorizer,
-                    this::currentToken);
+                    this::currentToken, refused::record);
             services.add(intercepted(store.service(), refusals));
         } else if (config.store() != null) {
             store = StoreRole.open(config.dataDir().resolve("store"), config.store().withKeys(config.tokenKeys()),
-                    metrics.registry(), authorizer, this::currentToken);
+                    metrics.registry(), authorizer, this::currentToken, refused::record);
             services.add(intercepted(store.service(), refusals));
         }
         // Each service's guard enforces its own limit; the transport reads up to twice the largest (GrpcEndpoints).
@@ -288,7 +292,8 @@ public final class FencerServer implements AutoCloseable {
                     : List.of(LocksGrpc.getServiceDescriptor(), StoreGrpc.getServiceDescriptor());
             http = ConnectHttpServer.startWithConsole(config.host(), config.httpPort(), tls, services, descriptors,
                     config.ports(), metrics.registry(), config.ticker(),
-                    (identity, lock) -> authorizer.allows(identity, Permission.ADMIN, lock));
+                    (identity, lock) -> authorizer.allows(identity, Permission.ADMIN, lock),
+                    (identity, scope) -> authorizer.allows(identity, Permission.READ, scope), refused);
         }
         if (config.adminPort() >= 0) {
             admin = AdminHttpServer.start(config.host(), config.adminPort(), tls, config.id(), raft, metrics::scrape,

@@ -7,9 +7,12 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.FencingToken;
 import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.StatusRequest;
+import io.fencer.api.v1.StoreGrpc;
 import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.grpc.ManagedChannel;
@@ -106,6 +109,41 @@ class ConsoleTest {
         assertThat(events.get("revision").getAsLong()).as("the next poll's position: after the last event")
                 .isEqualTo(ended.get("revision").getAsLong());
         assertThat(events.get("ordinal").getAsInt()).isEqualTo(ended.get("ordinal").getAsInt() + 1);
+    }
+
+    @Test
+    void refusals_ofAStaleWrite_areInTheConsolesJsonWithThePresentedAndAcceptedTokens() throws Exception {
+        startHolding("anonymous admin *\n");
+        LocksGrpc.LocksBlockingStub locks = TestServers.stub(channel);
+        StoreGrpc.StoreBlockingStub store = StoreServiceTest.StoreTesting.stub(channel);
+        TestSession superseded = TestServers.openSession(locks, 60_000);
+        FencingToken first = TestServers.acquire(locks, superseded, "orders", 0).getToken();
+        TestServers.release(locks, superseded, first);
+        FencingToken second = TestServers.acquire(locks, TestServers.openSession(locks, 60_000), "orders", 0)
+                .getToken();
+        store.write(StoreServiceTest.StoreTesting.put("orders", second.getSequencer(), "k", "by the holder"));
+        ErrorDetail stale = TestServers.failure(() -> store.write(StoreServiceTest.StoreTesting.put("orders",
+                first.getSequencer(), "k", "by the superseded holder")));
+
+        JsonObject all = post("refusals", "{\"prefix\": \"\", \"position\": 0}", true);
+        JsonObject otherPrefix = post("refusals", "{\"prefix\": \"jobs/\", \"position\": 0}", true);
+        JsonObject after = post("refusals", "{\"prefix\": \"\", \"position\": "
+                + all.get("position").getAsLong() + "}", true);
+
+        assertThat(stale.getReason()).as("control: the write was refused stale").isEqualTo(Reason.REASON_STALE_TOKEN);
+        assertThat(all.get("store").getAsBoolean()).isTrue();
+        JsonArray refusals = all.getAsJsonArray("refusals");
+        assertThat(refusals).as("one refusal: %s", all).hasSize(1);
+        JsonObject refused = refusals.get(0).getAsJsonObject();
+        assertThat(refused.get("scope").getAsString()).isEqualTo("orders");
+        assertThat(refused.get("reason").getAsString()).isEqualTo("stale_token");
+        assertThat(refused.get("presented").getAsString()).isEqualTo("orders#" + first.getValue());
+        assertThat(refused.get("accepted").getAsString()).isEqualTo("orders#" + second.getValue());
+        assertThat(refused.get("ageMillis").getAsLong()).isNotNegative();
+        assertThat(refused.toString()).as("no value is shown").doesNotContain("superseded holder");
+        assertThat(all.get("position").getAsLong()).isEqualTo(refused.get("position").getAsLong() + 1);
+        assertThat(otherPrefix.getAsJsonArray("refusals")).as("the page's prefix filters refusals too").isEmpty();
+        assertThat(after.getAsJsonArray("refusals")).as("from the position after the last: none").isEmpty();
     }
 
     @Test

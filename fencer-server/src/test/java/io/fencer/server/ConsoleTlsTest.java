@@ -9,9 +9,12 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.FencingToken;
 import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.StatusRequest;
+import io.fencer.api.v1.StoreGrpc;
 import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.tls.CertificateAuthority;
@@ -37,6 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The web console over TLS with client certificates required, each caller's identity its certificate's common name:
  * an identity with {@code read} sees the page, the locks and the events but is offered no revoke and refused one; an
  * identity with {@code admin} revokes; a caller without a certificate of the server's CA gets no connection at all.
+ * The store's refused writes show to the identities that may read their scope, and to no other.
  * One server for the class (each test holds a lock of its own), so the class costs one start.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -44,7 +48,9 @@ class ConsoleTlsTest {
     private static final String RULES = """
             worker  lock  jobs/
             worker  read  jobs/
+            worker  write jobs/
             auditor read  *
+            viewer  read  reports/
             ops     admin *
             """;
 
@@ -147,6 +153,65 @@ class ConsoleTlsTest {
         assertThat(anonymous).as("no client certificate").isInstanceOf(IOException.class);
         assertThat(anonymousPost).as("no client certificate, a JSON call").isInstanceOf(IOException.class);
         assertThat(foreign).as("a certificate named 'ops' of another CA").isInstanceOf(IOException.class);
+    }
+
+    @Test
+    void refusals_ofAStaleWrite_showBothTokensToAReaderOfTheScopeAndNothingToAnIdentityWithoutReadOnIt()
+            throws Exception {
+        StoreGrpc.StoreBlockingStub store = StoreServiceTest.StoreTesting.stub(workerChannel);
+        FencingToken first = heldAndReleased("jobs/stale");
+        FencingToken second = hold("jobs/stale");
+        store.write(StoreServiceTest.StoreTesting.put("jobs/stale", second.getSequencer(), "k", "by the holder"));
+        ErrorDetail stale = TestServers.failure(() -> store.write(StoreServiceTest.StoreTesting.put("jobs/stale",
+                first.getSequencer(), "k", "by the superseded holder")));
+        // A refusal of a scope the viewer may read: the worker may not write there.
+        ErrorDetail denied = TestServers.failure(() -> store.write(StoreServiceTest.StoreTesting.put(
+                "reports/daily", second.getSequencer(), "k", "v")));
+
+        JsonObject auditorSees = post(client(tls.client("auditor")), "refusals", "{\"prefix\": \"\", \"position\": 0}");
+        JsonObject viewerSees = post(client(tls.client("viewer")), "refusals", "{\"prefix\": \"\", \"position\": 0}");
+        JsonObject auditorAfter = post(client(tls.client("auditor")), "refusals",
+                "{\"prefix\": \"\", \"position\": " + auditorSees.get("position").getAsLong() + "}");
+
+        assertThat(stale.getReason()).as("control: the write was refused stale").isEqualTo(Reason.REASON_STALE_TOKEN);
+        assertThat(denied.getReason()).as("control: refused for want of write").isEqualTo(Reason.REASON_PERMISSION_DENIED);
+        JsonObject refused = onlyRefusal(auditorSees, "jobs/stale");
+        assertThat(refused.get("reason").getAsString()).isEqualTo("stale_token");
+        assertThat(refused.get("presented").getAsString()).isEqualTo("jobs/stale#" + first.getValue());
+        assertThat(refused.get("accepted").getAsString()).isEqualTo("jobs/stale#" + second.getValue());
+        assertThat(onlyRefusal(auditorSees, "reports/daily").get("reason").getAsString())
+                .isEqualTo("permission_denied");
+        assertThat(scopes(viewerSees)).as("read on reports/ only: the stale write to jobs/stale is not shown")
+                .containsExactly("reports/daily");
+        assertThat(viewerSees.toString()).doesNotContain("jobs/stale");
+        assertThat(auditorAfter.getAsJsonArray("refusals")).as("from the position after the last: none").isEmpty();
+    }
+
+    private static JsonObject onlyRefusal(JsonObject answer, String scope) {
+        List<JsonObject> found = new ArrayList<>();
+        for (JsonElement refusal : answer.getAsJsonArray("refusals")) {
+            if (refusal.getAsJsonObject().get("scope").getAsString().equals(scope)) {
+                found.add(refusal.getAsJsonObject());
+            }
+        }
+        assertThat(found).as("refusals of %s in %s", scope, answer).hasSize(1);
+        return found.get(0);
+    }
+
+    private static List<String> scopes(JsonObject answer) {
+        List<String> scopes = new ArrayList<>();
+        answer.getAsJsonArray("refusals").forEach(refusal -> scopes.add(refusal.getAsJsonObject().get("scope")
+                .getAsString()));
+        return scopes;
+    }
+
+    /** Returns the token of a grant of {@code lock} to the identity 'worker', released since. */
+    private FencingToken heldAndReleased(String lock) {
+        LocksGrpc.LocksBlockingStub stub = TestServers.stub(workerChannel);
+        TestSession session = TestServers.openSession(stub, 60_000);
+        FencingToken token = TestServers.acquire(stub, session, lock, 0).getToken();
+        TestServers.release(stub, session, token);
+        return token;
     }
 
     /** Returns the token of a grant of {@code lock} to a session of the identity 'worker'. */

@@ -88,10 +88,12 @@ public final class ConnectHttpServer implements AutoCloseable {
 
     private ConnectHttpServer(String host, int port, TlsMaterial tls, List<ServerServiceDefinition> definitions,
             List<ServiceDescriptor> descriptors, PortLimits limits, MeterRegistry registry, Ticker ticker,
-            BiPredicate<String, String> mayRevoke) throws IOException {
+            BiPredicate<String, String> mayRevoke, BiPredicate<String, String> mayRead, RecentRefusals refusals)
+            throws IOException {
         this.routes = ConnectRoute.of(descriptors);
         this.endpoint = InProcessEndpoint.start(definitions, writers);
-        this.console = mayRevoke == null ? null : new ConsoleRoutes(endpoint, mayRevoke, writers, consoleTimers);
+        this.console = mayRevoke == null ? null : new ConsoleRoutes(endpoint, mayRevoke, mayRead, refusals, writers,
+                consoleTimers);
         ConnectionCaps caps = new ConnectionCaps("http", "http", limits.httpConnectionsMax(),
                 limits.httpConnectionsPerAddressMax(), true, registry, ticker);
         HttpPort.Settings settings = new HttpPort.Settings("http", REQUEST_BODY_BYTES_MAX, BODIES_BYTES_MAX,
@@ -120,19 +122,24 @@ public final class ConnectHttpServer implements AutoCloseable {
     public static ConnectHttpServer start(String host, int port, TlsMaterial tls,
             List<ServerServiceDefinition> definitions, List<ServiceDescriptor> descriptors, PortLimits limits,
             MeterRegistry registry, Ticker ticker) throws IOException {
-        return new ConnectHttpServer(host, port, tls, definitions, descriptors, limits, registry, ticker, null);
+        return new ConnectHttpServer(host, port, tls, definitions, descriptors, limits, registry, ticker, null, null,
+                null);
     }
 
     /**
      * As {@link #start(String, int, TlsMaterial, List, List, PortLimits, MeterRegistry, Ticker)}, serving also the
      * web console at {@code /console} (see {@link ConsoleRoutes}); {@code mayRevoke} tells whether an identity holds
-     * {@code admin} on a lock, to show it the revoke buttons (the Locks service checks every revoke itself).
+     * {@code admin} on a lock, to show it the revoke buttons (the Locks service checks every revoke itself);
+     * {@code mayRead} whether it holds {@code read} on a store scope, to show it that scope's {@code refusals} (null
+     * when the server hosts no store).
      */
     public static ConnectHttpServer startWithConsole(String host, int port, TlsMaterial tls,
             List<ServerServiceDefinition> definitions, List<ServiceDescriptor> descriptors, PortLimits limits,
-            MeterRegistry registry, Ticker ticker, BiPredicate<String, String> mayRevoke) throws IOException {
+            MeterRegistry registry, Ticker ticker, BiPredicate<String, String> mayRevoke,
+            BiPredicate<String, String> mayRead, RecentRefusals refusals) throws IOException {
         return new ConnectHttpServer(host, port, tls, definitions, descriptors, limits, registry, ticker,
-                java.util.Objects.requireNonNull(mayRevoke, "mayRevoke"));
+                java.util.Objects.requireNonNull(mayRevoke, "mayRevoke"),
+                java.util.Objects.requireNonNull(mayRead, "mayRead"), refusals);
     }
 
     /** Returns the bound port. */

@@ -56,7 +56,8 @@ import java.util.function.Consumer;
  *
  * <p>Routes: {@code GET /console} (the page), {@code GET /console/console.js} and {@code /console/console.css};
  * {@code POST /console/state} (locks, their holders' leases, waiters, the peer and the group), {@code POST
- * /console/events} (the Watch from a position, see {@link ConsoleEvents}) and {@code POST /console/revoke}. The POSTs
+ * /console/events} (the Watch from a position, see {@link ConsoleEvents}), {@code POST /console/refusals} (the store's
+ * recent refused writes from a position, see {@link #refusals}) and {@code POST /console/revoke}. The POSTs
  * take JSON and require the header {@code X-Fencer-Console}: a page of another origin cannot send it without a CORS
  * preflight, which this port never grants, so a forged cross-site form cannot revoke with the browser's client
  * certificate.
@@ -77,6 +78,9 @@ final class ConsoleRoutes {
 
     private final InProcessEndpoint endpoint;
     private final BiPredicate<String, String> mayRevoke;
+    private final BiPredicate<String, String> mayRead;
+    /** The store's recent refusals, or null when this server hosts no store. */
+    private final RecentRefusals refusals;
     private final Executor answers;
     private final ConsoleEvents events;
     private final byte[] page;
@@ -85,13 +89,18 @@ final class ConsoleRoutes {
 
     /**
      * @param mayRevoke whether an identity holds {@code admin} on a lock: which revoke buttons to show
+     * @param mayRead whether an identity holds {@code read} on a store scope: which refusals it sees
+     * @param refusals the store's recent refusals, or null when the server hosts no store
      * @param answers where the answers of the in-process calls are handled
      * @param timers ends each events poll
      */
-    ConsoleRoutes(InProcessEndpoint endpoint, BiPredicate<String, String> mayRevoke, Executor answers,
+    ConsoleRoutes(InProcessEndpoint endpoint, BiPredicate<String, String> mayRevoke,
+            BiPredicate<String, String> mayRead, RecentRefusals refusals, Executor answers,
             ScheduledExecutorService timers) {
         this.endpoint = endpoint;
         this.mayRevoke = mayRevoke;
+        this.mayRead = mayRead;
+        this.refusals = refusals;
         this.answers = answers;
         this.events = new ConsoleEvents(timers);
         this.page = resource("console.html");
@@ -114,7 +123,7 @@ final class ConsoleRoutes {
             call.answer(200, "text/javascript; charset=utf-8", script, PAGE_HEADERS);
         } else if (get && path.equals(PREFIX + "/console.css")) {
             call.answer(200, "text/css; charset=utf-8", style, PAGE_HEADERS);
-        } else if (!"POST".equals(method) || !List.of("/state", "/events", "/revoke")
+        } else if (!"POST".equals(method) || !List.of("/state", "/events", "/refusals", "/revoke")
                 .contains(path.substring(PREFIX.length()))) {
             error(call, 404, "not_found", "the console has no " + method + " " + path);
         } else if (call.header(HEADER) == null) {
@@ -138,6 +147,7 @@ final class ConsoleRoutes {
             case "/state" -> state(call, channel, identity, text(body, "prefix"));
             case "/events" -> events.poll(call, channel, text(body, "prefix"), number(body, "revision"),
                     (int) Math.min(number(body, "ordinal"), Integer.MAX_VALUE));
+            case "/refusals" -> answer(call, 200, refusals(identity, text(body, "prefix"), number(body, "position")));
             default -> revoke(call, channel, text(body, "lock"), number(body, "token"));
         }
     }
@@ -168,6 +178,43 @@ final class ConsoleRoutes {
                 answer(call, 200, state);
             }
         }, answers);
+    }
+
+    /**
+     * Returns the store's refusals kept from {@code position} on (0: all kept) of the scopes under {@code prefix} that
+     * {@code identity} may read, as the store's own Get would require: a refusal of a scope it may not read is left
+     * out, as if it had not happened. Each is dated by its age ({@code ageMillis}) and, for readers of the JSON, by
+     * this server's clock ({@code timeMillis}); the page places it in its feed by the age, whatever the two clocks say.
+     */
+    private JsonObject refusals(String identity, String prefix, long position) {
+        JsonObject json = new JsonObject();
+        JsonArray list = new JsonArray();
+        json.add("refusals", list);
+        if (refusals == null) {
+            json.addProperty("store", false);
+            json.addProperty("position", 0);
+            return json;
+        }
+        RecentRefusals.Read read = refusals.from(position);
+        long nowMillis = System.currentTimeMillis();
+        for (RecentRefusals.Refusal refusal : read.refusals()) {
+            if (!refusal.scope().startsWith(prefix) || !mayRead.test(identity, refusal.scope())) {
+                continue;
+            }
+            long ageMillis = Math.max(0, TimeUnit.NANOSECONDS.toMillis(read.nowNanos() - refusal.atNanos()));
+            JsonObject item = new JsonObject();
+            item.addProperty("position", refusal.position());
+            item.addProperty("scope", refusal.scope());
+            item.addProperty("reason", refusal.reason());
+            item.addProperty("presented", refusal.presented());
+            item.addProperty("accepted", refusal.accepted());
+            item.addProperty("ageMillis", ageMillis);
+            item.addProperty("timeMillis", nowMillis - ageMillis);
+            list.add(item);
+        }
+        json.addProperty("store", true);
+        json.addProperty("position", read.next());
+        return json;
     }
 
     /** Asks Validate for the lease of each held lock's holder, then hands the leases (-1: unknown) on. */

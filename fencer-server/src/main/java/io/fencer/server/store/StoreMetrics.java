@@ -3,6 +3,8 @@ package io.fencer.server.store;
 import io.fencer.core.FencerException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockNames;
+import io.fencer.core.ModeMismatchException;
+import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.StaleTokenException;
 import io.fencer.core.Ticker;
 import io.fencer.server.net.RefusalLog;
@@ -36,6 +38,9 @@ import org.slf4j.LoggerFactory;
  * a refused write in a loop logs one line per {@link #REFUSAL_LOG_INTERVAL}: the log keys its lines by scope and
  * presented token (by scope and reason for refusals that are not stale tokens), and the next line counts those left
  * out.
+ *
+ * <p>Each refusal of a valid scope is told to a {@link RefusalListener} too, with the presented and accepted tokens
+ * the error names: the web console's feed of recent refusals.
  */
 final class StoreMetrics {
     /** The logger of refused writes and commits. */
@@ -58,9 +63,15 @@ final class StoreMetrics {
     private final Counter errors;
     private final Timer writeTimer;
     private final RefusalLog refusalLog;
+    private final RefusalListener listener;
 
     StoreMetrics(MeterRegistry registry, Ticker ticker) {
+        this(registry, ticker, RefusalListener.NONE);
+    }
+
+    StoreMetrics(MeterRegistry registry, Ticker ticker, RefusalListener listener) {
         this.registry = registry;
+        this.listener = java.util.Objects.requireNonNull(listener, "listener");
         this.refusalLog = new RefusalLog(ticker, REFUSAL_LOG_INTERVAL, REFUSALS_LOGGED_MAX);
         accepted = outcome(registry, "accepted");
         stale = outcome(registry, "stale");
@@ -99,6 +110,7 @@ final class StoreMetrics {
             Counter.builder("fencer.store.refusals").description("Store writes and unit commits refused, by scope and"
                     + " reason").tag("scope", scopeTag(scope)).tag("reason", reason).register(registry).increment();
             logRefusal(scope, reason, failure);
+            tell(scope, reason, failure);
         }
         if (failure == null) {
             accepted.increment();
@@ -126,11 +138,36 @@ final class StoreMetrics {
         }
     }
 
-    /** Returns the scope tag of a refusal: the scope, or one of the bounded stand-ins (see the class doc). */
-    private String scopeTag(String scope) {
+    /** Tells the listener of a refusal of a valid scope, with the tokens its error names. */
+    private void tell(String scope, String reason, Throwable failure) {
+        if (!validScope(scope)) {
+            return;
+        }
+        String presented = null;
+        String accepted = null;
+        if (failure instanceof StaleTokenException stale) {
+            presented = scope + "#" + stale.presented();
+            accepted = scope + "#" + stale.accepted();
+        } else if (failure instanceof ModeMismatchException mode) {
+            presented = scope + "#" + mode.presented();
+        } else if (failure instanceof ScopeMismatchException mismatch) {
+            presented = mismatch.tokenLock() + "#" + mismatch.token().value();
+        }
+        listener.refused(scope, reason, presented, accepted);
+    }
+
+    private static boolean validScope(String scope) {
         try {
             LockNames.check("scope", scope);
+            return true;
         } catch (InvalidArgumentException | NullPointerException e) {
+            return false;
+        }
+    }
+
+    /** Returns the scope tag of a refusal: the scope, or one of the bounded stand-ins (see the class doc). */
+    private String scopeTag(String scope) {
+        if (!validScope(scope)) {
             return INVALID_SCOPE;
         }
         if (scopesTagged.contains(scope)) {

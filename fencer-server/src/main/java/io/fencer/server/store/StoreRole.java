@@ -47,7 +47,7 @@ public final class StoreRole implements AutoCloseable {
     private final StoreService service;
 
     private StoreRole(StoreCalls calls, ReplicatedStore replicated, io.fencer.core.TokenKeys claimKeys,
-            MeterRegistry registry, Authorizer authorizer, ScopeClaims.LockHolders holders) {
+            MeterRegistry registry, Authorizer authorizer, ScopeClaims.LockHolders holders, RefusalListener refused) {
         this.calls = calls;
         this.replicated = replicated;
         this.workers = new ThreadPoolExecutor(WORKERS, WORKERS, 0, TimeUnit.MILLISECONDS,
@@ -55,7 +55,7 @@ public final class StoreRole implements AutoCloseable {
         this.sweeper = new ScheduledThreadPoolExecutor(1, daemonThreads("fencer-store-sweeper-"));
         // a replica's own clock stands still (StoreEngine#openReplica): time the service by the server's
         Ticker ticker = replicated == null ? calls.engine().options().ticker() : replicated.ticker();
-        this.service = new StoreService(calls, ticker, workers, WORK_QUEUE_MAX, new StoreMetrics(registry, ticker),
+        this.service = new StoreService(calls, ticker, workers, WORK_QUEUE_MAX, new StoreMetrics(registry, ticker, refused),
                 authorizer, new ScopeClaims(authorizer, claimKeys, holders));
         service.pipelineFlow().register(registry);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
@@ -64,21 +64,23 @@ public final class StoreRole implements AutoCloseable {
     /**
      * Opens the engine in {@code directory} and starts the role's threads; {@code authorizer} checks each call, and
      * {@code holders} tells the current grant of a lock for CreateScope ({@link ScopeClaims}): the lock service's
-     * beside the hosted store, null for a standalone store server, which checks the grant's signature alone.
+     * beside the hosted store, null for a standalone store server, which checks the grant's signature alone;
+     * {@code refused} is told of each refused write and commit (the console's feed; {@link RefusalListener#NONE}).
      */
     public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer,
-            ScopeClaims.LockHolders holders) {
+            ScopeClaims.LockHolders holders, RefusalListener refused) {
         StoreEngine engine = StoreEngine.open(directory, options);
-        return new StoreRole(StoreCalls.local(engine), null, options.keys(), registry, authorizer, holders);
+        return new StoreRole(StoreCalls.local(engine), null, options.keys(), registry, authorizer, holders, refused);
     }
 
     /**
      * Serves the replicated store of a group of peers ({@link ReplicatedStore}), which the caller opened and attached
      * to the state machine; closing the role closes it. Its claims check the token's signature with {@code keys}.
+     * {@code refused} is told of each write and commit this peer served and the store refused.
      */
     public static StoreRole replicated(ReplicatedStore store, io.fencer.core.TokenKeys keys, MeterRegistry registry,
-            Authorizer authorizer, ScopeClaims.LockHolders holders) {
-        return new StoreRole(store, store, keys, registry, authorizer, holders);
+            Authorizer authorizer, ScopeClaims.LockHolders holders, RefusalListener refused) {
+        return new StoreRole(store, store, keys, registry, authorizer, holders, refused);
     }
 
     /** Returns the service, guarded against undecodable requests and requests over 5 MiB. */

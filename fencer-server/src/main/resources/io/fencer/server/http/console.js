@@ -1,10 +1,12 @@
-// The Fencer console: polls /console/state and /console/events and draws them. Every name and identity is put in
+// The Fencer console: polls /console/state, /console/events and /console/refusals and draws them. Every name and identity is put in
 // the page as text (textContent), never as HTML, so a lock named <script>... is shown as those characters.
 'use strict';
 
 const HEADERS = { 'Content-Type': 'application/json', 'X-Fencer-Console': '1' };
 const EVENTS_KEPT = 200;
 let position = { revision: 0, ordinal: 0 };
+// The next refused store write to ask for: 0 = all the server keeps, so a page opened after a refusal shows it.
+let refusalPosition = 0;
 let leases = [];
 let drawnLocks = '';
 
@@ -119,20 +121,48 @@ function eventText(event) {
   return text;
 }
 
+function refusalText(refusal) {
+  let text = 'refused write to ' + refusal.scope;
+  if (refusal.presented && refusal.accepted) {
+    return text + ': token ' + refusal.presented + ' < accepted ' + refusal.accepted + ' (' + refusal.reason + ')';
+  }
+  if (refusal.presented) text += ': token ' + refusal.presented;
+  return text + ' (' + refusal.reason + ')';
+}
+
+// Puts an item in the feed, newest first, by its time (ms): lock events at the time the page saw them, refusals at
+// the time the server recorded them (now minus their age), so the two feeds merge in the order things happened.
+function addItem(list, at, text, kind, className) {
+  const item = document.createElement('li');
+  const time = document.createElement('time');
+  time.textContent = new Date(at).toLocaleTimeString() + ' ';
+  time.dateTime = new Date(at).toISOString();
+  item.appendChild(time);
+  const span = document.createElement('span');
+  span.textContent = text;
+  if (className) span.className = className;
+  item.appendChild(span);
+  item.dataset.kind = kind;
+  item.dataset.at = String(at);
+  let before = list.firstChild;
+  while (before && Number(before.dataset.at) > at) before = before.nextSibling;
+  list.insertBefore(item, before);
+}
+
 function addEvents(events) {
   const list = document.getElementById('events');
-  const seen = new Date().toLocaleTimeString();
+  const seen = Date.now();
   for (const event of events) {
-    const item = document.createElement('li');
-    const time = document.createElement('time');
-    time.textContent = seen + ' ';
-    item.appendChild(time);
-    const text = document.createElement('span');
-    text.textContent = eventText(event);
-    if (event.endCause === 'revoked') text.className = 'revoked';
-    item.appendChild(text);
-    item.dataset.kind = event.kind;
-    list.prepend(item);
+    addItem(list, seen, eventText(event), event.kind, event.endCause === 'revoked' ? 'revoked' : '');
+  }
+  while (list.children.length > EVENTS_KEPT) list.lastChild.remove();
+}
+
+function addRefusals(refusals) {
+  const list = document.getElementById('events');
+  const now = Date.now();
+  for (const refusal of refusals) {
+    addItem(list, now - refusal.ageMillis, refusalText(refusal), 'refused', 'refused');
   }
   while (list.children.length > EVENTS_KEPT) list.lastChild.remove();
 }
@@ -168,6 +198,19 @@ async function pollEvents() {
   setTimeout(pollEvents, 700);
 }
 
+async function pollRefusals() {
+  try {
+    const answer = await call('refusals', { prefix: document.getElementById('prefix').value,
+      position: refusalPosition });
+    if (!answer.store) return; // this server hosts no store: nothing will be refused
+    refusalPosition = answer.position;
+    addRefusals(answer.refusals);
+  } catch (e) {
+    say('Refused writes: ' + e.message);
+  }
+  setTimeout(pollRefusals, 1000);
+}
+
 async function revoke(lock, token, holder) {
   if (!window.confirm('Revoke ' + lock + '#' + token + ' held by ' + holder + '? Its holder loses the lock now.')) {
     return;
@@ -186,6 +229,7 @@ document.addEventListener('DOMContentLoaded', () => {
   document.getElementById('filter').addEventListener('submit', e => { e.preventDefault(); refresh(); });
   refresh();
   pollEvents();
+  pollRefusals();
   setInterval(refresh, 3000);
   setInterval(tick, 250);
 });

@@ -1,13 +1,13 @@
 package io.fencer.store;
 
 import io.fencer.core.FencePolicy;
+import io.fencer.core.FencerException;
 import io.fencer.core.InternalException;
 import io.fencer.core.LockNames;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 
 /**
  * The byte layout of the store's three column families. Every record starts with a format version byte so the
@@ -57,9 +57,14 @@ final class StoreCodec {
 
     /** Splits an idempotency key into its scope and key; for loading the index on open. */
     static String[] splitIdempotencyKey(byte[] bytes) {
-        ByteBuffer buffer = ByteBuffer.wrap(bytes);
-        int scopeLength = Short.toUnsignedInt(buffer.getShort());
-        String scope = LockNames.decode("scope", Arrays.copyOfRange(bytes, 2, 2 + scopeLength));
+        if (bytes.length < Short.BYTES) {
+            throw corrupt("idem", "key of " + bytes.length + " bytes is shorter than its scope length");
+        }
+        int scopeLength = Short.toUnsignedInt(ByteBuffer.wrap(bytes).getShort());
+        if (scopeLength > bytes.length - Short.BYTES) {
+            throw corrupt("idem", "key of " + bytes.length + " bytes is shorter than its scope of " + scopeLength);
+        }
+        String scope = name("idem", "scope", bytes, Short.BYTES, scopeLength);
         String key = new String(bytes, 2 + scopeLength, bytes.length - 2 - scopeLength, StandardCharsets.UTF_8);
         return new String[] {scope, key};
     }
@@ -69,7 +74,7 @@ final class StoreCodec {
     }
 
     static String scopeOfFenceKey(byte[] bytes) {
-        return LockNames.decode("scope", bytes);
+        return name("fence", "scope", bytes, 0, bytes.length);
     }
 
     static byte[] dataValue(long token, byte[] value) {
@@ -78,6 +83,7 @@ final class StoreCodec {
 
     static DataRecord decodeData(byte[] bytes) {
         ByteBuffer buffer = versioned(bytes, "data");
+        need(buffer, Long.BYTES, "data", "token");
         long token = buffer.getLong();
         byte[] value = new byte[buffer.remaining()];
         buffer.get(value);
@@ -93,15 +99,17 @@ final class StoreCodec {
 
     static FenceRecord decodeFence(byte[] bytes) {
         ByteBuffer buffer = versioned(bytes, "fence");
+        need(buffer, 1 + Long.BYTES * 2 + Short.BYTES, "fence", "policy, accepted token, revision and lock length");
         int policyOrdinal = buffer.get();
         if (policyOrdinal < 0 || policyOrdinal >= FencePolicy.values().length) {
             throw new InternalException("fence record has unknown policy " + policyOrdinal);
         }
         long accepted = buffer.getLong();
         long revision = buffer.getLong();
-        byte[] lock = new byte[Short.toUnsignedInt(buffer.getShort())];
-        buffer.get(lock);
-        return new FenceRecord(LockNames.decode("lock", lock), FencePolicy.values()[policyOrdinal], accepted, revision);
+        int lockLength = Short.toUnsignedInt(buffer.getShort());
+        need(buffer, lockLength, "fence", "lock name");
+        String lock = name("fence", "lock", bytes, buffer.position(), lockLength);
+        return new FenceRecord(lock, FencePolicy.values()[policyOrdinal], accepted, revision);
     }
 
     static byte[] idempotencyValue(IdempotencyRecord record) {
@@ -115,6 +123,7 @@ final class StoreCodec {
     /** Decodes an idem record, with its ops digest or, written before digests were kept, without (null). */
     static IdempotencyRecord decodeIdempotency(byte[] bytes) {
         ByteBuffer buffer = versioned(bytes, "idem");
+        need(buffer, Long.BYTES * 4 + Integer.BYTES, "idem", "token, accepted token, revision, ops and sequence");
         long token = buffer.getLong();
         long accepted = buffer.getLong();
         long revision = buffer.getLong();
@@ -155,6 +164,30 @@ final class StoreCodec {
         assert scopeBytes.length <= LockNames.BYTES_MAX : "scope of " + scopeBytes.length + " bytes: " + scope;
         return ByteBuffer.allocate(Short.BYTES + scopeBytes.length + suffix.length)
                 .putShort((short) scopeBytes.length).put(scopeBytes).put(suffix).array();
+    }
+
+    /**
+     * Refuses a record of {@code family} with fewer than {@code bytes} left for {@code what}: a torn or foreign
+     * record is reported as such, as every decode failure here is, never as a buffer's own exception.
+     */
+    private static void need(ByteBuffer buffer, int bytes, String family, String what) {
+        if (buffer.remaining() < bytes) {
+            throw corrupt(family, "record has " + buffer.remaining() + " bytes left for its " + what + ", which takes "
+                    + bytes);
+        }
+    }
+
+    /** Decodes a lock or scope name of a record, refusing an invalid one as a corrupt record. */
+    private static String name(String family, String field, byte[] bytes, int offset, int length) {
+        try {
+            return LockNames.decode(field, bytes, offset, length);
+        } catch (FencerException e) {
+            throw corrupt(family, "record's " + field + " is invalid: " + e.getMessage());
+        }
+    }
+
+    private static InternalException corrupt(String family, String what) {
+        return new InternalException(family + " " + what);
     }
 
     private static ByteBuffer versioned(byte[] bytes, String family) {

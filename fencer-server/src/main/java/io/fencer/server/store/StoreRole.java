@@ -1,12 +1,15 @@
 package io.fencer.server.store;
 
 import io.fencer.server.auth.Authorizer;
+import io.fencer.server.net.DiskReserve;
 import io.fencer.server.rpc.MalformedRequests;
 import io.fencer.server.rpc.StreamFlow;
 import io.fencer.store.StoreEngine;
 import io.fencer.store.StoreOptions;
 import io.grpc.ServerServiceDefinition;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
@@ -43,13 +46,13 @@ public final class StoreRole implements AutoCloseable {
     private final ScheduledExecutorService sweeper;
     private final StoreService service;
 
-    private StoreRole(StoreEngine engine, MeterRegistry registry, Authorizer authorizer,
+    private StoreRole(StoreEngine engine, DiskReserve disk, MeterRegistry registry, Authorizer authorizer,
             ScopeClaims.LockHolders holders) {
         this.engine = engine;
         this.workers = new ThreadPoolExecutor(WORKERS, WORKERS, 0, TimeUnit.MILLISECONDS,
                 new ArrayBlockingQueue<>(WORK_QUEUE_MAX), daemonThreads("fencer-store-worker-"));
         this.sweeper = new ScheduledThreadPoolExecutor(1, daemonThreads("fencer-store-sweeper-"));
-        this.service = new StoreService(engine, workers, WORK_QUEUE_MAX, new StoreMetrics(registry),
+        this.service = new StoreService(engine, disk, workers, WORK_QUEUE_MAX, new StoreMetrics(registry),
                 authorizer, new ScopeClaims(authorizer, engine.options().keys(), holders));
         service.pipelineFlow().register(registry);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
@@ -62,7 +65,13 @@ public final class StoreRole implements AutoCloseable {
      */
     public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer,
             ScopeClaims.LockHolders holders) {
-        return new StoreRole(StoreEngine.open(directory, options), registry, authorizer, holders);
+        StoreEngine engine = StoreEngine.open(directory, options);
+        try {
+            return new StoreRole(engine, DiskReserve.of(directory, options.ticker()), registry, authorizer, holders);
+        } catch (IOException e) {
+            engine.close();
+            throw new UncheckedIOException("cannot read the file system of " + directory, e);
+        }
     }
 
     /** Returns the service, guarded against undecodable requests and requests over 5 MiB. */

@@ -25,6 +25,7 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockNames;
 import io.fencer.core.Ticker;
+import io.fencer.server.net.DiskReserve;
 import io.fencer.core.UnavailableException;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.Permission;
@@ -78,6 +79,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     static final long UNIT_TIMEOUT_MILLIS_MAX = 60_000;
 
     private final StoreEngine engine;
+    /** The data directory's reserve: writes are refused while its file system is short of it. */
+    private final DiskReserve disk;
     private final Executor workers;
     private final int workQueueMax;
     private final StoreMetrics metrics;
@@ -93,9 +96,10 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         static final long OPEN = Long.MIN_VALUE;
     }
 
-    StoreService(StoreEngine engine, Executor workers, int workQueueMax, StoreMetrics metrics,
+    StoreService(StoreEngine engine, DiskReserve disk, Executor workers, int workQueueMax, StoreMetrics metrics,
             Authorizer authorizer, ScopeClaims claims) {
         this.engine = engine;
+        this.disk = disk;
         this.authorizer = authorizer;
         this.claims = claims;
         this.workers = workers;
@@ -117,6 +121,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             List<Op> ops = ops(request.getOpsList());
             String idempotencyKey = idempotencyKey(request.getIdempotencyKey());
             authorize(Permission.WRITE, request.getScope());
+            disk.check(true); // before RocksDB: a write that fails for space turns its database read-only
             outcome = engine.writeAsync(request.getScope(), request.getSequencer(), ops, idempotencyKey);
         } catch (RuntimeException e) {
             metrics.recordWrite(request.getScope(), startNanos, e);
@@ -207,6 +212,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             authorize(Permission.ADMIN, request.getScope());
             LockNames.check("lock", lock);
             claims.check(request.getScope(), lock, request.getSequencer());
+            disk.check(true);
             return scopeInfo(engine.createScope(request.getScope(), lock, policy(request.getPolicy())));
         });
     }

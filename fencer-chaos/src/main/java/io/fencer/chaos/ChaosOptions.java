@@ -32,11 +32,15 @@ import java.util.Set;
  *     a test can show that the {@code lease-belief} check finds what the fix prevents
  * @param permits the semaphore workload's permit count, 1 to {@code workers - 1} so permits are contended (1 for
  *     the other workloads, which ignore it)
+ * @param clockDrift what a {@link Fault.Kind#CLOCK} fault does to a clock's rate, as a fraction (0.005: the lock
+ *     leader's clock runs 0.5% fast, a worker's 0.5% slow), 0 to {@link #CLOCK_DRIFT_MAX}
+ * @param clockJump how far a {@link Fault.Kind#CLOCK} fault makes the lock leader's clock jump forward, 0 to
+ *     {@link #CLOCK_JUMP_MAX}
  */
 public record ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
         int peers, Duration thinkMax, Duration ttl, Duration faultInterval, boolean fencing, Path directory,
         Path htmlFile, Path svgFile, Path summaryFile, Set<Fault.Partition> partitions, boolean unsafeLeaseAck,
-        int permits) {
+        int permits, double clockDrift, Duration clockJump) {
     /** The most workers a run may start. */
     public static final int WORKERS_MAX = 32;
     /** The longest run. */
@@ -45,6 +49,22 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
     public static final int PERMITS_MAX = WorkerOptions.PERMITS_MAX;
     /** The semaphore workload's permit count when none is given. */
     public static final int PERMITS_DEFAULT = 2;
+    /** A clock fault's drift when none is given: within what the lease rules tolerate (docs/guarantees.md). */
+    public static final double CLOCK_DRIFT_DEFAULT = 0.005;
+    /** The largest drift: a worker's clock at 1 - drift must still run. */
+    public static final double CLOCK_DRIFT_MAX = 0.9;
+    /** The longest jump of a clock fault. */
+    public static final Duration CLOCK_JUMP_MAX = Duration.ofMinutes(1);
+
+    /** The options of a run whose clock faults, if any, have the default drift and no jump. */
+    public ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
+            int peers, Duration thinkMax, Duration ttl, Duration faultInterval, boolean fencing, Path directory,
+            Path htmlFile, Path svgFile, Path summaryFile, Set<Fault.Partition> partitions, boolean unsafeLeaseAck,
+            int permits) {
+        this(workers, workload, duration, seed, faults, peers, thinkMax, ttl, faultInterval, fencing, directory,
+                htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck, permits, CLOCK_DRIFT_DEFAULT,
+                Duration.ZERO);
+    }
 
     /** The options of a run that draws every partition and keeps the server's lease fix on. */
     public ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
@@ -98,6 +118,14 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
             throw new IllegalArgumentException("permits " + permits + " is outside [1, workers - 1 = "
                     + (workers - 1) + "]: a semaphore run needs more workers than permits");
         }
+        Objects.requireNonNull(clockJump, "clockJump");
+        if (!(clockDrift >= 0 && clockDrift <= CLOCK_DRIFT_MAX)) {
+            throw new IllegalArgumentException("clock drift " + clockDrift + " is outside [0, " + CLOCK_DRIFT_MAX
+                    + "]");
+        }
+        if (clockJump.isNegative() || clockJump.compareTo(CLOCK_JUMP_MAX) > 0) {
+            throw new IllegalArgumentException("clock jump " + clockJump + " is outside [0, " + CLOCK_JUMP_MAX + "]");
+        }
         if (workload != Workload.SEMAPHORE && permits != 1) {
             throw new IllegalArgumentException("permits " + permits + " given to the " + workload
                     + " workload, which has no permits");
@@ -109,15 +137,22 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
         return faults.stream().anyMatch(Fault.Kind::network);
     }
 
+    /** Returns true when the run has clock faults: its lock peers and workers then read their clocks from files. */
+    public boolean clockFaults() {
+        return faults.contains(Fault.Kind.CLOCK);
+    }
+
     /** Returns these options with {@code newDirectory}. */
     public ChaosOptions withDirectory(Path newDirectory) {
         return new ChaosOptions(workers, workload, duration, seed, faults, peers, thinkMax, ttl, faultInterval,
-                fencing, newDirectory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck, permits);
+                fencing, newDirectory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck, permits, clockDrift,
+                clockJump);
     }
 
     /** Returns these options with {@code newSeed}. */
     public ChaosOptions withSeed(long newSeed) {
         return new ChaosOptions(workers, workload, duration, newSeed, faults, peers, thinkMax, ttl, faultInterval,
-                fencing, directory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck, permits);
+                fencing, directory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck, permits, clockDrift,
+                clockJump);
     }
 }

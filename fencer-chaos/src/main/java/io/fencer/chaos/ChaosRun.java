@@ -23,6 +23,7 @@ import io.fencer.chaos.workload.Workload;
 import io.fencer.client.FencedStore;
 import io.fencer.client.Fencer;
 import io.fencer.client.StoreValue;
+import io.fencer.core.SkewedTicker;
 import io.fencer.core.internal.PermitSlots;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -31,8 +32,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * One chaos run: starts the servers and the workers as real processes, injects the faults its seed schedules, stops the
@@ -62,8 +65,13 @@ public final class ChaosRun {
     private final int sparesMax;
     /** The membership faults' state while the cluster runs; null without them. */
     private MembershipFaults membership;
+    /** Where the lock peers and workers read their clocks from (clock faults), or null: the host's clock. */
+    private final Path clocks;
+    /** The total forward jump of each clock so far, by its file's name. */
+    private final Map<String, Long> clockJumps = new HashMap<>();
 
     private ChaosRun(ChaosOptions options, Launcher launcher, PrintStream out) {
+        this.clocks = options.clockFaults() ? options.directory().resolve("clocks") : null;
         this.options = options;
         this.launcher = launcher;
         this.out = out;
@@ -99,13 +107,16 @@ public final class ChaosRun {
         }
         Path directory = options.directory();
         Files.createDirectories(directory.resolve("workers"));
+        if (clocks != null) {
+            Files.createDirectories(clocks);
+        }
         printPlan();
         List<HistoryEvent> history;
         try (NetworkScope scope = new NetworkScope(options.networkFaults() ? Network.create(hostNames()) : null);
              HistoryLog nemesis = HistoryLog.open(directory.resolve("workers").resolve("nemesis.jsonl"),
                 "nemesis", originNanos);
              Cluster cluster = new Cluster(launcher, directory.resolve("servers"), options.peers(), scope.network,
-                     options.unsafeLeaseAck() ? List.of(UNSAFE_LEASE_ACK_OPTION) : List.of())) {
+                     options.unsafeLeaseAck() ? List.of(UNSAFE_LEASE_ACK_OPTION) : List.of(), clocks)) {
             network = scope.network;
             if (network != null) {
                 out.println(network + ": namespaces " + String.join(", ", network.namespaces()));
@@ -206,7 +217,9 @@ public final class ChaosRun {
             String id = "w" + i;
             Path historyFile = options.directory().resolve("workers").resolve(id + ".jsonl");
             int number = i;
-            Launcher workerLauncher = network == null ? launcher : network.launcherOn(id, launcher);
+            Launcher clocked = clocks == null ? launcher
+                    : launcher.withJvmOptions(List.of(Cluster.clockOption(clocks.resolve(id))));
+            Launcher workerLauncher = network == null ? clocked : network.launcherOn(id, clocked);
             workers.add(new WorkerHandle(id, historyFile, workerLauncher, options.directory().resolve("logs"),
                     nemesis, incarnation -> workerArguments(cluster, id, historyFile, number, incarnation)));
         }
@@ -267,7 +280,29 @@ public final class ChaosRun {
                     workers.stream().map(worker -> worker.id).toList());
             case FLAKY -> NetworkFaults.flaky(fault, network, cluster, nemesis);
             case MEMBERSHIP -> membership.change();
+            case CLOCK -> {
+                skewClock(fault, cluster, nemesis);
+                Thread.sleep(fault.durationMillis());
+            }
         }
+    }
+
+    /**
+     * Makes the clock of the fault's target go wrong for the rest of the run: a worker's runs slow by the run's
+     * drift; the lock leader's jumps forward by the run's jump and runs fast by the drift. Both are the directions
+     * in which a holder can believe in its lease after its session ended on the leader.
+     */
+    private void skewClock(Fault fault, Cluster cluster, HistoryLog nemesis) throws IOException {
+        boolean worker = fault.worker() > 0;
+        String name = worker ? workers.get(fault.worker() - 1).id : cluster.leaderHostName();
+        long jumpNanos = worker ? 0 : options.clockJump().toNanos();
+        double rate = worker ? 1 - options.clockDrift() : 1 + options.clockDrift();
+        long totalJumpNanos = clockJumps.merge(name, jumpNanos, Long::sum);
+        SkewedTicker.write(clocks.resolve(name), totalJumpNanos, rate);
+        nemesis.append(HistoryEvent.of(nemesis.nowMicros(), nemesis.process(), Type.INFO, Op.CLOCK)
+                .withTarget(worker ? name : "lock-" + name).withValue(String.format(Locale.ROOT,
+                        "rate %.4f, jumped %d ms (%d ms in all)", rate, jumpNanos / 1_000_000,
+                        totalJumpNanos / 1_000_000)));
     }
 
     /** Returns the worker that last read under a grant: the lock's holder, most likely. */

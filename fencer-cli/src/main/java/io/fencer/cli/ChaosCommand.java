@@ -61,8 +61,20 @@ final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--faults", paramLabel = "LIST", split = ",",
             defaultValue = "pause,kill-worker,kill-store,kill-lock",
             description = "Faults to inject: pause, kill-worker, kill-store, kill-lock, partition, flaky (these two "
-                    + "need root), membership (--peers 3 or 5), or none (default: ${DEFAULT-VALUE}).")
+                    + "need root), membership (--peers 3 or 5), clock, or none (default: ${DEFAULT-VALUE}).")
     List<String> faults;
+
+    @Option(names = "--clock-drift", paramLabel = "PERCENT", defaultValue = "0.5%",
+            description = "What a clock fault does to a clock's rate: the lock leader's runs this much fast, a "
+                    + "worker's this much slow, for the rest of the run; up to 90% (default: ${DEFAULT-VALUE}, "
+                    + "within the 1% + 5 ms per ttl the leases tolerate).")
+    String clockDrift;
+
+    @Option(names = "--clock-jump", paramLabel = "DURATION", defaultValue = "0ms",
+            converter = Durations.Converter.class,
+            description = "How far a clock fault makes the lock leader's clock jump forward; up to 1m "
+                    + "(default: ${DEFAULT-VALUE}).")
+    Duration clockJump;
 
     @Option(names = "--partitions", paramLabel = "LIST", split = ",",
             defaultValue = "leader-isolated,worker-isolated,ring,leader-minority",
@@ -139,12 +151,24 @@ final class ChaosCommand implements Callable<Integer> {
             options = new ChaosOptions(workers, kind, duration, seed != null ? seed : new SecureRandom().nextLong(),
                     faultKinds(), peers, thinkMax, ttl, faultInterval, !noFencing,
                     directory != null ? directory : Path.of("."), html, svg, summary, partitionKinds(),
-                    unsafeLeaseAck, permitCount);
+                    unsafeLeaseAck, permitCount, clockDrift(), clockJump);
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
         // the temporary directory is made only once the settings are known to be good
         return directory != null ? options : options.withDirectory(Files.createTempDirectory("fencer-chaos-"));
+    }
+
+    /** Returns {@code --clock-drift} as a fraction: "0.5%" or "0.005". */
+    private double clockDrift() {
+        String text = clockDrift.strip();
+        try {
+            return text.endsWith("%") ? Double.parseDouble(text.substring(0, text.length() - 1).strip()) / 100
+                    : Double.parseDouble(text);
+        } catch (NumberFormatException e) {
+            throw new ParameterException(spec.commandLine(), "--clock-drift must be a percentage such as 0.5% or a "
+                    + "fraction such as 0.005, not '" + clockDrift + "'");
+        }
     }
 
     private Set<Fault.Partition> partitionKinds() {

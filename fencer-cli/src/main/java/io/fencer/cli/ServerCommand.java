@@ -1,6 +1,7 @@
 package io.fencer.cli;
 
 import io.fencer.cli.exec.HangupSignals;
+import io.fencer.core.SkewedTicker;
 import io.fencer.server.FencerServer;
 import io.fencer.server.PeerAuth;
 import io.fencer.server.IdentityQuotas;
@@ -251,7 +252,7 @@ final class ServerCommand implements Callable<Integer> {
         ServerConfig defaults = ServerConfig.defaults(data);
         TlsFiles tlsFiles = tls.files(boundHost);
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
-                defaults.ticker(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
+                SkewedTicker.fromSystemProperty(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
                 aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tlsFiles, http,
                 defaults.watch(), replySpin, peerAuth(data, tlsFiles), portLimits.limits(),
                 new IdentityQuotas(sessionsPerIdentityMax, locksPerIdentityMax, waitersPerIdentityMax), linger);

@@ -25,7 +25,7 @@ class ChaosUsageTest {
         assertThat(run.exitCode()).isZero();
         assertThat(run.out()).contains("--seed", "--faults", "--no-fencing", "--peers", "--html", "--svg",
                 "--summary", "--permits", "semaphore", "kill-store", "kill-lock", "partition", "flaky", "--partitions", "leader-minority",
-                "root");
+                "root", "clock", "--clock-drift", "--clock-jump");
         assertThat(run.out()).as("the test-only switch stays hidden").doesNotContain("unsafe");
     }
 
@@ -45,6 +45,9 @@ class ChaosUsageTest {
         "chaos --duration 0s | duration PT0S is outside [1 s, PT24H]",
         "chaos --think-max 11s | think PT11S is outside [0, 10 s]",
         "chaos --duration soon | 'soon' is not a duration",
+        "chaos --faults clock --clock-drift fast | --clock-drift must be a percentage such as 0.5% or a fraction",
+        "chaos --faults clock --clock-drift 95% | clock drift 0.95 is outside [0, 0.9]",
+        "chaos --faults clock --clock-jump 2m | clock jump PT2M is outside [0, PT1M]",
         "demo --ttl forever | 'forever' is not a duration",
     })
     void execute_badArguments_exitsTwoWithAMessageNamingTheProblem(String arguments, String message) {

@@ -22,6 +22,7 @@ import io.fencer.server.locks.PendingAcquires;
 import io.fencer.server.locks.ServerMetrics;
 import io.fencer.server.locks.SessionKeeper;
 import io.fencer.server.locks.SessionSecrets;
+import io.fencer.server.net.DiskReserve;
 import io.fencer.server.peers.PeersService;
 import io.fencer.server.raft.AppliedListener;
 import io.fencer.server.raft.FormatLevelGate;
@@ -240,7 +241,8 @@ public final class FencerServer implements AutoCloseable {
         }
         raft = RaftNode.start(config, joining, tls, stateMachine, this::port);
         proposer = new Proposer(raft, stateMachine, config.ticker(),
-                (task, delayNanos) -> timers.schedule(task, delayNanos, TimeUnit.NANOSECONDS), config.linger());
+                (task, delayNanos) -> timers.schedule(task, delayNanos, TimeUnit.NANOSECONDS), config.linger(),
+                DiskReserve.of(config.dataDir(), config.ticker()));
         keeper = new SessionKeeper(config.ticker(), config.lockDelay(), raft, stateMachine, proposer);
         metrics = new ServerMetrics(stateMachine::counts, pending::size, raft::isLeader);
         jvm = JvmMeters.bind(metrics.registry());

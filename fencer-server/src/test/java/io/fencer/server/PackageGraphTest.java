@@ -58,8 +58,9 @@ class PackageGraphTest {
                 + "answers through rpc", "raft", "auth", "rpc"));
         roles.put("watch", new Role(false, "Watch listens to raft's applied events and streams through rpc", "raft",
                 "rpc"));
-        roles.put("store", new Role(false, "the store role checks with auth, answers through rpc, logs refusals through"
-                + " net, and replicates through raft's log with several peers", "auth", "rpc", "net", "raft"));
+        roles.put("store", new Role(false, "the store role checks with auth, answers through rpc, logs refusals and"
+                + " keeps its data directory's reserve through net, and replicates through raft's log with several"
+                + " peers", "auth", "rpc", "net", "raft"));
         roles.put("auth", new Role(false, "access control reads the caller from rpc and logs refusals through net",
                 "rpc", "net"));
         roles.put("admin", new Role(false, "/healthz and the Admin service read raft and check with auth; the admin"

@@ -35,7 +35,16 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
          * more than it started with, remove a voter (a follower, or the leader) and SIGKILL its process. Needs at
          * least three peers. See {@link MembershipPlan}.
          */
-        MEMBERSHIP("membership");
+        MEMBERSHIP("membership"),
+        /**
+         * A clock goes wrong, through the clock file each lock peer and worker reads its time from (see
+         * {@code io.fencer.core.SkewedTicker}): the lock leader's clock jumps forward by the run's clock jump and
+         * runs fast by its clock drift, or (a fault with a worker) that worker's clock runs slow by it: the two
+         * ways a holder can go on believing in a lease its session has lost. The clock stays wrong until the run
+         * ends (a machine's clock that went wrong stays so), so the faults after it meet it; the fault's own
+         * duration is a lease and more for the skew to meet the workload alone.
+         */
+        CLOCK("clock");
 
         private final String flag;
 
@@ -56,7 +65,7 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
                 }
             }
             throw new IllegalArgumentException("unknown fault '" + flag + "': expected pause, kill-worker, "
-                    + "kill-store, kill-lock, partition, flaky or membership");
+                    + "kill-store, kill-lock, partition, flaky, membership or clock");
         }
 
         /** Returns true for the faults that need the run's processes on their own network hosts. */
@@ -124,7 +133,7 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
             throw new IllegalArgumentException("fault " + kind + " with partition " + partition);
         }
         boolean workerFault = kind == Kind.PAUSE || kind == Kind.KILL_WORKER || partition == Partition.WORKER_ISOLATED;
-        if (workerFault != (worker > 0)) {
+        if (kind != Kind.CLOCK && workerFault != (worker > 0) || worker < 0) { // a clock: a worker's or the leader's
             throw new IllegalArgumentException("fault " + kind + " with worker " + worker);
         }
     }
@@ -150,6 +159,8 @@ public record Fault(long atMillis, Kind kind, int worker, long durationMillis, P
                         + "heal after ";
             };
             case FLAKY -> "flaky: the lock leader's sends delayed and lost, end after ";
+            case CLOCK -> worker > 0 ? "clock: w" + worker + "'s clock runs slow, for good; next fault after "
+                    : "clock: the lock leader's clock jumps and runs fast, for good; next fault after ";
             case MEMBERSHIP -> "membership: the next change (start a spare, add and promote it; or remove a voter), "
                     + "allowed ";
         };

@@ -72,13 +72,19 @@ public final class FaultSchedule {
         SplittableRandom random = new SplittableRandom(seed);
         long intervalMillis = interval.toMillis();
         long at = WARM_UP_MILLIS;
+        boolean first = true;
         while (true) {
             at += intervalMillis / 2 + random.nextLong(intervalMillis);
-            Fault.Kind kind = choices.get(random.nextInt(choices.size()));
+            // a run with clock faults starts with one, so that every other fault of the run meets a wrong clock
+            Fault.Kind kind = first && choices.contains(Fault.Kind.CLOCK) ? Fault.Kind.CLOCK
+                    : choices.get(random.nextInt(choices.size()));
+            first = false;
             Fault.Partition partition = kind == Fault.Kind.PARTITION
                     ? partitionChoices.get(random.nextInt(partitionChoices.size())) : null;
             int worker = kind == Fault.Kind.PAUSE || kind == Fault.Kind.KILL_WORKER
-                    || partition == Fault.Partition.WORKER_ISOLATED ? 1 + random.nextInt(workers) : 0;
+                    || partition == Fault.Partition.WORKER_ISOLATED ? 1 + random.nextInt(workers)
+                    // a clock fault: the lock leader's clock (0) or a worker's, one draw in workers + 1 each
+                    : kind == Fault.Kind.CLOCK ? random.nextInt(workers + 1) : 0;
             long duration = switch (kind) {
                 case PAUSE -> ttl.toMillis() + PAUSE_BEYOND_TTL_MILLIS + random.nextLong(1_000);
                 case KILL_WORKER -> 500 + random.nextLong(1_000);
@@ -89,6 +95,8 @@ public final class FaultSchedule {
                 case FLAKY -> 1_000 + random.nextLong(2_000);
                 // the time a change is given: a spare's start, its catch-up and the calls (it may take longer)
                 case MEMBERSHIP -> MEMBERSHIP_MIN_MILLIS + random.nextLong(2_000);
+                // a lease and more under the skew before the next fault: sessions renew and end under it
+                case CLOCK -> ttl.toMillis() + PAUSE_BEYOND_TTL_MILLIS + random.nextLong(1_000);
             };
             if (at + duration > run.toMillis()) {
                 return List.copyOf(faults);

@@ -86,7 +86,12 @@ public record HistoryEvent(long timeMicros, String process, Type type, Op op, lo
          * Membership: a change of {@code target} was refused and changed nothing ({@code value} names it,
          * {@code error} says why); it is retried later.
          */
-        MEMBERSHIP_REFUSED
+        MEMBERSHIP_REFUSED,
+        /**
+         * Fault: the clock of {@code target} (a lock peer or a worker) went wrong; {@code value} says how (its rate
+         * and its jump), for the rest of the run.
+         */
+        CLOCK
     }
 
     public HistoryEvent {

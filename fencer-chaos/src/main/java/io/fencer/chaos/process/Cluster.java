@@ -2,6 +2,7 @@ package io.fencer.chaos.process;
 
 import com.google.gson.JsonElement;
 import com.google.gson.JsonParser;
+import io.fencer.core.SkewedTicker;
 import io.fencer.testing.FreePorts;
 import java.io.IOException;
 import java.net.URI;
@@ -88,7 +89,16 @@ public final class Cluster implements AutoCloseable {
      * started with the extra JVM options {@code lockJvmOptions}.
      */
     public Cluster(Launcher launcher, Path directory, int peers, Network network, List<String> lockJvmOptions) {
-        this(launcher, directory, peers, network, lockJvmOptions, true);
+        this(launcher, directory, peers, network, lockJvmOptions, true, null);
+    }
+
+    /**
+     * As {@link #Cluster(Launcher, Path, int, Network, List)}, each lock peer reading its clock from the file of its
+     * host name in {@code clockDirectory} ({@link #clockFile}; see {@code io.fencer.core.SkewedTicker}).
+     */
+    public Cluster(Launcher launcher, Path directory, int peers, Network network, List<String> lockJvmOptions,
+            Path clockDirectory) {
+        this(launcher, directory, peers, network, lockJvmOptions, true, clockDirectory);
     }
 
     /**
@@ -96,11 +106,11 @@ public final class Cluster implements AutoCloseable {
      * {@code --no-store} (the failover bench measures the lock service alone).
      */
     public static Cluster lockGroup(Launcher launcher, Path directory, int peers) {
-        return new Cluster(launcher, directory, peers, null, List.of(), false);
+        return new Cluster(launcher, directory, peers, null, List.of(), false, null);
     }
 
     private Cluster(Launcher launcher, Path directory, int peers, Network network, List<String> lockJvmOptions,
-            boolean withStore) {
+            boolean withStore, Path clockDirectory) {
         if (peers != 1 && peers != 3 && peers != 5) {
             throw new IllegalArgumentException("peers must be 1, 3 or 5, not " + peers);
         }
@@ -124,8 +134,10 @@ public final class Cluster implements AutoCloseable {
             if (!withStore) {
                 lockArguments.add("--no-store");
             }
+            Launcher peerLauncher = clockDirectory == null ? lockLauncher
+                    : lockLauncher.withJvmOptions(List.of(clockOption(clockDirectory.resolve(id))));
             lockServers.add(new Server("lock-" + id, id, address, ports[i][0], ports[i][1],
-                    on(network, id, lockLauncher), lockArguments));
+                    on(network, id, peerLauncher), lockArguments));
         }
         if (!withStore) {
             store = null;
@@ -136,6 +148,11 @@ public final class Cluster implements AutoCloseable {
         store = new Server(STORE, STORE, storeAddress, storePorts[0], storePorts[1], on(network, STORE, launcher),
                 new StoreServerArguments(directory.resolve(STORE), storePorts[0], storePorts[1], storeAddress)
                         .toArguments());
+    }
+
+    /** Returns the JVM option that makes a process read its clock from {@code clockFile}. */
+    public static String clockOption(Path clockFile) {
+        return "-D" + SkewedTicker.CLOCK_FILE_PROPERTY + "=" + clockFile.toAbsolutePath();
     }
 
     private static String address(Network network, String hostName) {

@@ -52,7 +52,7 @@ public record Launcher(List<String> commandPrefix) {
      * Returns this launcher with {@code options} added to the JVM's options, right after the java binary (so this
      * launcher must not be wrapped in another command yet).
      */
-    Launcher withJvmOptions(List<String> options) {
+    public Launcher withJvmOptions(List<String> options) {
         List<String> prefix = new ArrayList<>(commandPrefix);
         prefix.addAll(1, options);
         return new Launcher(prefix);

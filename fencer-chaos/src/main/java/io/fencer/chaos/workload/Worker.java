@@ -17,6 +17,8 @@ import io.fencer.client.WriteReceipt;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.SkewedTicker;
+import io.fencer.core.Ticker;
 import io.fencer.core.UnavailableException;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -77,6 +79,11 @@ public final class Worker {
     private int elementsAdded;
     /** The grant the worker holds and its session, or null: what the watcher looks at. */
     private volatile Held held;
+    /**
+     * The client's clock: the host's, or under a chaos run's clock faults one that runs slow (see
+     * {@link SkewedTicker}). The history stays on the host's clock, as every process's does.
+     */
+    private final Ticker clock = SkewedTicker.fromSystemProperty();
     /** The latest believed end recorded for the current grant, in microseconds since the origin. */
     private long believedEndMicros;
 
@@ -121,7 +128,7 @@ public final class Worker {
 
     private void loop() {
         try (FencerClient fencer = Fencer.newBuilder().endpoints(options.lockEndpoints().toArray(String[]::new))
-                .callTimeout(CALL_TIMEOUT).build();
+                .callTimeout(CALL_TIMEOUT).ticker(clock).build();
              FencedStore store = Fencer.newStoreBuilder().endpoint(options.storeEndpoint()).lockService(fencer)
                 .callTimeout(CALL_TIMEOUT).build()) {
             Session session = null;
@@ -170,7 +177,7 @@ public final class Worker {
             return; // released meanwhile: the belief ended with the release
         }
         long nowMicros = history.nowMicros();
-        long endMicros = believedEndMicros(nowMicros, current.session().leaseRemaining());
+        long endMicros = believedEndMicros(nowMicros, onHostClock(current.session().leaseRemaining()));
         if (endMicros != NO_BELIEF && endMicros >= believedEndMicros + BELIEF_STEP_MICROS) {
             believedEndMicros = endMicros;
             history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.INFO, Op.LEASE)
@@ -185,6 +192,15 @@ public final class Worker {
      */
     static long believedEndMicros(long nowMicros, Duration remaining) {
         return remaining.isZero() || remaining.isNegative() ? NO_BELIEF : nowMicros + remaining.toNanos() / 1_000;
+    }
+
+    /**
+     * Returns {@code remaining} on the client's clock as time on the host's: a clock that runs slow makes a lease
+     * last longer than it says, and the belief is when the worker stops believing, on the host's clock.
+     */
+    private Duration onHostClock(Duration remaining) {
+        double rate = clock instanceof SkewedTicker skewed ? skewed.rate() : 1.0;
+        return rate == 1.0 ? remaining : Duration.ofNanos((long) (remaining.toNanos() / rate));
     }
 
     private synchronized void hold(Session session, long token, String slot) {

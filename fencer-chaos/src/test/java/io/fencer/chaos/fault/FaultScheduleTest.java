@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -54,6 +55,31 @@ class FaultScheduleTest {
                 assertThat(fault.durationMillis()).isGreaterThan(TTL.toMillis());
             }
         });
+    }
+
+    @Test
+    void plan_clockFaults_startTheScheduleAndTargetTheLeaderOrAWorker() {
+        Set<Fault.Kind> kinds = EnumSet.of(Fault.Kind.CLOCK, Fault.Kind.PAUSE, Fault.Kind.KILL_LOCK);
+        Set<Integer> targets = new HashSet<>();
+        for (long seed = 0; seed < 50; seed++) {
+            List<Fault> faults = FaultSchedule.plan(seed, kinds, 3, RUN, TTL, INTERVAL);
+            assertThat(faults.get(0).kind()).as("seed %d", seed).isEqualTo(Fault.Kind.CLOCK);
+            faults.stream().filter(fault -> fault.kind() == Fault.Kind.CLOCK).forEach(fault -> {
+                assertThat(fault.worker()).isBetween(0, 3);
+                assertThat(fault.durationMillis()).isGreaterThan(TTL.toMillis());
+                targets.add(fault.worker());
+            });
+        }
+        assertThat(targets).containsExactlyInAnyOrder(0, 1, 2, 3);
+    }
+
+    @Test
+    void plan_withoutClockFaults_scheduleUnchangedByThem() {
+        // the clock fault's first place must not move the draws of runs without it (their seeds are in tests)
+        List<Fault> faults = FaultSchedule.plan(42, EnumSet.of(Fault.Kind.PAUSE, Fault.Kind.KILL_STORE), 5, RUN,
+                TTL, INTERVAL);
+        assertThat(faults).noneMatch(fault -> fault.kind() == Fault.Kind.CLOCK).isNotEmpty();
+        assertThat(faults.get(0).kind()).isIn(Fault.Kind.PAUSE, Fault.Kind.KILL_STORE);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.fencer.server.raft;
 
 import io.fencer.core.FencerException;
+import io.fencer.server.net.DiskReserve;
 import io.fencer.core.InternalException;
 import io.fencer.core.NotLeaderException;
 import io.fencer.core.Ticker;
@@ -113,6 +114,19 @@ public final class Proposer implements AutoCloseable {
         this(raft, stateMachine, ticker, delayer, new Linger(lingerMax.toNanos()));
     }
 
+    /**
+     * As {@link #Proposer(RaftNode, RaftLockStateMachine, Ticker, Delayer, Duration)}, refusing commands while the
+     * data directory's file system is short of {@code disk}'s reserve (see {@link DiskReserve#check}).
+     */
+    public Proposer(RaftNode raft, RaftLockStateMachine stateMachine, Ticker ticker, Delayer delayer,
+            Duration lingerMax, DiskReserve disk) {
+        this(raft, stateMachine, ticker, delayer, new Linger(lingerMax.toNanos()));
+        this.disk = Objects.requireNonNull(disk, "disk");
+    }
+
+    /** The data directory's reserve, checked before every command; null = not checked (tests of the batching). */
+    private DiskReserve disk;
+
     Proposer(RaftNode raft, RaftLockStateMachine stateMachine, Ticker ticker, Delayer delayer, Linger linger) {
         this.raft = Objects.requireNonNull(raft, "raft");
         this.stateMachine = Objects.requireNonNull(stateMachine, "stateMachine");
@@ -139,6 +153,13 @@ public final class Proposer implements AutoCloseable {
         if (halted != null) {
             return CompletableFuture.failedFuture(new UnavailableException(halted.message()));
         }
+        if (disk != null) {
+            try {
+                disk.check(addsState(command));
+            } catch (FencerException e) {
+                return CompletableFuture.failedFuture(e); // before the log: Ratis must never meet a full disk
+            }
+        }
         Proposal proposal = new Proposal(command, new CompletableFuture<>());
         synchronized (this) {
             if (closed) {
@@ -157,6 +178,12 @@ public final class Proposer implements AutoCloseable {
         }
         drain();
         return proposal.result;
+    }
+
+    /** Returns true for a command that makes the state larger; false for one that frees state or records leases. */
+    private static boolean addsState(Command command) {
+        return command instanceof Command.OpenSession || command instanceof Command.Acquire
+                || command instanceof Command.AcquireAll || command instanceof Command.AcquirePermit;
     }
 
     /**

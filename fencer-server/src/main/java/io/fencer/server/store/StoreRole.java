@@ -2,12 +2,15 @@ package io.fencer.server.store;
 
 import io.fencer.core.Ticker;
 import io.fencer.server.auth.Authorizer;
+import io.fencer.server.net.DiskReserve;
 import io.fencer.server.rpc.MalformedRequests;
 import io.fencer.server.rpc.StreamFlow;
 import io.fencer.store.StoreEngine;
 import io.fencer.store.StoreOptions;
 import io.grpc.ServerServiceDefinition;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
@@ -46,7 +49,7 @@ public final class StoreRole implements AutoCloseable {
     private final ScheduledExecutorService sweeper;
     private final StoreService service;
 
-    private StoreRole(StoreCalls calls, ReplicatedStore replicated, io.fencer.core.TokenKeys claimKeys,
+    private StoreRole(StoreCalls calls, ReplicatedStore replicated, io.fencer.core.TokenKeys claimKeys, DiskReserve disk,
             MeterRegistry registry, Authorizer authorizer, ScopeClaims.LockHolders holders, RefusalListener refused) {
         this.calls = calls;
         this.replicated = replicated;
@@ -55,8 +58,8 @@ public final class StoreRole implements AutoCloseable {
         this.sweeper = new ScheduledThreadPoolExecutor(1, daemonThreads("fencer-store-sweeper-"));
         // a replica's own clock stands still (StoreEngine#openReplica): time the service by the server's
         Ticker ticker = replicated == null ? calls.engine().options().ticker() : replicated.ticker();
-        this.service = new StoreService(calls, ticker, workers, WORK_QUEUE_MAX, new StoreMetrics(registry, ticker, refused),
-                authorizer, new ScopeClaims(authorizer, claimKeys, holders));
+        this.service = new StoreService(calls, disk, ticker, workers, WORK_QUEUE_MAX,
+                new StoreMetrics(registry, ticker, refused), authorizer, new ScopeClaims(authorizer, claimKeys, holders));
         service.pipelineFlow().register(registry);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
@@ -70,17 +73,29 @@ public final class StoreRole implements AutoCloseable {
     public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer,
             ScopeClaims.LockHolders holders, RefusalListener refused) {
         StoreEngine engine = StoreEngine.open(directory, options);
-        return new StoreRole(StoreCalls.local(engine), null, options.keys(), registry, authorizer, holders, refused);
+        try {
+            return new StoreRole(StoreCalls.local(engine), null, options.keys(), DiskReserve.of(directory,
+                    options.ticker()), registry, authorizer, holders, refused);
+        } catch (IOException e) {
+            engine.close();
+            throw new UncheckedIOException("cannot read the file system of " + directory, e);
+        }
     }
 
     /**
      * Serves the replicated store of a group of peers ({@link ReplicatedStore}), which the caller opened and attached
      * to the state machine; closing the role closes it. Its claims check the token's signature with {@code keys}.
-     * {@code refused} is told of each write and commit this peer served and the store refused.
+     * {@code refused} is told of each write and commit this peer served and the store refused. Writes are refused
+     * while the replica's file system (the data directory's, which holds the Raft log too) is short of its reserve.
      */
     public static StoreRole replicated(ReplicatedStore store, io.fencer.core.TokenKeys keys, MeterRegistry registry,
             Authorizer authorizer, ScopeClaims.LockHolders holders, RefusalListener refused) {
-        return new StoreRole(store, store, keys, registry, authorizer, holders, refused);
+        try {
+            return new StoreRole(store, store, keys, DiskReserve.of(store.engine().directory(), store.ticker()),
+                    registry, authorizer, holders, refused);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the file system of " + store.engine().directory(), e);
+        }
     }
 
     /** Returns the service, guarded against undecodable requests and requests over 5 MiB. */

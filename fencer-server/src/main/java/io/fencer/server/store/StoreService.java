@@ -25,6 +25,7 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockNames;
 import io.fencer.core.Ticker;
+import io.fencer.server.net.DiskReserve;
 import io.fencer.core.UnavailableException;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.Permission;
@@ -76,6 +77,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     static final long UNIT_TIMEOUT_MILLIS_MAX = 60_000;
 
     private final StoreCalls calls;
+    /** The data directory's reserve: writes are refused while its file system is short of it. */
+    private final DiskReserve disk;
     private final Executor workers;
     private final int workQueueMax;
     private final StoreMetrics metrics;
@@ -91,9 +94,10 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         static final long OPEN = Long.MIN_VALUE;
     }
 
-    StoreService(StoreCalls calls, Ticker ticker, Executor workers, int workQueueMax, StoreMetrics metrics,
-            Authorizer authorizer, ScopeClaims claims) {
+    StoreService(StoreCalls calls, DiskReserve disk, Ticker ticker, Executor workers, int workQueueMax,
+            StoreMetrics metrics, Authorizer authorizer, ScopeClaims claims) {
         this.calls = calls;
+        this.disk = disk;
         this.authorizer = authorizer;
         this.claims = claims;
         this.workers = workers;
@@ -115,6 +119,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             List<Op> ops = StoreWire.ops(request.getOpsList(), calls.engine().options().opsPerWriteMax());
             String idempotencyKey = StoreWire.idempotencyKey(request.getIdempotencyKey());
             authorize(Permission.WRITE, request.getScope());
+            disk.check(true); // before RocksDB: a write that fails for space turns its database read-only
             outcome = calls.write(request.getScope(), request.getSequencer(), ops, idempotencyKey);
         } catch (RuntimeException e) {
             metrics.recordWrite(request.getScope(), startNanos, e);
@@ -205,7 +210,9 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             authorize(Permission.ADMIN, request.getScope());
             LockNames.check("lock", lock);
             claims.check(request.getScope(), lock, request.getSequencer());
-            return StoreWire.scopeInfo(calls.createScope(request.getScope(), lock, StoreWire.policy(request.getPolicy())));
+            disk.check(true);
+            return StoreWire.scopeInfo(calls.createScope(request.getScope(), lock,
+                    StoreWire.policy(request.getPolicy())));
         });
     }
 

@@ -51,7 +51,9 @@ class ChaosProcessTest {
         long seed = firstSeed(kinds, 5, RUN, TTL, schedule -> count(schedule, Fault.Kind.PAUSE) >= 2
                 && kinds.stream().allMatch(kind -> count(schedule, kind) >= 1));
 
-        ChaosRun.Outcome fenced = run(options(seed, kinds, 1, TTL, true, "fenced"));
+        ChaosRun.Outcome[] runs = ChaosRuns.together(options(seed, kinds, 1, TTL, true, "fenced"),
+                options(seed, kinds, 1, TTL, false, "control"), LAUNCHER);
+        ChaosRun.Outcome fenced = runs[0];
 
         assertThat(fenced.schedule()).isEqualTo(plan(seed, kinds, 5, RUN, TTL));
         CheckResult result = fenced.result();
@@ -64,7 +66,7 @@ class ChaosProcessTest {
         assertThat(Files.readString(dir.resolve("fenced.html"))).contains("<svg");
         assertThat(Files.readString(dir.resolve("fenced.svg"))).contains("<svg", "0 violations");
 
-        ChaosRun.Outcome control = run(options(seed, kinds, 1, TTL, false, "control"));
+        ChaosRun.Outcome control = runs[1];
 
         assertThat(control.schedule()).isEqualTo(fenced.schedule());
         assertThat(control.result().violations()).as("the control run (fencing off) must find violations")

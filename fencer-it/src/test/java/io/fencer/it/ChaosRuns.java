@@ -33,4 +33,29 @@ final class ChaosRuns {
             throw e;
         }
     }
+
+    /**
+     * Runs two chaos runs at once, each narrated as {@link #narrated} does, and returns their outcomes in order: a
+     * fenced run and its control on the same schedule, whose clusters share nothing (own processes, ports and
+     * directories; no network namespaces, so not for partitions). Together they take the time of one: the runs spend
+     * most of it waiting on their schedules.
+     */
+    static ChaosRun.Outcome[] together(ChaosOptions first, ChaosOptions second, Launcher launcher) throws Exception {
+        java.util.concurrent.ExecutorService other = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<ChaosRun.Outcome> secondOutcome = other.submit(() -> narrated(second,
+                    launcher));
+            ChaosRun.Outcome firstOutcome = narrated(first, launcher);
+            try {
+                return new ChaosRun.Outcome[] {firstOutcome, secondOutcome.get()};
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw e.getCause() instanceof Exception cause ? cause : e;
+            }
+        } finally {
+            other.shutdown();
+            if (!other.awaitTermination(5, java.util.concurrent.TimeUnit.MINUTES)) {
+                other.shutdownNow();
+            }
+        }
+    }
 }

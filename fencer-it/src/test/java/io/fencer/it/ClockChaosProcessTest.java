@@ -47,14 +47,16 @@ class ClockChaosProcessTest {
     void clockFast_withinAndBeyondTolerance_leaseBeliefHoldsThenBreaksAndTokensKeepTheStore() throws Exception {
         long seed = firstSeed();
 
-        ChaosRun.Outcome within = run(seed, 0.005, "within");
+        ChaosRun.Outcome[] runs = ChaosRuns.together(options(seed, 0.005, "within"), options(seed, 0.5, "beyond"),
+                LAUNCHER);
+        ChaosRun.Outcome within = runs[0];
 
         assertThat(within.schedule()).extracting(Fault::kind).containsExactly(Fault.Kind.CLOCK, Fault.Kind.PAUSE);
         assertClockFault(within, "rate 1.0050");
         assertThat(within.result().violations()).as("violations within the tolerated drift").isEmpty();
         assertThat(within.result().counts().get("pauses")).isEqualTo(1);
 
-        ChaosRun.Outcome beyond = run(seed, 0.5, "beyond");
+        ChaosRun.Outcome beyond = runs[1];
 
         assertThat(beyond.schedule()).isEqualTo(within.schedule());
         assertClockFault(beyond, "rate 1.5000");
@@ -78,10 +80,10 @@ class ClockChaosProcessTest {
         assertThat(clocks.get(0).value()).startsWith(rate);
     }
 
-    private ChaosRun.Outcome run(long seed, double drift, String name) throws Exception {
-        return ChaosRuns.narrated(new ChaosOptions(WORKERS, Workload.COUNTER, RUN, seed, KINDS, 1,
-                Duration.ofMillis(100), TTL, INTERVAL, true, dir.resolve(name), null, null, null,
-                EnumSet.allOf(Fault.Partition.class), false, 1, drift, Duration.ZERO), LAUNCHER);
+    private ChaosOptions options(long seed, double drift, String name) {
+        return new ChaosOptions(WORKERS, Workload.COUNTER, RUN, seed, KINDS, 1, Duration.ofMillis(100), TTL, INTERVAL,
+                true, dir.resolve(name), null, null, null, EnumSet.allOf(Fault.Partition.class), false, 1, drift,
+                Duration.ZERO);
     }
 
     /** Returns the first seed whose schedule skews the lock leader's clock, then pauses a worker. */

@@ -44,7 +44,9 @@ class SemaphoreChaosProcessTest {
     void chaos_semaphoreWithFencing_pausesAndKills_findsNoViolationAndControlFindsLostUpdates() throws Exception {
         long seed = firstSeed();
 
-        ChaosRun.Outcome fenced = run(options(seed, true, "fenced"));
+        ChaosRun.Outcome[] runs = ChaosRuns.together(options(seed, true, "fenced"), options(seed, false, "control"),
+                LAUNCHER);
+        ChaosRun.Outcome fenced = runs[0];
 
         CheckResult result = fenced.result();
         assertThat(result.workload()).isEqualTo(Workload.SEMAPHORE);
@@ -63,7 +65,7 @@ class SemaphoreChaosProcessTest {
                 .anySatisfy(line -> assertThat(line).contains("chaos/permit-0"))
                 .anySatisfy(line -> assertThat(line).contains("chaos/permit-1"));
 
-        ChaosRun.Outcome control = run(options(seed, false, "control"));
+        ChaosRun.Outcome control = runs[1];
 
         assertThat(control.schedule()).isEqualTo(fenced.schedule());
         assertThat(control.result().violations()).as("the control run (fencing off) must find violations")

@@ -15,9 +15,10 @@ import java.util.Objects;
  * arguments ({@link #toArguments}) and reads them back ({@link #parse}), so the harness that starts the process
  * and the process itself cannot disagree about it.
  *
- * <p>Every argument is one token, {@code --name=value} (or the bare flags {@code --no-fencing} and {@code --replicated-store}): a value is never a
- * token of its own, so no value, however odd ({@code --}, {@code @file}, an option's name), can be taken for
- * something else by the command-line parser in front of {@link #parse}. Durations are written in ISO-8601
+ * <p>Every argument is one token, {@code --name=value} (or the bare flags {@code --no-fencing} and
+ * {@code --replicated-store}): a value is never a token of its own, so no value, however odd ({@code --},
+ * {@code @file}, an option's name), can be taken for something else by the command-line parser in front of
+ * {@link #parse}. Durations are written in ISO-8601
  * ({@link Duration#toString()}), which reads back exactly.
  */
 public final class WorkerArguments {

@@ -144,7 +144,8 @@ class CheckerTest {
                 entry(LOST_UPDATE, 0), entry(GRANTS, 0), entry(LEASE, 0));
         assertThat(result.counts()).containsExactly(entry("grants", 9L), entry("writes_ok", 7L),
                 entry("writes_refused", 1L), entry("writes_unknown", 2L), entry("pauses", 1L), entry("kills", 3L),
-                entry("session_losses", 1L), entry("failovers", 1L), entry("store_failovers", 0L), entry("partitions", 0L), entry("flaky", 0L),
+                entry("session_losses", 1L), entry("failovers", 1L), entry("store_failovers", 0L),
+                entry("partitions", 0L), entry("flaky", 0L),
                 entry("membership_changes", 0L), entry("membership_refused", 0L), entry("final_value", 8L));
     }
 

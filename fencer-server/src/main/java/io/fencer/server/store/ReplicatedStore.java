@@ -64,8 +64,9 @@ import org.slf4j.LoggerFactory;
  * result.
  *
  * <p>Reads are linearizable: they run through the proposer's read (Ratis's read index, answered at once under the
- * leader's lease) on the leader's replica, after every entry committed before the read began is applied. A peer that
- * does not lead refuses every call NOT_LEADER naming the leader, as the lock service does; clients follow it.
+ * leader's lease) on the leader's replica, after every entry committed before the read began is applied, and are
+ * answered only while this peer still holds the leader lease of the term the read began in (see {@link #read}). A
+ * peer that does not lead refuses every call NOT_LEADER naming the leader, as the lock service does; clients follow it.
  *
  * <p>The replica is rebuilt on every start: its directory is emptied, then filled from the latest snapshot (which
  * holds the store beside the lock state) and the log after it. A restart therefore never trusts a database that a

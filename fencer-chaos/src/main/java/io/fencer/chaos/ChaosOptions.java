@@ -36,11 +36,15 @@ import java.util.Set;
  *     leader's clock runs 0.5% fast, a worker's 0.5% slow), 0 to {@link #CLOCK_DRIFT_MAX}
  * @param clockJump how far a {@link Fault.Kind#CLOCK} fault makes the lock leader's clock jump forward, 0 to
  *     {@link #CLOCK_JUMP_MAX}
+ * @param replicatedStore true: the workload's store is the lock peers' replicated store (the workers' store client
+ *     gets every peer's address and follows the leader), no store server runs, and {@link Fault.Kind#KILL_STORE}
+ *     kills the group's leader, which is the store's leader; needs 3 or 5 peers. False (the default): a separate
+ *     {@code fencer store-server} process, as a single-node deployment runs it
  */
 public record ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
         int peers, Duration thinkMax, Duration ttl, Duration faultInterval, boolean fencing, Path directory,
         Path htmlFile, Path svgFile, Path summaryFile, Set<Fault.Partition> partitions, boolean unsafeLeaseAck,
-        int permits, double clockDrift, Duration clockJump) {
+        int permits, double clockDrift, Duration clockJump, boolean replicatedStore) {
     /** The most workers a run may start. */
     public static final int WORKERS_MAX = 32;
     /** The longest run. */
@@ -83,6 +87,15 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
                 workload == Workload.SEMAPHORE ? PERMITS_DEFAULT : 1);
     }
 
+    /** The options of a run whose workload writes to a separate store server, with clock faults as given. */
+    public ChaosOptions(int workers, Workload workload, Duration duration, long seed, Set<Fault.Kind> faults,
+            int peers, Duration thinkMax, Duration ttl, Duration faultInterval, boolean fencing, Path directory,
+            Path htmlFile, Path svgFile, Path summaryFile, Set<Fault.Partition> partitions, boolean unsafeLeaseAck,
+            int permits, double clockDrift, Duration clockJump) {
+        this(workers, workload, duration, seed, faults, peers, thinkMax, ttl, faultInterval, fencing, directory,
+                htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck, permits, clockDrift, clockJump, false);
+    }
+
     public ChaosOptions {
         Objects.requireNonNull(workload, "workload");
         if (partitions.isEmpty()) {
@@ -108,6 +121,7 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
             throw new IllegalArgumentException("the membership fault needs --peers 3 or 5, not " + peers
                     + ": it adds a spare peer and removes a voter, and a group of one has no voter to spare");
         }
+        checkReplicatedStore(replicatedStore, peers, faults);
         if (thinkMax.isNegative() || thinkMax.toMillis() > 10_000) {
             throw new IllegalArgumentException("think " + thinkMax + " is outside [0, 10 s]");
         }
@@ -132,6 +146,17 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
         }
     }
 
+    private static void checkReplicatedStore(boolean replicatedStore, int peers, Set<Fault.Kind> faults) {
+        if (replicatedStore && peers < 3) {
+            throw new IllegalArgumentException("the replicated store needs --peers 3 or 5, not " + peers
+                    + ": a single peer keeps a single-node store");
+        }
+        if (replicatedStore && faults.contains(Fault.Kind.MEMBERSHIP)) {
+            throw new IllegalArgumentException("the membership fault does not run with the replicated store: the"
+                    + " workers' store client keeps the founders' addresses, which a removed peer leaves behind");
+        }
+    }
+
     /** Returns true when a fault of the run needs the processes on their own network hosts (and root). */
     public boolean networkFaults() {
         return faults.stream().anyMatch(Fault.Kind::network);
@@ -146,13 +171,20 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
     public ChaosOptions withDirectory(Path newDirectory) {
         return new ChaosOptions(workers, workload, duration, seed, faults, peers, thinkMax, ttl, faultInterval,
                 fencing, newDirectory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck, permits, clockDrift,
-                clockJump);
+                clockJump, replicatedStore);
     }
 
     /** Returns these options with {@code newSeed}. */
     public ChaosOptions withSeed(long newSeed) {
         return new ChaosOptions(workers, workload, duration, newSeed, faults, peers, thinkMax, ttl, faultInterval,
                 fencing, directory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck, permits, clockDrift,
-                clockJump);
+                clockJump, replicatedStore);
+    }
+
+    /** Returns these options with the workload's store the peers' replicated store ({@code true}) or not. */
+    public ChaosOptions withReplicatedStore(boolean replicated) {
+        return new ChaosOptions(workers, workload, duration, seed, faults, peers, thinkMax, ttl, faultInterval,
+                fencing, directory, htmlFile, svgFile, summaryFile, partitions, unsafeLeaseAck, permits, clockDrift,
+                clockJump, replicated);
     }
 }

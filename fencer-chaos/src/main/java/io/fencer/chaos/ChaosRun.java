@@ -115,8 +115,7 @@ public final class ChaosRun {
         try (NetworkScope scope = new NetworkScope(options.networkFaults() ? Network.create(hostNames()) : null);
              HistoryLog nemesis = HistoryLog.open(directory.resolve("workers").resolve("nemesis.jsonl"),
                 "nemesis", originNanos);
-             Cluster cluster = new Cluster(launcher, directory.resolve("servers"), options.peers(), scope.network,
-                     options.unsafeLeaseAck() ? List.of(UNSAFE_LEASE_ACK_OPTION) : List.of(), clocks)) {
+             Cluster cluster = cluster(directory.resolve("servers"), scope.network)) {
             network = scope.network;
             if (network != null) {
                 out.println(network + ": namespaces " + String.join(", ", network.namespaces()));
@@ -159,6 +158,13 @@ public final class ChaosRun {
                         membership.plan().refusedCount());
     }
 
+    private Cluster cluster(Path servers, Network runNetwork) {
+        List<String> lockJvmOptions = options.unsafeLeaseAck() ? List.of(UNSAFE_LEASE_ACK_OPTION) : List.of();
+        return options.replicatedStore()
+                ? Cluster.withReplicatedStore(launcher, servers, options.peers(), runNetwork, lockJvmOptions, clocks)
+                : new Cluster(launcher, servers, options.peers(), runNetwork, lockJvmOptions, clocks);
+    }
+
     /**
      * Sets up the membership faults, when the run has them, and starts the first spare peer ahead of its add. A
      * spare waits to be added past the run's end, so the last one started is still waiting when the run stops.
@@ -189,7 +195,9 @@ public final class ChaosRun {
         for (int i = 1; i <= options.peers() + sparesMax; i++) {
             names.add("n" + i); // the spare peers the membership faults may start, after the founders
         }
-        names.add(Cluster.STORE);
+        if (!options.replicatedStore()) {
+            names.add(Cluster.STORE);
+        }
         for (int i = 1; i <= options.workers(); i++) {
             names.add("w" + i);
         }
@@ -202,6 +210,9 @@ public final class ChaosRun {
                 options.workload() == Workload.SEMAPHORE ? " of " + options.permits() + " permits" : "",
                 ChaosReports.seconds(options.duration()), options.peers(), options.peers() == 1 ? "" : "s",
                 options.fencing() ? "on" : "OFF (control)");
+        if (options.replicatedStore()) {
+            out.println("store: the peers' replicated store (kill-store kills the group's leader)");
+        }
         out.println("fault schedule (replay with --seed " + options.seed() + "):");
         if (schedule.isEmpty()) {
             out.println("  (none)");
@@ -242,7 +253,8 @@ public final class ChaosRun {
         long seed = options.seed() * 31 + number * 1_000_003L + incarnation;
         return WorkerArguments.workerCommand(new WorkerOptions(id, cluster.lockEndpoints(), cluster.storeEndpoint(),
                 LOCK, options.workload(), options.thinkMax(), options.ttl(), options.fencing(), historyFile,
-                originNanos, seed, options.workload() == Workload.SEMAPHORE ? options.permits() : 1));
+                originNanos, seed, options.workload() == Workload.SEMAPHORE ? options.permits() : 1,
+                options.replicatedStore()));
     }
 
     private void inject(Fault fault, Cluster cluster, HistoryLog nemesis) throws IOException, InterruptedException {
@@ -263,15 +275,17 @@ public final class ChaosRun {
                 nemesis.info(Op.RESTART, worker.id);
             }
             case KILL_STORE -> {
-                cluster.killStore();
-                nemesis.info(Op.KILL, Cluster.STORE);
+                String leader = cluster.replicatedStore() ? cluster.reportedLockLeader() : null;
+                String victim = cluster.killStore();
+                recordKill(nemesis, victim, leader);
                 Thread.sleep(fault.durationMillis());
-                cluster.restartStore();
-                nemesis.info(Op.RESTART, Cluster.STORE);
+                cluster.restartStore(victim);
+                nemesis.info(Op.RESTART, victim);
             }
             case KILL_LOCK -> {
+                String leader = cluster.replicatedStore() ? cluster.reportedLockLeader() : null;
                 String victim = cluster.killLockLeader();
-                nemesis.info(Op.KILL, victim);
+                recordKill(nemesis, victim, leader);
                 Thread.sleep(fault.durationMillis());
                 cluster.restartLock(victim);
                 nemesis.info(Op.RESTART, victim);
@@ -303,6 +317,16 @@ public final class ChaosRun {
                 .withTarget(worker ? name : "lock-" + name).withValue(String.format(Locale.ROOT,
                         "rate %.4f, jumped %d ms (%d ms in all)", rate, jumpNanos / 1_000_000,
                         totalJumpNanos / 1_000_000)));
+    }
+
+    /**
+     * Records the kill of {@code victim}; with the replicated store, a victim that said it led just before
+     * ({@code leader}) is marked {@link HistoryEvent#STORE_LEADER}: its kill is a failover of the store's leader.
+     */
+    private static void recordKill(HistoryLog nemesis, String victim, String leader) {
+        HistoryEvent kill = HistoryEvent.of(nemesis.nowMicros(), nemesis.process(), Type.INFO, Op.KILL)
+                .withTarget(victim);
+        nemesis.append(victim.equals(leader) ? kill.withValue(HistoryEvent.STORE_LEADER) : kill);
     }
 
     /** Returns the worker that last read under a grant: the lock's holder, most likely. */

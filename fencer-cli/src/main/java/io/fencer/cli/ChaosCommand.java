@@ -94,6 +94,12 @@ final class ChaosCommand implements Callable<Integer> {
             description = "Lock service peers: 1, 3 or 5 (default: ${DEFAULT-VALUE}).")
     int peers;
 
+    @Option(names = "--store", paramLabel = "KIND", defaultValue = "separate",
+            description = "The workload's store: separate (a fenced store server process, as a single-node"
+                    + " deployment runs it) or replicated (the peers' replicated store, --peers 3 or 5; kill-store then"
+                    + " kills the group's leader, which leads the store) (default: ${DEFAULT-VALUE}).")
+    String store;
+
     @Option(names = "--think-max", paramLabel = "DURATION", defaultValue = "100ms",
             converter = Durations.Converter.class,
             description = "Longest think between a worker's read and its write (default: ${DEFAULT-VALUE}).")
@@ -151,7 +157,7 @@ final class ChaosCommand implements Callable<Integer> {
             options = new ChaosOptions(workers, kind, duration, seed != null ? seed : new SecureRandom().nextLong(),
                     faultKinds(), peers, thinkMax, ttl, faultInterval, !noFencing,
                     directory != null ? directory : Path.of("."), html, svg, summary, partitionKinds(),
-                    unsafeLeaseAck, permitCount, clockDrift(), clockJump);
+                    unsafeLeaseAck, permitCount, clockDrift(), clockJump, replicatedStore());
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
@@ -169,6 +175,15 @@ final class ChaosCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--clock-drift must be a percentage such as 0.5% or a "
                     + "fraction such as 0.005, not '" + clockDrift + "'");
         }
+    }
+
+    private boolean replicatedStore() {
+        return switch (store.strip()) {
+            case "separate" -> false;
+            case "replicated" -> true;
+            default -> throw new ParameterException(spec.commandLine(),
+                    "--store must be separate or replicated, not '" + store + "'");
+        };
     }
 
     private Set<Fault.Partition> partitionKinds() {

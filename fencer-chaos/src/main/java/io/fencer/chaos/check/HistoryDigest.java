@@ -52,6 +52,8 @@ final class HistoryDigest {
     long kills;
     long sessionLosses;
     long failovers;
+    /** Kills of the replicated store's leader (the lock group's leader, when the workload's store is replicated). */
+    long storeFailovers;
     long partitions;
     long flaky;
     /** Completed membership changes: adds, promotes and removes of lock peers. */
@@ -124,6 +126,9 @@ final class HistoryDigest {
             case SESSION_LOST -> sessionLosses++;
             case KILL -> {
                 kills++;
+                if (HistoryEvent.STORE_LEADER.equals(event.value())) {
+                    storeFailovers++;
+                }
                 if (event.target().startsWith("lock")) {
                     failovers++;
                     failoversByTime.put(event.timeMicros(), event);

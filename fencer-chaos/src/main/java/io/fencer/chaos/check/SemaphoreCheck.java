@@ -195,6 +195,7 @@ final class SemaphoreCheck {
         counts.put("kills", digest.kills);
         counts.put("session_losses", digest.sessionLosses);
         counts.put("failovers", digest.failovers);
+        counts.put("store_failovers", digest.storeFailovers);
         counts.put("partitions", digest.partitions);
         counts.put("flaky", digest.flaky);
         counts.put("membership_changes", digest.membershipChanges);

@@ -27,6 +27,12 @@ import java.util.Objects;
 public record HistoryEvent(long timeMicros, String process, Type type, Op op, long token, String value,
         long revision, String target, String error) {
 
+    /**
+     * The value of a {@link Op#KILL} whose target led the lock group while the workload's store was the group's
+     * replicated store: a failover of the store's leader.
+     */
+    public static final String STORE_LEADER = "store-leader";
+
     /** What kind of line this is. */
     public enum Type {
         INVOKE, OK, FAIL, UNKNOWN, INFO
@@ -50,7 +56,10 @@ public record HistoryEvent(long timeMicros, String process, Type type, Op op, lo
         PAUSE,
         /** Fault ends: SIGCONT of {@code target}. */
         RESUME,
-        /** Fault: SIGKILL of {@code target}. */
+        /**
+         * Fault: SIGKILL of {@code target}; {@code value} is {@link HistoryEvent#STORE_LEADER} when the target led
+         * the lock group whose replicated store was the workload's store.
+         */
         KILL,
         /** {@code target} is started again after a kill. */
         RESTART,

@@ -18,10 +18,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The servers of a run as real processes: one lock server or a group of peers, and one store server, each with
- * its own data directory and ports on 127.0.0.1, or, in a run with network faults, on its own host of the run's
- * {@link Network} (lock peer {@code n1} on host {@code n1}, the store on host {@code store}). Kills are SIGKILL;
- * restarts reuse the data directory and ports, so durability is what is tested.
+ * The servers of a run as real processes: one lock server or a group of peers, and one store server (none when the
+ * workload's store is the peers' replicated store), each with its own data directory and ports on 127.0.0.1, or, in
+ * a run with network faults, on its own host of the run's {@link Network} (lock peer {@code n1} on host {@code n1},
+ * the store on host {@code store}). Kills are SIGKILL; restarts reuse the data directory and ports, so durability is
+ * what is tested.
  */
 public final class Cluster implements AutoCloseable {
     private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
@@ -49,8 +50,13 @@ public final class Cluster implements AutoCloseable {
     private final List<Server> retired = new CopyOnWriteArrayList<>();
     private final Network network;
     private final Launcher lockLauncher;
-    /** The store server; null in a group of lock peers alone ({@link #lockGroup}). */
+    /**
+     * The store server; null in a group of lock peers alone ({@link #lockGroup}) and when the workload's store is the
+     * peers' replicated store ({@link #replicatedStore()}).
+     */
     private final Server store;
+    /** True when the workload's store is the lock peers' replicated store: its leader is the group's leader. */
+    private final boolean replicatedStore;
     private final List<Long> startedLockProcessIds = new CopyOnWriteArrayList<>();
     /** Set by {@link #close()}, which a shutdown hook may call while another thread starts a server. */
     private volatile boolean closed;
@@ -89,7 +95,7 @@ public final class Cluster implements AutoCloseable {
      * started with the extra JVM options {@code lockJvmOptions}.
      */
     public Cluster(Launcher launcher, Path directory, int peers, Network network, List<String> lockJvmOptions) {
-        this(launcher, directory, peers, network, lockJvmOptions, true, null);
+        this(launcher, directory, peers, network, lockJvmOptions, true, null, false);
     }
 
     /**
@@ -98,7 +104,20 @@ public final class Cluster implements AutoCloseable {
      */
     public Cluster(Launcher launcher, Path directory, int peers, Network network, List<String> lockJvmOptions,
             Path clockDirectory) {
-        this(launcher, directory, peers, network, lockJvmOptions, true, clockDirectory);
+        this(launcher, directory, peers, network, lockJvmOptions, true, clockDirectory, false);
+    }
+
+    /**
+     * A group of {@code peers} (3 or 5) lock peers on {@code network}'s hosts (null: the loopback) whose replicated
+     * store is the workload's store: no store server runs, {@link #storeEndpoint()} lists every peer, and
+     * {@link #killStore()} kills the group's leader. Each peer reads its clock from {@code clockDirectory} unless null.
+     */
+    public static Cluster withReplicatedStore(Launcher launcher, Path directory, int peers, Network network,
+            List<String> lockJvmOptions, Path clockDirectory) {
+        if (peers < 3) {
+            throw new IllegalArgumentException("the replicated store needs 3 or 5 peers, not " + peers);
+        }
+        return new Cluster(launcher, directory, peers, network, lockJvmOptions, true, clockDirectory, true);
     }
 
     /**
@@ -106,16 +125,17 @@ public final class Cluster implements AutoCloseable {
      * {@code --no-store} (the failover bench measures the lock service alone).
      */
     public static Cluster lockGroup(Launcher launcher, Path directory, int peers) {
-        return new Cluster(launcher, directory, peers, null, List.of(), false, null);
+        return new Cluster(launcher, directory, peers, null, List.of(), false, null, false);
     }
 
     private Cluster(Launcher launcher, Path directory, int peers, Network network, List<String> lockJvmOptions,
-            boolean withStore, Path clockDirectory) {
+            boolean withStore, Path clockDirectory, boolean replicatedStore) {
         if (peers != 1 && peers != 3 && peers != 5) {
             throw new IllegalArgumentException("peers must be 1, 3 or 5, not " + peers);
         }
         this.directory = directory;
         this.network = network;
+        this.replicatedStore = replicatedStore;
         int[][] ports = new int[peers][];
         List<ServerArguments.Peer> group = new ArrayList<>();
         for (int i = 0; i < peers; i++) {
@@ -139,7 +159,7 @@ public final class Cluster implements AutoCloseable {
             lockServers.add(new Server("lock-" + id, id, address, ports[i][0], ports[i][1],
                     on(network, id, peerLauncher), lockArguments));
         }
-        if (!withStore) {
+        if (!withStore || replicatedStore) {
             store = null;
             return;
         }
@@ -193,8 +213,17 @@ public final class Cluster implements AutoCloseable {
         return lockServers.stream().map(server -> server.address + ":" + server.clientPort).toList();
     }
 
+    /**
+     * Returns the workload's store: the store server's {@code host:port}, or, with the replicated store, every lock
+     * peer's client address, comma-separated (the store client follows the leader among them).
+     */
     public String storeEndpoint() {
-        return store.address + ":" + store.clientPort;
+        return replicatedStore ? String.join(",", lockEndpoints()) : store.address + ":" + store.clientPort;
+    }
+
+    /** Returns true when the workload's store is the lock peers' replicated store. */
+    public boolean replicatedStore() {
+        return replicatedStore;
     }
 
     /** Returns the lock peers' network host names, {@code n1} ... */
@@ -256,19 +285,46 @@ public final class Cluster implements AutoCloseable {
         throw new IllegalArgumentException("no lock server named " + name);
     }
 
-    public void killStore() {
+    /**
+     * Kills the store with SIGKILL and returns the killed process's name: the store server ({@link #STORE}), or, with
+     * the replicated store, the group's leader (as {@link #killLockLeader()}), which leads the store.
+     */
+    public String killStore() {
+        if (replicatedStore) {
+            return killLockLeader();
+        }
         store.process.kill();
+        return STORE;
     }
 
-    /** Starts the store again from its data directory and waits until it serves. */
-    public void restartStore() throws IOException {
+    /**
+     * Starts the store process {@code name} ({@link #killStore()}'s answer) again from its data directory and waits
+     * until it serves: with the replicated store, until the restarted peer knows a leader.
+     */
+    public void restartStore(String name) throws IOException {
+        if (replicatedStore) {
+            restartLock(name);
+            awaitHealthy(lockServer(name));
+            return;
+        }
         launch(store);
         awaitHealthy(store);
     }
 
-    /** Waits until the store serves (after a restart that raced with the end of the run). */
+    /**
+     * Waits until the store serves (after a restart that raced with the end of the run): the store server, or every
+     * running lock peer of a replicated store.
+     */
     public void awaitStore() {
-        awaitHealthy(store);
+        if (!replicatedStore) {
+            awaitHealthy(store);
+            return;
+        }
+        for (Server server : lockServers) {
+            if (server.process != null && server.process.isAlive()) {
+                awaitHealthy(server);
+            }
+        }
     }
 
     private void launch(Server server) throws IOException {

@@ -58,6 +58,8 @@ public final class Worker {
     /** The counter's key, and the set's. */
     public static final String COUNTER_KEY = "counter";
     public static final String SET_KEY = "set";
+    /** The key a fenced cycle on a replicated store writes its worker's name to before it reads (see claim). */
+    static final String CLAIM_KEY = "claim";
     private static final Duration ACQUIRE_WAIT = Duration.ofSeconds(5);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration UNIT_TIMEOUT = Duration.ofSeconds(10);
@@ -256,7 +258,9 @@ public final class Worker {
             note(Type.INVOKE, Op.READ, token, "", slot);
             String read;
             try {
-                if (options.fencing()) {
+                if (options.fencing() && options.replicatedStore()) {
+                    claim(store, grant);
+                } else if (options.fencing()) {
                     unit = store.beginUnit(scope, grant, UNIT_TIMEOUT);
                 }
                 read = read(store, grant);
@@ -324,6 +328,15 @@ public final class Worker {
                 .withTarget(slot).withError(error));
     }
 
+    /**
+     * Claims the grant's scope on a replicated store, which serves no units: a write under the grant's token raises
+     * the scope's accepted token to it, so a write of an older holder that arrives after the read (a paused one) is
+     * refused, as a unit begun before the read refuses it. The claim's own key is not the workload's.
+     */
+    private void claim(FencedStore store, Grant grant) {
+        store.put(scopeOf(grant), CLAIM_KEY, options.id(), grant);
+    }
+
     private String read(FencedStore store, Grant grant) {
         String key = options.workload() == Workload.SET ? SET_KEY : COUNTER_KEY;
         String scope = scopeOf(grant);
@@ -356,7 +369,9 @@ public final class Worker {
                 unit.put(key, stored);
                 receipt = unit.commit();
             } else {
-                receipt = store.put(scope, key, stored, unfencedSequencer(scope));
+                // fenced without a unit: a replicated store's cycle, whose claim raised the fence before the read
+                receipt = store.put(scope, key, stored, options.fencing() ? grant.sequencer()
+                        : unfencedSequencer(scope));
             }
             history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.OK, op).withToken(token)
                     .withValue(value).withRevision(receipt.revision()).withTarget(slot));

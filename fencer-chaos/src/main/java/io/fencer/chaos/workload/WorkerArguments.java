@@ -15,9 +15,10 @@ import java.util.Objects;
  * arguments ({@link #toArguments}) and reads them back ({@link #parse}), so the harness that starts the process
  * and the process itself cannot disagree about it.
  *
- * <p>Every argument is one token, {@code --name=value} (or the bare flag {@code --no-fencing}): a value is never a
- * token of its own, so no value, however odd ({@code --}, {@code @file}, an option's name), can be taken for
- * something else by the command-line parser in front of {@link #parse}. Durations are written in ISO-8601
+ * <p>Every argument is one token, {@code --name=value} (or the bare flags {@code --no-fencing} and
+ * {@code --replicated-store}): a value is never a token of its own, so no value, however odd ({@code --},
+ * {@code @file}, an option's name), can be taken for something else by the command-line parser in front of
+ * {@link #parse}. Durations are written in ISO-8601
  * ({@link Duration#toString()}), which reads back exactly.
  */
 public final class WorkerArguments {
@@ -37,6 +38,8 @@ public final class WorkerArguments {
     private static final String ORIGIN_NANOS = "--origin-nanos";
     private static final String SEED = "--seed";
     private static final String NO_FENCING = "--no-fencing";
+    /** Written when the store is a group's replicated store ({@link WorkerOptions#replicatedStore()}). */
+    private static final String REPLICATED_STORE = "--replicated-store";
     /** Written for the semaphore workload only; absent means 1. */
     private static final String PERMITS = "--permits";
     private static final List<String> VALUED = List.of(ID, LOCK_SERVER, STORE, LOCK, WORKLOAD, THINK_MAX, TTL,
@@ -73,6 +76,9 @@ public final class WorkerArguments {
         if (!options.fencing()) {
             arguments.add(NO_FENCING);
         }
+        if (options.replicatedStore()) {
+            arguments.add(REPLICATED_STORE);
+        }
         if (options.permits() != 1) {
             arguments.add(PERMITS + "=" + options.permits());
         }
@@ -91,7 +97,15 @@ public final class WorkerArguments {
         }
         Map<String, List<String>> values = new LinkedHashMap<>();
         boolean fencing = true;
+        boolean replicatedStore = false;
         for (String argument : arguments) {
+            if (argument.equals(REPLICATED_STORE)) {
+                if (replicatedStore) {
+                    throw new IllegalArgumentException("worker argument " + REPLICATED_STORE + " given twice");
+                }
+                replicatedStore = true;
+                continue;
+            }
             if (argument.equals(NO_FENCING)) {
                 if (!fencing) {
                     throw new IllegalArgumentException("worker argument " + NO_FENCING + " given twice");
@@ -109,7 +123,7 @@ public final class WorkerArguments {
         return new WorkerOptions(single(values, ID), many(values, LOCK_SERVER), single(values, STORE),
                 single(values, LOCK), workload(single(values, WORKLOAD)), duration(values, THINK_MAX),
                 duration(values, TTL), fencing, Path.of(single(values, HISTORY)), number(values, ORIGIN_NANOS),
-                number(values, SEED), values.containsKey(PERMITS) ? permits(values) : 1);
+                number(values, SEED), values.containsKey(PERMITS) ? permits(values) : 1, replicatedStore);
     }
 
     private static int permits(Map<String, List<String>> values) {

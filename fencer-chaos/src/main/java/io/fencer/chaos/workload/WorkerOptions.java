@@ -20,10 +20,13 @@ import java.util.Objects;
  * @param originNanos the run's origin on the host's monotonic clock
  * @param seed the random seed of the worker's think times
  * @param permits the semaphore workload's permit count (1 for the other workloads, which ignore it)
+ * @param replicatedStore true when the store is a group's replicated store, which serves no units: a fenced cycle
+ *     then claims the scope with a write under its token ({@code Worker.CLAIM_KEY}) before it reads, instead of
+ *     beginning a unit; either way no older holder's write is accepted after the read
  */
 public record WorkerOptions(String id, List<String> lockEndpoints, String storeEndpoint, String lock,
         Workload workload, Duration thinkMax, Duration ttl, boolean fencing, Path historyFile, long originNanos,
-        long seed, int permits) {
+        long seed, int permits, boolean replicatedStore) {
     /**
      * The most permits a worker's semaphore may have: one below the most workers a run starts
      * ({@code ChaosOptions.WORKERS_MAX}, 32), because a run's permits must be contended. It is kept here so that a
@@ -37,6 +40,14 @@ public record WorkerOptions(String id, List<String> lockEndpoints, String storeE
             long seed) {
         this(id, lockEndpoints, storeEndpoint, lock, workload, thinkMax, ttl, fencing, historyFile, originNanos, seed,
                 1);
+    }
+
+    /** The options of a worker writing to a single store (a store server, or a single node's). */
+    public WorkerOptions(String id, List<String> lockEndpoints, String storeEndpoint, String lock,
+            Workload workload, Duration thinkMax, Duration ttl, boolean fencing, Path historyFile, long originNanos,
+            long seed, int permits) {
+        this(id, lockEndpoints, storeEndpoint, lock, workload, thinkMax, ttl, fencing, historyFile, originNanos, seed,
+                permits, false);
     }
 
     public WorkerOptions {

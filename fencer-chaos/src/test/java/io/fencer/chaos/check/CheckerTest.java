@@ -144,8 +144,22 @@ class CheckerTest {
                 entry(LOST_UPDATE, 0), entry(GRANTS, 0), entry(LEASE, 0));
         assertThat(result.counts()).containsExactly(entry("grants", 9L), entry("writes_ok", 7L),
                 entry("writes_refused", 1L), entry("writes_unknown", 2L), entry("pauses", 1L), entry("kills", 3L),
-                entry("session_losses", 1L), entry("failovers", 1L), entry("partitions", 0L), entry("flaky", 0L),
+                entry("session_losses", 1L), entry("failovers", 1L), entry("store_failovers", 0L),
+                entry("partitions", 0L), entry("flaky", 0L),
                 entry("membership_changes", 0L), entry("membership_refused", 0L), entry("final_value", 8L));
+    }
+
+    @Test
+    void check_whenTheReplicatedStoresLeaderIsKilled_countsAStoreFailoverBesideTheFailover() {
+        History history = new History().cycle("w1", 1, 0, 1)
+                .line("nemesis", Type.INFO, Op.KILL, 0, HistoryEvent.STORE_LEADER, 0, "lock-n2", "")
+                .nemesis(Op.RESTART, "lock-n2").nemesis(Op.KILL, "lock-n1").cycle("w2", 2, 1, 2).finalRead("2");
+
+        CheckResult result = Checker.check(history.events(), Workload.COUNTER);
+
+        assertThat(result.valid()).isTrue();
+        assertThat(result.counts()).containsEntry("store_failovers", 1L).containsEntry("failovers", 2L)
+                .containsEntry("kills", 2L);
     }
 
     @Test

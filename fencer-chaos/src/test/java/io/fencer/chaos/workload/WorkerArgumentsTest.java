@@ -41,6 +41,23 @@ class WorkerArgumentsTest {
     }
 
     @Test
+    void parse_toArgumentsOfReplicatedStoreWorker_givesEqualOptionsWithTheFlagOnce() {
+        WorkerOptions replicated = new WorkerOptions("w3", List.of("127.0.0.1:7001", "127.0.0.1:7002"),
+                "127.0.0.1:7001,127.0.0.1:7002", "chaos", Workload.COUNTER, Duration.ofMillis(100),
+                Duration.ofSeconds(2), true, Path.of("/tmp/w3.jsonl"), 7, 11, 1, true);
+
+        List<String> arguments = WorkerArguments.toArguments(replicated);
+
+        assertThat(arguments).containsOnlyOnce("--replicated-store");
+        assertThat(WorkerArguments.parse(arguments)).isEqualTo(replicated);
+        assertThat(WorkerArguments.toArguments(UNUSUAL)).doesNotContain("--replicated-store");
+        List<String> twice = new ArrayList<>(arguments);
+        twice.add("--replicated-store");
+        assertThatThrownBy(() -> WorkerArguments.parse(twice)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--replicated-store given twice");
+    }
+
+    @Test
     void parse_whenPermitsOutOfRange_throwsNamingTheValue() {
         List<String> arguments = new ArrayList<>(WorkerArguments.toArguments(UNUSUAL));
         arguments.add("--permits=0");

@@ -65,8 +65,9 @@ import org.slf4j.LoggerFactory;
  * result.
  *
  * <p>Reads are linearizable: they run through the proposer's read (Ratis's read index, answered at once under the
- * leader's lease) on the leader's replica, after every entry committed before the read began is applied. A peer that
- * does not lead refuses every call NOT_LEADER naming the leader, as the lock service does; clients follow it.
+ * leader's lease) on the leader's replica, after every entry committed before the read began is applied, and are
+ * answered only while this peer still holds the leader lease of the term the read began in (see {@link #read}). A
+ * peer that does not lead refuses every call NOT_LEADER naming the leader, as the lock service does; clients follow it.
  *
  * <p>The replica is rebuilt on every start: its directory is emptied, then filled from the latest snapshot (which
  * holds the store beside the lock state) and the log after it. A restart therefore never trusts a database that a
@@ -87,7 +88,15 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     private static final int UNIT_ID_BYTES = 16;
     private static final java.security.SecureRandom UNIT_IDS = new java.security.SecureRandom();
 
+    /** How often a read whose leader lease lapsed looks at it again. */
+    private static final long LEASE_POLL_MILLIS = 5;
+
     private final Path directory;
+    /**
+     * The test-only switch ({@link RaftNode#UNSAFE_LEASE_ACK_PROPERTY}, read once as the store opens): reads are
+     * answered on Ratis's read index alone, without the leader lease check.
+     */
+    private final boolean unsafeLeaseAck = RaftNode.unsafeLeaseAckRequested();
     /** The options the leader checks calls with: the configured ones, with the token keys. */
     private final StoreOptions options;
     private volatile StoreEngine replica;
@@ -276,10 +285,45 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         return java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
-    /** Runs {@code reader} on this peer's replica as a linearizable read of the leader. */
+    /**
+     * Runs {@code reader} on this peer's replica as a linearizable read of the leader, answered only while this peer
+     * holds the leader lease of the term the read began in.
+     *
+     * <p>Why the lease, on top of Ratis's read index: Ratis answers a read index at once while its lease holds, and
+     * otherwise after a heartbeat round that it skips when the commit index was already confirmed by a majority. A
+     * leader cut off from the others, with no new entries, so answered every read at once until it stepped down,
+     * which may come after the majority elected another leader and committed a write: a read begun after that write
+     * was acknowledged could return the value it overwrote. The lease held after the read means a majority
+     * acknowledged this peer, in this term, within the lease timeout, so no other leader could have committed
+     * anything yet (see {@link RaftNode#holdsLeaderLease}). A lease that lapsed for a moment (a late heartbeat) gets
+     * up to a lease timeout to come back before the read is refused UNAVAILABLE, which clients retry.
+     */
     private <T> T read(Supplier<T> reader) {
         Cluster group = leaderCluster();
-        return join(group.proposer().read(machine -> reader.get()));
+        long term = group.raft().currentTerm();
+        T value = join(group.proposer().read(machine -> reader.get()));
+        if (unsafeLeaseAck) {
+            return value; // the test-only switch: answered on the read index alone, as before the lease check
+        }
+        long deadline = System.nanoTime() + RaftNode.leaderLeaseTimeout().toNanos();
+        while (!group.raft().holdsLeaderLease(term)) {
+            if (System.nanoTime() - deadline > 0 || group.raft().currentTerm() != term) {
+                throw new UnavailableException("this peer cannot confirm it still leads (no majority acknowledged"
+                        + " it within the lease timeout of " + RaftNode.leaderLeaseTimeout().toMillis()
+                        + " ms): the read is not answered; retry, another peer may lead");
+            }
+            sleepQuietly(LEASE_POLL_MILLIS);
+        }
+        return value;
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new UnavailableException("interrupted while confirming the leader lease");
+        }
     }
 
     private Cluster leaderCluster() {

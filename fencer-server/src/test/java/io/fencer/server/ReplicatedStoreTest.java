@@ -178,7 +178,10 @@ class ReplicatedStoreTest {
         assertThat(group.server(group.id(2)).store().replicated()).isTrue();
 
         // its snapshots hold no replicated store: moving the old store away must not make it serve an empty one
-        assertThat(group.server(kept).takeSnapshot()).isPositive(); // at format level 5 (awaitLeader waited for it)
+        String leader = group.awaitLeader(); // it waited for format level 5: the kept peer must apply that far too
+        await().atMost(Duration.ofSeconds(30)).until(() -> group.server(kept).appliedIndex()
+                >= group.server(leader).appliedIndex());
+        await().atMost(Duration.ofSeconds(30)).until(() -> group.server(kept).takeSnapshot() > 0);
         group.stop(kept);
         Files.move(dataRoot.resolve(kept).resolve("store"), dataRoot.resolve(kept + "-old-store"));
         assertThatThrownBy(() -> group.start(kept)).hasStackTraceContaining("holds no replicated store");

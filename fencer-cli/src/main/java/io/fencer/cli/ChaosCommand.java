@@ -66,8 +66,8 @@ final class ChaosCommand implements Callable<Integer> {
 
     @Option(names = "--clock-drift", paramLabel = "PERCENT", defaultValue = "0.5%",
             description = "What a clock fault does to a clock's rate: the lock leader's runs this much fast, a "
-                    + "worker's this much slow, for the rest of the run; up to 90% (default: ${DEFAULT-VALUE}, "
-                    + "within the 1% + 5 ms per ttl the leases tolerate).")
+                    + "worker's this much slow, for the rest of the run; up to 90%% (default: ${DEFAULT-VALUE}, "
+                    + "within the 1%% + 5 ms per ttl the leases tolerate).")
     String clockDrift;
 
     @Option(names = "--clock-jump", paramLabel = "DURATION", defaultValue = "0ms",

@@ -18,7 +18,7 @@ final class StoreClientOptions {
     @Option(names = "--store", split = ",", paramLabel = "HOST:PORT", converter = Converters.Endpoint.class,
             description = "The store's address: a store-server, or a server hosting the store; for the replicated "
                     + "store of a group, its peers comma-separated (the leader answers). Default: env FENCER_STORE, "
-                    + "else the --server peers when given, else 127.0.0.1:7070.")
+                    + "or else the peers given to --server, or else a local server (127.0.0.1:7070).")
     List<String> store;
 
     @Option(names = "--server", split = ",", paramLabel = "HOST:PORT", converter = Converters.Endpoint.class,

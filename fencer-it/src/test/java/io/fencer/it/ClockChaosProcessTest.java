@@ -47,16 +47,16 @@ class ClockChaosProcessTest {
     void clockFast_withinAndBeyondTolerance_leaseBeliefHoldsThenBreaksAndTokensKeepTheStore() throws Exception {
         long seed = firstSeed();
 
-        ChaosRun.Outcome[] runs = ChaosRuns.together(options(seed, 0.005, "within"), options(seed, 0.5, "beyond"),
-                LAUNCHER);
-        ChaosRun.Outcome within = runs[0];
+        // One after the other, not together (ChaosRuns.together): run beside the other, the run beyond the tolerance
+        // once found no broken lease in a full suite on a loaded machine; its overlap is only a few hundred ms.
+        ChaosRun.Outcome within = ChaosRuns.narrated(options(seed, 0.005, "within"), LAUNCHER);
 
         assertThat(within.schedule()).extracting(Fault::kind).containsExactly(Fault.Kind.CLOCK, Fault.Kind.PAUSE);
         assertClockFault(within, "rate 1.0050");
         assertThat(within.result().violations()).as("violations within the tolerated drift").isEmpty();
         assertThat(within.result().counts().get("pauses")).isEqualTo(1);
 
-        ChaosRun.Outcome beyond = runs[1];
+        ChaosRun.Outcome beyond = ChaosRuns.narrated(options(seed, 0.5, "beyond"), LAUNCHER);
 
         assertThat(beyond.schedule()).isEqualTo(within.schedule());
         assertClockFault(beyond, "rate 1.5000");

@@ -37,8 +37,9 @@ final class ChaosRuns {
     /**
      * Runs two chaos runs at once, each narrated as {@link #narrated} does, and returns their outcomes in order: a
      * fenced run and its control on the same schedule, whose clusters share nothing (own processes, ports and
-     * directories; no network namespaces, so not for partitions). Together they take the time of one: the runs spend
-     * most of it waiting on their schedules.
+     * directories, and with network faults their own namespaces on their own subnet). Together they take the time of
+     * one: the runs spend most of it waiting on their schedules. Not for runs whose check has a timing tolerance
+     * (clock faults): beside another run, the CPU it does not get moves what it measures.
      */
     static ChaosRun.Outcome[] together(ChaosOptions first, ChaosOptions second, Launcher launcher) throws Exception {
         java.util.concurrent.ExecutorService other = java.util.concurrent.Executors.newSingleThreadExecutor();

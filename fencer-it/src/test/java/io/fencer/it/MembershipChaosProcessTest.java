@@ -57,7 +57,10 @@ class MembershipChaosProcessTest {
             throws Exception {
         long seed = firstSeed();
 
-        ChaosRun.Outcome fenced = ChaosRuns.narrated(options(seed, true, "fenced"), LAUNCHER);
+        ChaosRun.Outcome[] runs = ChaosRuns.together(options(seed, true, "fenced"), options(seed, false, "control"),
+                LAUNCHER);
+        ChaosRun.Outcome fenced = runs[0];
+        ChaosRun.Outcome control = runs[1];
 
         CheckResult result = fenced.result();
         assertThat(result.violations()).as("violations with fencing").isEmpty();
@@ -75,8 +78,6 @@ class MembershipChaosProcessTest {
         assertThat(Files.readString(dir.resolve("fenced.html"))).contains("membership_changes", "fr-member");
         assertThat(dir.resolve("fenced").resolve("servers").resolve("n4")).as("the spare's own data directory")
                 .isDirectory();
-
-        ChaosRun.Outcome control = ChaosRuns.narrated(options(seed, false, "control"), LAUNCHER);
 
         assertThat(control.schedule()).isEqualTo(fenced.schedule());
         assertThat(control.result().violations()).as("the control run (fencing off) must find violations")

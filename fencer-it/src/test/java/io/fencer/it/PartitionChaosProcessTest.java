@@ -69,8 +69,11 @@ class PartitionChaosProcessTest {
                 schedule -> count(schedule, Fault.Kind.PARTITION) >= 2 && count(schedule, Fault.Kind.PAUSE) >= 1
                         && count(schedule, Fault.Kind.KILL_LOCK) >= 1);
 
-        ChaosRun.Outcome fenced = run(options(seed, kinds, partitions, 4, Duration.ofMillis(100), true, false,
-                "fenced"));
+        ChaosRun.Outcome[] runs = ChaosRuns.together(options(seed, kinds, partitions, 4, Duration.ofMillis(100),
+                true, false, "fenced"), options(seed, kinds, partitions, 4, Duration.ofMillis(100), false, false,
+                "control"), LAUNCHER);
+        ChaosRun.Outcome fenced = runs[0];
+        ChaosRun.Outcome control = runs[1];
 
         CheckResult result = fenced.result();
         assertThat(result.violations()).as("violations with fencing").isEmpty();
@@ -81,9 +84,6 @@ class PartitionChaosProcessTest {
         assertThat(Files.readString(dir.resolve("fenced.json"))).contains("\"partitions\": ", "\"lease-belief\": 0");
         assertThat(Files.readString(dir.resolve("fenced.svg"))).contains("fr-cuts", "cut off");
         assertThat(Files.readString(fenced.history())).contains("\"op\":\"partition\"", "\"op\":\"heal\"");
-
-        ChaosRun.Outcome control = run(options(seed, kinds, partitions, 4, Duration.ofMillis(100), false, false,
-                "control"));
 
         assertThat(control.schedule()).isEqualTo(fenced.schedule());
         assertThat(control.result().violations()).as("the control run (fencing off) must find violations")

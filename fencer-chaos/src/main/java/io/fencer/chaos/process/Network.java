@@ -2,9 +2,12 @@ package io.fencer.chaos.process;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -49,6 +52,7 @@ public final class Network implements AutoCloseable {
     private static final String TBF_RATE = "256kbit";
     private static final String TBF_BURST = "4kb";
     private static final AtomicInteger RUNS = new AtomicInteger();
+    private static final Object SUBNET_LOCK = new Object();
 
     /** One process host: its name in the run ({@code n1}, {@code store}, {@code w3}), namespace and address. */
     record Host(String name, String namespace, String address, String hostLink, String namespaceLink) {
@@ -151,10 +155,22 @@ public final class Network implements AutoCloseable {
         sweepLeftovers();
         String tag = Long.toString(ProcessHandle.current().pid(), 36) + "x"
                 + Integer.toString(RUNS.incrementAndGet(), 36);
-        Network network = new Network(tag, freeSubnetPrefix());
-        Runtime.getRuntime().addShutdownHook(network.shutdownHook);
+        Network network;
+        // Two runs at once (a fenced run beside its control, or two harnesses) must not pick the same subnet: the
+        // pick and the bridge that takes the subnet's first address are one step under a lock of this JVM and a
+        // file lock of the machine.
+        synchronized (SUBNET_LOCK) {
+            try (FileChannel lockFile = FileChannel.open(lockPath(), StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE); FileLock held = lockFile.lock()) {
+                network = new Network(tag, freeSubnetPrefix());
+                Runtime.getRuntime().addShutdownHook(network.shutdownHook);
+                network.buildBridge();
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot lock " + STATE_DIRECTORY + " to pick a subnet", e);
+            }
+        }
         try {
-            network.build(hostNames);
+            network.buildHosts(hostNames);
         } catch (RuntimeException e) {
             network.close();
             throw e;
@@ -162,11 +178,24 @@ public final class Network implements AutoCloseable {
         return network;
     }
 
-    private void build(List<String> hostNames) {
-        writeState();
-        run("ip", "link", "add", bridge, "type", "bridge");
-        run("ip", "addr", "add", subnetPrefix + "1/24", "dev", bridge);
-        run("ip", "link", "set", bridge, "up");
+    private static Path lockPath() throws IOException {
+        Files.createDirectories(STATE_DIRECTORY);
+        return STATE_DIRECTORY.resolve(".subnet-lock");
+    }
+
+    private void buildBridge() {
+        try {
+            writeState();
+            run("ip", "link", "add", bridge, "type", "bridge");
+            run("ip", "addr", "add", subnetPrefix + "1/24", "dev", bridge);
+            run("ip", "link", "set", bridge, "up");
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private void buildHosts(List<String> hostNames) {
         int number = 0;
         for (String name : hostNames) {
             number++;

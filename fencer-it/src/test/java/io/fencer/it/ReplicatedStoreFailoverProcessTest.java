@@ -7,6 +7,7 @@ import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
+import io.fencer.client.StaleDiagnosis;
 import io.fencer.client.StaleWriteException;
 import io.fencer.client.StoreOp;
 import io.fencer.client.WriteReceipt;
@@ -70,6 +71,9 @@ class ReplicatedStoreFailoverProcessTest {
     /** Every token granted for the shared lock, by the writer that got it. */
     private final Map<Long, String> sharedGrants = new ConcurrentHashMap<>();
     private final AtomicInteger staleRefused = new AtomicInteger();
+    /** A refusal of a superseded token kept for diagnosis once the load has stopped (diagnosis asks the group). */
+    private final java.util.concurrent.atomic.AtomicReference<StaleWriteException> keptRefusal =
+            new java.util.concurrent.atomic.AtomicReference<>();
     private final List<Ack> staleAccepted = new CopyOnWriteArrayList<>();
     private final AtomicInteger unavailable = new AtomicInteger();
 
@@ -130,6 +134,10 @@ class ReplicatedStoreFailoverProcessTest {
             assertThat(resume).as("every writer resumed within the bound").isLessThan(RESUME_BOUND);
             assertEveryAcknowledgedWriteReadBack(store);
             assertNoSupersededTokenAccepted();
+            StaleDiagnosis diagnosis = keptRefusal.get().diagnose();
+            assertThat(diagnosis.kind()).as("a refusal from the replicated store diagnosed by the group: %s",
+                    diagnosis).isEqualTo(StaleDiagnosis.Kind.SUPERSEDED);
+            assertThat(diagnosis.supersededBy()).isGreaterThan(diagnosis.presented().value());
         } finally {
             stop.set(true);
             writers.shutdownNow();
@@ -214,6 +222,7 @@ class ReplicatedStoreFailoverProcessTest {
             staleAccepted.add(new Ack(writer, SHARED, "stale", previous, receipt, sent, System.nanoTime()));
         } catch (StaleWriteException e) {
             staleRefused.incrementAndGet();
+            keptRefusal.compareAndSet(null, e);
         } catch (FencerException e) {
             unavailable.incrementAndGet(); // lost in the failover: neither refused nor accepted as far as we know
         }

@@ -218,6 +218,25 @@ start_etcd_three() {
   servers="$(IFS=,; echo "${clients[*]}")"
 }
 
+compare_classpath() {
+  echo "$(cat "$COMPARE/classpath.txt"):$(ls "$COMPARE"/fencer-compare-*.jar)"
+}
+
+# run_bench OUT ERR COMMAND...: runs a load generator, its stdout to OUT and stderr to ERR, and returns its exit
+# status. In the background with a wait, so that an interrupt stops the script (and, by PID, the generator) at once
+# rather than after the generator's run.
+run_bench() {
+  local out="$1" err="$2" pid status=0 kept=() other
+  shift 2
+  "$@" >"$out" 2>"$err" </dev/null &
+  pid=$!
+  pids+=("$pid")
+  wait "$pid" || status=$?
+  for other in "${pids[@]}"; do [ "$other" = "$pid" ] || kept+=("$other"); done
+  pids=(${kept[@]+"${kept[@]}"})
+  return "$status"
+}
+
 # figure ROUND WORKLOAD SYSTEM: fresh servers, one bench, servers stopped; the summary in results/.
 figure() {
   local round="$1" workload="$2" system="$3" dir="$WORK/$1-$2-$3" scopes status=0
@@ -234,15 +253,14 @@ figure() {
   esac
   case "$system" in
     fencer1 | fencer3)
-      java -jar "$JAR" bench store --server "$servers" --store "$servers" --writers "$writers" --scopes "$scopes" \
-        --value-bytes "$value_bytes" --warmup "${warmup}s" --duration "${duration}s" --json \
-        >"$out" 2>"$dir/bench.err" || status=$?
+      run_bench "$out" "$dir/bench.err" java -jar "$JAR" bench store --server "$servers" --store "$servers" \
+        --writers "$writers" --scopes "$scopes" --value-bytes "$value_bytes" --warmup "${warmup}s" \
+        --duration "${duration}s" --json || status=$?
       ;;
     etcd3)
-      java -cp "$(cat "$COMPARE/classpath.txt"):$(ls "$COMPARE"/fencer-compare-*.jar)" \
-        io.fencer.compare.EtcdFencedWrites --endpoints "$servers" --writers "$writers" --scopes "$scopes" \
-        --value-bytes "$value_bytes" --warmup "${warmup}s" --duration "${duration}s" --json \
-        >"$out" 2>"$dir/bench.err" || status=$?
+      run_bench "$out" "$dir/bench.err" java -cp "$(compare_classpath)" io.fencer.compare.EtcdFencedWrites \
+        --endpoints "$servers" --writers "$writers" --scopes "$scopes" --value-bytes "$value_bytes" \
+        --warmup "${warmup}s" --duration "${duration}s" --json || status=$?
       ;;
   esac
   stop_pids "${figure_pids[@]}"
@@ -274,5 +292,4 @@ if [ -n "$results" ]; then mkdir -p "$results" && cp "$WORK"/results/*.json "$re
 echo "Fenced writes: $writers writers, $value_bytes-byte values, ${warmup} s warm-up, ${duration} s measured," \
   "$rounds round(s); $(etcd --version 2>/dev/null | head -n 1), fsync on everywhere."
 echo
-java -cp "$(cat "$COMPARE/classpath.txt"):$(ls "$COMPARE"/fencer-compare-*.jar)" \
-  io.fencer.compare.ComparisonTable "$WORK/results"
+java -cp "$(compare_classpath)" io.fencer.compare.ComparisonTable "$WORK/results"

@@ -296,8 +296,9 @@ public final class EtcdFencedWrites {
 
     private void refused(Scope scope, TxnResponse response) {
         staleRefusals.increment();
-        String accepted = response.getGetResponses().isEmpty() || response.getGetResponses().get(0).getKvs().isEmpty()
-                ? "none" : response.getGetResponses().get(0).getKvs().get(0).getValue().toString(StandardCharsets.UTF_8);
+        boolean none = response.getGetResponses().isEmpty() || response.getGetResponses().get(0).getKvs().isEmpty();
+        String accepted = none ? "none"
+                : response.getGetResponses().get(0).getKvs().get(0).getValue().toString(StandardCharsets.UTF_8);
         firstStale.compareAndSet(null, "scope " + scope.name() + ": token " + scope.token() + " refused, accepted "
                 + accepted);
         LockSupport.parkNanos(ERROR_PAUSE.toNanos());

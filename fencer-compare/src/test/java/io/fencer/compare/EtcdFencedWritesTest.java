@@ -41,8 +41,8 @@ class EtcdFencedWritesTest {
     static void startEtcd() throws Exception {
         // Fails rather than skips: the module builds only with -Pcompare, whose script installs etcd first.
         if (!onPath("etcd")) {
-            throw new IllegalStateException("etcd is not on the PATH: install Debian's etcd-server (bench/store-vs-etcd.sh"
-                    + " does)");
+            throw new IllegalStateException("etcd is not on the PATH: install Debian's etcd-server"
+                    + " (bench/store-vs-etcd.sh does)");
         }
         dataDirectory = Files.createTempDirectory("etcd-fenced-writes-test");
         int client = freePort();

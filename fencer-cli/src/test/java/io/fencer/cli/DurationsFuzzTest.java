@@ -1,5 +1,6 @@
 package io.fencer.cli;
 
+import io.fencer.core.FuzzBudget;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.code_intelligence.jazzer.mutation.annotation.NotNull;
 import java.time.Duration;

@@ -6,8 +6,9 @@ import java.lang.management.ManagementFactory;
  * The budget one fuzz input's decode keeps to: its allocation and its time are bounded by the input's size, not by a
  * length or count the input claims. A decoder that allocated by a claimed count (say {@code new ArrayList<>(count)}
  * before reading the items) or looped on one would pass the "decodes or throws its typed error" check and fail here.
+ * Every module's fuzz tests use this one, from this module's test jar.
  */
-final class FuzzBudget {
+public final class FuzzBudget {
     /** What any decode may allocate besides its share per input byte: the exception, its message, its stack trace. */
     static final long BASE_BYTES = 4L << 20;
     /** What a decode may allocate per input byte: the decoded objects are a small multiple of the bytes. */
@@ -21,7 +22,7 @@ final class FuzzBudget {
     private FuzzBudget() {}
 
     /** What a fuzz target runs: a decode that returns normally or throws its typed error (caught inside). */
-    interface Decode {
+    public interface Decode {
         void run() throws Exception;
     }
 
@@ -29,7 +30,7 @@ final class FuzzBudget {
      * Runs {@code decode} of an input of {@code inputBytes} and fails when it broke the budget. A decode over it runs
      * once more before it fails, since the first run of a code path also loads and initializes classes.
      */
-    static void check(int inputBytes, Decode decode) throws Exception {
+    public static void check(int inputBytes, Decode decode) throws Exception {
         if (!withinBudget(inputBytes, decode, false)) {
             withinBudget(inputBytes, decode, true);
         }

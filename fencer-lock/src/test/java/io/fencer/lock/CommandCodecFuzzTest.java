@@ -1,5 +1,6 @@
 package io.fencer.lock;
 
+import io.fencer.core.FuzzBudget;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 
 /**

@@ -1,5 +1,6 @@
 package io.fencer.store;
 
+import io.fencer.core.FuzzBudget;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.fencer.core.FencerException;
 

@@ -2,7 +2,7 @@ package io.fencer.server.auth;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.code_intelligence.jazzer.mutation.annotation.NotNull;
-import io.fencer.server.FuzzBudget;
+import io.fencer.core.FuzzBudget;
 import java.io.StringReader;
 
 /**

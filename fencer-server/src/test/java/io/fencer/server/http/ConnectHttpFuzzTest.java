@@ -5,7 +5,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.core.InvalidArgumentException;
-import io.fencer.server.FuzzBudget;
+import io.fencer.core.FuzzBudget;
 import java.util.List;
 
 /**

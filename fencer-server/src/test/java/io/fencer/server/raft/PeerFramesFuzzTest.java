@@ -1,7 +1,7 @@
 package io.fencer.server.raft;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.fencer.server.FuzzBudget;
+import io.fencer.core.FuzzBudget;
 import org.apache.ratis.thirdparty.com.google.protobuf.InvalidProtocolBufferException;
 import org.apache.ratis.thirdparty.io.netty.buffer.ByteBuf;
 import org.apache.ratis.thirdparty.io.netty.buffer.Unpooled;

@@ -2,7 +2,7 @@ package io.fencer.server.raft;
 
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.fencer.server.FuzzBudget;
+import io.fencer.core.FuzzBudget;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.fencer.kafka;
 
+import io.fencer.adapter.internal.RefusalCounter;
 import io.fencer.core.FencingToken;
 import io.fencer.core.LockNames;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,5 +1,6 @@
 package io.fencer.redis;
 
+import io.fencer.adapter.internal.RefusalCounter;
 import io.fencer.core.FencePolicy;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;

@@ -14,14 +14,16 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The module direction of fencer-spring at the level of imports, beside its enforcer rule: its main classes use the
- * client's public API, core and jdbc, never the client's internals, the server, the store or the state machine
- * (those are for its tests only).
+ * client's public API, core and jdbc, never the client's internals, the resource adapters' shared internals, the
+ * server, the store or the state machine (those are for its tests only).
  */
 class SpringModuleDirectionTest {
     private static final ArchRule RULE = noClasses().that().resideInAPackage("io.fencer.spring..")
             .should().dependOnClassesThat().resideInAnyPackage("io.fencer.client.internal..", "io.fencer.server..",
-                    "io.fencer.store..", "io.fencer.lock..", "io.fencer.api..", "io.grpc..")
-            .because("fencer-spring is built on the client's public API, core and jdbc");
+                    "io.fencer.store..", "io.fencer.lock..", "io.fencer.api..", "io.grpc..",
+                    "io.fencer.adapter.internal..")
+            .because("fencer-spring is built on the client's public API, core and jdbc (not on what the adapters"
+                    + " share, which jdbc brings along)");
 
     @Test
     void rule_overTheModulesMainClasses_holds() {

@@ -310,9 +310,14 @@ public final class FencerServer implements AutoCloseable {
 
     /**
      * Opens the replicated store when this peer hosts the store in a group of several peers ({@code --peers} of more
-     * than one, or {@code --join}), or returns null: a single peer keeps the single-node store. A peer whose data
-     * directory holds a single-node store already (a group upgraded from a release whose peers each kept their own)
-     * keeps serving it, and says so: switching would hide its data behind an empty replicated store.
+     * than one, or {@code --join}), or returns null: a single peer keeps the single-node store.
+     *
+     * <p>A peer whose data directory holds a single-node store's data (a group upgraded from a release whose peers
+     * each kept their own, or a single server turned into a group) refuses to start: serving that store would make
+     * the group serve different stores on different peers (a client following the leader writes to whichever the
+     * leader serves), and serving the replicated store instead would hide its data and its accepted tokens, which
+     * older tokens would then pass. The operator moves the directory away and imports it ({@code fencer store
+     * import}), which loses no accepted token (docs/store.md).
      */
     private static ReplicatedStore replicatedStore(ServerConfig config, boolean joining) throws IOException {
         if (config.store() == null || (config.peers().size() < 2 && !joining)) {
@@ -322,15 +327,23 @@ public final class FencerServer implements AutoCloseable {
         if (Files.isDirectory(local)) {
             try (java.util.stream.Stream<Path> entries = Files.list(local)) {
                 if (entries.findAny().isPresent()) {
-                    LOG.warn("this peer keeps its single-node store in {}: the peers of a group share one replicated"
-                            + " store only when no peer holds a single-node store's data; see docs/store.md"
-                            + " (moving to the replicated store)", local);
-                    return null;
+                    throw new IllegalStateException(singleNodeStoreHeld(local));
                 }
             }
         }
         return ReplicatedStore.open(config.dataDir().resolve("store-replica"),
                 config.store().withKeys(config.tokenKeys()));
+    }
+
+    /** The refusal of a peer of a group whose data directory holds a single-node store ({@link #replicatedStore}). */
+    static String singleNodeStoreHeld(Path local) {
+        Path moved = local.resolveSibling("store.single");
+        return "this peer's data directory holds a single-node store in " + local + ", but the peers of a group"
+                + " serve one replicated store: serving either would make the group serve different stores, or hide"
+                + " this one's data and accepted tokens. Move it away (mv " + local + " " + moved + "), start the"
+                + " peer, and once every peer runs this release, import it into the group: fencer store import"
+                + " --from-dir " + moved + " --server PEERS (docs/store.md, moving to the replicated store); or start"
+                + " with --no-store to serve no store";
     }
 
     /**

@@ -1,6 +1,8 @@
 package io.fencer.server.store;
 
 import io.fencer.core.FencePolicy;
+import io.fencer.store.ImportOutcome;
+import io.fencer.store.ImportedScope;
 import io.fencer.store.Op;
 import io.fencer.store.ReadResult;
 import io.fencer.store.ScopeInfo;
@@ -30,6 +32,12 @@ interface StoreCalls {
 
     /** Begins a unit as {@link StoreEngine#begin}. */
     StoreUnit begin(String scope, String sequencer, Duration timeout);
+
+    /**
+     * Imports whole scopes, each as {@link StoreEngine#importScope}, in order; blocks until durable. The caller
+     * checked them ({@link io.fencer.store.ImportedScope#check}) and the caller's permission.
+     */
+    List<ImportOutcome> importScopes(List<ImportedScope> scopes);
 
     /** Returns the engine holding this node's data: for backups, options and the periodic sweeps. */
     StoreEngine engine();
@@ -61,6 +69,11 @@ interface StoreCalls {
             @Override
             public StoreUnit begin(String scope, String sequencer, Duration timeout) {
                 return StoreUnit.of(engine.begin(scope, sequencer, timeout));
+            }
+
+            @Override
+            public List<ImportOutcome> importScopes(List<ImportedScope> scopes) {
+                return scopes.stream().map(engine::importScope).toList();
             }
 
             @Override

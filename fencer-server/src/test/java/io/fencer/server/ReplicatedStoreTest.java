@@ -163,30 +163,6 @@ class ReplicatedStoreTest {
                 .setValue(ByteString.copyFromUtf8(value))).build();
     }
 
-    @Test
-    void start_ofAPeerHoldingASingleNodeStore_keepsServingItsDataInsteadOfHidingIt() throws Exception {
-        group = new PeerGroup(dataRoot, 3, config -> config, false);
-        String kept = group.id(1);
-        try (StoreEngine old = StoreEngine.open(dataRoot.resolve(kept).resolve("store"), StoreOptions.defaults())) {
-            old.write("orders", Sequencer.format(new FencingToken("orders", 9)),
-                    List.of(io.fencer.store.Op.put(bytes("total"), bytes("old"))), null);
-        }
-        group.startFounders();
-        group.awaitLeader();
-        assertThat(group.server(kept).store().replicated()).isFalse();
-        assertThat(localValue(kept, "orders", "total")).isEqualTo("old");
-        assertThat(group.server(group.id(2)).store().replicated()).isTrue();
-
-        // its snapshots hold no replicated store: moving the old store away must not make it serve an empty one
-        String leader = group.awaitLeader(); // it waited for format level 5: the kept peer must apply that far too
-        await().atMost(Duration.ofSeconds(30)).until(() -> group.server(kept).appliedIndex()
-                >= group.server(leader).appliedIndex());
-        await().atMost(Duration.ofSeconds(30)).until(() -> group.server(kept).takeSnapshot() > 0);
-        group.stop(kept);
-        Files.move(dataRoot.resolve(kept).resolve("store"), dataRoot.resolve(kept + "-old-store"));
-        assertThatThrownBy(() -> group.start(kept)).hasStackTraceContaining("holds no replicated store");
-    }
-
     private static byte[] bytes(String text) {
         return text.getBytes(StandardCharsets.UTF_8);
     }

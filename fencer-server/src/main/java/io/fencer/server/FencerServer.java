@@ -312,8 +312,8 @@ public final class FencerServer implements AutoCloseable {
      * Opens the replicated store when this peer hosts the store in a group of several peers ({@code --peers} of more
      * than one, or {@code --join}), or returns null: a single peer keeps the single-node store.
      *
-     * <p>A peer whose data directory holds a single-node store's data (a group upgraded from a release whose peers
-     * each kept their own, or a single server turned into a group) refuses to start: serving that store would make
+     * <p>A peer whose data directory holds a single-node store with at least one scope (a group upgraded from a
+     * release whose peers each kept their own, or a single server turned into a group) refuses to start: serving that store would make
      * the group serve different stores on different peers (a client following the leader writes to whichever the
      * leader serves), and serving the replicated store instead would hide its data and its accepted tokens, which
      * older tokens would then pass. The operator moves the directory away and imports it ({@code fencer store
@@ -324,12 +324,12 @@ public final class FencerServer implements AutoCloseable {
             return null;
         }
         Path local = config.dataDir().resolve("store");
+        if (io.fencer.store.StoreEngine.holdsScopes(local)) {
+            throw new IllegalStateException(singleNodeStoreHeld(local));
+        }
         if (Files.isDirectory(local)) {
-            try (java.util.stream.Stream<Path> entries = Files.list(local)) {
-                if (entries.findAny().isPresent()) {
-                    throw new IllegalStateException(singleNodeStoreHeld(local));
-                }
-            }
+            // Every peer of the previous release made one, written to or not: one without a scope holds nothing.
+            LOG.info("the single-node store in {} holds no scope: this peer serves the group's replicated store", local);
         }
         return ReplicatedStore.open(config.dataDir().resolve("store-replica"),
                 config.store().withKeys(config.tokenKeys()));

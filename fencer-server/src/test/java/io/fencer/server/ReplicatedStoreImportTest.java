@@ -44,7 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Moving a single-node store into the replicated store of three peers in this JVM: a peer whose data directory holds
- * one refuses to start, naming the import; the store moved away and imported keeps every key and accepted token on
+ * one with a scope refuses to start, naming the import (one without a scope, as every peer of the previous release
+ * left, is no obstacle); the store moved away and imported keeps every key and accepted token on
  * every replica; a rerun skips; a scope the group holds differently is refused; only an admin may import.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -76,6 +77,8 @@ class ReplicatedStoreImportTest {
             old.write("jobs", sequencer("leader", 12), List.of(put("owner", "a")), null);
             old.createScope("empty", "empty", FencePolicy.AT_LEAST);
         }
+        String upgraded = group.id(2); // as every peer of the previous release left it: a store without a scope
+        StoreEngine.open(dataRoot.resolve(upgraded).resolve("store"), StoreOptions.defaults()).close();
 
         // the rule against mixed groups: the peer refuses to start rather than serve a store its peers do not have
         assertThatThrownBy(() -> group.start(kept)).hasStackTraceContaining(single.toString())
@@ -85,6 +88,8 @@ class ReplicatedStoreImportTest {
         Files.move(single, moved);
         group.startFounders();
         String leader = group.awaitLeader();
+        assertThat(group.server(upgraded).store().replicated()).as("a store without a scope holds nothing to lose")
+                .isTrue();
         ImportScopesRequest request = requestOf(backupOf(moved));
 
         ImportScopesResponse first = store(leader, "ops").importScopes(request);

@@ -108,6 +108,22 @@ public final class StoreEngine implements AutoCloseable {
     }
 
     /**
+     * Returns true when the store in {@code directory} holds at least one scope: what a peer of a group asks of a
+     * single-node store left in its data directory (one that holds none has no data and no accepted token to lose).
+     * Opens the store and closes it again; false when {@code directory} does not exist.
+     *
+     * @throws UnavailableException when RocksDB cannot open it (for example, another process holds it)
+     */
+    public static boolean holdsScopes(Path directory) {
+        if (!java.nio.file.Files.isDirectory(directory)) {
+            return false;
+        }
+        try (StoreEngine engine = open(directory, StoreOptions.defaults())) {
+            return engine.scopes.count() > 0;
+        }
+    }
+
+    /**
      * Opens a replica of the replicated store in {@code directory}: the engine a peer applies the Raft log's store
      * entries to, in log order, one at a time. Its writes do not wait for the disk (the log is the durable copy; the
      * replica is rebuilt from a snapshot and the log on every start), and it checks no token signature (the leader

@@ -110,13 +110,20 @@ public final class StoreEngine implements AutoCloseable {
     /**
      * Returns true when the store in {@code directory} holds at least one scope: what a peer of a group asks of a
      * single-node store left in its data directory (one that holds none has no data and no accepted token to lose).
-     * Opens the store and closes it again; false when {@code directory} does not exist.
+     * Opens the store and closes it again; false when {@code directory} does not exist or is empty.
      *
      * @throws UnavailableException when RocksDB cannot open it (for example, another process holds it)
      */
     public static boolean holdsScopes(Path directory) {
         if (!java.nio.file.Files.isDirectory(directory)) {
             return false;
+        }
+        try (java.util.stream.Stream<Path> entries = java.nio.file.Files.list(directory)) {
+            if (entries.findAny().isEmpty()) {
+                return false; // opened, it would become a database: leave an empty directory empty
+            }
+        } catch (java.io.IOException e) {
+            throw new UnavailableException("cannot list the store directory " + directory + ": " + e.getMessage(), e);
         }
         try (StoreEngine engine = open(directory, StoreOptions.defaults())) {
             return engine.scopes.count() > 0;

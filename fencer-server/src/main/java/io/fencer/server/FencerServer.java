@@ -277,8 +277,9 @@ public final class FencerServer implements AutoCloseable {
                     this::currentToken, refused::record);
             services.add(intercepted(store.service(), refusals));
         } else if (config.store() != null) {
-            store = StoreRole.open(config.dataDir().resolve("store"), config.store().withKeys(config.tokenKeys()),
-                    metrics.registry(), authorizer, this::currentToken, refused::record);
+            Path local = config.dataDir().resolve("store");
+            store = StoreRole.open(local, config.store().withKeys(config.tokenKeys()), metrics.registry(), authorizer,
+                    this::currentToken, refused::record, () -> checkAlone(local));
             services.add(intercepted(store.service(), refusals));
         }
         // Each service's guard enforces its own limit; the transport reads up to twice the largest (GrpcEndpoints).
@@ -333,6 +334,23 @@ public final class FencerServer implements AutoCloseable {
         }
         return ReplicatedStore.open(config.dataDir().resolve("store-replica"),
                 config.store().withKeys(config.tokenKeys()));
+    }
+
+    /**
+     * Refuses a call to this peer's single-node store once its group has grown beyond it (peers added with {@code
+     * peers add}): the peers that joined serve the replicated store, and a client following the leader would write to
+     * whichever store the leader serves. Backups stay served, for the import.
+     */
+    private void checkAlone(Path local) {
+        int peers = raft.configurationSize();
+        if (peers > 1) {
+            throw new UnavailableException("this peer serves a single-node store, but its group now has " + peers
+                    + " peers, which serve one replicated store: the store calls of this peer are refused. Stop it,"
+                    + " move " + local + " away (mv " + local + " " + local.resolveSibling("store.single")
+                    + "), start it again with --peers naming the group's peers, and import the moved store into the"
+                    + " group: fencer store import --from-dir " + local.resolveSibling("store.single")
+                    + " --server PEERS (docs/store.md)");
+        }
     }
 
     /** The refusal of a peer of a group whose data directory holds a single-node store ({@link #replicatedStore}). */

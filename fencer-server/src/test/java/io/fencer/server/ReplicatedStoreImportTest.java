@@ -173,6 +173,29 @@ class ReplicatedStoreImportTest {
         assertThat(store(leader, "ops").fence(FenceRequest.newBuilder().setScope("a").build()).getExists()).isFalse();
     }
 
+    @Test
+    void storeCalls_toAPeerKeepingItsSingleNodeStoreOnceItsGroupGrew_areRefusedNamingTheImport() throws Exception {
+        group = new PeerGroup(dataRoot, 1, config -> config, false).startFounders();
+        String founder = group.awaitLeader();
+        StoreGrpc.StoreBlockingStub store = StoreGrpc.newBlockingStub(group.channel(founder))
+                .withDeadlineAfter(30, TimeUnit.SECONDS);
+        store.write(write("orders", 3)); // a group of one serves its single-node store
+        assertThat(group.server(founder).store().replicated()).isFalse();
+        PeerGroup.Member joiner = group.newJoiner(2);
+        group.start(joiner.id());
+
+        group.add(founder, joiner);
+
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> TestServers.failure(
+                () -> store.fence(FenceRequest.newBuilder().setScope("orders").build())) != null);
+        ErrorDetail write = TestServers.failure(() -> store.write(write("orders", 4)));
+        assertThat(write.getReason()).isEqualTo(Reason.REASON_UNAVAILABLE);
+        assertThat(write.getMessage()).contains("2 peers").contains("fencer store import")
+                .contains(dataRoot.resolve(founder).resolve("store").toString());
+        assertThat(group.server(founder).store().engine().accepted("orders")).as("the refused write took nothing")
+                .isEqualTo(3);
+    }
+
     private Path acl() throws IOException {
         Path file = dataRoot.resolve("acl").resolve("fencer.acl");
         if (!Files.exists(file)) {

@@ -142,6 +142,8 @@ final class StoreImportCommand implements Callable<Integer> {
         private final DefaultFencedStore store;
         private final PrintWriter out;
         private ImportScopesRequest.Builder request = ImportScopesRequest.newBuilder();
+        /** The encoded size of {@link #request}, kept as scopes are added (building it each time costs a copy). */
+        private int requestBytes;
 
         Batch(DefaultFencedStore store, PrintWriter out) {
             this.store = store;
@@ -150,17 +152,19 @@ final class StoreImportCommand implements Callable<Integer> {
 
         void add(ImportedScope scope) {
             io.fencer.api.v1.ImportedScope wire = wire(scope);
-            int alone = ImportScopesRequest.newBuilder().addScopes(wire).build().getSerializedSize();
+            int alone = com.google.protobuf.CodedOutputStream.computeMessageSize(
+                    ImportScopesRequest.SCOPES_FIELD_NUMBER, wire);
             if (alone > ReplicatedStore.IMPORT_REQUEST_BYTES_MAX) {
                 report(out, scope.scope(), "REFUSED", "it is " + alone + " bytes encoded, more than the "
                         + ReplicatedStore.IMPORT_REQUEST_BYTES_MAX + " one import request (one log entry) holds");
                 return;
             }
             if (request.getScopesCount() >= REQUEST_SCOPES_MAX
-                    || request.build().getSerializedSize() + alone > ReplicatedStore.IMPORT_REQUEST_BYTES_MAX) {
+                    || requestBytes + alone > ReplicatedStore.IMPORT_REQUEST_BYTES_MAX) {
                 send();
             }
             request.addScopes(wire);
+            requestBytes += alone;
         }
 
         void send() {
@@ -172,6 +176,7 @@ final class StoreImportCommand implements Callable<Integer> {
                 report(out, outcome.getScope(), outcome.getKind().name(), outcome.getDetail());
             }
             request = ImportScopesRequest.newBuilder();
+            requestBytes = 0;
         }
     }
 

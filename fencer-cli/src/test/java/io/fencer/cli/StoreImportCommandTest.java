@@ -3,6 +3,14 @@ package io.fencer.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.core.FencingToken;
+import io.fencer.server.store.ReplicatedStore;
+import io.fencer.store.Op;
+import io.fencer.store.StoreEngine;
+import io.fencer.store.StoreOptions;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import io.fencer.testing.FencerTestCluster;
 import io.fencer.testing.FencerTestServer;
 import java.nio.file.Path;
@@ -56,6 +64,33 @@ class StoreImportCommandTest {
     }
 
     @Test
+    void import_ofMoreScopesThanOneRequestHoldsAndOfAScopeOverOneEntry_sendsThemAllAndRefusesTheBigOneBySize()
+            throws Exception {
+        Path source = dataRoot.resolve("source");
+        try (StoreEngine engine = StoreEngine.open(source, StoreOptions.defaults())) {
+            List<CompletableFuture<?>> writes = new ArrayList<>();
+            for (int i = 0; i < StoreImportCommand.REQUEST_SCOPES_MAX + 1; i++) {
+                writes.add(engine.writeAsync("s" + i, sequencer("s" + i, 1), List.of(Op.put(bytes("k"), bytes("v" + i))),
+                        null));
+            }
+            writes.add(engine.writeAsync("big", sequencer("big", 1), List.of(Op.put(bytes("a"), new byte[600_000]),
+                    Op.put(bytes("b"), new byte[600_000])), null));
+            writes.forEach(CompletableFuture::join);
+        }
+        try (FencerTestServer target = FencerTestServer.start(dataRoot.resolve("target"))) {
+            CommandRun imported = CommandRun.run("store", "import", "--from-dir", source.toString(), "--server",
+                    target.endpoint());
+            CommandRun last = CommandRun.run("kv", "get", "s1000", "k", "--store", target.endpoint());
+
+            assertThat(imported.exitCode()).as(imported.err()).isEqualTo(Main.EXIT_ERROR);
+            assertThat(imported.out()).contains("1002 scopes, 1003 keys; 1001 imported, 0 skipped (held already), 1"
+                    + " refused").contains("refused big: its keys and values are 1200002 bytes, more than the "
+                    + ReplicatedStore.IMPORT_REQUEST_BYTES_MAX);
+            assertThat(last.out()).isEqualTo("v1000\n");
+        }
+    }
+
+    @Test
     void import_withoutASourceOrWithTwo_isAUsageError() {
         CommandRun none = CommandRun.run("store", "import", "--server", "127.0.0.1:1");
         CommandRun both = CommandRun.run("store", "import", "x.fencerbk", "--from-dir", "d", "--server",
@@ -68,6 +103,10 @@ class StoreImportCommandTest {
 
     private static void assertOk(CommandRun run) {
         assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     private static String sequencer(String lock, long value) {

@@ -1,7 +1,6 @@
 package io.fencer.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
@@ -21,13 +20,10 @@ import io.fencer.api.v1.WriteResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.Sequencer;
 import io.fencer.store.ReadResult;
-import io.fencer.store.StoreEngine;
-import io.fencer.store.StoreOptions;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -161,10 +157,6 @@ class ReplicatedStoreTest {
     private static Op put(String key, String value) {
         return Op.newBuilder().setPut(Put.newBuilder().setKey(ByteString.copyFromUtf8(key))
                 .setValue(ByteString.copyFromUtf8(value))).build();
-    }
-
-    private static byte[] bytes(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     private StoreGrpc.StoreBlockingStub store(String peer) {

@@ -37,7 +37,8 @@ final class CommandTree {
             SemCommand.class, List.of(SemExecCommand.class, SemStatusCommand.class),
             PeersCommand.class, List.of(PeersCommand.List.class, PeersCommand.Add.class, PeersCommand.Promote.class,
                     PeersCommand.Remove.class),
-            StoreCommand.class, List.of(StoreBackupCommand.class, StoreRestoreCommand.class));
+            StoreCommand.class, List.of(StoreBackupCommand.class, StoreRestoreCommand.class,
+                    StoreImportCommand.class));
 
     /** {@link #chosenSubcommand}: build every subcommand whole. */
     private static final int WHOLE = -1;

@@ -5,10 +5,11 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
-/** {@code fencer store}: operating the fenced store: its backup and its restore. */
+/** {@code fencer store}: operating the fenced store: its backup, its restore and its import into a group. */
 // The subcommands are listed in CommandTree, which builds in full only those that a command line names.
 @Command(name = "store", mixinStandardHelpOptions = true,
-        description = {"Back up a running fenced store, and restore one from a backup with a fence.",
+        description = {"Back up a running fenced store, restore one from a backup with a fence, and import a "
+                + "single-node store into the replicated store of a group.",
             "A restored store must never accept the token of a holder superseded before the restore: restore "
                     + "raises every scope's accepted token to a floor from the lock service."})
 final class StoreCommand implements Runnable {
@@ -17,6 +18,6 @@ final class StoreCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: choose backup or restore");
+        throw new ParameterException(spec.commandLine(), "Missing command: choose backup, restore or import");
     }
 }

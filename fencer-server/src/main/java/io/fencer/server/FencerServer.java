@@ -277,8 +277,9 @@ public final class FencerServer implements AutoCloseable {
                     this::currentToken, refused::record);
             services.add(intercepted(store.service(), refusals));
         } else if (config.store() != null) {
-            store = StoreRole.open(config.dataDir().resolve("store"), config.store().withKeys(config.tokenKeys()),
-                    metrics.registry(), authorizer, this::currentToken, refused::record);
+            Path local = config.dataDir().resolve("store");
+            store = StoreRole.open(local, config.store().withKeys(config.tokenKeys()), metrics.registry(), authorizer,
+                    this::currentToken, refused::record, () -> checkAlone(local));
             services.add(intercepted(store.service(), refusals));
         }
         // Each service's guard enforces its own limit; the transport reads up to twice the largest (GrpcEndpoints).
@@ -310,27 +311,57 @@ public final class FencerServer implements AutoCloseable {
 
     /**
      * Opens the replicated store when this peer hosts the store in a group of several peers ({@code --peers} of more
-     * than one, or {@code --join}), or returns null: a single peer keeps the single-node store. A peer whose data
-     * directory holds a single-node store already (a group upgraded from a release whose peers each kept their own)
-     * keeps serving it, and says so: switching would hide its data behind an empty replicated store.
+     * than one, or {@code --join}), or returns null: a single peer keeps the single-node store.
+     *
+     * <p>A peer whose data directory holds a single-node store with at least one scope (a group upgraded from a
+     * release whose peers each kept their own, or a single server turned into a group) refuses to start: serving that store would make
+     * the group serve different stores on different peers (a client following the leader writes to whichever the
+     * leader serves), and serving the replicated store instead would hide its data and its accepted tokens, which
+     * older tokens would then pass. The operator moves the directory away and imports it ({@code fencer store
+     * import}), which loses no accepted token (docs/store.md).
      */
     private static ReplicatedStore replicatedStore(ServerConfig config, boolean joining) throws IOException {
         if (config.store() == null || (config.peers().size() < 2 && !joining)) {
             return null;
         }
         Path local = config.dataDir().resolve("store");
+        if (io.fencer.store.StoreEngine.holdsScopes(local)) {
+            throw new IllegalStateException(singleNodeStoreHeld(local));
+        }
         if (Files.isDirectory(local)) {
-            try (java.util.stream.Stream<Path> entries = Files.list(local)) {
-                if (entries.findAny().isPresent()) {
-                    LOG.warn("this peer keeps its single-node store in {}: the peers of a group share one replicated"
-                            + " store only when no peer holds a single-node store's data; see docs/store.md"
-                            + " (moving to the replicated store)", local);
-                    return null;
-                }
-            }
+            // Every peer of the previous release made one, written to or not: one without a scope holds nothing.
+            LOG.info("the single-node store in {} holds no scope: this peer serves the group's replicated store", local);
         }
         return ReplicatedStore.open(config.dataDir().resolve("store-replica"),
                 config.store().withKeys(config.tokenKeys()));
+    }
+
+    /**
+     * Refuses a call to this peer's single-node store once its group has grown beyond it (peers added with {@code
+     * peers add}): the peers that joined serve the replicated store, and a client following the leader would write to
+     * whichever store the leader serves. Backups stay served, for the import.
+     */
+    private void checkAlone(Path local) {
+        int peers = raft.configurationSize();
+        if (peers > 1) {
+            throw new UnavailableException("this peer serves a single-node store, but its group now has " + peers
+                    + " peers, which serve one replicated store: the store calls of this peer are refused. Stop it,"
+                    + " move " + local + " away (mv " + local + " " + local.resolveSibling("store.single")
+                    + "), start it again with --peers naming the group's peers, and import the moved store into the"
+                    + " group: fencer store import --from-dir " + local.resolveSibling("store.single")
+                    + " --server PEERS (docs/store.md)");
+        }
+    }
+
+    /** The refusal of a peer of a group whose data directory holds a single-node store ({@link #replicatedStore}). */
+    static String singleNodeStoreHeld(Path local) {
+        Path moved = local.resolveSibling("store.single");
+        return "this peer's data directory holds a single-node store in " + local + ", but the peers of a group"
+                + " serve one replicated store: serving either would make the group serve different stores, or hide"
+                + " this one's data and accepted tokens. Move it away (mv " + local + " " + moved + "), start the"
+                + " peer, and once every peer runs this release, import it into the group: fencer store import"
+                + " --from-dir " + moved + " --server PEERS (docs/store.md, moving to the replicated store); or start"
+                + " with --no-store to serve no store";
     }
 
     /**

@@ -1,7 +1,6 @@
 package io.fencer.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
@@ -21,13 +20,10 @@ import io.fencer.api.v1.WriteResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.Sequencer;
 import io.fencer.store.ReadResult;
-import io.fencer.store.StoreEngine;
-import io.fencer.store.StoreOptions;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -161,34 +157,6 @@ class ReplicatedStoreTest {
     private static Op put(String key, String value) {
         return Op.newBuilder().setPut(Put.newBuilder().setKey(ByteString.copyFromUtf8(key))
                 .setValue(ByteString.copyFromUtf8(value))).build();
-    }
-
-    @Test
-    void start_ofAPeerHoldingASingleNodeStore_keepsServingItsDataInsteadOfHidingIt() throws Exception {
-        group = new PeerGroup(dataRoot, 3, config -> config, false);
-        String kept = group.id(1);
-        try (StoreEngine old = StoreEngine.open(dataRoot.resolve(kept).resolve("store"), StoreOptions.defaults())) {
-            old.write("orders", Sequencer.format(new FencingToken("orders", 9)),
-                    List.of(io.fencer.store.Op.put(bytes("total"), bytes("old"))), null);
-        }
-        group.startFounders();
-        group.awaitLeader();
-        assertThat(group.server(kept).store().replicated()).isFalse();
-        assertThat(localValue(kept, "orders", "total")).isEqualTo("old");
-        assertThat(group.server(group.id(2)).store().replicated()).isTrue();
-
-        // its snapshots hold no replicated store: moving the old store away must not make it serve an empty one
-        String leader = group.awaitLeader(); // it waited for format level 5: the kept peer must apply that far too
-        await().atMost(Duration.ofSeconds(30)).until(() -> group.server(kept).appliedIndex()
-                >= group.server(leader).appliedIndex());
-        await().atMost(Duration.ofSeconds(30)).until(() -> group.server(kept).takeSnapshot() > 0);
-        group.stop(kept);
-        Files.move(dataRoot.resolve(kept).resolve("store"), dataRoot.resolve(kept + "-old-store"));
-        assertThatThrownBy(() -> group.start(kept)).hasStackTraceContaining("holds no replicated store");
-    }
-
-    private static byte[] bytes(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     private StoreGrpc.StoreBlockingStub store(String peer) {

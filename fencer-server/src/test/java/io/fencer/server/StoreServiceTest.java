@@ -43,7 +43,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The fenced store over real gRPC, hosted by a real server beside the lock service, on real RocksDB. */
+/**
+ * The fenced store over real gRPC, hosted by a real server beside the lock service, on real RocksDB. Its refusals of
+ * bad input and of requests over its limits are {@link StoreBadInputContract}, run against both kinds of store.
+ */
 class StoreServiceTest {
     private static final long TTL_MILLIS = 60_000;
     private static final Duration WAIT_MAX = Duration.ofSeconds(30);
@@ -102,47 +105,6 @@ class StoreServiceTest {
     }
 
     @Test
-    void write_withBadInput_isRefusedNamingTheValueAndChangesNothing() {
-        String token = Sequencer.format(new io.fencer.core.FencingToken("inv", 5));
-        WriteResponse first = store.write(StoreTesting.put("inv", token, "k", "kept"));
-        String otherLock = Sequencer.format(new io.fencer.core.FencingToken("other", 9));
-        byte[] megabyte = new byte[1024 * 1024];
-
-        ErrorDetail mismatch = failure(() -> store.write(StoreTesting.put("inv", otherLock, "k", "x")));
-        ErrorDetail malformed = failure(() -> store.write(StoreTesting.put("inv", "nope", "k", "x")));
-        ErrorDetail longKey = failure(() -> store.write(StoreTesting.put("inv", token, "k".repeat(1025), "x")));
-        ErrorDetail bigValue = failure(() -> store.write(WriteRequest.newBuilder().setScope("inv")
-                .setSequencer(token).addOps(StoreTesting.putOp("k", new byte[megabyte.length + 1])).build()));
-        WriteRequest.Builder bigBatch = WriteRequest.newBuilder().setScope("inv").setSequencer(token);
-        for (int index = 0; index < 4; index++) {
-            bigBatch.addOps(StoreTesting.putOp("k" + index, megabyte));
-        }
-        ErrorDetail batch = failure(() -> store.write(bigBatch.build()));
-        WriteRequest.Builder manyOps = WriteRequest.newBuilder().setScope("inv").setSequencer(token);
-        for (int index = 0; index < 1001; index++) {
-            manyOps.addOps(StoreTesting.putOp("k" + index, new byte[1]));
-        }
-        ErrorDetail tooMany = failure(() -> store.write(manyOps.build()));
-
-        assertThat(mismatch.getReason()).isEqualTo(Reason.REASON_SCOPE_MISMATCH);
-        assertThat(mismatch.getLock()).isEqualTo("inv");
-        assertThat(mismatch.getValue()).isEqualTo("other");
-        assertInvalid(malformed, "sequencer", "nope");
-        assertInvalid(longKey, "key", "'kkkk");
-        assertThat(longKey.getMessage()).contains("1025 bytes", "keyBytesMax of 1024");
-        assertInvalid(bigValue, "value", "1048577 bytes");
-        assertInvalid(batch, "ops", (4 * megabyte.length + 4 * 2) + " bytes");
-        assertThat(batch.getMessage()).contains("batchBytesMax of 4194304");
-        assertInvalid(tooMany, "ops", "1001");
-        ScopeInfo fence = store.fence(FenceRequest.newBuilder().setScope("inv").build());
-        assertThat(fence.getRevision()).isEqualTo(first.getRevision());
-        assertThat(fence.getAccepted()).isEqualTo(5);
-        assertValue("inv", "k", "kept", 5);
-        assertThat(store.get(GetRequest.newBuilder().setScope("inv").setKey(bytes("k0")).build()).getFound())
-                .isFalse();
-    }
-
-    @Test
     void write_overFiveMebibytes_isResourceExhaustedAndLocksStillRefuseOver64KiB() {
         String token = Sequencer.format(new io.fencer.core.FencingToken("huge", 1));
         WriteRequest.Builder huge = WriteRequest.newBuilder().setScope("huge").setSequencer(token);
@@ -176,27 +138,6 @@ class StoreServiceTest {
         assertThat(retry.getRevision()).isEqualTo(first.getRevision());
         assertThat(store.fence(FenceRequest.newBuilder().setScope("idem").build()).getRevision())
                 .isEqualTo(first.getRevision());
-    }
-
-    @Test
-    void write_sameIdempotencyKeyAndTokenWithOtherOps_isFailedPreconditionNamingScopeAndKeyAndAppliesNothing() {
-        String token = Sequencer.format(new io.fencer.core.FencingToken("idem", 3));
-        WriteResponse first = store.write(StoreTesting.put("idem", token, "k", "first value").toBuilder()
-                .setIdempotencyKey("req-1").build());
-
-        StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class, () -> store.write(
-                StoreTesting.put("idem", token, "k", "other value").toBuilder().setIdempotencyKey("req-1").build()));
-
-        assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
-        ErrorDetail detail = TestServers.detail(refused);
-        assertThat(detail.getReason()).isEqualTo(Reason.REASON_IDEMPOTENCY_MISMATCH);
-        assertThat(detail.getLock()).isEqualTo("idem");
-        assertThat(detail.getValue()).isEqualTo("req-1");
-        assertThat(detail.getPresentedToken()).isEqualTo(3);
-        assertThat(detail.getMessage()).doesNotContain("first value", "other value");
-        assertThat(store.fence(FenceRequest.newBuilder().setScope("idem").build()).getRevision())
-                .as("nothing applied").isEqualTo(first.getRevision());
-        assertValue("idem", "k", "first value", 3);
     }
 
     @Test
@@ -279,21 +220,6 @@ class StoreServiceTest {
                 .as("the scope is free again for the same token").isEqualTo(2);
     }
 
-    @Test
-    void beginUnit_withTimeoutOutOfRange_isInvalidNamingTheValue() {
-        String token = Sequencer.format(new io.fencer.core.FencingToken("t", 1));
-        ErrorDetail zero = failure(() -> store.beginUnit(BeginUnitRequest.newBuilder().setScope("t")
-                .setSequencer(token).build()));
-        ErrorDetail long60001 = failure(() -> store.beginUnit(BeginUnitRequest.newBuilder().setScope("t")
-                .setSequencer(token).setTimeoutMillis(60_001).build()));
-        ErrorDetail unknown = failure(() -> store.commitUnit(CommitUnitRequest.newBuilder().setUnitId("nope")
-                .build()));
-
-        assertInvalid(zero, "timeout_millis", "0");
-        assertInvalid(long60001, "timeout_millis", "60001");
-        assertInvalid(unknown, "unit_id", "nope");
-    }
-
     private void assertValue(String scope, String key, String value, long writtenBy) {
         GetResponse read = store.get(GetRequest.newBuilder().setScope(scope).setKey(bytes(key)).build());
         assertThat(read.getFound()).as("%s/%s found", scope, key).isTrue();
@@ -306,12 +232,6 @@ class StoreServiceTest {
         assertThat(detail.getLock()).isEqualTo(scope);
         assertThat(detail.getPresentedToken()).isEqualTo(presented);
         assertThat(detail.getCurrentToken()).isEqualTo(current);
-    }
-
-    private static void assertInvalid(ErrorDetail detail, String field, String valuePrefix) {
-        assertThat(detail.getReason()).as(detail.getMessage()).isEqualTo(Reason.REASON_INVALID_ARGUMENT);
-        assertThat(detail.getField()).isEqualTo(field);
-        assertThat(detail.getValue()).startsWith(valuePrefix);
     }
 
     private static ByteString bytes(String text) {

@@ -130,6 +130,87 @@ public final class StoreBackupFile {
         }
     }
 
+    /** Receives the scopes of a file, one whole scope at a time ({@link #readScopes}). */
+    @FunctionalInterface
+    public interface ScopeSink {
+        /**
+         * Receives one scope.
+         *
+         * @param scope the scope with every key, or, when {@code whole} is false, with none
+         * @param keyBytes the bytes of the scope's keys and values together
+         * @param whole false when the scope's keys and values exceed the caller's bound: they were counted, not kept
+         */
+        void scope(ImportedScope scope, long keyBytes, boolean whole) throws IOException;
+    }
+
+    /**
+     * Checks the file as {@link #verify} does (its checksum before any record is handed on), then hands every scope,
+     * whole, to {@code sink}: those with keys in the file's order of keys, then those without. Keeps at most one
+     * scope's keys in memory, and of a scope whose keys and values exceed {@code scopeKeyBytesMax} none: it is handed
+     * on with its size and {@code whole} false. Idempotency records are not handed on (they answer retries of writes
+     * made to the store the file was taken of).
+     */
+    public static Summary readScopes(Path path, long scopeKeyBytesMax, ScopeSink sink) throws IOException {
+        java.util.Map<String, StoreCodec.FenceRecord> fences = new java.util.LinkedHashMap<>();
+        ScopeRun[] run = {null};
+        Summary summary = read(path, (tag, key, value) -> {
+            if (tag == TAG_FENCE) {
+                fences.put(StoreCodec.scopeOfFenceKey(key), StoreCodec.decodeFence(value));
+                return;
+            }
+            if (tag != TAG_DATA) {
+                return;
+            }
+            String scope = StoreCodec.splitIdempotencyKey(key)[0]; // data keys are prefixed the same way
+            if (run[0] != null && !run[0].scope.equals(scope)) {
+                run[0].handTo(sink);
+                run[0] = null;
+            }
+            if (run[0] == null) {
+                run[0] = new ScopeRun(scope, fences.remove(scope), scopeKeyBytesMax);
+            }
+            byte[] userKey = Arrays.copyOfRange(key, StoreCodec.dataKey(scope, new byte[0]).length, key.length);
+            run[0].add(userKey, StoreCodec.decodeData(value));
+        });
+        if (run[0] != null) {
+            run[0].handTo(sink);
+        }
+        for (java.util.Map.Entry<String, StoreCodec.FenceRecord> fence : fences.entrySet()) {
+            new ScopeRun(fence.getKey(), fence.getValue(), scopeKeyBytesMax).handTo(sink);
+        }
+        return summary;
+    }
+
+    /** The keys of one scope read so far, kept up to a bound. */
+    private static final class ScopeRun {
+        final String scope;
+        final StoreCodec.FenceRecord fence;
+        final long keyBytesMax;
+        final List<ImportedScope.Key> keys = new ArrayList<>();
+        long keyBytes;
+
+        ScopeRun(String scope, StoreCodec.FenceRecord fence, long keyBytesMax) {
+            this.scope = scope;
+            this.fence = Objects.requireNonNull(fence, scope); // verified: every key's scope has its fence
+            this.keyBytesMax = keyBytesMax;
+        }
+
+        void add(byte[] key, StoreCodec.DataRecord record) {
+            keyBytes += key.length + record.value().length;
+            if (keyBytes <= keyBytesMax) {
+                keys.add(new ImportedScope.Key(key, record.value(), record.token()));
+            } else {
+                keys.clear(); // over the bound: counted from now on, not kept
+            }
+        }
+
+        void handTo(ScopeSink sink) throws IOException {
+            boolean whole = keyBytes <= keyBytesMax;
+            sink.scope(new ImportedScope(scope, fence.lock(), fence.policy(), fence.accepted(), fence.revision(),
+                    whole ? keys : List.of()), keyBytes, whole);
+        }
+    }
+
     /** Checks magic, version, size and checksum, then kind; returns the file's size. */
     private static long checkHeadAndDigest(Path path) throws IOException {
         long size = Files.size(path);

@@ -73,6 +73,7 @@ public final class StoreEngine implements AutoCloseable {
     private final IdempotencySweeper sweeper;
     private final StoreObservers observers = new StoreObservers();
     private final Units units;
+    private final ScopeImports imports;
     private final GroupCommit commits;
     private final WriteCommitter committer;
     /** The backups being taken, released by close if still open. */
@@ -89,6 +90,7 @@ public final class StoreEngine implements AutoCloseable {
                 options.ticker());
         this.units = new Units(database, scopes, idempotency, observers, checks, options.ticker(),
                 options.unitsOpenMax());
+        this.imports = new ScopeImports(database, scopes);
         this.commits = new GroupCommit(database, scopes, units, idempotency, sweeper, observers, options.ticker());
         // last: the committer's thread starts here and calls back into the group commit
         this.committer = new WriteCommitter("fencer-store-committer-" + database.directory().getFileName(),
@@ -103,6 +105,29 @@ public final class StoreEngine implements AutoCloseable {
      */
     public static StoreEngine open(Path directory, StoreOptions options) {
         return open(directory, options, SyncedWrites.ROCKSDB);
+    }
+
+    /**
+     * Returns true when the store in {@code directory} holds at least one scope: what a peer of a group asks of a
+     * single-node store left in its data directory (one that holds none has no data and no accepted token to lose).
+     * Opens the store and closes it again; false when {@code directory} does not exist or is empty.
+     *
+     * @throws UnavailableException when RocksDB cannot open it (for example, another process holds it)
+     */
+    public static boolean holdsScopes(Path directory) {
+        if (!java.nio.file.Files.isDirectory(directory)) {
+            return false;
+        }
+        try (java.util.stream.Stream<Path> entries = java.nio.file.Files.list(directory)) {
+            if (entries.findAny().isEmpty()) {
+                return false; // opened, it would become a database: leave an empty directory empty
+            }
+        } catch (java.io.IOException e) {
+            throw new UnavailableException("cannot list the store directory " + directory + ": " + e.getMessage(), e);
+        }
+        try (StoreEngine engine = open(directory, StoreOptions.defaults())) {
+            return engine.scopes.count() > 0;
+        }
     }
 
     /**
@@ -431,6 +456,31 @@ public final class StoreEngine implements AutoCloseable {
     /** Returns the number of idempotency records held. */
     public int idempotencyEntries() {
         return idempotency.size();
+    }
+
+    /**
+     * Imports one whole scope of another store, durably, before returning: created as given when this store does not
+     * hold it (its fence and every key in one synced batch), left alone when it holds it identically (same binding,
+     * revision and keys: a rerun of an import), except that its accepted token is raised to the imported one when that
+     * is higher (never lowered), and refused when it holds it differently. The scope is checked against this store's
+     * limits first ({@link ImportedScope#check}).
+     *
+     * <p>The engine trusts its caller here, as for {@link #createScope}: an import sets an accepted token, which only
+     * an operator may do (the server asks for {@code admin} on every scope).
+     *
+     * @return the outcome: {@link ImportOutcome.Kind#CONFLICT} naming what differs, or
+     *     {@link ImportOutcome.Kind#REFUSED} naming the limit (such as {@code scopesMax}); nothing of the scope is
+     *     written then (a scope that breaks a limit or is inconsistent, see {@link ImportedScope#check}, is refused
+     *     so too)
+     * @throws UnavailableException when the store is closed or the disk write failed (then it may have applied)
+     */
+    public ImportOutcome importScope(ImportedScope scope) {
+        try {
+            scope.check(options);
+        } catch (InvalidArgumentException | LimitExceededException e) {
+            return new ImportOutcome(scope.scope(), ImportOutcome.Kind.REFUSED, 0, e.getMessage());
+        }
+        return imports.importScope(scope);
     }
 
     /**

@@ -130,6 +130,18 @@ public final class DefaultFencedStore implements FencedStore {
         });
     }
 
+    /**
+     * Imports whole scopes ({@code Store.ImportScopes}, store.proto): the call behind {@code fencer store import}, an
+     * operator's tool, so not on {@link FencedStore}. Retried as idempotent: a scope already imported identically is
+     * skipped, never imported twice.
+     */
+    public io.fencer.api.v1.ImportScopesResponse importScopes(io.fencer.api.v1.ImportScopesRequest request) {
+        Objects.requireNonNull(request, "request");
+        checkOpen();
+        return connection.call("ImportScopes of " + request.getScopesCount() + " scopes",
+                StoreConnection.Retry.IDEMPOTENT, null, calls -> calls.stub().importScopes(request));
+    }
+
     @Override
     public StoreValue get(String scope, byte[] key) {
         return get(scope, key, null, null);

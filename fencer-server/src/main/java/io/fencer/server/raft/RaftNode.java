@@ -450,6 +450,11 @@ public final class RaftNode implements AutoCloseable {
         return ids;
     }
 
+    /** Returns how many peers the current configuration holds, voters and learners, this one included. */
+    public int configurationSize() {
+        return configurationPeers().size();
+    }
+
     /** Returns this peer's id. */
     public String peerId() {
         return selfId.toString();

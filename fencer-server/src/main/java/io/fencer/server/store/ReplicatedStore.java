@@ -82,6 +82,16 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     private static final Logger LOG = LoggerFactory.getLogger(ReplicatedStore.class);
     /** The version of {@link StoreLogEntry} this release writes and applies. */
     static final int ENTRY_VERSION = 1;
+    /**
+     * The version of a {@link StoreLogEntry} holding {@code import_scopes}: a peer that applies version 1 only halts
+     * at it rather than answer it differently from its peers (it would refuse a call it does not know).
+     */
+    static final int ENTRY_VERSION_IMPORT = 2;
+    /**
+     * The most bytes of one ImportScopes request, encoded: what one log entry holds
+     * ({@link Command.StoreEntry#STORE_ENTRY_BYTES_MAX}), less room for the entry's own fields.
+     */
+    public static final int IMPORT_REQUEST_BYTES_MAX = Command.StoreEntry.STORE_ENTRY_BYTES_MAX - 1024;
     /** The most bytes of keys and values in one write: what fits in one log entry ({@link Command.StoreEntry}). */
     public static final int BATCH_BYTES_MAX = 1 << 20;
     private static final int BACKUP_PIECE_BYTES = 1 << 20;
@@ -181,6 +191,16 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
                 .setPolicy(StoreWire.policy(policy)).build();
         StoreLogReply reply = join(propose(leaderCluster(), entry().setCreateScope(create)));
         return StoreWire.scopeInfo(reply.getScope());
+    }
+
+    /** Imports whole scopes as one log entry; every replica applies it ({@link StoreEngine#importScope}). */
+    @Override
+    public List<io.fencer.store.ImportOutcome> importScopes(List<io.fencer.store.ImportedScope> scopes) {
+        io.fencer.api.v1.ImportScopesRequest.Builder request = io.fencer.api.v1.ImportScopesRequest.newBuilder();
+        scopes.forEach(scope -> request.addScopes(StoreWire.importedScope(scope)));
+        StoreLogReply reply = join(propose(leaderCluster(), entry().setVersion(ENTRY_VERSION_IMPORT)
+                .setImportScopes(request)));
+        return StoreWire.outcomes(reply.getImported());
     }
 
     @Override
@@ -440,10 +460,11 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         } catch (InvalidProtocolBufferException e) {
             return null;
         }
-        if (entry.getVersion() != ENTRY_VERSION) {
+        if (entry.getVersion() != ENTRY_VERSION && entry.getVersion() != ENTRY_VERSION_IMPORT) {
             // Applying it as something else would make this peer differ from peers that know the version.
             throw new IllegalStateException("store entry at log index " + index + " has version "
-                    + entry.getVersion() + "; this release applies version " + ENTRY_VERSION + " only");
+                    + entry.getVersion() + "; this release applies versions " + ENTRY_VERSION + " and "
+                    + ENTRY_VERSION_IMPORT + " only");
         }
         return entry;
     }
@@ -513,6 +534,13 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
                         unit.abort(); // an op was refused: release the scope, nothing applied
                     }
                 }
+            }
+            case IMPORT_SCOPES -> {
+                List<io.fencer.store.ImportOutcome> outcomes = new java.util.ArrayList<>();
+                for (io.fencer.api.v1.ImportedScope scope : entry.getImportScopes().getScopesList()) {
+                    outcomes.add(engine.importScope(StoreWire.importedScope(scope)));
+                }
+                return StoreLogReply.newBuilder().setImported(StoreWire.outcomes(outcomes)).build();
             }
             default -> throw new InvalidArgumentException("call", entry.getCallCase().name(),
                     "a store entry holds no call this release applies");

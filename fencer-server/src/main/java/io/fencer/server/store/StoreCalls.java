@@ -1,6 +1,8 @@
 package io.fencer.server.store;
 
 import io.fencer.core.FencePolicy;
+import io.fencer.store.ImportOutcome;
+import io.fencer.store.ImportedScope;
 import io.fencer.store.Op;
 import io.fencer.store.ReadResult;
 import io.fencer.store.ScopeInfo;
@@ -31,8 +33,68 @@ interface StoreCalls {
     /** Begins a unit as {@link StoreEngine#begin}. */
     StoreUnit begin(String scope, String sequencer, Duration timeout);
 
+    /**
+     * Imports whole scopes, each as {@link StoreEngine#importScope}, in order; blocks until durable. The caller
+     * checked them ({@link io.fencer.store.ImportedScope#check}) and the caller's permission.
+     */
+    List<ImportOutcome> importScopes(List<ImportedScope> scopes);
+
     /** Returns the engine holding this node's data: for backups, options and the periodic sweeps. */
     StoreEngine engine();
+
+    /**
+     * Returns {@code calls} with {@code check} run before each call (it throws to refuse the call); {@link #engine}
+     * stays unguarded, so that a backup of the data can still be taken.
+     */
+    static StoreCalls guarded(StoreCalls calls, Runnable check) {
+        return new StoreCalls() {
+            @Override
+            public CompletableFuture<WriteResult> write(String scope, String sequencer, List<Op> ops,
+                    String idempotencyKey) {
+                try {
+                    check.run();
+                } catch (RuntimeException e) {
+                    return CompletableFuture.failedFuture(e);
+                }
+                return calls.write(scope, sequencer, ops, idempotencyKey);
+            }
+
+            @Override
+            public ReadResult get(String scope, byte[] key, String fencingSequencer) {
+                check.run();
+                return calls.get(scope, key, fencingSequencer);
+            }
+
+            @Override
+            public ScopeInfo scope(String scope) {
+                check.run();
+                return calls.scope(scope);
+            }
+
+            @Override
+            public ScopeInfo createScope(String scope, String lock, FencePolicy policy) {
+                check.run();
+                return calls.createScope(scope, lock, policy);
+            }
+
+            @Override
+            public StoreUnit begin(String scope, String sequencer, Duration timeout) {
+                check.run();
+                return calls.begin(scope, sequencer, timeout);
+            }
+
+            @Override
+            public List<ImportOutcome> importScopes(List<ImportedScope> scopes) {
+                check.run();
+                return calls.importScopes(scopes);
+            }
+
+            @Override
+            public StoreEngine engine() {
+                return calls.engine();
+            }
+        };
+    }
 
     /** The calls of a single node's store: its engine, directly. */
     static StoreCalls local(StoreEngine engine) {
@@ -61,6 +123,11 @@ interface StoreCalls {
             @Override
             public StoreUnit begin(String scope, String sequencer, Duration timeout) {
                 return StoreUnit.of(engine.begin(scope, sequencer, timeout));
+            }
+
+            @Override
+            public List<ImportOutcome> importScopes(List<ImportedScope> scopes) {
+                return scopes.stream().map(engine::importScope).toList();
             }
 
             @Override

@@ -72,9 +72,19 @@ public final class StoreRole implements AutoCloseable {
      */
     public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer,
             ScopeClaims.LockHolders holders, RefusalListener refused) {
+        return open(directory, options, registry, authorizer, holders, refused, () -> { });
+    }
+
+    /**
+     * Opens the store as {@link #open(Path, StoreOptions, MeterRegistry, Authorizer, ScopeClaims.LockHolders,
+     * RefusalListener)} does, with {@code check} run before every store call but Backup: it throws to refuse the call
+     * (a single peer's store, once its group has grown beyond it).
+     */
+    public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer,
+            ScopeClaims.LockHolders holders, RefusalListener refused, Runnable check) {
         StoreEngine engine = StoreEngine.open(directory, options);
         try {
-            return new StoreRole(StoreCalls.local(engine), null, options.keys(), DiskReserve.of(directory,
+            return new StoreRole(StoreCalls.guarded(StoreCalls.local(engine), check), null, options.keys(), DiskReserve.of(directory,
                     options.ticker()), registry, authorizer, holders, refused);
         } catch (IOException e) {
             engine.close();

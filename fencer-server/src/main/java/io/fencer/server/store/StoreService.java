@@ -10,6 +10,8 @@ import io.fencer.api.v1.CreateScopeRequest;
 import io.fencer.api.v1.FenceRequest;
 import io.fencer.api.v1.GetRequest;
 import io.fencer.api.v1.GetResponse;
+import io.fencer.api.v1.ImportScopesRequest;
+import io.fencer.api.v1.ImportScopesResponse;
 import io.fencer.api.v1.Policy;
 import io.fencer.api.v1.StoreBackupChunk;
 import io.fencer.api.v1.StoreBackupRequest;
@@ -33,6 +35,7 @@ import io.fencer.server.rpc.ErrorCatalogue;
 import io.fencer.server.rpc.PipelineStream;
 import io.fencer.server.rpc.StreamFlow;
 import io.fencer.server.rpc.Replies;
+import io.fencer.store.ImportedScope;
 import io.fencer.store.Op;
 import io.fencer.store.ReadResult;
 import io.fencer.store.ScopeInfo;
@@ -75,6 +78,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     static final int ENDED_UNITS_MAX = 10_000;
     /** The longest unit timeout a request may ask for, in milliseconds (store.proto). */
     static final long UNIT_TIMEOUT_MILLIS_MAX = 60_000;
+    /** The most scopes of one ImportScopes request (store.proto). */
+    static final int IMPORT_SCOPES_MAX = 1_000;
 
     private final StoreCalls calls;
     /** The data directory's reserve: writes are refused while its file system is short of it. */
@@ -161,6 +166,48 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             return;
         }
         new BackupStream((ServerCallStreamObserver<StoreBackupChunk>) out, backup, workers).start();
+    }
+
+    /**
+     * Imports whole scopes (store.proto): needs {@code admin} on every scope under an ACL, as a backup does, since an
+     * import sets accepted tokens; the request is checked whole (its size, its count of scopes, each scope against
+     * the store's limits) before any scope is imported.
+     */
+    @Override
+    public void importScopes(ImportScopesRequest request, StreamObserver<ImportScopesResponse> out) {
+        serve(out, () -> {
+            authorizer.checkPrefix(Permission.ADMIN, "");
+            List<ImportedScope> scopes = checkImport(request);
+            disk.check(true);
+            return StoreWire.outcomes(calls.importScopes(scopes));
+        });
+    }
+
+    /** Checks an import request whole and returns its scopes; see {@link #importScopes}. */
+    private List<ImportedScope> checkImport(ImportScopesRequest request) {
+        int bytes = request.getSerializedSize();
+        if (bytes > ReplicatedStore.IMPORT_REQUEST_BYTES_MAX) {
+            throw new InvalidArgumentException("scopes", bytes + " bytes", "the import request is " + bytes
+                    + " bytes encoded, more than the " + ReplicatedStore.IMPORT_REQUEST_BYTES_MAX + " one request"
+                    + " (one log entry of the replicated store) may have");
+        }
+        int count = request.getScopesCount();
+        if (count < 1 || count > IMPORT_SCOPES_MAX) {
+            throw new InvalidArgumentException("scopes", Integer.toString(count), "the import request holds " + count
+                    + " scopes, outside [1, " + IMPORT_SCOPES_MAX + "]");
+        }
+        List<ImportedScope> scopes = new ArrayList<>(count);
+        Set<String> names = new java.util.HashSet<>();
+        for (io.fencer.api.v1.ImportedScope wire : request.getScopesList()) {
+            ImportedScope scope = StoreWire.importedScope(wire);
+            scope.check(calls.engine().options());
+            if (!names.add(scope.scope())) {
+                throw new InvalidArgumentException("scopes", scope.scope(), "the import request holds scope '"
+                        + scope.scope() + "' twice");
+            }
+            scopes.add(scope);
+        }
+        return scopes;
     }
 
     /** Returns the flow-control counters of the Pipeline streams. */

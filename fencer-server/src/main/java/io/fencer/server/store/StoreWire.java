@@ -88,4 +88,48 @@ final class StoreWire {
         return new ScopeInfo(info.getScope(), info.getLock(), policy(info.getPolicy()), info.getAccepted(),
                 info.getRevision(), info.getExists(), null);
     }
+
+    /** Returns an imported scope from its wire form; names and limits are checked by the engine. */
+    static io.fencer.store.ImportedScope importedScope(io.fencer.api.v1.ImportedScope wire) {
+        List<io.fencer.store.ImportedScope.Key> keys = new ArrayList<>(wire.getKeysCount());
+        for (io.fencer.api.v1.ImportedKey key : wire.getKeysList()) {
+            keys.add(new io.fencer.store.ImportedScope.Key(key.getKey().toByteArray(), key.getValue().toByteArray(),
+                    key.getWrittenBy()));
+        }
+        return new io.fencer.store.ImportedScope(wire.getScope(), wire.getLock().isEmpty() ? wire.getScope()
+                : wire.getLock(), policy(wire.getPolicy()), wire.getAccepted(), wire.getRevision(), keys);
+    }
+
+    /** Returns the wire form of an imported scope. */
+    static io.fencer.api.v1.ImportedScope importedScope(io.fencer.store.ImportedScope scope) {
+        io.fencer.api.v1.ImportedScope.Builder wire = io.fencer.api.v1.ImportedScope.newBuilder()
+                .setScope(scope.scope()).setLock(scope.lock()).setPolicy(policy(scope.policy()))
+                .setAccepted(scope.accepted()).setRevision(scope.revision());
+        for (io.fencer.store.ImportedScope.Key key : scope.keys()) {
+            wire.addKeys(io.fencer.api.v1.ImportedKey.newBuilder().setKey(com.google.protobuf.ByteString.copyFrom(
+                    key.key())).setValue(com.google.protobuf.ByteString.copyFrom(key.value()))
+                    .setWrittenBy(key.writtenBy()));
+        }
+        return wire.build();
+    }
+
+    static io.fencer.api.v1.ImportScopesResponse outcomes(List<io.fencer.store.ImportOutcome> outcomes) {
+        io.fencer.api.v1.ImportScopesResponse.Builder response = io.fencer.api.v1.ImportScopesResponse.newBuilder();
+        for (io.fencer.store.ImportOutcome outcome : outcomes) {
+            response.addOutcomes(io.fencer.api.v1.ImportedScopeOutcome.newBuilder().setScope(outcome.scope())
+                    .setKind(io.fencer.api.v1.ImportedScopeOutcome.Kind.valueOf(outcome.kind().name()))
+                    .setAccepted(outcome.accepted()).setDetail(outcome.detail()));
+        }
+        return response.build();
+    }
+
+    static List<io.fencer.store.ImportOutcome> outcomes(io.fencer.api.v1.ImportScopesResponse response) {
+        List<io.fencer.store.ImportOutcome> outcomes = new ArrayList<>(response.getOutcomesCount());
+        for (io.fencer.api.v1.ImportedScopeOutcome outcome : response.getOutcomesList()) {
+            outcomes.add(new io.fencer.store.ImportOutcome(outcome.getScope(),
+                    io.fencer.store.ImportOutcome.Kind.valueOf(outcome.getKind().name()), outcome.getAccepted(),
+                    outcome.getDetail()));
+        }
+        return outcomes;
+    }
 }

@@ -101,6 +101,7 @@ final class Router implements AutoCloseable {
     private final long attemptTimeoutNanos;
     private final RetryBudget.Sleeper sleeper;
     private final ClientTransport transport;
+    private final ClientEventLoops eventLoops = new ClientEventLoops("fencer-client");
     /** Whether each endpoint gets a {@link Pipeline} stream for Acquire and Release. */
     private final boolean pipelining;
     private volatile String current;
@@ -444,7 +445,7 @@ final class Router implements AutoCloseable {
     }
 
     private Peer connect(String endpoint) {
-        ManagedChannel channel = transport.channelBuilder(endpoint)
+        ManagedChannel channel = eventLoops.use(transport.channelBuilder(endpoint))
                 // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
                 .disableRetry()
                 .build();
@@ -517,5 +518,6 @@ final class Router implements AutoCloseable {
                 peer.channel().shutdownNow();
             }
         }
+        eventLoops.close();
     }
 }

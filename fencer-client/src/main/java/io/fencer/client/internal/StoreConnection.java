@@ -80,6 +80,7 @@ final class StoreConnection implements AutoCloseable {
     private final java.util.List<String> endpoints; // guarded by itself
     private final java.util.Map<String, Endpoint> channels = new java.util.concurrent.ConcurrentHashMap<>();
     private final ClientTransport transport;
+    private final ClientEventLoops eventLoops = new ClientEventLoops("fencer-store-client");
     private final boolean pipelining;
     private volatile String current;
     private final long callTimeoutNanos;
@@ -145,7 +146,7 @@ final class StoreConnection implements AutoCloseable {
 
     private Endpoint channelOf(String endpoint) {
         return channels.computeIfAbsent(endpoint, address -> {
-            ManagedChannel channel = transport.channelBuilder(address)
+            ManagedChannel channel = eventLoops.use(transport.channelBuilder(address))
                     // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
                     .disableRetry()
                     // the store accepts batches up to 4 MiB and reads return values up to 1 MiB
@@ -292,5 +293,6 @@ final class StoreConnection implements AutoCloseable {
                 endpoint.channel().shutdownNow();
             }
         }
+        eventLoops.close();
     }
 }

@@ -70,8 +70,8 @@ class StoreImportCommandTest {
         try (StoreEngine engine = StoreEngine.open(source, StoreOptions.defaults())) {
             List<CompletableFuture<?>> writes = new ArrayList<>();
             for (int i = 0; i < StoreImportCommand.REQUEST_SCOPES_MAX + 1; i++) {
-                writes.add(engine.writeAsync("s" + i, sequencer("s" + i, 1), List.of(Op.put(bytes("k"), bytes("v" + i))),
-                        null));
+                writes.add(engine.writeAsync("s" + i, sequencer("s" + i, 1),
+                        List.of(Op.put(bytes("k"), bytes("v" + i))), null));
             }
             writes.add(engine.writeAsync("big", sequencer("big", 1), List.of(Op.put(bytes("a"), new byte[600_000]),
                     Op.put(bytes("b"), new byte[600_000])), null));

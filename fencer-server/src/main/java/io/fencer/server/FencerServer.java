@@ -314,8 +314,8 @@ public final class FencerServer implements AutoCloseable {
      * than one, or {@code --join}), or returns null: a single peer keeps the single-node store.
      *
      * <p>A peer whose data directory holds a single-node store with at least one scope (a group upgraded from a
-     * release whose peers each kept their own, or a single server turned into a group) refuses to start: serving that store would make
-     * the group serve different stores on different peers (a client following the leader writes to whichever the
+     * release whose peers each kept their own, or a single server turned into a group) refuses to start: serving
+     * that store would make the group serve different stores on different peers (a client following the leader writes to whichever the
      * leader serves), and serving the replicated store instead would hide its data and its accepted tokens, which
      * older tokens would then pass. The operator moves the directory away and imports it ({@code fencer store
      * import}), which loses no accepted token (docs/store.md).
@@ -330,7 +330,8 @@ public final class FencerServer implements AutoCloseable {
         }
         if (Files.isDirectory(local)) {
             // Every peer of the previous release made one, written to or not: one without a scope holds nothing.
-            LOG.info("the single-node store in {} holds no scope: this peer serves the group's replicated store", local);
+            LOG.info("the single-node store in {} holds no scope: this peer serves the group's replicated store",
+                    local);
         }
         return ReplicatedStore.open(config.dataDir().resolve("store-replica"),
                 config.store().withKeys(config.tokenKeys()));

@@ -312,8 +312,8 @@ public final class StoreBackupFile {
     private static byte[] field(DataInputStream in, int bytesMax, Path path, String what) throws IOException {
         int length = in.readInt();
         if (length < 0 || length > bytesMax) {
-            throw new StoreBackupFileException(path + " holds a record " + what + " of " + Integer.toUnsignedLong(length)
-                    + " bytes, outside [0, " + bytesMax + "]");
+            throw new StoreBackupFileException(path + " holds a record " + what + " of "
+                    + Integer.toUnsignedLong(length) + " bytes, outside [0, " + bytesMax + "]");
         }
         byte[] bytes = new byte[length];
         in.readFully(bytes);

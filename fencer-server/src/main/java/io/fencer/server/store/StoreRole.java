@@ -49,8 +49,8 @@ public final class StoreRole implements AutoCloseable {
     private final ScheduledExecutorService sweeper;
     private final StoreService service;
 
-    private StoreRole(StoreCalls calls, ReplicatedStore replicated, io.fencer.core.TokenKeys claimKeys, DiskReserve disk,
-            MeterRegistry registry, Authorizer authorizer, ScopeClaims.LockHolders holders, RefusalListener refused) {
+    private StoreRole(StoreCalls calls, ReplicatedStore replicated, io.fencer.core.TokenKeys claimKeys,
+            DiskReserve disk, MeterRegistry registry, Authorizer authorizer, ScopeClaims.LockHolders holders, RefusalListener refused) {
         this.calls = calls;
         this.replicated = replicated;
         this.workers = new ThreadPoolExecutor(WORKERS, WORKERS, 0, TimeUnit.MILLISECONDS,
@@ -59,7 +59,8 @@ public final class StoreRole implements AutoCloseable {
         // a replica's own clock stands still (StoreEngine#openReplica): time the service by the server's
         Ticker ticker = replicated == null ? calls.engine().options().ticker() : replicated.ticker();
         this.service = new StoreService(calls, disk, ticker, workers, WORK_QUEUE_MAX,
-                new StoreMetrics(registry, ticker, refused), authorizer, new ScopeClaims(authorizer, claimKeys, holders));
+                new StoreMetrics(registry, ticker, refused), authorizer,
+                new ScopeClaims(authorizer, claimKeys, holders));
         service.pipelineFlow().register(registry);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
@@ -84,8 +85,8 @@ public final class StoreRole implements AutoCloseable {
             ScopeClaims.LockHolders holders, RefusalListener refused, Runnable check) {
         StoreEngine engine = StoreEngine.open(directory, options);
         try {
-            return new StoreRole(StoreCalls.guarded(StoreCalls.local(engine), check), null, options.keys(), DiskReserve.of(directory,
-                    options.ticker()), registry, authorizer, holders, refused);
+            return new StoreRole(StoreCalls.guarded(StoreCalls.local(engine), check), null, options.keys(),
+                    DiskReserve.of(directory, options.ticker()), registry, authorizer, holders, refused);
         } catch (IOException e) {
             engine.close();
             throw new UncheckedIOException("cannot read the file system of " + directory, e);

@@ -4,7 +4,7 @@ import io.fencer.api.v1.ImportScopesRequest;
 import io.fencer.api.v1.ImportScopesResponse;
 import io.fencer.api.v1.ImportedScopeOutcome;
 import io.fencer.client.FencerClient;
-import io.fencer.client.internal.DefaultFencedStore;
+import io.fencer.client.FencedStore;
 import io.fencer.core.FencePolicy;
 import io.fencer.server.store.ReplicatedStore;
 import io.fencer.store.ImportedScope;
@@ -111,7 +111,7 @@ final class StoreImportCommand implements Callable<Integer> {
         StoreBackupFile.Summary summary = StoreBackupFile.verify(file);
         Map<String, Long> floors = fenceFrom == null || fenceFrom.isEmpty() ? Map.of() : floors(summary);
         PrintWriter out = spec.commandLine().getOut();
-        try (DefaultFencedStore store = (DefaultFencedStore) timeouts.apply(tls.apply(
+        try (FencedStore store = timeouts.apply(tls.apply(
                 io.fencer.client.Fencer.newStoreBuilder().endpoint(String.join(",", server)))).build()) {
             Batch batch = new Batch(store, out);
             StoreBackupFile.readScopes(file, ReplicatedStore.IMPORT_REQUEST_BYTES_MAX, (scope, keyBytes, whole) -> {
@@ -139,13 +139,13 @@ final class StoreImportCommand implements Callable<Integer> {
 
     /** Scopes gathered into requests of at most {@link #REQUEST_SCOPES_MAX} and the entry's bytes. */
     private final class Batch {
-        private final DefaultFencedStore store;
+        private final FencedStore store;
         private final PrintWriter out;
         private ImportScopesRequest.Builder request = ImportScopesRequest.newBuilder();
         /** The encoded size of {@link #request}, kept as scopes are added (building it each time costs a copy). */
         private int requestBytes;
 
-        Batch(DefaultFencedStore store, PrintWriter out) {
+        Batch(FencedStore store, PrintWriter out) {
             this.store = store;
             this.out = out;
         }
@@ -171,7 +171,12 @@ final class StoreImportCommand implements Callable<Integer> {
             if (request.getScopesCount() == 0) {
                 return;
             }
-            ImportScopesResponse response = store.importScopes(request.build());
+            ImportScopesResponse response;
+            try {
+                response = ImportScopesResponse.parseFrom(store.importScopes(request.build().toByteArray()));
+            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                throw new IllegalStateException("the server's import answer does not decode: " + e.getMessage(), e);
+            }
             for (ImportedScopeOutcome outcome : response.getOutcomesList()) {
                 report(out, outcome.getScope(), outcome.getKind().name(), outcome.getDetail());
             }

@@ -182,6 +182,18 @@ public interface FencedStore extends AutoCloseable {
      */
     long backup(java.io.OutputStream out, Duration timeout);
 
+    /**
+     * Imports whole scopes, for {@code fencer store import} and other operators' tools (applications write through
+     * {@link #write}): {@code request} is an encoded {@code fencer.v1.ImportScopesRequest} and the answer an encoded
+     * {@code fencer.v1.ImportScopesResponse}; the wire contract ({@code store.proto}) states both. Bytes, not the
+     * generated classes, so that this API carries no generated code. Needs {@code admin} on every scope under ACLs.
+     * Retried as idempotent: a scope already imported identically is skipped, never imported twice.
+     *
+     * @throws IllegalArgumentException when {@code request} does not decode
+     * @throws io.fencer.core.PermissionDeniedException without the {@code admin} permission
+     */
+    byte[] importScopes(byte[] request);
+
     /** Closes the connection. A lock service client given to the builder stays open: its owner closes it. */
     @Override
     void close();

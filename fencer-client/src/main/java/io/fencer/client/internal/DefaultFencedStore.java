@@ -130,16 +130,19 @@ public final class DefaultFencedStore implements FencedStore {
         });
     }
 
-    /**
-     * Imports whole scopes ({@code Store.ImportScopes}, store.proto): the call behind {@code fencer store import}, an
-     * operator's tool, so not on {@link FencedStore}. Retried as idempotent: a scope already imported identically is
-     * skipped, never imported twice.
-     */
-    public io.fencer.api.v1.ImportScopesResponse importScopes(io.fencer.api.v1.ImportScopesRequest request) {
+    @Override
+    public byte[] importScopes(byte[] request) {
         Objects.requireNonNull(request, "request");
+        io.fencer.api.v1.ImportScopesRequest decoded;
+        try {
+            decoded = io.fencer.api.v1.ImportScopesRequest.parseFrom(request);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IllegalArgumentException("the import request (" + request.length + " bytes) does not decode as"
+                    + " an ImportScopesRequest: " + e.getMessage(), e);
+        }
         checkOpen();
-        return connection.call("ImportScopes of " + request.getScopesCount() + " scopes",
-                StoreConnection.Retry.IDEMPOTENT, null, calls -> calls.stub().importScopes(request));
+        return connection.call("ImportScopes of " + decoded.getScopesCount() + " scopes",
+                StoreConnection.Retry.IDEMPOTENT, null, calls -> calls.stub().importScopes(decoded)).toByteArray();
     }
 
     @Override

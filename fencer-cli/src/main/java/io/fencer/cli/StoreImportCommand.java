@@ -3,7 +3,6 @@ package io.fencer.cli;
 import io.fencer.api.v1.ImportScopesRequest;
 import io.fencer.api.v1.ImportScopesResponse;
 import io.fencer.api.v1.ImportedScopeOutcome;
-import io.fencer.client.FencerClient;
 import io.fencer.client.FencedStore;
 import io.fencer.core.FencePolicy;
 import io.fencer.server.store.ReplicatedStore;
@@ -206,20 +205,7 @@ final class StoreImportCommand implements Callable<Integer> {
 
     /** Each bound lock's floor from --fence-from, as fencer store restore reads it. */
     private Map<String, Long> floors(StoreBackupFile.Summary summary) {
-        if (fenceFrom.size() > ClientOptions.ENDPOINTS_MAX) {
-            throw new ParameterException(spec.commandLine(), "--fence-from names " + fenceFrom.size()
-                    + " endpoints, more than the " + ClientOptions.ENDPOINTS_MAX + " allowed");
-        }
-        Map<String, Long> floors = new HashMap<>();
-        try (FencerClient locks = timeouts.apply(tls.apply(io.fencer.client.Fencer.newBuilder()
-                .endpoints(fenceFrom.toArray(String[]::new)))).build()) {
-            for (StoreBackupFile.ScopeFence scope : summary.scopes()) {
-                if (!floors.containsKey(scope.lock())) {
-                    floors.put(scope.lock(), StoreRestoreCommand.floor(locks.describe(scope.lock())));
-                }
-            }
-        }
-        return floors;
+        return StoreRestoreCommand.floorsFromLockService(summary, fenceFrom, tls, timeouts, spec);
     }
 
     /**

@@ -116,6 +116,12 @@ final class StoreRestoreCommand implements Callable<Integer> {
      * reaches. Every token superseded by the time of the read is below the floor.
      */
     private Map<String, Long> floorsFromLockService(StoreBackupFile.Summary backup) {
+        return floorsFromLockService(backup, fenceFrom, tls, timeouts, spec);
+    }
+
+    /** The floors of {@code backup}'s bound locks read from the group at {@code fenceFrom}; shared with import. */
+    static Map<String, Long> floorsFromLockService(StoreBackupFile.Summary backup, List<String> fenceFrom,
+            ClientTlsOptions tls, TimeoutOptions timeouts, CommandSpec spec) {
         if (fenceFrom.size() > ClientOptions.ENDPOINTS_MAX) {
             throw new ParameterException(spec.commandLine(), "--fence-from names " + fenceFrom.size()
                     + " endpoints, more than the " + ClientOptions.ENDPOINTS_MAX + " allowed");

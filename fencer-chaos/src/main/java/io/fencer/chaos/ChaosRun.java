@@ -48,6 +48,8 @@ public final class ChaosRun {
     /** The lock the workers share (the store scope has the same name), or the semaphore of the semaphore workload. */
     static final String LOCK = "chaos";
     private static final Duration PAUSE_ARM_WAIT = Duration.ofSeconds(10);
+    /** The longest a pause is held past its schedule for another worker's write (see PauseHold). */
+    private static final Duration PAUSE_HOLD_MAX = Duration.ofSeconds(20);
     private static final Duration WORKER_STOP_TIMEOUT = Duration.ofSeconds(20);
     private static final Duration FINAL_READ_TIMEOUT = Duration.ofSeconds(60);
     /** The JVM option that switches a lock peer's lease fix off (test only; see {@link ChaosOptions}). */
@@ -263,8 +265,13 @@ public final class ChaosRun {
         switch (fault.kind()) {
             case PAUSE -> {
                 WorkerHandle worker = workers.get(fault.worker() - 1);
-                worker.pauseAfterNextRead(PAUSE_ARM_WAIT);
+                if (!worker.pauseAfterNextRead(PAUSE_ARM_WAIT)) {
+                    out.println("    " + worker.id + " read nothing within " + PAUSE_ARM_WAIT.toSeconds()
+                            + " s: frozen where it was");
+                    out.flush();
+                }
                 Thread.sleep(fault.durationMillis());
+                PauseHold.untilAnotherWrote(worker, workers, PAUSE_HOLD_MAX, out);
                 worker.resume();
             }
             case KILL_WORKER -> {

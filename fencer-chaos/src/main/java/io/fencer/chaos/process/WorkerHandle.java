@@ -16,7 +16,9 @@ import java.util.function.IntFunction;
 /**
  * The harness's side of one worker: its current process (a killed worker is started again under the same name
  * and history file), and the pause armed against it. An armed pause fires on the worker's next {@code read} line,
- * from the thread that reads the worker's output, so the worker is frozen between its read and its write.
+ * from the thread that reads the worker's output, so the worker is frozen between its read and its write. The
+ * worker's {@code wrote} lines say when it last had a write acknowledged, which the harness uses to hold another
+ * worker's pause until someone wrote past it.
  */
 public final class WorkerHandle implements AutoCloseable {
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
@@ -31,6 +33,10 @@ public final class WorkerHandle implements AutoCloseable {
     private volatile ChildProcess process;
     /** When the worker last said it read under a grant ({@code System.nanoTime()}), or 0. */
     private volatile long lastReadNanos;
+    /** When the worker last said a write of its was acknowledged ({@code System.nanoTime()}), or 0. */
+    private volatile long lastWriteNanos;
+    /** When the worker was last frozen ({@code System.nanoTime()}), or 0. */
+    private volatile long frozenNanos;
     private int incarnation;
 
     public WorkerHandle(String id, Path historyFile, Launcher launcher, Path logDirectory, HistoryLog nemesis,
@@ -66,7 +72,19 @@ public final class WorkerHandle implements AutoCloseable {
                 freeze();
                 latch.countDown();
             }
+        } else if (line.startsWith("wrote ")) {
+            lastWriteNanos = System.nanoTime();
         }
+    }
+
+    /** Returns when the worker last had a write acknowledged, on {@code System.nanoTime()}; 0 when it never did. */
+    public long lastWriteNanos() {
+        return lastWriteNanos;
+    }
+
+    /** Returns when the worker was last frozen, on {@code System.nanoTime()}; 0 when it never was. */
+    public long frozenNanos() {
+        return frozenNanos;
     }
 
     /** Returns when the worker last read under a grant, on {@code System.nanoTime()}; 0 when it never did. */
@@ -77,16 +95,21 @@ public final class WorkerHandle implements AutoCloseable {
     /**
      * Freezes the worker right after its next read under a grant, waiting at most {@code wait} for it; when it
      * does not read in time (it waits for the lock), freezes it wherever it is.
+     *
+     * @return whether the worker was frozen right after a read (false: wherever it was)
      */
-    public void pauseAfterNextRead(Duration wait) throws InterruptedException {
+    public boolean pauseAfterNextRead(Duration wait) throws InterruptedException {
         CountDownLatch latch = new CountDownLatch(1);
         armedPause.set(latch);
         if (!latch.await(wait.toMillis(), TimeUnit.MILLISECONDS) && armedPause.getAndSet(null) != null) {
             freeze();
+            return false;
         }
+        return true;
     }
 
     private void freeze() {
+        frozenNanos = System.nanoTime();
         process.pause();
         nemesis.info(HistoryEvent.Op.PAUSE, id);
     }

@@ -375,6 +375,8 @@ public final class Worker {
             }
             history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.OK, op).withToken(token)
                     .withValue(value).withRevision(receipt.revision()).withTarget(slot));
+            control.println("wrote " + token);
+            control.flush();
         } catch (RuntimeException e) {
             noteFailure(outcomeOfWrite(e), op, token, value, slot, describe(e));
         }

@@ -87,6 +87,28 @@ class LauncherProcessTest {
     }
 
     /**
+     * Servers compile their hot paths sooner (a fresh peer served a lone client at half speed for its first ten to
+     * thirty seconds); client commands keep their own setting, and other commands the JVM's default.
+     */
+    @Test
+    void fencer_serverCommands_compileHotCodeSooner() throws Exception {
+        assertThat(JAR).exists();
+
+        assertThat(scaling("server")).as("server").isEqualTo("0.100000");
+        assertThat(scaling("store-server")).as("store-server").isEqualTo("0.100000");
+        assertThat(scaling("lock")).as("a client command: its own setting").isEqualTo("3.000000");
+        assertThat(scaling("bench")).as("the control: a bench keeps the JVM's default").isEqualTo("1.000000");
+    }
+
+    /** Returns the compile-threshold scaling the launcher gives {@code command} (as {@code command --help}). */
+    private static String scaling(String command) throws Exception {
+        String flags = run(List.of(command, "--help"), "-XX:+PrintFlagsFinal");
+        return flags.lines().filter(line -> line.contains(" CompileThresholdScaling ")).findFirst()
+                .map(line -> line.replaceAll(".*=\\s*(\\S+).*", "$1"))
+                .orElseThrow(() -> new AssertionError("no CompileThresholdScaling in\n" + flags));
+    }
+
+    /**
      * Returns the archive of this jar and this test's Java, making it first when there is none. Its name carries
      * the Java's home, as the launcher spells it (every character but letters and digits as '_').
      */

@@ -139,7 +139,8 @@ final class ServerCommand implements Callable<Integer> {
             description = "The longest a lone command waits for another to share its Raft log entry, once lone commands"
                     + " have lately found company (the window is half the recent entry latency, at most this): on a "
                     + "contended lock the next holder's Release and the releaser's next Acquire then share one commit; "
-                    + "a lone client never waits; 0 = off, at most 10ms (default: ${DEFAULT-VALUE}).")
+                    + "a lone client never waits, but its release answered before durable (one peer) waits this long "
+                    + "at most for its next command; 0 = off, at most 10ms (default: ${DEFAULT-VALUE}).")
     Duration linger;
 
     @Option(names = "--http-port", paramLabel = "PORT",

@@ -32,7 +32,8 @@ public interface Grant extends AutoCloseable {
     /**
      * Releases the lock, if this grant is still the holder. Releasing a grant that was already superseded
      * (its session expired) changes nothing and is not an error here; see {@link FencerClient#release} for the
-     * strict form.
+     * strict form. A server that runs alone may answer before the release is durable: every later call and read
+     * sees it released, and if that server restarts before the release is durable, the client sends it again.
      */
     @Override
     void close();

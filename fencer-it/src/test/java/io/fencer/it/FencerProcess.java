@@ -220,6 +220,14 @@ final class FencerProcess implements AutoCloseable {
         awaitExit(Duration.ofSeconds(30));
     }
 
+    /**
+     * Sends SIGKILL without waiting for the exit: a process with a thread blocked on a frozen file system exits only
+     * once the file system thaws ({@link #awaitExit} then).
+     */
+    void sendKill() {
+        process.destroyForcibly();
+    }
+
     /** Waits for the process to exit and returns its status. */
     int awaitExit(Duration timeout) {
         try {

@@ -153,6 +153,26 @@ final class LockApply {
     }
 
     /**
+     * True when {@code release}, applied now, would release its plain lock and grant nobody: the session is open, the
+     * secret is its own, it holds the lock under the release's token, and nobody waits for the lock. Changes nothing.
+     */
+    boolean releasesAlone(Command.Release release) {
+        if (release.secretHash() == SecretHash.NOT_CARRIED) {
+            return false;
+        }
+        SessionRecord session = state.sessions.get(release.sessionId());
+        if (session == null || MachineState.refusal(session, release.secretHash()) != null) {
+            return false;
+        }
+        LockRecord record = state.locks.get(release.lock());
+        if (record == null || record.semaphore != null || !record.waiters.isEmpty()) {
+            return false;
+        }
+        FencingToken held = record.tokenOf(session.id);
+        return held != null && held.value() == release.token();
+    }
+
+    /**
      * Applies a version-1 Release as the previous release did: the holder's current token releases, whichever session
      * proposed it (version 1 carried none). Only replayed log entries come here (see {@link CommandCodec}).
      */

@@ -321,6 +321,15 @@ public final class LockStateMachine {
         return state.usage.takeChanges();
     }
 
+    /**
+     * True when {@code release}, applied now, would release its plain lock and grant nobody (its session is open, the
+     * secret is the session's, the session holds the lock under the release's token, nobody waits). Changes nothing:
+     * a peer that answers such a release before it is durable asks this first.
+     */
+    public boolean releasesAlone(Command.Release release) {
+        return lockApply.releasesAlone(Objects.requireNonNull(release, "release"));
+    }
+
     /** The session opened with {@code requestId} (a retried open would return it), or empty. */
     public Optional<SessionView> sessionOpenedBy(String requestId) {
         Long id = requestId.isEmpty() ? null : state.sessionIdsByRequestId.get(requestId);

@@ -880,6 +880,39 @@ class LockStateMachineTest {
                 .isEqualTo(new Result.SessionOpened(3, TTL_MILLIS));
     }
 
+    /**
+     * The question a peer asks before answering a release early: only a release that must succeed as the state stands
+     * and grants nobody says yes, and asking changes nothing.
+     */
+    @Test
+    void releasesAlone_onlyTheHoldersRightTokenWithNobodyWaiting_saysYesAndChangesNothing() {
+        long holder = open();
+        long other = open();
+        FencingToken token = acquire(holder, "orders");
+        FencingToken waited = acquire(holder, "invoices");
+        queue(other, "invoices", "wait-invoices");
+        byte[] before = snapshot(machine);
+
+        assertThat(machine.releasesAlone(new Command.Release(holder, HASH, "orders", token.value()))).isTrue();
+        assertThat(machine.releasesAlone(new Command.Release(holder, HASH, "orders", token.value() - 1)))
+                .as("another token").isFalse();
+        assertThat(machine.releasesAlone(new Command.Release(other, HASH, "orders", token.value())))
+                .as("another session").isFalse();
+        assertThat(machine.releasesAlone(new Command.Release(holder, SecretHash.of("a wrong secret"), "orders",
+                token.value()))).as("a wrong secret").isFalse();
+        assertThat(machine.releasesAlone(new Command.Release(holder, SecretHash.NOT_CARRIED, "orders",
+                token.value()))).as("a version-1 release, without a secret").isFalse();
+        assertThat(machine.releasesAlone(new Command.Release(holder, HASH, "invoices", waited.value())))
+                .as("a release that grants a waiter").isFalse();
+        assertThat(machine.releasesAlone(new Command.Release(holder, HASH, "unknown", 1))).as("no such lock")
+                .isFalse();
+        assertThat(machine.releasesAlone(new Command.Release(999, HASH, "orders", token.value())))
+                .as("no such session").isFalse();
+        assertThat(snapshot(machine)).as("the state").isEqualTo(before);
+        assertThat(apply(new Command.Release(holder, HASH, "orders", token.value())).result())
+                .as("the release it vouched for").isEqualTo(new Result.Released(token, null));
+    }
+
     // ---- helpers
 
     private Applied apply(Command command) {

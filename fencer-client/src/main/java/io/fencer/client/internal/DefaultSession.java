@@ -1,8 +1,10 @@
 package io.fencer.client.internal;
 
 import io.fencer.api.v1.CloseSessionRequest;
+import io.fencer.api.v1.DurableMark;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.ReleaseRequest;
+import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.RevokedGrant;
 import io.fencer.client.FencedLock;
 import io.fencer.client.FencedMultiLock;
@@ -13,6 +15,7 @@ import io.fencer.client.SessionLoss;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.LockNames;
+import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.UnavailableException;
@@ -52,6 +55,7 @@ final class DefaultSession implements Session {
     private final CompletableFuture<SessionLoss> ended = new CompletableFuture<>();
     private final CompletionStage<SessionLoss> endedView = ended.minimalCompletionStage();
     private final AtomicBoolean closeRequested = new AtomicBoolean();
+    private final PendingReleases pendingReleases = new PendingReleases();
     /**
      * The current jeopardy episode: completed when the keepalive thread finds the session in jeopardy, replaced by a
      * pending one when an acknowledgement ends the episode, completed with zero when the session ends.
@@ -142,10 +146,18 @@ final class DefaultSession implements Session {
      * the service then answers NOT_HOLDER, as for any token that is not this session's.
      */
     void releaseToken(FencingToken token) {
+        // A release answered before durable is kept until a durable mark confirms it (see PendingReleases).
         ReleaseRequest request = ReleaseRequest.newBuilder().setToken(Protos.toProto(token)).setSessionId(id)
-                .setSessionSecret(secret).build();
+                .setSessionSecret(secret).setAnswerBeforeDurable(pendingReleases.hasRoom()).build();
         try {
-            router().call("Release " + token, calls -> calls.call(LocksGrpc.getReleaseMethod(), request));
+            ReleaseResponse response = router().call("Release " + token,
+                    calls -> calls.call(LocksGrpc.getReleaseMethod(), request));
+            if (response.hasDurable()) {
+                durableSeen(response.getDurable());
+            }
+            if (response.getPendingSequence() > 0) {
+                pendingReleases.add(token, response.getDurable().getIncarnation(), response.getPendingSequence());
+            }
         } catch (SessionExpiredException e) {
             expiredByServer(e);
             throw e;
@@ -153,6 +165,42 @@ final class DefaultSession implements Session {
             unauthenticatedByServer(e);
             throw e;
         }
+    }
+
+    /**
+     * Takes a durable mark from an answer of the service: it confirms the releases answered before durable that it
+     * covers, and re-sends, on the client's event threads, those it shows the service may have lost in a restart.
+     */
+    void durableSeen(DurableMark mark) {
+        for (FencingToken token : pendingReleases.observe(mark)) {
+            notify(() -> resendRelease(token));
+        }
+    }
+
+    private void resendRelease(FencingToken token) {
+        if (loss.get() != null) {
+            return; // the session's end released its locks
+        }
+        ReleaseRequest request = ReleaseRequest.newBuilder().setToken(Protos.toProto(token)).setSessionId(id)
+                .setSessionSecret(secret).build();
+        try {
+            router().call("Release " + token, calls -> calls.call(LocksGrpc.getReleaseMethod(), request));
+            LOG.log(System.Logger.Level.INFO, "re-sent the release of {0} (session {1}): the service restarted before"
+                    + " it was durable, and had lost it", token, id);
+        } catch (NotHolderException e) {
+            LOG.log(System.Logger.Level.DEBUG, "the release of {0} had been durable: {1}", token, e.getMessage());
+        } catch (SessionExpiredException | SessionUnauthenticatedException e) {
+            LOG.log(System.Logger.Level.DEBUG, "session {0} ended: its locks are released", id);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not re-send the release of {0} (session {1}); trying again at"
+                    + " the next keepalive: {2}", token, id, e.getMessage());
+            pendingReleases.retry(token);
+        }
+    }
+
+    /** Releases answered before they were durable, not yet confirmed: for tests and metrics. */
+    int pendingReleaseCount() {
+        return pendingReleases.size();
     }
 
     @Override
@@ -363,6 +411,7 @@ final class DefaultSession implements Session {
             return true;
         }
         boolean wasAlive = lose(SessionLoss.Cause.CLOSED, "closed by the application", Runnable::run);
+        pendingReleases.clear(); // closing the session releases its locks, lost releases included
         SessionLoss known = loss.get();
         // A session lost as UNREACHABLE may still live on the service: closing it frees its locks sooner.
         if (!askService || !(wasAlive || known.cause() == SessionLoss.Cause.UNREACHABLE)) {

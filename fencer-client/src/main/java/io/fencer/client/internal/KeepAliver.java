@@ -312,6 +312,9 @@ final class KeepAliver implements AutoCloseable {
         if (response.getRevokedCount() > 0) {
             lease.session.revokedByService(response.getRevokedList());
         }
+        if (response.hasDurable()) {
+            lease.session.durableSeen(response.getDurable());
+        }
         Long sentNanos = lease.outstandingSentNanos.pollFirst();
         if (sentNanos != null && sentNanos - lease.leaseStartNanos > 0) {
             lease.leaseStartNanos = sentNanos;

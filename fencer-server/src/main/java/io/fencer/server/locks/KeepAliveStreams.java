@@ -12,6 +12,7 @@ import io.fencer.core.UnavailableException;
 import io.fencer.lock.SecretHash;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.Permission;
+import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftNode;
 import io.fencer.server.rpc.ErrorCatalogue;
 import io.fencer.server.rpc.PacedRequests;
@@ -24,6 +25,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,10 +52,14 @@ final class KeepAliveStreams {
     private final Authorizer authorizer;
     /** Refuses a message unless this peer serves: the same check as every other call of the service. */
     private final Runnable checkServing;
+    /** The proposer's durable mark, for every renewal: it confirms releases answered before they were durable. */
+    private final Supplier<Proposer.DurableMark> durable;
     private final Set<KeepAliveStream> streams = ConcurrentHashMap.newKeySet();
     private final StreamFlow flow = new StreamFlow("locks.keepAlive");
 
-    KeepAliveStreams(RaftNode raft, SessionKeeper keeper, Authorizer authorizer, Runnable checkServing) {
+    KeepAliveStreams(RaftNode raft, SessionKeeper keeper, Authorizer authorizer, Runnable checkServing,
+            Supplier<Proposer.DurableMark> durable) {
+        this.durable = durable;
         this.raft = raft;
         this.keeper = keeper;
         this.authorizer = authorizer;
@@ -250,7 +256,8 @@ final class KeepAliveStreams {
                 return null;
             }
             if (renewal == SessionKeeper.Renewal.RENEWED) {
-                response.setTtlMillis(keeper.ttlMillis(sessionId)).addAllRevoked(keeper.revokedGrants(sessionId));
+                response.setTtlMillis(keeper.ttlMillis(sessionId)).addAllRevoked(keeper.revokedGrants(sessionId))
+                        .setDurable(Protos.durableMark(durable.get()));
             } else {
                 response.setExpired(true);
             }

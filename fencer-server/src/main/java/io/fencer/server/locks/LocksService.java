@@ -139,7 +139,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         this.authorizer = authorizer;
         this.watches = watches;
         this.quotas = new QuotaLedger(stateMachine::usage, quotasOf);
-        this.keepAlives = new KeepAliveStreams(raft, keeper, authorizer, this::checkLeader);
+        this.keepAlives = new KeepAliveStreams(raft, keeper, authorizer, this::checkLeader, proposer::durableMark);
     }
 
     @Override
@@ -338,6 +338,14 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             long sessionId = RequestChecks.sessionId("session_id", request.getSessionId());
             SecretHash presented = authenticate(sessionId, request.getSessionSecret());
             Command.Release release = new Command.Release(sessionId, presented, token.lock(), token.value());
+            if (request.getAnswerBeforeDurable() && answersEarly(release)) {
+                Proposer.EarlyRelease early = proposer.proposeEarly(release);
+                if (early != null) {
+                    return CompletableFuture.completedFuture(ReleaseResponse.newBuilder()
+                            .setReleased(Protos.token(token, null)).setPendingSequence(early.sequence())
+                            .setDurable(Protos.durableMark(early.durable())).build());
+                }
+            }
             return proposer.propose(release).thenApply(result -> {
                 Result.Released released = expect(result, Result.Released.class);
                 // Signed sequencers are credentials: the releaser has its own already, the next holder gets its own
@@ -347,9 +355,20 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                 if (released.next() != null) {
                     response.setNext(Protos.token(released.next(), null));
                 }
-                return response.build();
+                return response.setDurable(Protos.durableMark(proposer.durableMark())).build();
             });
         });
+    }
+
+    /**
+     * True when this peer may answer {@code release} before it is durable (see locks.proto's Release): it leads a group
+     * of one, where a crash is a restart every client sees in the DurableMark's incarnation, and the release must
+     * succeed as the state stands, granting nobody. A command queued before it may still end the grant (its session
+     * expiring): the release then finds the lock released already, which is what its answer said.
+     */
+    private boolean answersEarly(Command.Release release) {
+        return raft.configurationSize() == 1 && raft.isLeader()
+                && stateMachine.readLocal(machine -> machine.releasesAlone(release));
     }
 
     /**

@@ -32,6 +32,12 @@ final class Protos {
         return wire.build();
     }
 
+    /** Returns the wire form of the proposer's durable mark. */
+    static io.fencer.api.v1.DurableMark durableMark(io.fencer.server.raft.Proposer.DurableMark mark) {
+        return io.fencer.api.v1.DurableMark.newBuilder().setIncarnation(mark.incarnation())
+                .setSequence(mark.sequence()).build();
+    }
+
     /** Returns the wire token of a semaphore's permit grant: the slot's token with its semaphore and index. */
     static io.fencer.api.v1.FencingToken permitToken(FencingToken token, TokenKeys keys) {
         PermitSlots.Slot slot = PermitSlots.parse(token.lock());

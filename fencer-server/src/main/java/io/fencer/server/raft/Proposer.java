@@ -48,6 +48,12 @@ import org.slf4j.LoggerFactory;
  * <p>Lingering: a lone command — nothing in flight, nothing else queued — may wait a short window for company
  * when lone commands lately found some (see {@link Linger}): on a contended lock the releaser's next Acquire and the
  * next holder's Release then leave in one entry, not one behind the other's commit.
+ *
+ * <p>Answering before durable ({@link #proposeEarly}): every queued command gets the next sequence number, and the
+ * {@link #durableMark()} tells up to which number every command is committed and applied. A release answered from
+ * its queue place instead of its commit waits up to the linger maximum for company (on a lone client: its own next
+ * Acquire), so that one commit, not two, makes both durable. The mark's incarnation is new at every start and after
+ * every entry that failed, so that a client re-sends what it was told early once the mark cannot vouch for it.
  */
 public final class Proposer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Proposer.class);
@@ -84,6 +90,17 @@ public final class Proposer implements AutoCloseable {
     private long watchedSentNanos; // guarded by this
     private long lingersWithCompany; // guarded by this
     private long lingersExpired; // guarded by this
+    private boolean lingeringEarly; // guarded by this; the lingering command was answered early: it always waits
+    private final String incarnationBase = Long.toHexString(new java.security.SecureRandom().nextLong());
+    private int epoch; // guarded by this; bumped by every failed entry: see durableMark()
+    private String incarnation = incarnationBase + "-0"; // guarded by this; of the current epoch
+    private long queuedSequence; // guarded by this; the sequence number of the last command queued
+    private long durableSequence; // guarded by this; every command up to it is committed and applied
+    /** Entries in flight in send order, each as its last command's sequence; a done one is negated. */
+    private final ArrayDeque<long[]> inFlightSequences = new ArrayDeque<>(); // guarded by this
+    private long answeredEarly; // guarded by this
+    /** The result of the last release answered early: reads wait for it (see {@link #read}). */
+    private CompletableFuture<Result> lastEarly = CompletableFuture.completedFuture(null); // guarded by this
 
     /** Runs a task after a delay, on another thread (never the calling one). */
     @FunctionalInterface
@@ -92,8 +109,20 @@ public final class Proposer implements AutoCloseable {
         void delay(Runnable task, long delayNanos);
     }
 
-    /** One command waiting for its result. */
-    private record Proposal(Command command, CompletableFuture<Result> result) {}
+    /**
+     * One command waiting for its result: its place in the queue's order, and, for a release answered early, the
+     * durable mark when it was queued (null otherwise).
+     */
+    private record Proposal(Command command, CompletableFuture<Result> result, long sequence, DurableMark early) {}
+
+    /**
+     * How far the commands this proposer queued are durable: every one up to and including {@code sequence} of
+     * {@code incarnation} is committed and applied. The wire form is locks.proto's {@code DurableMark}.
+     */
+    public record DurableMark(String incarnation, long sequence) {}
+
+    /** A release queued to be answered before it is durable: its result, its sequence, and the mark when queued. */
+    public record EarlyRelease(CompletableFuture<Result> result, long sequence, DurableMark durable) {}
 
     /**
      * Creates the proposer of {@code raft}'s group.
@@ -143,33 +172,66 @@ public final class Proposer implements AutoCloseable {
      * peer is halted ({@link RaftLockStateMachine#halt()}), with {@link UnavailableException} naming the halt.
      */
     public CompletableFuture<Result> propose(Command command) {
+        return enqueue(command, false).result;
+    }
+
+    /**
+     * Queues {@code release} to be answered before it is durable: the caller answers once this returns, since every
+     * command queued later is applied after it. It leaves with the next command to come, or after the linger maximum
+     * (at once when lingering is off); its future completes as {@link #propose}'s. Returns null when it was not queued
+     * (its future failed: see {@link #propose}); the caller then answers from that future instead.
+     */
+    public EarlyRelease proposeEarly(Command.Release release) {
+        Proposal proposal = enqueue(release, true);
+        return proposal.sequence == 0 ? null : new EarlyRelease(proposal.result, proposal.sequence, proposal.early);
+    }
+
+    private void newEpoch() {
+        assert Thread.holdsLock(this) : "the epoch is written under the lock";
+        epoch++;
+        incarnation = incarnationBase + "-" + epoch;
+    }
+
+    /** Returns how far the queued commands are durable now (see {@link DurableMark}). */
+    public synchronized DurableMark durableMark() {
+        return new DurableMark(incarnation, durableSequence);
+    }
+
+    /** Queues {@code command}; a proposal of sequence 0 was refused, its future failed. */
+    private Proposal enqueue(Command command, boolean early) {
         Objects.requireNonNull(command, "command");
         try {
             CommandChecks.checkProposal(command, stateMachine.limits());
         } catch (FencerException e) {
-            return CompletableFuture.failedFuture(e);
+            return refused(command, e);
         }
         ApplyHalt halted = stateMachine.halt();
         if (halted != null) {
-            return CompletableFuture.failedFuture(new UnavailableException(halted.message()));
+            return refused(command, new UnavailableException(halted.message()));
         }
         if (disk != null) {
             try {
                 disk.check(addsState(command));
             } catch (FencerException e) {
-                return CompletableFuture.failedFuture(e); // before the log: Ratis must never meet a full disk
+                return refused(command, e); // before the log: Ratis must never meet a full disk
             }
         }
-        Proposal proposal = new Proposal(command, new CompletableFuture<>());
+        Proposal proposal;
         synchronized (this) {
             if (closed) {
-                return CompletableFuture.failedFuture(new UnavailableException("the server is shutting down"));
+                return refused(command, new UnavailableException("the server is shutting down"));
             }
             if (queue.size() >= QUEUED_COMMANDS_MAX) {
-                return CompletableFuture.failedFuture(new UnavailableException("the server is overloaded: "
+                return refused(command, new UnavailableException("the server is overloaded: "
                         + queue.size() + " commands queued, the most allowed is " + QUEUED_COMMANDS_MAX));
             }
+            // An early answer names the incarnation it was queued under: a failed entry after this starts another.
+            proposal = new Proposal(command, new CompletableFuture<>(), ++queuedSequence, early ? durableMark() : null);
             queue.add(proposal);
+            if (early) {
+                lastEarly = proposal.result;
+                answeredEarly++;
+            }
             if (watchedEntry >= 0) {
                 // Company for the lone entry in flight: would it have come within the window?
                 linger.observeCompany(ticker.nanoTime() - watchedSentNanos <= linger.windowNanos());
@@ -177,7 +239,11 @@ public final class Proposer implements AutoCloseable {
             }
         }
         drain();
-        return proposal.result;
+        return proposal;
+    }
+
+    private static Proposal refused(Command command, FencerException failure) {
+        return new Proposal(command, CompletableFuture.failedFuture(failure), 0, null);
     }
 
     /** Returns true for a command that makes the state larger; false for one that frees state or records leases. */
@@ -188,9 +254,26 @@ public final class Proposer implements AutoCloseable {
 
     /**
      * Runs {@code reader} on the state machine as a linearizable read: it sees every command committed before
-     * the read started.
+     * the read started, and every release answered before it was durable (the read waits for the last one to apply,
+     * and ends its linger: a reader is company enough), so that nobody reads a release undone after its answer.
      */
     public <T> CompletableFuture<T> read(Function<LockStateMachine, T> reader) {
+        CompletableFuture<Result> early;
+        synchronized (this) {
+            early = lastEarly;
+            if (!early.isDone() && lingering && lingeringEarly) {
+                lingering = false;
+                lingerExpired = true; // sent by the drain below; its expiry, when it runs, finds nothing to do
+            }
+        }
+        if (early.isDone()) {
+            return readNow(reader);
+        }
+        drain();
+        return early.handle((result, error) -> null).thenCompose(ignored -> readNow(reader));
+    }
+
+    private <T> CompletableFuture<T> readNow(Function<LockStateMachine, T> reader) {
         ApplyHalt halted = stateMachine.halt();
         if (halted != null) {
             return CompletableFuture.failedFuture(new UnavailableException(halted.message()));
@@ -220,6 +303,7 @@ public final class Proposer implements AutoCloseable {
         while (true) {
             List<Proposal> batch;
             long entry;
+            long[] inFlight;
             synchronized (this) {
                 if (draining || inFlightEntries >= inFlightEntriesAllowed() || queue.isEmpty() || lingers()) {
                     return; // the thread that is draining loops again and picks up what was queued meanwhile
@@ -234,9 +318,11 @@ public final class Proposer implements AutoCloseable {
                     batch.add(queue.poll());
                 }
                 entry = sent(lone);
+                inFlight = new long[] {batch.get(batch.size() - 1).sequence};
+                inFlightSequences.add(inFlight);
             }
             try {
-                submit(batch, entry);
+                submit(batch, entry, inFlight);
             } finally {
                 synchronized (this) {
                     draining = false;
@@ -262,16 +348,19 @@ public final class Proposer implements AutoCloseable {
         if (lingering) {
             return true;
         }
-        if (lingerExpired || closed || !linger.lingers()) {
+        // A release answered early waits for company whatever the company rate: its client is not waiting for it.
+        boolean early = queue.peek().early != null;
+        if (lingerExpired || closed || !(early ? linger.windowNanosMax() > 0 : linger.lingers())) {
             return false;
         }
         long entry = entriesSent;
         try {
-            delayer.delay(() -> expire(entry), linger.windowNanos());
+            delayer.delay(() -> expire(entry), early ? linger.windowNanosMax() : linger.windowNanos());
         } catch (RuntimeException e) {
             return false; // the delayer stopped (the server is closing): nothing would end the wait
         }
         lingering = true;
+        lingeringEarly = early;
         return true;
     }
 
@@ -283,8 +372,10 @@ public final class Proposer implements AutoCloseable {
             }
             lingering = false;
             lingerExpired = true;
-            lingersExpired++;
-            linger.observeCompany(false);
+            if (!lingeringEarly) { // the company rate is the lone clients' and the contended locks' measure
+                lingersExpired++;
+                linger.observeCompany(false);
+            }
         }
         drain();
     }
@@ -297,8 +388,10 @@ public final class Proposer implements AutoCloseable {
         assert Thread.holdsLock(this) : "the linger state is written under the lock";
         if (lingering) {
             lingering = false; // company came: the queue grew past the lingering command
-            lingersWithCompany++;
-            linger.observeCompany(true);
+            if (!lingeringEarly) {
+                lingersWithCompany++;
+                linger.observeCompany(true);
+            }
         }
         long entry = entriesSent++;
         watchedEntry = lone && !lingerExpired ? entry : -1;
@@ -324,6 +417,9 @@ public final class Proposer implements AutoCloseable {
                 .tag("outcome", "company").description(lingers).register(registry);
         FunctionCounter.builder("fencer.proposer.lingers", this, Proposer::lingersExpired)
                 .tag("outcome", "expired").description(lingers).register(registry);
+        FunctionCounter.builder("fencer.proposer.releases.early", this, Proposer::releasesAnsweredEarly)
+                .description("Releases answered before they were durable (a group of one peer, when the client"
+                        + " re-sends them)").register(registry);
         Gauge.builder("fencer.proposer.linger.max", this, Proposer::lingerSecondsMax).baseUnit("seconds")
                 .description("The longest a lone command waits for company (0 = lingering off)").register(registry);
     }
@@ -340,6 +436,10 @@ public final class Proposer implements AutoCloseable {
         return lingersWithCompany;
     }
 
+    private synchronized double releasesAnsweredEarly() {
+        return answeredEarly;
+    }
+
     private synchronized double lingersExpired() {
         return lingersExpired;
     }
@@ -350,7 +450,7 @@ public final class Proposer implements AutoCloseable {
         return queue.size() >= BATCH_COMMANDS_MAX ? IN_FLIGHT_ENTRIES_MAX : 1;
     }
 
-    private void submit(List<Proposal> batch, long entry) {
+    private void submit(List<Proposal> batch, long entry, long[] inFlight) {
         List<Command> commands = new ArrayList<>(batch.size());
         batch.forEach(proposal -> commands.add(proposal.command));
         long sentNanos = ticker.nanoTime();
@@ -366,7 +466,7 @@ public final class Proposer implements AutoCloseable {
         reply.whenComplete((answer, error) -> {
             try {
                 answered(entry, sentNanos);
-                complete(batch, answer, error);
+                complete(batch, answer, error, inFlight);
             } finally {
                 synchronized (this) {
                     inFlightEntries--;
@@ -396,7 +496,26 @@ public final class Proposer implements AutoCloseable {
                 .build();
     }
 
-    private void complete(List<Proposal> batch, RaftClientReply reply, Throwable error) {
+    /**
+     * Marks the entry ending in {@code inFlight}'s sequence done; the durable mark moves over the done entries at
+     * the head of the send order. A failed entry may or may not have applied: it starts a new incarnation.
+     */
+    private synchronized void durable(long[] inFlight, boolean applied) {
+        if (!applied) {
+            newEpoch();
+        }
+        inFlight[0] = -inFlight[0];
+        while (!inFlightSequences.isEmpty() && inFlightSequences.peekFirst()[0] < 0) {
+            durableSequence = Math.max(durableSequence, -inFlightSequences.pollFirst()[0]);
+        }
+        assert durableSequence <= queuedSequence : "durable " + durableSequence + " > queued " + queuedSequence;
+    }
+
+    /**
+     * Completes the batch's futures from the entry's reply, after moving the durable mark: a caller that sees a result
+     * then sees a mark that covers it.
+     */
+    private void complete(List<Proposal> batch, RaftClientReply reply, Throwable error, long[] inFlight) {
         FencerException failure = error != null ? unavailable(error) : replyError(reply);
         if (failure == null && reply.getMessage().getContent().isEmpty()) {
             // The state machine applied nothing: it halted at this entry or before it, or refused it undecodable.
@@ -414,14 +533,21 @@ public final class Proposer implements AutoCloseable {
                 results = List.of();
             }
             if (results.size() == batch.size()) {
+                durable(inFlight, true);
                 for (int i = 0; i < batch.size(); i++) {
                     batch.get(i).result.complete(results.get(i));
+                    if (batch.get(i).early != null && results.get(i) instanceof Result.Rejected rejected) {
+                        // Its session ended, or an operator revoked its grant, after it was answered: gone either way.
+                        LOG.info("a release answered before it was durable was refused when applied: {}",
+                                rejected.error().getMessage());
+                    }
                 }
                 return;
             }
             failure = new InternalException("a log entry of " + batch.size() + " commands answered "
                     + results.size() + " results");
         }
+        durable(inFlight, false);
         for (Proposal proposal : batch) {
             proposal.result.completeExceptionally(failure);
         }
@@ -467,6 +593,7 @@ public final class Proposer implements AutoCloseable {
             closed = true;
             abandoned = new ArrayList<>(queue);
             queue.clear();
+            newEpoch(); // the abandoned commands never reach the log, releases answered early among them
         }
         UnavailableException failure = new UnavailableException("the server is shutting down");
         abandoned.forEach(proposal -> proposal.result.completeExceptionally(failure));

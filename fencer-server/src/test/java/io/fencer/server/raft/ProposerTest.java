@@ -239,6 +239,104 @@ class ProposerTest {
         next.get(WAIT.toSeconds(), TimeUnit.SECONDS);
     }
 
+    /**
+     * A release answered early waits for the next command even where lone commands never find company (rate 0): its
+     * client is not waiting for it, and the two then share one commit. The adaptive measure is left alone.
+     */
+    @Test
+    void proposeEarly_aLoneRelease_waitsForTheNextCommandAndBothLeaveInOneEntry() throws Exception {
+        useProposer(new Linger(0.0, 2_000_000));
+        long before = lastLogIndex();
+        Proposer.DurableMark start = proposer.durableMark();
+
+        Proposer.EarlyRelease early = proposer.proposeEarly(release());
+        assertThat(early.sequence()).as("its place").isEqualTo(start.sequence() + 1);
+        assertThat(early.durable()).as("the mark when queued").isEqualTo(start);
+        assertThat(delays).as("its expiry").hasSize(1);
+        assertThat(lastLogIndex()).as("nothing sent while it waits").isEqualTo(before);
+        CompletableFuture<Result> company = proposer.propose(command(2));
+
+        CompletableFuture.allOf(early.result(), company).get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(lastLogIndex() - before).as("log entries for the two commands").isEqualTo(1);
+        assertThat(proposer.durableMark()).isEqualTo(new Proposer.DurableMark(start.incarnation(),
+                early.sequence() + 1));
+        assertThat(registry.get("fencer.proposer.releases.early").functionCounter().count()).isEqualTo(1);
+        assertThat(lingers("company")).isZero();
+        assertThat(lingers("expired")).isZero();
+    }
+
+    @Test
+    void proposeEarly_whenNoCommandFollows_leavesAloneAtItsExpiry() throws Exception {
+        useProposer(new Linger(0.0, 2_000_000));
+        Proposer.EarlyRelease early = proposer.proposeEarly(release());
+        assertThat(early.result()).isNotDone();
+
+        delays.get(0).run();
+
+        early.result().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(proposer.durableMark().sequence()).isEqualTo(early.sequence());
+        assertThat(lingers("expired")).as("the adaptive measure").isZero();
+    }
+
+    /** A read after an early answer must see the release: it ends the release's linger and waits for its apply. */
+    @Test
+    void read_afterAReleaseAnsweredEarly_sendsItAtOnceAndRunsAfterItsApply() throws Exception {
+        useProposer(new Linger(0.0, 2_000_000));
+        Proposer.EarlyRelease early = proposer.proposeEarly(release());
+        long before = lastLogIndex();
+
+        Long applied = proposer.read(machine -> early.result().isDone() ? 1L : 0L).get(WAIT.toSeconds(),
+                TimeUnit.SECONDS);
+
+        assertThat(applied).as("the release applied before the read ran").isEqualTo(1L);
+        assertThat(lastLogIndex() - before).as("the release's entry, sent without its expiry").isEqualTo(1);
+        delays.forEach(Runnable::run); // its late expiry changes nothing
+        assertThat(lastLogIndex() - before).isEqualTo(1);
+    }
+
+    @Test
+    void proposeEarly_withLingerOff_leavesAtOnce() throws Exception {
+        useProposer(new Linger(0.0, 2_000_000, 0));
+
+        Proposer.EarlyRelease early = proposer.proposeEarly(release());
+
+        early.result().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(delays).isEmpty();
+    }
+
+    /**
+     * A release answered early that never reached the log (the proposer closed with it queued) must not be vouched
+     * for: the mark starts a new incarnation, so that its client re-sends it.
+     */
+    @Test
+    void durableMark_afterQueuedCommandsWereAbandoned_isOfAnotherIncarnation() throws Exception {
+        useProposer(new Linger(0.0, 2_000_000));
+        Proposer.EarlyRelease early = proposer.proposeEarly(release());
+
+        proposer.close();
+
+        assertThat(early.result()).failsWithin(WAIT);
+        Proposer.DurableMark after = proposer.durableMark();
+        assertThat(after.incarnation()).isNotEqualTo(early.durable().incarnation());
+        assertThat(after.sequence()).as("never past the abandoned release").isLessThan(early.sequence());
+    }
+
+    @Test
+    void durableMark_ofTwoProposers_areOfDifferentIncarnations() {
+        Proposer other = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> delays.add(task));
+        try {
+            assertThat(other.durableMark().incarnation()).isNotEqualTo(proposer.durableMark().incarnation());
+            assertThat(other.durableMark().sequence()).isZero();
+        } finally {
+            other.close();
+        }
+    }
+
+    /** A release of a session that does not exist: queued, logged and applied (refused) like any release. */
+    private static Command.Release release() {
+        return new Command.Release(1_000_000, SecretHash.of("a session secret"), "orders", 1);
+    }
+
     private void useProposer(Linger linger) {
         proposer.close();
         proposer = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> delays.add(task), linger);

@@ -17,7 +17,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -47,11 +46,12 @@ class DiskFullProcessTest {
     @BeforeEach
     void mountSmallFileSystem() throws Exception {
         mount = Files.createDirectories(dir.resolve("small"));
-        String failure = run("mount", "-t", "tmpfs", "-o", "size=" + SIZE, "tmpfs", mount.toString());
+        String failure = HostCommands.run("mount", "-t", "tmpfs", "-o", "size=" + SIZE, "tmpfs", mount.toString());
         if (failure != null) {
             // Only a machine where the test may not mount skips it: CI runs as root, where a failure fails it.
             System.err.println("DiskFullProcessTest SKIPPED: cannot mount a tmpfs (needs root): " + failure);
-            assertThat(uid()).as("running as root, yet mounting a tmpfs failed: %s", failure).isNotEqualTo("0");
+            assertThat(HostCommands.uid()).as("running as root, yet mounting a tmpfs failed: %s", failure)
+                    .isNotEqualTo("0");
             Assumptions.abort("DiskFullProcessTest needs root to mount a small tmpfs: " + failure);
         }
     }
@@ -62,7 +62,7 @@ class DiskFullProcessTest {
             toClose.get(i).close();
         }
         if (mount != null) {
-            run("umount", "-l", mount.toString());
+            HostCommands.run("umount", "-l", mount.toString());
         }
     }
 
@@ -140,23 +140,6 @@ class DiskFullProcessTest {
     }
 
     /** Returns this process's real user id, from /proc (user.name can be anything, or "?", in a container). */
-    private static String uid() throws IOException {
-        return Files.readAllLines(Path.of("/proc/self/status")).stream().filter(line -> line.startsWith("Uid:"))
-                .map(line -> line.split("\\s+")[1]).findFirst().orElse("unknown");
-    }
-
-    /** Runs a command; returns null when it succeeded, else what it printed. */
-    private static String run(String... command) throws Exception {
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        if (!process.waitFor(30, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            return String.join(" ", command) + " did not finish in 30 s";
-        }
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        return process.exitValue() == 0 ? null : String.join(" ", command) + ": exit " + process.exitValue() + ": "
-                + output;
-    }
-
     private <T extends AutoCloseable> T closing(T closeable) {
         toClose.add(closeable);
         return closeable;

@@ -16,7 +16,6 @@ import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -59,14 +58,15 @@ class LostReleaseProcessTest {
         try (var file = new java.io.RandomAccessFile(image.toFile(), "rw")) {
             file.setLength(128L << 20);
         }
-        String failure = run("mkfs.ext4", "-q", "-F", image.toString());
+        String failure = HostCommands.run("mkfs.ext4", "-q", "-F", image.toString());
         if (failure == null) {
-            failure = run("mount", "-o", "loop", image.toString(), mount.toString());
+            failure = HostCommands.run("mount", "-o", "loop", image.toString(), mount.toString());
         }
         if (failure != null) {
             System.err.println("LostReleaseProcessTest SKIPPED: cannot mount a loop file system (needs root): "
                     + failure);
-            assertThat(uid()).as("running as root, yet mounting failed: %s", failure).isNotEqualTo("0");
+            assertThat(HostCommands.uid()).as("running as root, yet mounting failed: %s", failure)
+                    .isNotEqualTo("0");
             Assumptions.abort("LostReleaseProcessTest needs root to mount a loop file system: " + failure);
         }
         mounted = true;
@@ -75,13 +75,13 @@ class LostReleaseProcessTest {
     @AfterEach
     void closeAllAndUnmount() throws Exception {
         if (mounted) {
-            run("fsfreeze", "-u", mount.toString()); // whatever happened, never leave a frozen file system
+            HostCommands.run("fsfreeze", "-u", mount.toString()); // whatever happened, never leave it frozen
         }
         for (int i = toClose.size() - 1; i >= 0; i--) {
             toClose.get(i).close();
         }
         if (mounted) {
-            run("umount", "-l", mount.toString());
+            HostCommands.run("umount", "-l", mount.toString());
         }
     }
 
@@ -107,7 +107,7 @@ class LostReleaseProcessTest {
 
         // The fault: the log's file system takes no write; an Acquire's entry stays in flight, the releases queue.
         double entries = metric(ports, "fencer_proposer_entries_total");
-        assertThat(run("fsfreeze", "-f", mount.toString())).isNull();
+        assertThat(HostCommands.run("fsfreeze", "-f", mount.toString())).isNull();
         CompletableFuture<Grant> stuck = CompletableFuture.supplyAsync(() -> {
             try {
                 return stuckSession.lock("invoices").acquire(CALL_TIMEOUT);
@@ -125,7 +125,7 @@ class LostReleaseProcessTest {
         assertThat(stuck).as("the entry in flight").isNotDone();
 
         server.sendKill();
-        assertThat(run("fsfreeze", "-u", mount.toString())).isNull();
+        assertThat(HostCommands.run("fsfreeze", "-u", mount.toString())).isNull();
         server.awaitExit(CALL_TIMEOUT);
         FencerProcess restarted = closing(FencerProcess.server("lost-release-restarted", data, ports, "--no-store"));
         restarted.awaitHealthy(ports.admin());
@@ -148,23 +148,6 @@ class LostReleaseProcessTest {
             }
         }
         throw new AssertionError("no metric " + name);
-    }
-
-    private static String uid() throws java.io.IOException {
-        return Files.readAllLines(Path.of("/proc/self/status")).stream().filter(line -> line.startsWith("Uid:"))
-                .map(line -> line.split("\\s+")[1]).findFirst().orElse("unknown");
-    }
-
-    /** Runs a command; returns null when it succeeded, else what it printed. */
-    private static String run(String... command) throws Exception {
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        if (!process.waitFor(30, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-            return String.join(" ", command) + " did not finish in 30 s";
-        }
-        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        return process.exitValue() == 0 ? null : String.join(" ", command) + ": exit " + process.exitValue() + ": "
-                + output;
     }
 
     private <T extends AutoCloseable> T closing(T closeable) {

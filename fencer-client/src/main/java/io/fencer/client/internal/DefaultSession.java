@@ -198,11 +198,6 @@ final class DefaultSession implements Session {
         }
     }
 
-    /** Releases answered before they were durable, not yet confirmed: for tests and metrics. */
-    int pendingReleaseCount() {
-        return pendingReleases.size();
-    }
-
     @Override
     public boolean isAlive() {
         if (loss.get() != null) {

@@ -59,11 +59,11 @@ final class KeepAliveStreams {
 
     KeepAliveStreams(RaftNode raft, SessionKeeper keeper, Authorizer authorizer, Runnable checkServing,
             Supplier<Proposer.DurableMark> durable) {
-        this.durable = durable;
         this.raft = raft;
         this.keeper = keeper;
         this.authorizer = authorizer;
         this.checkServing = checkServing;
+        this.durable = durable;
     }
 
     /** Opens one client's KeepAlive stream answering on {@code out}; returns where its requests go. */

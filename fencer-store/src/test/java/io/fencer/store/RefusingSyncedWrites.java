@@ -8,8 +8,9 @@ import org.rocksdb.WriteOptions;
 
 /**
  * Synced writes that RocksDB itself refuses while {@link #refuse} is on: each is then made with the WAL disabled,
- * which RocksDB rejects for a synced write ("Sync writes has to enable WAL"), so tests reach the failure path of a
- * real {@code db.write}. Otherwise writes as {@link SyncedWrites#ROCKSDB} does.
+ * which RocksDB rejects in a database that reuses its log files ("WriteOptions::disableWAL option is not supported
+ * if DBOptions::recycle_log_file_num > 0"), so tests reach the failure path of a real {@code db.write}. Otherwise
+ * writes as {@link SyncedWrites#ROCKSDB} does.
  */
 final class RefusingSyncedWrites implements SyncedWrites {
     private volatile boolean refusing;

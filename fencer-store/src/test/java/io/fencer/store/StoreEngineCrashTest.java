@@ -9,12 +9,14 @@ import io.fencer.core.StaleTokenException;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
@@ -31,6 +33,8 @@ class StoreEngineCrashTest {
     private static final int THREADS = 32;
     private static final int SCOPES = 4;
     private static final int ACKS_BEFORE_KILL = 400;
+    /** What RocksDB's info log says when it reuses a write-ahead log file (db_impl_open.cc, CreateWAL). */
+    private static final String WAL_REUSED = "reusing log";
     private static final Pattern LINE = Pattern.compile("(ACK|REFUSED) (\\S+) (\\d+) end");
 
     @TempDir
@@ -41,16 +45,34 @@ class StoreEngineCrashTest {
 
     @Test
     void write_killedWithSigkillMidStream_keepsEveryAcknowledgedWriteAndNoRefusedOne() throws Exception {
+        killMidStreamAndVerify(0, () -> true);
+    }
+
+    /**
+     * The store reuses obsolete write-ahead log files ({@link StoreDatabase#RECYCLED_WAL_FILES}): a reused file
+     * still holds the records of its earlier life past the new ones, and recovery must stop where the new ones
+     * end. Large values rotate the log every few hundred writes; the kill comes only after RocksDB's own log says
+     * it reused a file, so the reuse was exercised.
+     */
+    @Test
+    void write_killedAfterWalFilesWereReused_keepsEveryAcknowledgedWriteAndNoRefusedOne() throws Exception {
+        Path infoLog = dir.resolve("store").resolve("LOG");
+        killMidStreamAndVerify(64 * 1024, () -> Files.exists(infoLog)
+                && Files.readString(infoLog, StandardCharsets.ISO_8859_1).contains(WAL_REUSED));
+    }
+
+    private void killMidStreamAndVerify(int valueBytes, Callable<Boolean> readyToKill) throws Exception {
         Path store = dir.resolve("store");
-        Process child = startChild(store);
+        Process child = startChild(store, valueBytes);
         List<Outcome> outcomes = new ArrayList<>();
         AtomicInteger acknowledged = new AtomicInteger();
         Thread reader = new Thread(() -> readOutcomes(child, outcomes, acknowledged), "child-stdout");
         reader.start();
         try {
-            await().atMost(Duration.ofMinutes(3))
-                    .until(() -> acknowledged.get() >= ACKS_BEFORE_KILL || !child.isAlive());
+            await().atMost(Duration.ofMinutes(3)).until(() -> !child.isAlive()
+                    || acknowledged.get() >= ACKS_BEFORE_KILL && readyToKill.call());
             assertThat(child.isAlive()).as("the child must still be writing; see " + dir.resolve("child.err")).isTrue();
+            assertThat(readyToKill.call()).as("the condition to kill on").isTrue();
             child.destroyForcibly(); // SIGKILL on Linux: no shutdown hook, no close
             assertThat(child.waitFor(60, TimeUnit.SECONDS)).isTrue();
             assertThat(child.exitValue()).as("killed by signal 9").isEqualTo(128 + 9);
@@ -100,13 +122,13 @@ class StoreEngineCrashTest {
         assertThat(highestAcknowledged).hasSize(SCOPES);
     }
 
-    private Process startChild(Path store) throws Exception {
+    private Process startChild(Path store, int valueBytes) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String classPath = System.getProperty("java.class.path");
         ProcessBuilder builder = new ProcessBuilder(java, "-ea", "-Xmx256m",
                 "-Djava.io.tmpdir=" + dir, // the RocksDB native library a killed JVM leaves behind goes with dir
                 "-cp", classPath, CrashWriterMain.class.getName(), store.toString(),
-                Integer.toString(THREADS), Integer.toString(SCOPES));
+                Integer.toString(THREADS), Integer.toString(SCOPES), Integer.toString(valueBytes));
         builder.redirectError(dir.resolve("child.err").toFile());
         return builder.start();
     }

@@ -241,7 +241,7 @@ class StoreEngineGroupCommitTest {
             assertThatThrownBy(() -> write.get(WAIT_SECONDS, TimeUnit.SECONDS))
                     .hasCauseInstanceOf(UnavailableException.class)
                     .hasMessageContaining("failed with its group of 3 and may or may not have been applied")
-                    .hasMessageContaining("Sync writes has to enable WAL"); // RocksDB's own refusal
+                    .hasMessageContaining("disableWAL option is not supported"); // RocksDB's own refusal
         }
         assertThat(groups).containsExactly(1, 3);
         assertThat(applied).as("only the held group was applied").containsExactly(6L);

@@ -37,8 +37,8 @@ final class StoreDatabase {
     /**
      * Write-ahead log files kept for reuse once obsolete. A reused file already has its blocks, so the sync of a
      * write overwrites them and need not also journal a longer file; a new file grows with every write and each
-     * {@code fdatasync} pays for the new size too (raw, on this project's test machines: about 134 us to sync
-     * into allocated blocks, 192 us when the file grows). RocksDB marks reused records with the file's number,
+     * {@code fdatasync} pays for the new size too (raw, on this project's test machines: 135-150 us to sync into
+     * allocated blocks, 190-200 us when the file grows). RocksDB marks reused records with the file's number,
      * so recovery stops at the first record of the file's earlier life, as it stops at a torn tail.
      */
     static final int RECYCLED_WAL_FILES = 4;
@@ -47,7 +47,7 @@ final class StoreDatabase {
      * by every write, so its memtable is all superseded versions, and a data record guarded by a lock is
      * typically rewritten too; a small memtable stays in the CPU's cache (RocksDB's default, 64 MiB, made the
      * skip-list insert a quarter of the committer's CPU) and is flushed often, which frees write-ahead log files
-     * for reuse minutes sooner.
+     * for reuse sooner.
      */
     static final long MEMTABLE_BYTES = 4L << 20;
 

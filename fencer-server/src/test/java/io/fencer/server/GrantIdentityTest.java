@@ -16,10 +16,6 @@ import io.fencer.server.StoreServiceTest.StoreTesting;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.rpc.TestIdentities;
 import io.grpc.ManagedChannel;
-import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,14 +47,13 @@ class GrantIdentityTest {
 
     @TempDir
     static Path dataDir;
-    private final PrintStream stderr = System.err;
-    private final ByteArrayOutputStream logged = new ByteArrayOutputStream();
+    private CapturedStandardError logged;
     private FencerServer server;
     private ManagedChannel channel;
 
     @BeforeAll
     void start() throws Exception {
-        System.setErr(new PrintStream(new Tee(stderr, logged), true, StandardCharsets.UTF_8));
+        logged = CapturedStandardError.start();
         Path aclFile = dataDir.resolve("fencer.acl");
         Files.writeString(aclFile, RULES);
         server = FencerServer.start(TestServers.singlePeer(dataDir.resolve("data"), new ManualTicker())
@@ -76,7 +71,7 @@ class GrantIdentityTest {
             TestServers.close(channel);
             server.close();
         } finally {
-            System.setErr(stderr);
+            logged.close();
         }
     }
 
@@ -141,7 +136,7 @@ class GrantIdentityTest {
     }
 
     private String logs() {
-        return logged.toString(StandardCharsets.UTF_8);
+        return logged.text();
     }
 
     private LocksGrpc.LocksBlockingStub locksAs(String identity) {
@@ -150,34 +145,5 @@ class GrantIdentityTest {
 
     private StoreGrpc.StoreBlockingStub storeAs(String identity) {
         return StoreTesting.stub(channel).withInterceptors(TestIdentities.as(identity));
-    }
-
-    /** Writes to both streams: the test's output keeps the server's log while the test reads it. */
-    private static final class Tee extends OutputStream {
-        private final OutputStream first;
-        private final OutputStream second;
-
-        Tee(OutputStream first, OutputStream second) {
-            this.first = first;
-            this.second = second;
-        }
-
-        @Override
-        public synchronized void write(int b) throws java.io.IOException {
-            first.write(b);
-            second.write(b);
-        }
-
-        @Override
-        public synchronized void write(byte[] bytes, int offset, int length) throws java.io.IOException {
-            first.write(bytes, offset, length);
-            second.write(bytes, offset, length);
-        }
-
-        @Override
-        public synchronized void flush() throws java.io.IOException {
-            first.flush();
-            second.flush();
-        }
     }
 }

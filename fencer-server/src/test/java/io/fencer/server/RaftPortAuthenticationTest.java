@@ -9,10 +9,6 @@ import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.testing.FreePorts;
 import io.grpc.ManagedChannel;
-import java.io.ByteArrayOutputStream;
-import java.io.OutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -72,10 +68,7 @@ class RaftPortAuthenticationTest {
         for (String id : List.of("n1", "n2", "n3")) {
             peers.add(new ServerConfig.Peer(id, "127.0.0.1", FreePorts.one(), FreePorts.one()));
         }
-        ByteArrayOutputStream logged = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        System.setErr(new PrintStream(new Tee(stderr, logged), true, StandardCharsets.UTF_8));
-        try {
+        try (CapturedStandardError logged = CapturedStandardError.start()) {
             start("n1", TestServers.groupSecret(secret));
             start("n2", TestServers.groupSecret(secret));
             FencerServer outsider = start("n3", TestServers.groupSecret(TestServers.newSecretBytes()));
@@ -83,19 +76,17 @@ class RaftPortAuthenticationTest {
             FencerServer leader = awaitLeader();
             LocksGrpc.LocksBlockingStub stub = stubOf(leader);
             assertThat(acquire(stub, openSession(stub, TTL_MILLIS), "orders", 0).getAcquired()).isTrue();
-            await().atMost(ELECTION_MAX).until(() -> text(logged).contains("the Raft handshake with peer n3 at "
+            await().atMost(ELECTION_MAX).until(() -> logged.text().contains("the Raft handshake with peer n3 at "
                     + "127.0.0.1:" + peers.get(2).raftPort() + " failed: it refused this peer's proof of the group "
                     + "secret " + HINT));
-            await().atMost(ELECTION_MAX).until(() -> text(logged).contains("n3: refused a Raft connection from "
-                    + "127.0.0.1:") && text(logged).contains("its handshake does not prove the group secret " + HINT));
+            await().atMost(ELECTION_MAX).until(() -> logged.text().contains("n3: refused a Raft connection from "
+                    + "127.0.0.1:") && logged.text().contains("its handshake does not prove the group secret " + HINT));
 
             assertThat(leader).isNotSameAs(outsider);
             assertThat(outsider.isLeader()).isFalse();
             assertThat(outsider.leaderAddress()).as("the outsider never heard a leader").isEmpty();
             assertThat(outsider.appliedIndex()).as("nothing reached the outsider's log").isLessThan(
                     leader.appliedIndex());
-        } finally {
-            System.setErr(stderr);
         }
     }
 
@@ -119,38 +110,5 @@ class RaftPortAuthenticationTest {
         ManagedChannel channel = TestServers.channel(server);
         channels.add(channel);
         return TestServers.stub(channel);
-    }
-
-    private static String text(ByteArrayOutputStream logged) {
-        synchronized (logged) {
-            return logged.toString(StandardCharsets.UTF_8);
-        }
-    }
-
-    /** Writes to the real standard error and to a buffer the test reads. */
-    private static final class Tee extends OutputStream {
-        private final PrintStream first;
-        private final ByteArrayOutputStream second;
-
-        Tee(PrintStream first, ByteArrayOutputStream second) {
-            this.first = first;
-            this.second = second;
-        }
-
-        @Override
-        public void write(int b) {
-            synchronized (second) {
-                first.write(b);
-                second.write(b);
-            }
-        }
-
-        @Override
-        public void write(byte[] bytes, int offset, int length) {
-            synchronized (second) {
-                first.write(bytes, offset, length);
-                second.write(bytes, offset, length);
-            }
-        }
     }
 }

@@ -27,10 +27,7 @@ import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.rpc.Identities;
 import io.fencer.testing.FreePorts;
 import io.grpc.ManagedChannel;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -89,21 +86,17 @@ class SessionSecrecyTest {
     @Test
     void secret_isInNoReplyLogLineRaftLogOrSnapshot_whichKeepOnlyItsHash() throws Exception {
         int raftPort = FreePorts.one();
-        ByteArrayOutputStream logged = new ByteArrayOutputStream();
-        PrintStream stderr = System.err;
-        System.setErr(new PrintStream(new Tee(stderr, logged), true, StandardCharsets.UTF_8));
         List<TestSession> sessions = new ArrayList<>();
         List<byte[]> replies = new ArrayList<>();
-        try {
+        String logs;
+        try (CapturedStandardError logged = CapturedStandardError.start()) {
             start(TestServers.singlePeer(dataDir, ticker).withPorts(0, 0, raftPort));
             sessions.addAll(exercise(replies));
             assertThat(server.takeSnapshot()).as("the snapshot's index").isPositive();
             stopServer(); // every log line of the run is written
-        } finally {
-            System.setErr(stderr);
+            logs = logged.text();
         }
 
-        String logs = logged.toString(StandardCharsets.UTF_8);
         assertThat(logs).as("the capture saw the server's log").contains("snapshot").contains("written");
         List<Path> files = filesUnder(dataDir);
         Path snapshot = files.stream().filter(file -> file.getFileName().toString().startsWith("snapshot."))
@@ -308,34 +301,5 @@ class SessionSecrecyTest {
             return i;
         }
         return -1;
-    }
-
-    /** Writes to both streams: the test sees what the server logs, and so does the build's report. */
-    private static final class Tee extends OutputStream {
-        private final OutputStream first;
-        private final OutputStream second;
-
-        Tee(OutputStream first, OutputStream second) {
-            this.first = first;
-            this.second = second;
-        }
-
-        @Override
-        public synchronized void write(int b) throws IOException {
-            first.write(b);
-            second.write(b);
-        }
-
-        @Override
-        public synchronized void write(byte[] bytes, int offset, int length) throws IOException {
-            first.write(bytes, offset, length);
-            second.write(bytes, offset, length);
-        }
-
-        @Override
-        public synchronized void flush() throws IOException {
-            first.flush();
-            second.flush();
-        }
     }
 }

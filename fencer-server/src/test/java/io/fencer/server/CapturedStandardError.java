@@ -10,7 +10,7 @@ import java.nio.charset.StandardCharsets;
  * Copies everything written to standard error, where the tests' logger writes, into a buffer from {@link #start}
  * until {@link #close}, and still passes it on to the real standard error.
  */
-final class CapturedStandardError implements AutoCloseable {
+public final class CapturedStandardError implements AutoCloseable {
     private final PrintStream original;
     private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
 
@@ -19,14 +19,14 @@ final class CapturedStandardError implements AutoCloseable {
     }
 
     /** Starts copying standard error; close to put the real one back. */
-    static CapturedStandardError start() {
+    public static CapturedStandardError start() {
         CapturedStandardError capture = new CapturedStandardError(System.err);
         System.setErr(new PrintStream(new Tee(capture.original, capture.captured), true, StandardCharsets.UTF_8));
         return capture;
     }
 
     /** Returns what was written so far. */
-    String text() {
+    public String text() {
         return captured.toString(StandardCharsets.UTF_8); // synchronized on the buffer, as its writes are
     }
 

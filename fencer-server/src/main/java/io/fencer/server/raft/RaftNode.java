@@ -174,6 +174,7 @@ public final class RaftNode implements AutoCloseable {
         boolean existing = Files.isDirectory(raftDirectory.resolve(groupId.getUuid().toString()));
         Files.createDirectories(raftDirectory);
         RaftProperties properties = properties(config, raftDirectory, raftPort);
+        LogChannelCheck.warnIfRatisChannel();
         PeerTransport.checkHeap(Math.max(peers.size(), joining ? PEERS_ASSUMED_JOINING : 1),
                 PeerTransport.frameBytesMax(properties), Runtime.getRuntime().maxMemory());
         GroupSecret secret = groupSecret(config, tls, joining ? PEERS_ASSUMED_JOINING : peers.size(), raftPort);

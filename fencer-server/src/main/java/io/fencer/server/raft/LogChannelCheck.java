@@ -1,5 +1,6 @@
 package io.fencer.server.raft;
 
+import java.util.Arrays;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,12 +21,15 @@ final class LogChannelCheck {
     /** Returns true when the class loaded under Ratis's name is Fencer's. */
     static boolean fencersChannelLoaded() {
         try {
-            Class.forName(CHANNEL_CLASS, false, LogChannelCheck.class.getClassLoader())
-                    .getDeclaredField(MARKER_FIELD);
-            return true;
+            return isFencers(Class.forName(CHANNEL_CLASS, false, LogChannelCheck.class.getClassLoader()));
         } catch (ReflectiveOperationException | LinkageError e) {
             return false;
         }
+    }
+
+    /** Returns true when {@code channel}, a class of Ratis's name, is Fencer's replacement. */
+    static boolean isFencers(Class<?> channel) {
+        return Arrays.stream(channel.getDeclaredFields()).anyMatch(field -> field.getName().equals(MARKER_FIELD));
     }
 
     /** Logs a warning when Ratis's own channel class is the one loaded. */

@@ -15,15 +15,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A pause is held until another worker wrote after the freeze. The workers here are real processes (a shell that
- * prints a worker's control lines on a timetable), frozen with SIGSTOP as a chaos run freezes its workers.
- * Regression: a chaos run on a busy machine resumed a paused worker before the lock had passed on, and the control
- * run of a fixed seed found no violation.
+ * A pause lands between a worker's read and its write, and is held until another worker wrote after the freeze. The
+ * workers here are real processes (a shell that speaks a worker's control lines on a timetable), frozen with SIGSTOP
+ * as a chaos run freezes its workers. Regressions: a chaos run on a busy machine resumed a paused worker before the
+ * lock had passed on; and a worker whose think was short wrote before the freeze that its plain read line asked for.
+ * Either way the control run of a fixed seed found no violation.
  */
 class PauseHoldTest {
     private static final Launcher SHELL = new Launcher(List.of("sh", "-c"));
-    /** A worker that reads under a grant 1 s after it starts, then does nothing. */
-    private static final String READS_AT_1S = "sleep 1; echo read 1; exec sleep 60";
+    /** A worker that, asked to hold, reads under a grant 1 s later and waits for its go, then does nothing. */
+    private static final String READS_AT_1S = "read hold; sleep 1; echo read 1 held; read go; exec sleep 60";
 
     @TempDir
     Path dir;
@@ -66,6 +67,38 @@ class PauseHoldTest {
             assertThat(System.nanoTime() - scheduledEndNanos).isGreaterThanOrEqualTo(Duration.ofMillis(700).toNanos());
             assertThat(narration.toString(StandardCharsets.UTF_8))
                     .contains("no other worker wrote within 700 ms more: w1 resumes");
+        }
+    }
+
+    @Test
+    void pauseAfterNextRead_workerWritesRightAfterItsRead_freezesItBeforeTheWrite() throws Exception {
+        try (HistoryLog nemesis = HistoryLog.open(dir.resolve("nemesis.jsonl"), "nemesis", System.nanoTime());
+                WorkerHandle worker = worker("w1", "read hold; echo read 1 held; read go; echo wrote 1;"
+                        + " exec sleep 60", nemesis)) {
+            assertThat(worker.pauseAfterNextRead(Duration.ofSeconds(10))).as("frozen after its read").isTrue();
+            Thread.sleep(500);
+            assertThat(worker.lastWriteNanos()).as("no write while frozen, though it writes at once").isZero();
+
+            worker.resume();
+
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (worker.lastWriteNanos() == 0 && System.nanoTime() - deadline < 0) {
+                Thread.sleep(20);
+            }
+            assertThat(worker.lastWriteNanos() - worker.frozenNanos()).as("the write came after the freeze")
+                    .isPositive();
+        }
+    }
+
+    /** The control: a worker that never holds after its read is frozen wherever it is, and the harness says so. */
+    @Test
+    void pauseAfterNextRead_workerThatDoesNotHold_isFrozenWhereverAndSaysSo() throws Exception {
+        try (HistoryLog nemesis = HistoryLog.open(dir.resolve("nemesis.jsonl"), "nemesis", System.nanoTime());
+                WorkerHandle worker = worker("w1", "echo read 1; echo wrote 1; exec sleep 60", nemesis)) {
+            assertThat(worker.pauseAfterNextRead(Duration.ofMillis(700))).isFalse();
+            assertThat(worker.frozenNanos()).as("frozen all the same").isPositive();
+            assertThat(worker.lastReadNanos()).isPositive();
+            worker.resume();
         }
     }
 

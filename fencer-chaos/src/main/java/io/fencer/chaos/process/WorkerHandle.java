@@ -3,6 +3,7 @@ package io.fencer.chaos.process;
 import io.fencer.chaos.history.HistoryEvent;
 import io.fencer.chaos.history.HistoryJson;
 import io.fencer.chaos.history.HistoryLog;
+import io.fencer.chaos.workload.WorkerControl;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,8 +16,9 @@ import java.util.function.IntFunction;
 
 /**
  * The harness's side of one worker: its current process (a killed worker is started again under the same name
- * and history file), and the pause armed against it. An armed pause fires on the worker's next {@code read} line,
- * from the thread that reads the worker's output, so the worker is frozen between its read and its write. The
+ * and history file), and the pause armed against it. Arming a pause asks the worker to hold after its next read;
+ * the pause fires on that held {@code read} line, from the thread that reads the worker's output, and only then lets
+ * the worker go on, so the worker is frozen between its read and its write, whatever its think. The
  * worker's {@code wrote} lines say when it last had a write acknowledged, which the harness uses to hold another
  * worker's pause until someone wrote past it.
  */
@@ -59,20 +61,24 @@ public final class WorkerHandle implements AutoCloseable {
     /** Waits for the worker's {@code ready} line (its first session is open). */
     public void awaitReady() {
         String line = process.awaitLine(READY_TIMEOUT);
-        if (!line.startsWith("ready")) {
+        if (!WorkerControl.isReady(line)) {
             throw new IllegalStateException(id + " said '" + line + "' instead of ready");
         }
     }
 
     private void onLine(String line) {
-        if (line.startsWith("read ")) {
+        if (WorkerControl.isRead(line)) {
             lastReadNanos = System.nanoTime();
-            CountDownLatch latch = armedPause.getAndSet(null);
-            if (latch != null) {
-                freeze();
-                latch.countDown();
+            if (WorkerControl.isHeldRead(line)) {
+                CountDownLatch latch = armedPause.getAndSet(null);
+                if (latch != null) {
+                    freeze();
+                    latch.countDown();
+                }
+                // frozen, it reads the go once resumed; unarmed (the arming timed out), it goes on at once
+                process.send(WorkerControl.GO);
             }
-        } else if (line.startsWith("wrote ")) {
+        } else if (WorkerControl.isWrote(line)) {
             lastWriteNanos = System.nanoTime();
         }
     }
@@ -101,6 +107,7 @@ public final class WorkerHandle implements AutoCloseable {
     public boolean pauseAfterNextRead(Duration wait) throws InterruptedException {
         CountDownLatch latch = new CountDownLatch(1);
         armedPause.set(latch);
+        process.send(WorkerControl.HOLD);
         if (!latch.await(wait.toMillis(), TimeUnit.MILLISECONDS) && armedPause.getAndSet(null) != null) {
             freeze();
             return false;

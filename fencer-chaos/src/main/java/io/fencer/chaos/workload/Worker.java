@@ -28,6 +28,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -35,7 +36,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * A chaos worker: one process that loops over the workload under the shared lock, recording every operation in
  * its history, until its standard input ends. It tells the harness on standard output when it has read under a
  * grant ({@code read <token>}), the moment a pause hurts most: a client that pauses there writes based on a state
- * it read before the pause.
+ * it read before the pause. Asked to, it holds after its next read until the harness says go, so that a pause lands
+ * there every time ({@link WorkerControl} has the lines).
  *
  * <p>With fencing, a cycle is: acquire; begin a unit with the grant's token (the store raises its accepted token
  * now, so a paused holder's later write is refused — a token orders writes, not reads, so a read-modify-write
@@ -64,6 +66,8 @@ public final class Worker {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration UNIT_TIMEOUT = Duration.ofSeconds(10);
     private static final long RETRY_PAUSE_MILLIS = 100;
+    /** The longest a held read waits for the harness's go: it comes as soon as the harness froze the process. */
+    private static final Duration HOLD_WAIT_MAX = Duration.ofSeconds(30);
     /** How often the watcher looks at the local lease while the worker holds a grant. */
     static final long BELIEF_POLL_MILLIS = 20;
     /** A believed end is recorded when it moved on by at least this much (a keepalive's acknowledgement). */
@@ -78,6 +82,10 @@ public final class Worker {
     private final AtomicBoolean stopping = new AtomicBoolean();
     /** Opens when the worker is asked to stop: a think in progress ends then, so the run winds down at once. */
     private final CountDownLatch stopAsked = new CountDownLatch(1);
+    /** Set by the harness's {@code hold}: the next read waits for its {@code go} (see {@link WorkerControl}). */
+    private final AtomicBoolean holdAsked = new AtomicBoolean();
+    /** A permit for each {@code go} the harness sent, and one when it asks the worker to stop. */
+    private final Semaphore go = new Semaphore(0);
     private int elementsAdded;
     /** The grant the worker holds and its session, or null: what the watcher looks at. */
     private volatile Held held;
@@ -118,14 +126,31 @@ public final class Worker {
     private void awaitStop() {
         try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
             String line;
-            while ((line = in.readLine()) != null && !line.strip().equals("stop")) {
-                // only "stop" and the end of input mean anything
+            while ((line = in.readLine()) != null && !line.strip().equals(WorkerControl.STOP)) {
+                switch (line.strip()) {
+                    case WorkerControl.HOLD -> holdAsked.set(true);
+                    case WorkerControl.GO -> go.release();
+                    default -> { } // nothing else means anything
+                }
             }
         } catch (IOException e) {
             // the harness is gone: stop as well
         }
         stopping.set(true);
         stopAsked.countDown();
+        go.release(); // a read held for a go that will not come goes on
+    }
+
+    /** Waits for the harness's {@code go} after a held read, at most {@link #HOLD_WAIT_MAX}. */
+    private void awaitGo() {
+        try {
+            if (!go.tryAcquire(HOLD_WAIT_MAX.toMillis(), TimeUnit.MILLISECONDS)) {
+                System.err.println(options.id() + ": no go within " + HOLD_WAIT_MAX.toSeconds() + " s after a held"
+                        + " read; going on");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private void loop() {
@@ -146,7 +171,7 @@ public final class Worker {
                         continue;
                     }
                     if (!announced) {
-                        control.println("ready " + session.id());
+                        control.println(WorkerControl.ready(session.id()));
                         control.flush();
                         announced = true;
                     }
@@ -270,8 +295,15 @@ public final class Worker {
                 return;
             }
             note(Type.OK, Op.READ, token, read, slot);
-            control.println("read " + token);
+            boolean holding = holdAsked.getAndSet(false) && !stopping.get();
+            if (holding) {
+                go.drainPermits(); // a go for an earlier hold that timed out must not end this one
+            }
+            control.println(WorkerControl.read(token, holding));
             control.flush();
+            if (holding) {
+                awaitGo(); // the harness freezes the process first: the write below comes after the pause
+            }
             think(random.nextLong(options.thinkMax().toMillis() + 1));
             believeNow();
             write(store, unit, grant, read);
@@ -375,7 +407,7 @@ public final class Worker {
             }
             history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.OK, op).withToken(token)
                     .withValue(value).withRevision(receipt.revision()).withTarget(slot));
-            control.println("wrote " + token);
+            control.println(WorkerControl.wrote(token));
             control.flush();
         } catch (RuntimeException e) {
             noteFailure(outcomeOfWrite(e), op, token, value, slot, describe(e));

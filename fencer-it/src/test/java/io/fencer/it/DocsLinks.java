@@ -2,7 +2,6 @@ package io.fencer.it;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,6 +10,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.commonmark.ext.heading.anchor.IdGenerator;
 import org.commonmark.node.AbstractVisitor;
 import org.commonmark.node.Heading;
@@ -27,9 +27,17 @@ import org.commonmark.renderer.text.TextContentRenderer;
 final class DocsLinks {
     private static final Parser PARSER = Parser.builder().build();
     private static final TextContentRenderer TEXT = TextContentRenderer.builder().build();
+    /** A link with a scheme (RFC 3986: a letter, then letters, digits, {@code + - .}, then a colon) leaves the tree. */
+    private static final Pattern SCHEME = Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*:");
 
+    private final Path root;
     private final Map<Path, Set<String>> headingIds = new HashMap<>();
     private int anchorsChecked;
+
+    /** Checks files under {@code root}, which the reports name them from. */
+    DocsLinks(Path root) {
+        this.root = root;
+    }
 
     /** Returns a line for each broken link in {@code files}: the file, the link, and what is missing. */
     List<String> broken(List<Path> files) {
@@ -38,7 +46,7 @@ final class DocsLinks {
             for (String link : links(file)) {
                 String problem = problem(file, link);
                 if (problem != null) {
-                    broken.add(file.getFileName() + ": (" + link + ") " + problem);
+                    broken.add(root.relativize(file) + ": (" + link + ") " + problem);
                 }
             }
         }
@@ -51,14 +59,14 @@ final class DocsLinks {
     }
 
     private String problem(Path file, String link) {
-        if (URI.create(link.replace(" ", "%20")).getScheme() != null) {
+        if (SCHEME.matcher(link).find()) {
             return null; // http:, https:, mailto: — not this repository's to check
         }
         int hash = link.indexOf('#');
         String path = hash < 0 ? link : link.substring(0, hash);
         Path target = path.isEmpty() ? file : file.resolveSibling(path).normalize();
         if (!Files.exists(target)) {
-            return "no file " + target.getFileName();
+            return "no file " + root.relativize(target);
         }
         if (hash < 0 || !target.toString().endsWith(".md")) {
             return null;
@@ -66,7 +74,7 @@ final class DocsLinks {
         anchorsChecked++;
         String anchor = link.substring(hash + 1);
         return headingIds.computeIfAbsent(target, DocsLinks::headingIds).contains(anchor) ? null
-                : "no heading with id '" + anchor + "' in " + target.getFileName();
+                : "no heading with id '" + anchor + "' in " + root.relativize(target);
     }
 
     private static List<String> links(Path file) {

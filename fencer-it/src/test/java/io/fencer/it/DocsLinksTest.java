@@ -27,7 +27,7 @@ class DocsLinksTest {
             modules.map(module -> module.resolve("README.md")).filter(Files::isRegularFile).sorted()
                     .forEach(files::add); // each module's own page
         }
-        DocsLinks links = new DocsLinks();
+        DocsLinks links = new DocsLinks(root);
 
         assertThat(links.broken(files)).isEmpty();
         assertThat(files).hasSizeGreaterThan(20);
@@ -48,7 +48,7 @@ class DocsLinksTest {
                 "```",
                 ""));
 
-        List<String> broken = new DocsLinks().broken(List.of(source));
+        List<String> broken = new DocsLinks(dir).broken(List.of(source));
 
         assertThat(broken).containsExactly(
                 "source.md: (target.md#again-2) no heading with id 'again-2' in target.md",

@@ -30,7 +30,10 @@ public interface FencedSemaphore {
     /** Acquires a permit if one is free now and nobody waits; otherwise returns empty without waiting. */
     Optional<PermitGrant> tryAcquire();
 
-    /** A permit's grant: a grant of its slot lock, and the slot's index. */
+    /**
+     * A permit's grant: a grant of its slot lock, and the slot's index. Its {@link #close()} waits for the service,
+     * as {@link #release()} does: AcquirePermit does not travel behind a release on the client's pipeline.
+     */
     interface PermitGrant extends Grant {
         /** Returns the slot's index, from 0 to {@link #permits()} - 1. */
         int permit();

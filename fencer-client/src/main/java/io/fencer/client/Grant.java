@@ -32,9 +32,29 @@ public interface Grant extends AutoCloseable {
     /**
      * Releases the lock, if this grant is still the holder. Releasing a grant that was already superseded
      * (its session expired) changes nothing and is not an error here; see {@link FencerClient#release} for the
-     * strict form. A server that runs alone may answer before the release is durable: every later call and read
-     * sees it released, and if that server restarts before the release is durable, the client sends it again.
+     * strict form.
+     *
+     * <p>With pipelining on (the default) this sends the release and returns without waiting for the service's
+     * answer: the release reaches the service before any Acquire this client sends later, this client's reads
+     * ({@link FencerClient#describe}, {@code list}, {@code validate}) first wait for its answer, and an Acquire that
+     * finds the lock still held under this grant does not hand that grant out again; a release whose answer is lost
+     * is sent again. Another client may still find the lock held for about a round trip: to hand a lock to another
+     * process and then tell it so, use {@link #release()}, which returns once the service has released it. With
+     * pipelining off, or while {@code 1024} releases are unanswered, this waits as that does.
+     * Tokens carry the safety either way: a release only ends this grant, never a later one.
+     *
+     * <p>A server that runs alone may answer before the release is durable: every later call and read sees it
+     * released, and if that server restarts before the release is durable, the client sends it again.
      */
     @Override
     void close();
+
+    /**
+     * Releases the lock as {@link #close()} does, but returns only once the service has released it: a call that
+     * any client makes after this returns finds the lock released. Calling it or {@link #close()} again does nothing.
+     *
+     * @throws io.fencer.core.UnavailableException when the service could not be reached; a later {@code release} or
+     *     {@code close} tries again
+     */
+    void release();
 }

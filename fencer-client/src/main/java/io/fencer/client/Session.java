@@ -63,7 +63,8 @@ public interface Session extends AutoCloseable {
     FencedMultiLock locks(String... names);
 
     /**
-     * Releases a lock this session holds, by its token.
+     * Releases a lock this session holds, by its token, and returns once the service has released it (as
+     * {@link Grant#release()} does; {@link Grant#close()} may return before).
      *
      * @throws io.fencer.core.NotHolderException when the token is not the one this session holds the lock under
      *     (superseded, already released, or the lock is another session's); nothing changed

@@ -1,5 +1,7 @@
 package io.fencer.client.internal;
 
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
@@ -10,6 +12,7 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
+import io.fencer.core.UnavailableException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -22,6 +25,11 @@ final class DefaultFencedLock implements FencedLock {
     /** The longest wait, as the protocol bounds {@code wait_millis}. */
     static final long WAIT_MILLIS_MAX = 3_600_000;
     private static final Duration WAIT_MAX = Duration.ofMillis(WAIT_MILLIS_MAX);
+    /**
+     * How many answers with a grant this session is releasing an acquire takes before it gives up: each is followed
+     * by the release made again and waited for, so a second one means that release was lost again (a restart).
+     */
+    static final int RELEASED_GRANT_ROUNDS_MAX = 3;
 
     private final DefaultSession session;
     private final String name;
@@ -70,9 +78,39 @@ final class DefaultFencedLock implements FencedLock {
         return wait.toMillis();
     }
 
-    /** Acquires in {@code mode}, as {@link WaitingAcquire} calls: one request id, retried within the wait. */
+    /**
+     * Acquires in {@code mode}, as {@link WaitingAcquire} calls: one request id, retried within the wait. An answer
+     * with a grant this session is still releasing ({@link DefaultSession#releasedAlready}) is not handed out: the
+     * release of that grant is made again, waiting for it, and the lock asked for anew with what is left of the wait.
+     */
     private Optional<Grant> acquire(long waitMillis, LockMode mode) {
-        session.checkAlive();
+        long deadlineNanos = System.nanoTime() + MILLISECONDS.toNanos(waitMillis);
+        for (int round = 1; ; round++) {
+            session.checkAlive();
+            Optional<Answer> token = ask(round == 1 ? waitMillis : leftMillis(waitMillis, deadlineNanos), mode);
+            if (token.isEmpty()) {
+                return Optional.empty();
+            }
+            if (!session.releasedAlready(token.get().token())) {
+                return Optional.of(new DefaultGrant(session, token.get().token(), token.get().sequencer()));
+            }
+            if (round == RELEASED_GRANT_ROUNDS_MAX) {
+                throw new UnavailableException("Acquire of lock '" + name + "' was answered " + round + " times with"
+                        + " grant " + token.get().token() + ", which this session released: the release has not"
+                        + " taken effect yet");
+            }
+            session.releaseAgain(token.get().token());
+        }
+    }
+
+    /** What is left of a wait of {@code waitMillis} that ends at {@code deadlineNanos}, rounded up. */
+    static long leftMillis(long waitMillis, long deadlineNanos) {
+        long leftNanos = Math.max(0, deadlineNanos - System.nanoTime());
+        return Math.min(waitMillis, (leftNanos + 999_999) / 1_000_000);
+    }
+
+    /** One Acquire call with a request id of its own; the token and its wire form, or empty when not granted. */
+    private Optional<Answer> ask(long waitMillis, LockMode mode) {
         String requestId = session.client().requestIds().next();
         AcquireRequest.Builder request = AcquireRequest.newBuilder()
                 .setSessionId(session.id()).setSessionSecret(session.secret()).setLock(name).setRequestId(requestId);
@@ -94,8 +132,10 @@ final class DefaultFencedLock implements FencedLock {
             throw new InternalException("Acquire of lock '" + name + "' in " + mode.text() + " mode was answered"
                     + " with a " + token.mode().text() + " grant " + token + " (a server before read-write locks?)");
         }
-        return Optional.of(new DefaultGrant(session, token, Protos.sequencer(response.getToken(), token)));
+        return Optional.of(new Answer(token, Protos.sequencer(response.getToken(), token)));
     }
+
+    private record Answer(FencingToken token, String sequencer) {}
 
     @Override
     public String toString() {

@@ -1,5 +1,7 @@
 package io.fencer.client.internal;
 
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+
 import io.fencer.api.v1.AcquireAllRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
@@ -9,6 +11,7 @@ import io.fencer.client.LockTimeoutException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.UnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -58,14 +61,49 @@ final class DefaultFencedMultiLock implements FencedMultiLock {
         return acquire(0);
     }
 
+    /**
+     * AcquireAll does not travel on the pipeline, behind the releases this session sent without waiting, so it
+     * first waits for those of its locks to settle; a grant still found held under a token being released is
+     * released again, as {@link DefaultFencedLock} does, and the locks asked for anew.
+     */
     private Optional<MultiGrant> acquire(long waitMillis) {
-        session.checkAlive();
-        AcquireAllRequest.Builder request = AcquireAllRequest.newBuilder().setSessionId(session.id())
-                .setSessionSecret(session.secret()).addAllLocks(names)
-                .setRequestId(session.client().requestIds().next());
-        AcquireResponse response = WaitingAcquire.call(session, operation, waitMillis, LocksGrpc.getAcquireAllMethod(),
-                millis -> request.setWaitMillis(millis).build());
-        return response.getAcquired() ? Optional.of(grants(response)) : Optional.empty();
+        long deadlineNanos = System.nanoTime() + MILLISECONDS.toNanos(waitMillis);
+        for (int round = 1; ; round++) {
+            session.checkAlive();
+            awaitReleases();
+            long leftMillis = round == 1 ? waitMillis : DefaultFencedLock.leftMillis(waitMillis, deadlineNanos);
+            AcquireAllRequest.Builder request = AcquireAllRequest.newBuilder().setSessionId(session.id())
+                    .setSessionSecret(session.secret()).addAllLocks(names)
+                    .setRequestId(session.client().requestIds().next());
+            AcquireResponse response = WaitingAcquire.call(session, operation, leftMillis,
+                    LocksGrpc.getAcquireAllMethod(), millis -> request.setWaitMillis(millis).build());
+            if (!response.getAcquired()) {
+                return Optional.empty();
+            }
+            List<FencingToken> released = new ArrayList<>();
+            for (io.fencer.api.v1.FencingToken wire : response.getTokensList()) {
+                FencingToken token = Protos.token(wire);
+                if (session.releasedAlready(token)) {
+                    released.add(token);
+                }
+            }
+            if (released.isEmpty()) {
+                return Optional.of(grants(response));
+            }
+            if (round == DefaultFencedLock.RELEASED_GRANT_ROUNDS_MAX) {
+                throw new UnavailableException(operation + " was answered " + round + " times with grants this"
+                        + " session released, " + released + ": the releases have not taken effect yet");
+            }
+            released.forEach(session::releaseAgain);
+        }
+    }
+
+    private void awaitReleases() {
+        try {
+            session.awaitReleasesOf(names, session.router().callTimeoutNanos());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the call then fails CANCELLED on the interrupted thread
+        }
     }
 
     private MultiGrant grants(AcquireResponse response) {

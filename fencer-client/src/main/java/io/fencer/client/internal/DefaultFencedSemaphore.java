@@ -97,9 +97,15 @@ final class DefaultFencedSemaphore implements FencedSemaphore {
             return grant.lost();
         }
 
+        /** Waits for the service: see {@link io.fencer.client.FencedSemaphore.PermitGrant}. */
         @Override
         public void close() {
-            grant.close();
+            grant.release();
+        }
+
+        @Override
+        public void release() {
+            grant.release();
         }
     }
 

@@ -73,6 +73,7 @@ public final class DefaultFencerClient implements FencerClient {
     private final PeerDirectory peerDirectory;
     private final ExecutorService events;
     private final RequestIds requestIds = new RequestIds();
+    private final ReleasesInFlight releasesInFlight = new ReleasesInFlight();
     private final Map<Long, DefaultSession> sessions = new ConcurrentHashMap<>();
     private final Set<DefaultWatch> watches = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -252,6 +253,7 @@ public final class DefaultFencerClient implements FencerClient {
         LockNames.check(lock);
         checkOpen();
         DescribeRequest request = DescribeRequest.newBuilder().setLock(lock).build();
+        seeReleasesSent();
         LockInfo info = router.read("Describe " + lock, calls -> calls.call(LocksGrpc.getDescribeMethod(), request));
         return Protos.lockStatus(info);
     }
@@ -265,6 +267,7 @@ public final class DefaultFencerClient implements FencerClient {
         }
         checkOpen();
         ListRequest request = ListRequest.newBuilder().setPrefix(prefix == null ? "" : prefix).setLimit(limit).build();
+        seeReleasesSent();
         ListResponse response = router.read("List", calls -> calls.call(LocksGrpc.getListMethod(), request));
         List<LockStatus> locks = new ArrayList<>(response.getLocksCount());
         for (LockInfo info : response.getLocksList()) {
@@ -278,6 +281,7 @@ public final class DefaultFencerClient implements FencerClient {
         Objects.requireNonNull(token, "token");
         checkOpen();
         ValidateRequest request = ValidateRequest.newBuilder().setToken(Protos.toProto(token)).build();
+        seeReleasesSent();
         return Protos.tokenStatus(router.read("Validate " + token,
                 calls -> calls.call(LocksGrpc.getValidateMethod(), request)));
     }
@@ -331,6 +335,22 @@ public final class DefaultFencerClient implements FencerClient {
     /** Returns the source of this client's request ids, unique across clients. */
     RequestIds requestIds() {
         return requestIds;
+    }
+
+    /**
+     * Waits, at most a call timeout, for the answers of the releases this client sent without waiting before this
+     * read, so that the read sees them applied (see {@link ReleasesInFlight}).
+     */
+    private void seeReleasesSent() {
+        try {
+            releasesInFlight.awaitAnsweredBefore(router.callTimeoutNanos());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // the read's call fails CANCELLED on the interrupted thread
+        }
+    }
+
+    ReleasesInFlight releasesInFlight() {
+        return releasesInFlight;
     }
 
     KeepAliver keepAliver() {

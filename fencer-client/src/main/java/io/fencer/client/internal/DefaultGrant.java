@@ -71,11 +71,21 @@ final class DefaultGrant implements Grant {
      * Releases the lock unless this grant is already gone. NOT_HOLDER (superseded, or released by an earlier
      * attempt of this very call whose answer was lost) and SESSION_EXPIRED mean exactly that, and are not errors;
      * neither is SESSION_UNAUTHENTICATED, after which the session is lost and its locks end with its lease.
-     * When the service cannot be reached the {@link io.fencer.core.UnavailableException} is thrown and a later
+     * The release is sent without waiting when it can be ({@link DefaultSession#releaseWithoutWaiting}); when it
+     * waits and the service cannot be reached, the {@link io.fencer.core.UnavailableException} is thrown and a later
      * close tries again.
      */
     @Override
     public void close() {
+        end(false);
+    }
+
+    @Override
+    public void release() {
+        end(true);
+    }
+
+    private void end(boolean waitForTheService) {
         if (!released.compareAndSet(false, true)) {
             return;
         }
@@ -88,7 +98,11 @@ final class DefaultGrant implements Grant {
             return; // the session is closed or expired: the service has released its locks
         }
         try {
-            session.releaseToken(token);
+            if (waitForTheService) {
+                session.releaseToken(token);
+            } else {
+                session.releaseWithoutWaiting(token);
+            }
         } catch (NotHolderException | SessionExpiredException | SessionUnauthenticatedException alreadyGone) {
             // The grant ended before, or cannot be released by this client any more: nothing to release.
         } catch (RuntimeException e) {

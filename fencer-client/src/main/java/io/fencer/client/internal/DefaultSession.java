@@ -1,5 +1,6 @@
 package io.fencer.client.internal;
 
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.DurableMark;
 import io.fencer.api.v1.LocksGrpc;
@@ -19,18 +20,24 @@ import io.fencer.core.NotHolderException;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.UnavailableException;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -56,6 +63,13 @@ final class DefaultSession implements Session {
     private final CompletionStage<SessionLoss> endedView = ended.minimalCompletionStage();
     private final AtomicBoolean closeRequested = new AtomicBoolean();
     private final PendingReleases pendingReleases = new PendingReleases();
+    /**
+     * The grants whose release was sent without waiting and is not settled yet (answered, or re-sent after a
+     * failure); {@link #releasedAlready} and {@link #awaitReleasesOf} consult it. Its monitor wakes those waiting.
+     */
+    private final Set<GrantKey> releasing = ConcurrentHashMap.newKeySet();
+    /** Threads waiting in {@link #awaitReleasesOf}: only then does settling a release take the monitor. */
+    private final AtomicInteger releasingWaiters = new AtomicInteger();
     /**
      * The current jeopardy episode: completed when the keepalive thread finds the session in jeopardy, replaced by a
      * pending one when an acknowledgement ends the episode, completed with zero when the session ends.
@@ -146,18 +160,10 @@ final class DefaultSession implements Session {
      * the service then answers NOT_HOLDER, as for any token that is not this session's.
      */
     void releaseToken(FencingToken token) {
-        // A release answered before durable is kept until a durable mark confirms it (see PendingReleases).
-        ReleaseRequest request = ReleaseRequest.newBuilder().setToken(Protos.toProto(token)).setSessionId(id)
-                .setSessionSecret(secret).setAnswerBeforeDurable(pendingReleases.hasRoom()).build();
+        ReleaseRequest request = releaseRequest(token);
         try {
-            ReleaseResponse response = router().call("Release " + token,
-                    calls -> calls.call(LocksGrpc.getReleaseMethod(), request));
-            if (response.hasDurable()) {
-                durableSeen(response.getDurable());
-            }
-            if (response.getPendingSequence() > 0) {
-                pendingReleases.add(token, response.getDurable().getIncarnation(), response.getPendingSequence());
-            }
+            releaseAnswered(token, router().call("Release " + token,
+                    calls -> calls.call(LocksGrpc.getReleaseMethod(), request)));
         } catch (SessionExpiredException e) {
             expiredByServer(e);
             throw e;
@@ -167,17 +173,205 @@ final class DefaultSession implements Session {
         }
     }
 
+    /** A release asks to be answered before durable while there is room to keep one more such answer. */
+    private ReleaseRequest releaseRequest(FencingToken token) {
+        return ReleaseRequest.newBuilder().setToken(Protos.toProto(token)).setSessionId(id).setSessionSecret(secret)
+                .setAnswerBeforeDurable(pendingReleases.hasRoom()).build();
+    }
+
+    /** A release answered before durable is kept until a durable mark confirms it (see PendingReleases). */
+    private void releaseAnswered(FencingToken token, ReleaseResponse response) {
+        if (response.hasDurable()) {
+            durableSeen(response.getDurable());
+        }
+        if (response.getPendingSequence() > 0) {
+            pendingReleases.add(token, response.getDurable().getIncarnation(), response.getPendingSequence());
+        }
+    }
+
+    /**
+     * Releases {@code token} as {@link DefaultGrant#close()} does: sent on the current endpoint's pipeline without
+     * waiting for the answer, which then arrives on the transport's thread ({@link SentRelease}); or, when that
+     * cannot be (no pipeline, or {@link ReleasesInFlight#IN_FLIGHT_MAX} releases unanswered), as
+     * {@link #releaseToken}, waiting.
+     */
+    void releaseWithoutWaiting(FencingToken token) {
+        ReleasesInFlight inFlight = client.releasesInFlight();
+        long ticket = inFlight.begin();
+        if (ticket == 0) {
+            releaseToken(token);
+            return;
+        }
+        GrantKey key = GrantKey.of(token);
+        releasing.add(key);
+        boolean sent = false;
+        try {
+            sent = router().sendWithoutWaiting(LocksGrpc.getReleaseMethod(), releaseRequest(token),
+                    new SentRelease(token, key, ticket));
+        } finally {
+            if (!sent) {
+                inFlight.answered(ticket);
+                resolved(key);
+            }
+        }
+        if (!sent) {
+            releaseToken(token);
+        }
+    }
+
+    /**
+     * The answer to one release sent without waiting, on the transport's thread, which must not block: a failure
+     * that leaves the outcome unknown (the stream ended, the leader moved) re-sends it on the client's event
+     * threads; a refusal that says the grant is gone already (NOT_HOLDER, the session's end) is its outcome.
+     */
+    private final class SentRelease implements Pipeline.Answered {
+        private final FencingToken token;
+        private final GrantKey key;
+        private final long ticket;
+
+        SentRelease(FencingToken token, GrantKey key, long ticket) {
+            this.token = token;
+            this.key = key;
+            this.ticket = ticket;
+        }
+
+        @Override
+        public void answered(Object answer) {
+            try {
+                releaseAnswered(token, (ReleaseResponse) answer);
+            } finally {
+                resolved(key); // after releaseAnswered: a pending release stays covered without a gap
+                client.releasesInFlight().answered(ticket);
+            }
+        }
+
+        @Override
+        public void failed(StatusRuntimeException failure) {
+            try {
+                // UNIMPLEMENTED: a server without the pipeline never saw it; the re-sent release goes unary.
+                if (!Router.isRetryable(failure)
+                        && Status.fromThrowable(failure).getCode() != Status.Code.UNIMPLEMENTED) {
+                    resolved(key);
+                    refused(token, WireErrors.toException(failure));
+                } else if (loss.get() == null) {
+                    resendLater(token, key);
+                } else {
+                    resolved(key); // the session ended: resendRelease would not send it either
+                }
+            } finally {
+                client.releasesInFlight().answered(ticket);
+            }
+        }
+    }
+
+    private void resendLater(FencingToken token, GrantKey key) {
+        try {
+            client.events().execute(() -> {
+                try {
+                    resendRelease(token, "its first answer was lost");
+                } finally {
+                    resolved(key);
+                }
+            });
+        } catch (RejectedExecutionException clientClosed) {
+            resolved(key); // closing the client closes its sessions, which releases their locks
+        }
+    }
+
+    /** A release sent without waiting was refused: only a refusal that says the grant is gone is expected. */
+    private void refused(FencingToken token, FencerException refusal) {
+        if (refusal instanceof SessionExpiredException expired) {
+            expiredByServer(expired);
+        } else if (refusal instanceof SessionUnauthenticatedException unauthenticated) {
+            unauthenticatedByServer(unauthenticated);
+        } else if (!(refusal instanceof NotHolderException)) {
+            LOG.log(System.Logger.Level.WARNING, "the service refused the release of {0} (session {1}): {2}; the lock"
+                    + " is released when the session ends", token, id, refusal.getMessage());
+        }
+    }
+
+    private void resolved(GrantKey key) {
+        releasing.remove(key);
+        if (releasingWaiters.get() > 0) {
+            synchronized (releasing) {
+                releasing.notifyAll();
+            }
+        }
+    }
+
+    /**
+     * Returns true when {@code token} is a grant this session has released, or is releasing, without the outcome
+     * being settled: a release sent without waiting and not answered, or answered before durable and not confirmed
+     * durable. An Acquire answered with such a token found the lock still held by this session under that grant,
+     * because the release has not taken effect yet, or was lost in a restart; that grant is not a new one, and the
+     * release may still take effect, so the caller must not be handed it (see {@link DefaultFencedLock}). A lock's
+     * tokens only grow, so a new grant's token is always above every token of that lock released before.
+     */
+    boolean releasedAlready(FencingToken token) {
+        if (!releasing.isEmpty()) {
+            for (GrantKey key : releasing) {
+                if (key.lock().equals(token.lock()) && key.value() >= token.value()) {
+                    return true;
+                }
+            }
+        }
+        return pendingReleases.covers(token);
+    }
+
+    /**
+     * Releases again, waiting, a grant that an Acquire found still held by this session although it is being
+     * released ({@link #releasedAlready}); NOT_HOLDER means the first release took effect meanwhile.
+     */
+    void releaseAgain(FencingToken token) {
+        try {
+            releaseToken(token);
+        } catch (NotHolderException tookEffect) {
+            LOG.log(System.Logger.Level.DEBUG, "the release of {0} took effect meanwhile", token);
+        }
+    }
+
+    /**
+     * Waits, at most {@code timeoutNanos}, until no release of {@code locks} sent without waiting by this session
+     * is unsettled: a call that is not ordered behind them on the pipeline (AcquireAll) must not find them held.
+     */
+    void awaitReleasesOf(Collection<String> locks, long timeoutNanos) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutNanos;
+        releasingWaiters.incrementAndGet();
+        try {
+            synchronized (releasing) {
+                while (releasingAny(locks)) {
+                    long remaining = deadline - System.nanoTime();
+                    if (remaining <= 0) {
+                        return;
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(releasing, remaining);
+                }
+            }
+        } finally {
+            releasingWaiters.decrementAndGet();
+        }
+    }
+
+    private boolean releasingAny(Collection<String> locks) {
+        for (GrantKey key : releasing) {
+            if (locks.contains(key.lock())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /**
      * Takes a durable mark from an answer of the service: it confirms the releases answered before durable that it
      * covers, and re-sends, on the client's event threads, those it shows the service may have lost in a restart.
      */
     void durableSeen(DurableMark mark) {
         for (FencingToken token : pendingReleases.observe(mark)) {
-            notify(() -> resendRelease(token));
+            notify(() -> resendRelease(token, "the service restarted before it was durable, and had lost it"));
         }
     }
 
-    private void resendRelease(FencingToken token) {
+    private void resendRelease(FencingToken token, String why) {
         if (loss.get() != null) {
             return; // the session's end released its locks
         }
@@ -185,8 +379,7 @@ final class DefaultSession implements Session {
                 .setSessionSecret(secret).build();
         try {
             router().call("Release " + token, calls -> calls.call(LocksGrpc.getReleaseMethod(), request));
-            LOG.log(System.Logger.Level.INFO, "re-sent the release of {0} (session {1}): the service restarted before"
-                    + " it was durable, and had lost it", token, id);
+            LOG.log(System.Logger.Level.INFO, "re-sent the release of {0} (session {1}): {2}", token, id, why);
         } catch (NotHolderException e) {
             LOG.log(System.Logger.Level.DEBUG, "the release of {0} had been durable: {1}", token, e.getMessage());
         } catch (SessionExpiredException | SessionUnauthenticatedException e) {

@@ -63,6 +63,16 @@ final class PendingReleases {
         return resend;
     }
 
+    /** True when a release of {@code token}'s lock at or above its value is kept unconfirmed. */
+    synchronized boolean covers(FencingToken token) {
+        for (Pending release : pending) {
+            if (release.token.lock().equals(token.lock()) && release.token.value() >= token.value()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Forgets every release: the session ended, and its end released its locks. */
     synchronized void clear() {
         pending.clear();

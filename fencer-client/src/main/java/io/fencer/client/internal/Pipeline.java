@@ -23,7 +23,6 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -122,6 +121,35 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
         return cast(codec.answer(response));
     }
 
+    /**
+     * Sends one call carried by {@link #carries} without waiting for its answer: {@code done} gets the unary answer
+     * or the failure the unary call would have thrown, on the transport's thread (it must not block). The call
+     * reaches the server after every call sent earlier on this pipeline and before every later one, while its
+     * stream lasts. Returns false, having sent nothing, when the pipeline cannot carry it (an older server, or a
+     * closed client): make the call the blocking way instead.
+     */
+    boolean send(MethodDescriptor<?, ?> method, Object request, Answered done) {
+        if (unsupported || !codec.carries(method)) {
+            return false;
+        }
+        Stream<RequestT, ResponseT> open;
+        try {
+            open = open();
+        } catch (StatusRuntimeException closedClient) {
+            return false;
+        }
+        long callId = nextCallId.incrementAndGet();
+        open.send(callId, codec.request(callId, request), new Callback<>(codec, done));
+        return true;
+    }
+
+    /** What a call sent by {@link #send} is told once: its answer, or its failure. */
+    interface Answered {
+        void answered(Object answer);
+
+        void failed(StatusRuntimeException failure);
+    }
+
     @SuppressWarnings("unchecked")
     private static <T> T cast(Object answer) {
         return (T) answer;
@@ -164,7 +192,7 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
     private static final class Stream<RequestT, ResponseT> extends ClientCall.Listener<ResponseT> {
         private final Codec<RequestT, ResponseT> codec;
         private final ClientCall<RequestT, ResponseT> call;
-        private final Map<Long, Waiter<ResponseT>> inFlight = new ConcurrentHashMap<>();
+        private final Map<Long, Outcome<ResponseT>> inFlight = new ConcurrentHashMap<>();
         private volatile boolean ended;
         private StatusRuntimeException endStatus; // set before ended
 
@@ -180,12 +208,16 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
 
         ResponseT call(long callId, RequestT request, long timeoutNanos) {
             Waiter<ResponseT> waiter = new Waiter<>(Thread.currentThread());
-            inFlight.put(callId, waiter);
-            send(request);
-            if (ended) { // ended before the registration was seen: fail it as the others were
-                waiter.fail(endStatus);
-            }
+            send(callId, request, waiter);
             return waiter.await(timeoutNanos, () -> abandon(callId));
+        }
+
+        void send(long callId, RequestT request, Outcome<ResponseT> outcome) {
+            inFlight.put(callId, outcome);
+            send(request);
+            if (ended && inFlight.remove(callId) != null) { // ended before the registration was seen: fail it too
+                outcome.fail(endStatus);
+            }
         }
 
         /** Gives up on a call: it is forgotten here and cancelled at the server. */
@@ -211,9 +243,9 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
 
         @Override
         public void onMessage(ResponseT response) {
-            Waiter<ResponseT> waiter = inFlight.remove(codec.callId(response));
-            if (waiter != null) {
-                waiter.complete(response);
+            Outcome<ResponseT> outcome = inFlight.remove(codec.callId(response));
+            if (outcome != null) {
+                outcome.complete(response);
             }
             call.request(1);
         }
@@ -224,10 +256,11 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
                     ? Status.UNAVAILABLE.withDescription("the server ended the pipeline stream") : status;
             endStatus = ending.asRuntimeException(trailers);
             ended = true;
-            List<Waiter<ResponseT>> waiters = new ArrayList<>(inFlight.values());
-            inFlight.clear();
-            for (Waiter<ResponseT> waiter : waiters) {
-                waiter.fail(endStatus);
+            for (Long callId : new ArrayList<>(inFlight.keySet())) {
+                Outcome<ResponseT> outcome = inFlight.remove(callId);
+                if (outcome != null) { // each outcome is told once, here or where it was registered
+                    outcome.fail(endStatus);
+                }
             }
         }
 
@@ -238,8 +271,35 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
         }
     }
 
+    /** Where one call's answer goes: told at most once, on the transport's thread. */
+    private interface Outcome<ResponseT> {
+        void complete(ResponseT response);
+
+        void fail(StatusRuntimeException failure);
+    }
+
+    /** A call sent by {@link #send}: its answer is unwrapped and handed on. */
+    private record Callback<ResponseT>(Codec<?, ResponseT> codec, Answered done) implements Outcome<ResponseT> {
+        @Override
+        public void complete(ResponseT response) {
+            Object answer;
+            try {
+                answer = codec.answer(response);
+            } catch (StatusRuntimeException refused) {
+                done.failed(refused);
+                return;
+            }
+            done.answered(answer);
+        }
+
+        @Override
+        public void fail(StatusRuntimeException failure) {
+            done.failed(failure);
+        }
+    }
+
     /** A thread waiting for one call's answer. */
-    private static final class Waiter<ResponseT> {
+    private static final class Waiter<ResponseT> implements Outcome<ResponseT> {
         private final Thread thread;
         private volatile Object outcome; // a ResponseT or a StatusRuntimeException
 
@@ -247,12 +307,14 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
             this.thread = thread;
         }
 
-        void complete(ResponseT response) {
+        @Override
+        public void complete(ResponseT response) {
             outcome = response;
             LockSupport.unpark(thread);
         }
 
-        void fail(StatusRuntimeException failure) {
+        @Override
+        public void fail(StatusRuntimeException failure) {
             outcome = failure;
             LockSupport.unpark(thread);
         }

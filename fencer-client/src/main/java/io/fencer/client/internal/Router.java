@@ -257,6 +257,24 @@ final class Router implements AutoCloseable {
         return peer.async();
     }
 
+    /**
+     * Sends {@code request} on the current endpoint's {@link Pipeline} without waiting ({@link Pipeline#send});
+     * returns false, having sent nothing, when that endpoint has no pipeline for {@code method} or the client is
+     * closed.
+     */
+    boolean sendWithoutWaiting(MethodDescriptor<?, ?> method, Object request, Pipeline.Answered done) {
+        if (closed) {
+            return false;
+        }
+        Pipeline<?, ?> pipeline;
+        try {
+            pipeline = peer(current).pipeline();
+        } catch (IllegalStateException closedMeanwhile) {
+            return false;
+        }
+        return pipeline != null && pipeline.carries(method) && pipeline.send(method, request, done);
+    }
+
     /** Runs {@code attempt} on the leader, retrying elsewhere within the client's call timeout. */
     <T> T call(String operation, Attempt<T> attempt) {
         return call(operation, callTimeoutNanos, true, attempt);

@@ -17,6 +17,8 @@ import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
+import io.fencer.api.v1.PipelineRequest;
+import io.fencer.api.v1.PipelineResponse;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
@@ -33,6 +35,7 @@ import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
@@ -68,6 +71,14 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     /** Calls that get no answer at all, as from a paused process. */
     volatile boolean silent;
     volatile KeepAliveMode keepAliveMode = KeepAliveMode.ACK;
+    /** Whether {@code Locks.Pipeline} is served; off, the client falls back to unary calls. */
+    volatile boolean servePipeline;
+    /** How many of the next pipelined Releases to hold unapplied and unanswered. */
+    final AtomicInteger holdReleases = new AtomicInteger();
+    private final Queue<Runnable> heldReleases = new ConcurrentLinkedQueue<>();
+    private final List<StreamObserver<PipelineResponse>> pipelines = new CopyOnWriteArrayList<>();
+    /** Every Acquire answered with a grant, in order. */
+    final List<AcquireResponse> grantsAnswered = new CopyOnWriteArrayList<>();
     /** The revoked grants every acknowledged keepalive names, as the service repeats them. */
     volatile List<io.fencer.api.v1.RevokedGrant> revokedInKeepAlives = List.of();
     volatile Handler<AcquireRequest, AcquireResponse> onAcquire = this::grant;
@@ -302,6 +313,102 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
         };
     }
 
+    /**
+     * Serves {@code Locks.Pipeline} when {@link #servePipeline} is set (otherwise UNIMPLEMENTED, as from a server
+     * before it): each Acquire and Release is answered as its unary call is, in the order received; a Release is
+     * held, neither applied nor answered, while {@link #holdReleases} is positive (one fewer each), until
+     * {@link #answerHeldReleases()}.
+     */
+    @Override
+    public StreamObserver<PipelineRequest> pipeline(StreamObserver<PipelineResponse> responses) {
+        if (!servePipeline) {
+            return super.pipeline(responses);
+        }
+        calls.add("Pipeline");
+        pipelines.add(responses);
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(PipelineRequest request) {
+                long callId = request.getCallId();
+                if (request.hasAcquire()) {
+                    acquire(request.getAcquire(), pipelined(responses, callId,
+                            (answer, built) -> built.setAcquire((AcquireResponse) answer)));
+                } else if (request.hasRelease() && holdReleases.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                    heldReleases.add(() -> release(request.getRelease(), pipelined(responses, callId,
+                            (answer, built) -> built.setRelease((ReleaseResponse) answer))));
+                } else if (request.hasRelease()) {
+                    release(request.getRelease(), pipelined(responses, callId,
+                            (answer, built) -> built.setRelease((ReleaseResponse) answer)));
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                pipelines.remove(responses);
+            }
+
+            @Override
+            public void onCompleted() {
+                pipelines.remove(responses);
+            }
+        };
+    }
+
+    int heldReleaseCount() {
+        return heldReleases.size();
+    }
+
+    /** Applies and answers the releases held so far, in order; returns how many. */
+    int answerHeldReleases() {
+        int answered = 0;
+        for (Runnable release = heldReleases.poll(); release != null; release = heldReleases.poll()) {
+            release.run();
+            answered++;
+        }
+        return answered;
+    }
+
+    /** Ends every open Pipeline stream with {@code failure}; the releases held on them are lost, never applied. */
+    void failPipelines(StatusRuntimeException failure) {
+        heldReleases.clear();
+        for (StreamObserver<PipelineResponse> stream : pipelines) {
+            synchronized (stream) {
+                stream.onError(failure);
+            }
+        }
+        pipelines.clear();
+    }
+
+    /** An observer of one unary answer that sends it on {@code stream} as the Pipeline message of {@code callId}. */
+    private static <R> StreamObserver<R> pipelined(StreamObserver<PipelineResponse> stream, long callId,
+            java.util.function.BiConsumer<Object, PipelineResponse.Builder> setAnswer) {
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(R answer) {
+                PipelineResponse.Builder built = PipelineResponse.newBuilder().setCallId(callId);
+                setAnswer.accept(answer, built);
+                send(built.build());
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                send(PipelineResponse.newBuilder().setCallId(callId)
+                        .setError(WireErrors.toCallError(t instanceof StatusRuntimeException failure ? failure
+                                : Status.fromThrowable(t).asRuntimeException())).build());
+            }
+
+            @Override
+            public void onCompleted() {
+            }
+
+            private void send(PipelineResponse response) {
+                synchronized (stream) { // a stream observer must not be called concurrently
+                    stream.onNext(response);
+                }
+            }
+        };
+    }
+
     /** Grants a free lock (or the holder's own grant again); answers not acquired with the holder otherwise. */
     synchronized AcquireResponse grant(AcquireRequest request) {
         long[] holder = holders.get(request.getLock());
@@ -314,7 +421,10 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
             holder = new long[] {request.getSessionId(), value};
             holders.put(request.getLock(), holder);
         }
-        return AcquireResponse.newBuilder().setAcquired(true).setToken(token(request.getLock(), holder[1])).build();
+        AcquireResponse granted = AcquireResponse.newBuilder().setAcquired(true)
+                .setToken(token(request.getLock(), holder[1])).build();
+        grantsAnswered.add(granted);
+        return granted;
     }
 
     /** Releases when the token is the requesting session's hold; fails NOT_HOLDER otherwise. */

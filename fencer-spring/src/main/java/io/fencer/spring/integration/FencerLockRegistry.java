@@ -443,11 +443,13 @@ public final class FencerLockRegistry implements ExpirableLockRegistry, Renewabl
          * Releases the grant, retrying while the service is unreachable: the registry's session stays alive for
          * its other locks, so an unreleased grant would stay held. Bounded by the session's lease: a session that
          * cannot reach the service is lost when its local lease ends, and the service releases its locks then.
+         * Waits for the service ({@link Grant#release()}, not {@code close()}): a LockRegistry's unlock, as
+         * Spring's JDBC and Redis registries do it, has released the lock for every node once it returns.
          */
         private void release(Grant held, Session through) {
             while (true) {
                 try {
-                    held.close();
+                    held.release();
                     return;
                 } catch (UnavailableException unreachable) {
                     if (!through.isAlive()) {

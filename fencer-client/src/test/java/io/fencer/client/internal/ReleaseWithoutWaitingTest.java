@@ -1,0 +1,204 @@
+package io.fencer.client.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.Reason;
+import io.fencer.client.Fencer;
+import io.fencer.client.FencerClient;
+import io.fencer.client.Grant;
+import io.fencer.client.LockStatus;
+import io.fencer.client.Session;
+import io.fencer.client.SessionLoss;
+import io.grpc.Status;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link Grant#close()} on the pipeline sends the release and returns without waiting for its answer; what keeps
+ * that safe: the client's reads wait for those answers, an Acquire answered with a grant being released is not
+ * handed out, a release whose stream ends unanswered is sent again, and no more than
+ * {@link ReleasesInFlight#IN_FLIGHT_MAX} go unanswered. The fake holds a release, neither applied nor answered, to
+ * open the window the real service leaves for a round trip.
+ */
+class ReleaseWithoutWaitingTest {
+    private static final Duration TTL = Duration.ofSeconds(30);
+    private static final Duration WAIT = Duration.ofSeconds(5);
+
+    private final FakeServer server = FakeServer.start();
+    private final FencerClient client;
+
+    ReleaseWithoutWaitingTest() {
+        server.locks.servePipeline = true;
+        client = Fencer.newBuilder().endpoints(server.endpoint()).callTimeout(Duration.ofSeconds(10)).build();
+    }
+
+    @AfterEach
+    void closeAll() {
+        client.close();
+        server.close();
+    }
+
+    @Test
+    void close_onThePipeline_returnsBeforeTheReleaseIsAnswered() {
+        Grant grant = client.openSession(TTL).lock("orders").acquire(WAIT);
+        server.locks.holdReleases.set(1);
+
+        grant.close();
+
+        await().atMost(WAIT).until(() -> server.locks.calls.contains("Pipeline") && heldReleases() == 1);
+        assertThat(server.locks.releases).as("held: neither applied nor answered").isEmpty();
+        assertThat(server.locks.answerHeldReleases()).isEqualTo(1);
+        assertThat(server.locks.releases).singleElement()
+                .satisfies(release -> assertThat(release.getToken().getValue()).isEqualTo(grant.token().value()));
+    }
+
+    @Test
+    void close_controlWithoutThePipeline_waitsForTheAnswer() {
+        server.locks.servePipeline = false;
+        Grant grant = client.openSession(TTL).lock("orders").acquire(WAIT);
+
+        grant.close();
+
+        assertThat(server.locks.releases).as("a unary release is answered before close returns").hasSize(1);
+        assertThat(server.locks.calls).doesNotContain("Pipeline");
+    }
+
+    @Test
+    void release_onThePipeline_returnsOnlyOnceTheServiceHasReleased() throws Exception {
+        Grant grant = client.openSession(TTL).lock("orders").acquire(WAIT);
+        server.locks.holdReleases.set(1);
+
+        CompletableFuture<Void> release = CompletableFuture.runAsync(grant::release);
+        await().atMost(WAIT).until(() -> heldReleases() == 1);
+        Thread.sleep(300);
+        assertThat(release).as("waiting for the answer").isNotDone();
+
+        server.locks.answerHeldReleases();
+        release.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(server.locks.releases).hasSize(1);
+        grant.close();
+        assertThat(server.locks.releases).as("released once").hasSize(1);
+    }
+
+    @Test
+    void describe_afterACloseNotAnsweredYet_waitsForTheAnswerFirst() throws Exception {
+        Grant grant = client.openSession(TTL).lock("orders").acquire(WAIT);
+        server.locks.holdReleases.set(1);
+        grant.close();
+        await().atMost(WAIT).until(() -> heldReleases() == 1);
+
+        CompletableFuture<LockStatus> read = CompletableFuture.supplyAsync(() -> client.describe("orders"));
+        Thread.sleep(300);
+        assertThat(read).as("waiting for the release's answer").isNotDone();
+        assertThat(server.locks.calls).doesNotContain("Describe");
+
+        server.locks.answerHeldReleases();
+        read.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(server.locks.calls.indexOf("Describe")).as("the read reached the service after the release")
+                .isGreaterThan(server.locks.calls.indexOf("Release"));
+    }
+
+    @Test
+    void acquire_answeredWithTheGrantStillBeingReleased_releasesItAgainAndHandsOutANewGrant() {
+        Session session = client.openSession(TTL);
+        Grant first = session.lock("orders").acquire(WAIT);
+        server.locks.holdReleases.set(1);
+        first.close();
+        await().atMost(WAIT).until(() -> heldReleases() == 1);
+
+        Grant second = session.lock("orders").acquire(WAIT);
+
+        assertThat(server.locks.grantsAnswered).extracting(answer -> answer.getToken().getValue())
+                .as("the fault: the service answered the released grant again")
+                .filteredOn(value -> value == first.token().value()).hasSize(2);
+        assertThat(second.token().value()).as("a new grant").isGreaterThan(first.token().value());
+        server.locks.answerHeldReleases(); // the first release arrives late: NOT_HOLDER, it ends nothing
+        await().atMost(WAIT).until(() -> client().releasesInFlight().unansweredCount() == 0);
+        assertThat(server.locks.grant(acquireOf(session, "orders")).getToken().getValue())
+                .as("the new grant still holds").isEqualTo(second.token().value());
+    }
+
+    @Test
+    void close_whoseStreamEndsBeforeTheAnswer_isSentAgain() {
+        Grant grant = client.openSession(TTL).lock("orders").acquire(WAIT);
+        server.locks.holdReleases.set(1);
+        grant.close();
+        await().atMost(WAIT).until(() -> heldReleases() == 1);
+
+        server.locks.failPipelines(FakeLocks.plainUnavailable());
+
+        await().atMost(WAIT).untilAsserted(() -> assertThat(server.locks.releases).as("sent again, applied")
+                .hasSize(1));
+        Session other = client.openSession(TTL);
+        assertThat(other.lock("orders").tryAcquire()).as("free again").isPresent();
+    }
+
+    @Test
+    void close_onAServerThatNoLongerServesThePipeline_isSentAgainAsAUnaryCall() {
+        Grant grant = client.openSession(TTL).lock("orders").acquire(WAIT);
+        server.locks.servePipeline = false; // the next stream is answered UNIMPLEMENTED, as by an older server
+        server.locks.failPipelines(FakeLocks.plainUnavailable());
+
+        grant.close();
+
+        await().atMost(WAIT).untilAsserted(() -> assertThat(server.locks.releases).as("released").hasSize(1));
+        assertThat(server.locks.count("Pipeline")).as("only the first stream was served").isEqualTo(1);
+    }
+
+    @Test
+    void close_answeredSessionExpired_losesTheSession() {
+        Session session = client.openSession(TTL);
+        Grant grant = session.lock("orders").acquire(WAIT);
+        server.locks.failNext("Release", FakeLocks.error(Status.Code.FAILED_PRECONDITION, ErrorDetail.newBuilder()
+                .setReason(Reason.REASON_SESSION_EXPIRED).setSessionId(session.id())
+                .setMessage("session " + session.id() + " has ended").build()));
+
+        grant.close();
+
+        await().atMost(WAIT).until(() -> session.lost().toCompletableFuture().isDone());
+        assertThat(session.lost().toCompletableFuture().join().cause()).isEqualTo(SessionLoss.Cause.EXPIRED);
+    }
+
+    @Test
+    void close_withTheMostReleasesUnanswered_waitsForItsOwnAnswer() {
+        Session session = client.openSession(TTL);
+        List<Grant> grants = new ArrayList<>();
+        for (int i = 0; i <= ReleasesInFlight.IN_FLIGHT_MAX; i++) {
+            grants.add(session.lock("lock-" + i).acquire(WAIT));
+        }
+        server.locks.holdReleases.set(ReleasesInFlight.IN_FLIGHT_MAX);
+        for (Grant grant : grants.subList(0, ReleasesInFlight.IN_FLIGHT_MAX)) {
+            grant.close();
+        }
+        assertThat(client().releasesInFlight().unansweredCount()).isEqualTo(ReleasesInFlight.IN_FLIGHT_MAX);
+        assertThat(server.locks.releases).isEmpty();
+
+        grants.get(ReleasesInFlight.IN_FLIGHT_MAX).close();
+
+        assertThat(server.locks.releases).as("the one over the bound was answered before close returned")
+                .singleElement().satisfies(release -> assertThat(release.getToken().getLock())
+                        .isEqualTo("lock-" + ReleasesInFlight.IN_FLIGHT_MAX));
+        server.locks.answerHeldReleases();
+        await().atMost(WAIT).until(() -> client().releasesInFlight().unansweredCount() == 0);
+        assertThat(server.locks.releases).hasSize(ReleasesInFlight.IN_FLIGHT_MAX + 1);
+    }
+
+    private int heldReleases() {
+        return server.locks.heldReleaseCount();
+    }
+
+    private static io.fencer.api.v1.AcquireRequest acquireOf(Session session, String lock) {
+        return io.fencer.api.v1.AcquireRequest.newBuilder().setSessionId(session.id()).setLock(lock).build();
+    }
+
+    private DefaultFencerClient client() {
+        return (DefaultFencerClient) client;
+    }
+}

@@ -322,6 +322,7 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     @Override
     public StreamObserver<PipelineRequest> pipeline(StreamObserver<PipelineResponse> responses) {
         if (!servePipeline) {
+            calls.add("Pipeline refused");
             return super.pipeline(responses);
         }
         calls.add("Pipeline");

@@ -140,16 +140,24 @@ class ReleaseWithoutWaitingTest {
         assertThat(other.lock("orders").tryAcquire()).as("free again").isPresent();
     }
 
+    /**
+     * The client usually sees the stream's end before the close, and its release then meets the new stream's
+     * UNIMPLEMENTED; otherwise the release rides the ending stream, whose end has it sent again. Both must release.
+     */
     @Test
-    void close_onAServerThatNoLongerServesThePipeline_isSentAgainAsAUnaryCall() {
-        Grant grant = client.openSession(TTL).lock("orders").acquire(WAIT);
+    void close_onAServerThatNoLongerServesThePipeline_isSentAgainAsAUnaryCall() throws Exception {
+        Session session = client.openSession(TTL);
+        Grant grant = session.lock("orders").acquire(WAIT);
         server.locks.servePipeline = false; // the next stream is answered UNIMPLEMENTED, as by an older server
         server.locks.failPipelines(FakeLocks.plainUnavailable());
+        Thread.sleep(300); // time for the client to see the stream end
 
         grant.close();
 
-        await().atMost(WAIT).untilAsserted(() -> assertThat(server.locks.releases).as("released").hasSize(1));
-        assertThat(server.locks.count("Pipeline")).as("only the first stream was served").isEqualTo(1);
+        await().atMost(WAIT).untilAsserted(() -> assertThat(server.locks.releases).as("released").isNotEmpty());
+        assertThat(server.locks.calls).as("a new stream was refused").contains("Pipeline refused");
+        Session other = client.openSession(TTL);
+        await().atMost(WAIT).until(() -> other.lock("orders").tryAcquire().isPresent());
     }
 
     @Test

@@ -77,7 +77,7 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
     private static int closeAll(FencerClient fencer, Session session, Grant grant, int status) {
         try (fencer; session) {
             if (grant != null) {
-                grant.close();
+                grant.release(); // waits (not close()): a release that fails is reported, and the exit follows it
             }
         }
         return status;
@@ -92,7 +92,7 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
         AtomicBoolean released = new AtomicBoolean();
         Thread releaser = new Thread(() -> {
             try (fencer; session) {
-                grant.close();
+                grant.release();
                 released.set(true);
             } catch (RuntimeException e) {
                 err.println("fencer: could not release " + grant.token() + ": " + e.getMessage()
@@ -146,7 +146,7 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
             return;
         }
         try {
-            grant.close();
+            grant.release();
         } catch (RuntimeException e) {
             failure.addSuppressed(e);
         }

@@ -87,7 +87,8 @@ final class DefaultFencedLock implements FencedLock {
         long deadlineNanos = System.nanoTime() + MILLISECONDS.toNanos(waitMillis);
         for (int round = 1; ; round++) {
             session.checkAlive();
-            Optional<Answer> token = ask(round == 1 ? waitMillis : leftMillis(waitMillis, deadlineNanos), mode);
+            long leftMillis = round == 1 ? waitMillis : WaitingAcquire.leftMillis(waitMillis, deadlineNanos);
+            Optional<Answer> token = ask(leftMillis, mode);
             if (token.isEmpty()) {
                 return Optional.empty();
             }
@@ -101,12 +102,6 @@ final class DefaultFencedLock implements FencedLock {
             }
             session.releaseAgain(token.get().token());
         }
-    }
-
-    /** What is left of a wait of {@code waitMillis} that ends at {@code deadlineNanos}, rounded up. */
-    static long leftMillis(long waitMillis, long deadlineNanos) {
-        long leftNanos = Math.max(0, deadlineNanos - System.nanoTime());
-        return Math.min(waitMillis, (leftNanos + 999_999) / 1_000_000);
     }
 
     /** One Acquire call with a request id of its own; the token and its wire form, or empty when not granted. */

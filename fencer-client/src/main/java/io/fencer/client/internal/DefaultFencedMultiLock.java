@@ -71,7 +71,7 @@ final class DefaultFencedMultiLock implements FencedMultiLock {
         for (int round = 1; ; round++) {
             session.checkAlive();
             awaitReleases();
-            long leftMillis = round == 1 ? waitMillis : DefaultFencedLock.leftMillis(waitMillis, deadlineNanos);
+            long leftMillis = round == 1 ? waitMillis : WaitingAcquire.leftMillis(waitMillis, deadlineNanos);
             AcquireAllRequest.Builder request = AcquireAllRequest.newBuilder().setSessionId(session.id())
                     .setSessionSecret(session.secret()).addAllLocks(names)
                     .setRequestId(session.client().requestIds().next());

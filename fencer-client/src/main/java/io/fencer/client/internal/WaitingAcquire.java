@@ -17,6 +17,12 @@ import java.util.function.LongFunction;
 final class WaitingAcquire {
     private WaitingAcquire() {}
 
+    /** What is left of a wait of {@code waitMillis} that ends at {@code deadlineNanos}, rounded up. */
+    static long leftMillis(long waitMillis, long deadlineNanos) {
+        long leftNanos = Math.max(0, deadlineNanos - System.nanoTime());
+        return Math.min(waitMillis, (leftNanos + 999_999) / 1_000_000);
+    }
+
     /**
      * Calls {@code method} for {@code session} with requests made by {@code withWaitMillis} (the same request with
      * the attempt's wait in milliseconds), and returns the answer.
@@ -32,8 +38,7 @@ final class WaitingAcquire {
         long marginNanos = router.attemptTimeoutNanos();
         try {
             return router.call(operation, waitNanos + router.callTimeoutNanos(), calls -> {
-                long remainingNanos = Math.max(0, waitDeadlineNanos - System.nanoTime());
-                long remainingMillis = Math.min(waitMillis, (remainingNanos + 999_999) / 1_000_000);
+                long remainingMillis = leftMillis(waitMillis, waitDeadlineNanos);
                 return calls.withTimeoutNanos(MILLISECONDS.toNanos(remainingMillis) + marginNanos)
                         .call(method, withWaitMillis.apply(remainingMillis));
             });

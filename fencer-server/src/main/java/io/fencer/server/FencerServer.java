@@ -29,6 +29,7 @@ import io.fencer.server.raft.FormatLevelGate;
 import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
+import io.fencer.server.rpc.EventLoopDelays;
 import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.rpc.MalformedRequests;
 import io.fencer.server.rpc.ReplySpin;
@@ -241,7 +242,7 @@ public final class FencerServer implements AutoCloseable {
         }
         raft = RaftNode.start(config, joining, tls, stateMachine, this::port);
         proposer = new Proposer(raft, stateMachine, config.ticker(),
-                (task, delayNanos) -> timers.schedule(task, delayNanos, TimeUnit.NANOSECONDS), config.linger(),
+                (task, delayNanos) -> EventLoopDelays.delay(timers, task, delayNanos), config.linger(),
                 DiskReserve.of(config.dataDir(), config.ticker()));
         keeper = new SessionKeeper(config.ticker(), config.lockDelay(), raft, stateMachine, proposer);
         metrics = new ServerMetrics(stateMachine::counts, pending::size, raft::isLeader);

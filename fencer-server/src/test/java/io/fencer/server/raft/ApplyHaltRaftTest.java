@@ -120,7 +120,7 @@ class ApplyHaltRaftTest {
 
     private static Proposer proposer(RaftNode raft) throws Exception {
         return new Proposer(raft, (RaftLockStateMachine) raft.server().getDivision(RaftNode.GROUP_ID)
-                .getStateMachine(), Ticker.system(), (task, delayNanos) -> { });
+                .getStateMachine(), Ticker.system(), (task, delayNanos) -> () -> { });
     }
 
     private static Result propose(Proposer proposer, Command command) throws Exception {

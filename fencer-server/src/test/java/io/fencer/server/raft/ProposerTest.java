@@ -24,6 +24,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -52,6 +53,8 @@ class ProposerTest {
     private final Ticker ticker = nanos::get;
     /** Lingering expiries the proposer asked for; they run when a test runs them. */
     private final List<Runnable> delays = new CopyOnWriteArrayList<>();
+    /** Cancels of those expiries the proposer made. */
+    private final AtomicInteger cancels = new AtomicInteger();
     private final MeterRegistry registry = new SimpleMeterRegistry();
 
     @BeforeEach
@@ -64,7 +67,10 @@ class ProposerTest {
             }
         });
         raft = RaftNode.start(ServerConfig.defaults(directory).withPorts(0, 0, 0), null, stateMachine, () -> 0);
-        proposer = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> delays.add(task));
+        proposer = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> {
+            delays.add(task);
+            return () -> cancels.incrementAndGet();
+        });
         await().atMost(WAIT).until(raft::isLeaderReady);
         proposer.propose(command(0)).get(WAIT.toSeconds(), TimeUnit.SECONDS); // the log is past the leader's entry
     }
@@ -152,6 +158,7 @@ class ProposerTest {
 
         CompletableFuture.allOf(lone, company).get(WAIT.toSeconds(), TimeUnit.SECONDS);
         assertThat(lastLogIndex() - before).as("log entries for the two commands").isEqualTo(1);
+        assertThat(cancels).as("the expiry, cancelled when company came").hasValue(1);
         delays.forEach(Runnable::run); // a late expiry changes nothing
         assertThat(lastLogIndex() - before).isEqualTo(1);
         assertThat(lingers("company")).isEqualTo(1);
@@ -186,6 +193,7 @@ class ProposerTest {
 
         lone.get(WAIT.toSeconds(), TimeUnit.SECONDS);
         assertThat(lastLogIndex() - before).isEqualTo(1);
+        assertThat(cancels).as("an expiry that ran is not cancelled").hasValue(0);
         assertThat(lingers("expired")).isEqualTo(1);
         assertThat(lingers("company")).isZero();
     }
@@ -323,7 +331,10 @@ class ProposerTest {
 
     @Test
     void durableMark_ofTwoProposers_areOfDifferentIncarnations() {
-        Proposer other = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> delays.add(task));
+        Proposer other = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> {
+            delays.add(task);
+            return () -> cancels.incrementAndGet();
+        });
         try {
             assertThat(other.durableMark().incarnation()).isNotEqualTo(proposer.durableMark().incarnation());
             assertThat(other.durableMark().sequence()).isZero();
@@ -339,7 +350,10 @@ class ProposerTest {
 
     private void useProposer(Linger linger) {
         proposer.close();
-        proposer = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> delays.add(task), linger);
+        proposer = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> {
+            delays.add(task);
+            return () -> cancels.incrementAndGet();
+        }, linger);
         proposer.registerMetrics(registry);
     }
 

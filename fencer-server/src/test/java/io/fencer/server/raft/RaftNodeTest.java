@@ -51,7 +51,7 @@ class RaftNodeTest {
         RaftLockStateMachine stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
         ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, 0).withPeers(id, List.of());
         try (RaftNode raft = RaftNode.start(config, null, stateMachine, () -> 0);
-                Proposer proposer = new Proposer(raft, stateMachine, Ticker.system(), (task, delay) -> { })) {
+                Proposer proposer = new Proposer(raft, stateMachine, Ticker.system(), (task, delay) -> () -> { })) {
             await().atMost(WAIT).until(raft::isLeaderReady);
 
             for (long session = 1; session <= 20; session++) {

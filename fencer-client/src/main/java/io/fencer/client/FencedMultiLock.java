@@ -31,8 +31,21 @@ public interface FencedMultiLock {
         /** Returns each lock's grant, in the order the locks were named. */
         List<Grant> grants();
 
-        /** Releases every lock still held by these grants. */
+        /**
+         * Releases every lock still held by these grants, each as {@link Grant#close()} does: without waiting for
+         * the service's answer when pipelining is on. Every grant is tried; the first failure is thrown after.
+         */
         @Override
         void close();
+
+        /**
+         * Releases every lock still held by these grants, each as {@link Grant#release()} does, and returns once the
+         * service has released them all: a call that any client makes after this returns finds them released. Every
+         * grant is tried; the first failure is thrown after, and a later {@code release} or {@code close} tries the
+         * grants not yet released again.
+         *
+         * @throws io.fencer.core.UnavailableException when the service could not be reached
+         */
+        void release();
     }
 }

@@ -1,6 +1,7 @@
 package io.fencer.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
@@ -8,9 +9,15 @@ import io.fencer.client.FencedMultiLock;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import io.fencer.testing.FencerTestServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -20,21 +27,27 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code Grant.close()} returns without waiting for the service, on a real server (real Ratis, real fsync, real
  * gRPC): what the client promises still holds there, because the server serves one pipeline stream's calls in the
  * order they came. A close followed at once by another session's try on the same client finds the lock free every
- * time; the client's reads and AcquireAll see the release; tokens only grow.
+ * time; the client's reads and AcquireAll see the release; tokens only grow; a release that nothing follows still
+ * reaches the log, at the end of its linger.
  */
 class ReleaseWithoutWaitingServerTest {
     private static final Duration TTL = Duration.ofSeconds(30);
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final int CYCLES = 300;
+    /** Far below the first keepalive (a third of the ttl), far above the linger's longest window (1 ms). */
+    private static final Duration EXPIRY_WAIT = Duration.ofSeconds(3);
 
     @TempDir
     Path dataDir;
     private FencerTestServer server;
     private FencerClient client;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(WAIT).build();
 
     @BeforeEach
     void start() {
-        server = FencerTestServer.start(dataDir);
+        // The admin port on (any free one): one test reads the proposer's counters there.
+        server = FencerTestServer.builder(dataDir).config(config -> config.withPorts(config.port(), 0,
+                config.raftPort())).start();
         client = Fencer.newBuilder().endpoints(server.endpoint()).callTimeout(Duration.ofSeconds(20)).build();
     }
 
@@ -103,5 +116,50 @@ class ReleaseWithoutWaitingServerTest {
                         .isGreaterThan(orders.token().value());
             }
         }
+    }
+
+    @Test
+    void multiGrantRelease_thenAnotherClientTries_findsEveryLockFreeEveryTime() {
+        Session session = client.openSession(TTL);
+        FencedMultiLock both = session.locks("orders", "invoices");
+        try (FencerClient other = Fencer.newBuilder().endpoints(server.endpoint()).callTimeout(Duration.ofSeconds(20))
+                .build()) {
+            FencedMultiLock othersBoth = other.openSession(TTL).locks("orders", "invoices");
+            for (int i = 0; i < 100; i++) {
+                FencedMultiLock.MultiGrant grants = both.acquire(WAIT);
+
+                grants.release(); // returns once the service has released both: any client then finds them free
+
+                Optional<FencedMultiLock.MultiGrant> taken = othersBoth.tryAcquire();
+                assertThat(taken).as("cycle %d: another client finds both free", i).isPresent();
+                taken.get().release();
+            }
+        }
+    }
+
+    @Test
+    void close_withNothingAfterIt_reachesTheLogAtItsLingerExpiry() throws Exception {
+        Session session = client.openSession(TTL);
+        Grant grant = session.lock("orders").acquire(WAIT);
+        double entries = metric("fencer_proposer_entries_total");
+        double early = metric("fencer_proposer_releases_early_total");
+
+        grant.close();
+
+        // Answered from its place in the queue, the release lingers for company; none comes (no keepalive is due
+        // for a third of the ttl), so only its expiry, on the event loop that took it, sends it.
+        await().atMost(EXPIRY_WAIT).until(() -> metric("fencer_proposer_entries_total") == entries + 1);
+        assertThat(metric("fencer_proposer_releases_early_total")).as("answered early, so it lingered")
+                .isEqualTo(early + 1);
+    }
+
+    /** Returns the value of the Prometheus line of {@code series} on the server's admin port. */
+    private double metric(String series) throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.server().adminPort()
+                + "/metrics")).timeout(WAIT).GET().build();
+        String body = http.send(request, HttpResponse.BodyHandlers.ofString()).body();
+        Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(body);
+        assertThat(matcher.find()).as("%s among the metrics", series).isTrue();
+        return Double.parseDouble(matcher.group(1));
     }
 }

@@ -18,6 +18,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /** A multi-lock through one session: one logical AcquireAll call per acquire, with one request id. Thread-safe. */
 final class DefaultFencedMultiLock implements FencedMultiLock {
@@ -128,19 +129,29 @@ final class DefaultFencedMultiLock implements FencedMultiLock {
 
             @Override
             public void close() {
-                RuntimeException first = null;
-                for (Grant grant : held) {
-                    try {
-                        grant.close();
-                    } catch (RuntimeException e) {
-                        first = first == null ? e : first;
-                    }
-                }
-                if (first != null) {
-                    throw first;
-                }
+                endAll(held, Grant::close);
+            }
+
+            @Override
+            public void release() {
+                endAll(held, Grant::release);
             }
         };
+    }
+
+    /** Ends every grant of {@code held} with {@code end}, then throws the first failure, if any. */
+    private static void endAll(List<Grant> held, Consumer<Grant> end) {
+        RuntimeException first = null;
+        for (Grant grant : held) {
+            try {
+                end.accept(grant);
+            } catch (RuntimeException e) {
+                first = first == null ? e : first;
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
     }
 
     @Override

@@ -21,6 +21,10 @@ import java.util.concurrent.TimeUnit;
  * 2,373 / 2,364 grants/s with the server's CPU per 5 s 3.19 / 3.00 s against 3.82 / 3.21 s; one client 2,980 / 3,172
  * against 2,921 / 2,885 cycles/s.
  *
+ * <p>A loop runs its due tasks between rounds of reading and writing its connections, so a task may run later by what
+ * the loop is busy with, as everything else the loop does; a linger's expiry only bounds how long a lone command waits
+ * for company, and a busy loop is bringing company anyway.
+ *
  * <p>A caller that is not on one of gRPC's event loops (the state machine's thread, the HTTP port, a test) gets the
  * fallback scheduler instead. A loop's task can be cancelled only from that loop: from another thread the cancel would
  * hand the loop a task and wake it, which is what this avoids, so it does nothing and the task runs, late and harmless.

@@ -16,10 +16,10 @@ import java.util.concurrent.TimeUnit;
  * becomes the earliest deadline wakes its thread to wait anew, and each expiry that was not cancelled wakes it again:
  * two context switches a hand-off on a 2-core server whose hand-off is a chain of them. An event loop keeps its
  * deadlines in its own queue and sleeps in its selector until the earliest, so a task it schedules for itself, and
- * cancels on itself, costs no other thread anything. Measured on a 2-core VM with one peer (the peers' load generator,
- * a fresh server per run, 15 s of warm-up, 10 s windows, A/B pairs): 64 clients on one lock 2,442 / 2,459 against
- * 2,373 / 2,364 grants/s with the server's CPU per 5 s 3.19 / 3.00 s against 3.82 / 3.21 s; one client 2,980 / 3,172
- * against 2,921 / 2,885 cycles/s.
+ * cancels on itself, costs no other thread anything. Measured on a 2-core VM with one peer (a fresh server per run,
+ * 15 s of warm-up, 10 s windows, three alternated A/B pairs): 64 clients on one lock 2,397 / 2,656 / 2,538 against
+ * 2,352 / 2,358 / 2,251 grants/s, with 2.8-3.1 against 3.1-3.3 s of server CPU in 5 s; one client 3,151 / 3,079 /
+ * 3,074 against 2,680 / 2,713 / 2,728 cycles/s.
  *
  * <p>A loop runs its due tasks between rounds of reading and writing its connections, so a task may run later by what
  * the loop is busy with, as everything else the loop does; a linger's expiry only bounds how long a lone command waits

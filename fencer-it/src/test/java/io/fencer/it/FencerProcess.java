@@ -136,6 +136,16 @@ final class FencerProcess implements AutoCloseable {
         return adminBody(adminPort, "/metrics");
     }
 
+    /** Returns the value of the Prometheus line of {@code series} (no labels) on the admin port; fails without one. */
+    static double metric(int adminPort, String series) {
+        for (String line : metrics(adminPort).split("\n")) {
+            if (line.startsWith(series + " ")) {
+                return Double.parseDouble(line.substring(series.length() + 1).trim());
+            }
+        }
+        throw new AssertionError("no metric " + series + " on admin port " + adminPort);
+    }
+
     private static String adminBody(int adminPort, String path) {
         try {
             HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(

@@ -142,12 +142,7 @@ class LostReleaseProcessTest {
     }
 
     private static double metric(FencerProcess.Ports ports, String name) {
-        for (String line : FencerProcess.metrics(ports.admin()).split("\n")) {
-            if (line.startsWith(name + " ")) {
-                return Double.parseDouble(line.substring(name.length() + 1).trim());
-            }
-        }
-        throw new AssertionError("no metric " + name);
+        return FencerProcess.metric(ports.admin(), name);
     }
 
     private <T extends AutoCloseable> T closing(T closeable) {

@@ -9,15 +9,9 @@ import io.fencer.client.FencedMultiLock;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import io.fencer.testing.FencerTestServer;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,7 +35,6 @@ class ReleaseWithoutWaitingServerTest {
     Path dataDir;
     private FencerTestServer server;
     private FencerClient client;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(WAIT).build();
 
     @BeforeEach
     void start() {
@@ -138,7 +131,7 @@ class ReleaseWithoutWaitingServerTest {
     }
 
     @Test
-    void close_withNothingAfterIt_reachesTheLogAtItsLingerExpiry() throws Exception {
+    void close_withNothingAfterIt_reachesTheLogAtItsLingerExpiry() {
         Session session = client.openSession(TTL);
         Grant grant = session.lock("orders").acquire(WAIT);
         double entries = metric("fencer_proposer_entries_total");
@@ -153,13 +146,7 @@ class ReleaseWithoutWaitingServerTest {
                 .isEqualTo(early + 1);
     }
 
-    /** Returns the value of the Prometheus line of {@code series} on the server's admin port. */
-    private double metric(String series) throws Exception {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.server().adminPort()
-                + "/metrics")).timeout(WAIT).GET().build();
-        String body = http.send(request, HttpResponse.BodyHandlers.ofString()).body();
-        Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(body);
-        assertThat(matcher.find()).as("%s among the metrics", series).isTrue();
-        return Double.parseDouble(matcher.group(1));
+    private double metric(String series) {
+        return FencerProcess.metric(server.server().adminPort(), series);
     }
 }

@@ -8,14 +8,15 @@ import picocli.CommandLine.Spec;
 
 /** {@code fencer bench}: the group of load generators that measure a running group. */
 // The subcommands are listed in CommandTree, which builds in full only those that a command line names.
-@Command(name = "bench", mixinStandardHelpOptions = true, description = "Measure a running Fencer group.")
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Measure a running Fencer group, or this machine's floor under any lock service.")
 final class BenchCommand implements Runnable {
     @Spec
     CommandSpec spec;
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "Missing command: choose lock, store or failover");
+        throw new ParameterException(spec.commandLine(), "Missing command: choose lock, store, failover or floor");
     }
 
     /**

@@ -113,7 +113,7 @@ final class FloorServer implements Closeable {
         return syncs.get();
     }
 
-    /** The grants made so far. */
+    /** The grants made so far: committed, and answered or being answered. */
     long grants() {
         return grants.get();
     }
@@ -264,12 +264,12 @@ final class FloorServer implements Closeable {
         assert granted.size() <= 1 : "one pass granted " + granted.size() + " connections";
         for (SocketChannel connection : granted) {
             ByteBuffer grant = ByteBuffer.allocate(GRANT_BYTES).put((byte) 'G').putLong(lastToken).flip();
+            grants.incrementAndGet(); // before the answer: a client that reads it finds it counted
             try {
                 // A holder has one answer outstanding, so its socket's buffer always takes the nine bytes at once.
                 if (connection.write(grant) != GRANT_BYTES) {
                     throw new IOException("a grant's answer did not fit the socket's buffer");
                 }
-                grants.incrementAndGet();
             } catch (ClosedChannelException e) {
                 // the holder went away meanwhile; the server thread frees the lock when it reads the close
             }

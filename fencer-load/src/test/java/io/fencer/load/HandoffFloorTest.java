@@ -24,11 +24,7 @@ class HandoffFloorTest {
         HandoffFloor.Result result = HandoffFloor.run(new HandoffFloor.Settings(8, 0, true, false, directory, WINDOW,
                 WARMUP));
 
-        assertThat(result.error()).isNull();
-        assertThat(result.violations()).isZero();
-        assertThat(result.handOffs()).isPositive();
-        // each grant is answered only after a commit whose record was synced, and a commit grants at most once
-        assertThat(result.syncs()).isGreaterThanOrEqualTo(result.handOffs());
+        assertHandedOffInTurnAfterSyncs(result);
         assertThat(result.handOffsPerSecond()).isEqualTo(result.handOffs() / 0.8);
         assertThat(logFiles()).as("the run's log is removed").isZero();
     }
@@ -49,10 +45,7 @@ class HandoffFloorTest {
         HandoffFloor.Result result = HandoffFloor.run(new HandoffFloor.Settings(8, 3, true, false, directory, WINDOW,
                 WARMUP));
 
-        assertThat(result.error()).isNull();
-        assertThat(result.violations()).isZero();
-        assertThat(result.handOffs()).isPositive();
-        assertThat(result.syncs()).isGreaterThanOrEqualTo(result.handOffs());
+        assertHandedOffInTurnAfterSyncs(result);
     }
 
     @Test
@@ -60,10 +53,7 @@ class HandoffFloorTest {
         HandoffFloor.Result result = HandoffFloor.run(new HandoffFloor.Settings(8, 1, true, true, directory, WINDOW,
                 WARMUP));
 
-        assertThat(result.error()).isNull();
-        assertThat(result.violations()).isZero();
-        assertThat(result.handOffs()).isPositive();
-        assertThat(result.syncs()).isGreaterThanOrEqualTo(result.handOffs());
+        assertHandedOffInTurnAfterSyncs(result);
         assertThat(logFiles()).as("the run's log is removed").isZero();
     }
 
@@ -84,6 +74,18 @@ class HandoffFloorTest {
 
         assertThat(result.handOffsPerSecond()).isZero();
         assertThat(result.microsPerHandOff()).isNaN();
+    }
+
+    /**
+     * Asserts that the run handed the lock off, never to two holders or with a reused token, and answered each grant
+     * only after a commit whose record was synced (a commit grants at most once). One grant may fall on the window's
+     * start with its sync before it, hence the one spared.
+     */
+    private static void assertHandedOffInTurnAfterSyncs(HandoffFloor.Result result) {
+        assertThat(result.error()).isNull();
+        assertThat(result.violations()).isZero();
+        assertThat(result.handOffs()).isPositive();
+        assertThat(result.syncs()).isGreaterThanOrEqualTo(result.handOffs() - 1);
     }
 
     private long logFiles() throws IOException {

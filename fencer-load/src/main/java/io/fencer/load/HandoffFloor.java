@@ -94,10 +94,24 @@ public final class HandoffFloor {
         this.settings = settings;
     }
 
-    /** Runs the server and the clients for the warm-up and the window, stops both, and returns what it measured. */
+    /**
+     * Runs the server and the clients for the warm-up and the window, stops both, and returns what it measured. A
+     * directory the run had to create is removed with its log at the end, so a run leaves the file system as it was.
+     */
     public static Result run(Settings settings) throws IOException, InterruptedException {
+        List<Path> created = new ArrayList<>();
+        for (Path missing = settings.directory().toAbsolutePath(); missing != null && !Files.exists(missing);
+                missing = missing.getParent()) {
+            created.add(missing);
+        }
         Files.createDirectories(settings.directory());
-        return new HandoffFloor(settings).run();
+        try {
+            return new HandoffFloor(settings).run();
+        } finally {
+            for (Path directory : created) { // the deepest first; each is empty once the run's log is gone
+                Files.deleteIfExists(directory);
+            }
+        }
     }
 
     private Result run() throws IOException, InterruptedException {

@@ -58,6 +58,18 @@ class HandoffFloorTest {
     }
 
     @Test
+    void run_directoryMissing_createsItAndRemovesItAfter() throws Exception {
+        Path missing = directory.resolve("a").resolve("data");
+
+        HandoffFloor.Result result = HandoffFloor.run(new HandoffFloor.Settings(2, 0, true, false, missing,
+                Duration.ofMillis(200), Duration.ZERO));
+
+        assertThat(result.error()).isNull();
+        assertThat(result.handOffs()).isPositive();
+        assertThat(directory.resolve("a")).doesNotExist();
+    }
+
+    @Test
     void settings_outOfRange_failNamingTheValue() {
         assertThatThrownBy(() -> new HandoffFloor.Settings(0, 0, true, false, directory, WINDOW, WARMUP))
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("clients 0 is outside [1, 1024]");

@@ -64,8 +64,17 @@ final class BenchFloorCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Override
-    public Integer call() throws IOException, InterruptedException {
-        HandoffFloor.Result result = HandoffFloor.run(settings());
+    public Integer call() throws InterruptedException {
+        HandoffFloor.Settings settings = settings();
+        HandoffFloor.Result result;
+        try {
+            result = HandoffFloor.run(settings);
+        } catch (IOException e) { // before anything was measured: the directory, its disk, or a socket
+            spec.commandLine().getErr().println("fencer: bench floor could not run in "
+                    + settings.directory().toAbsolutePath() + ": " + e.getClass().getSimpleName() + ": "
+                    + e.getMessage());
+            return Main.EXIT_ERROR;
+        }
         PrintWriter out = spec.commandLine().getOut();
         out.println(json ? toJson(result) : text(result));
         out.flush();

@@ -51,6 +51,18 @@ class BenchFloorCommandTest {
     }
 
     @Test
+    void call_directoryUnwritable_failsNamingItAndTheCause() throws Exception {
+        Path file = Files.writeString(directory.resolve("a-file"), "not a directory");
+
+        CommandRun run = CommandRun.run("bench", "floor", "--data", file.toString(), "--duration", "1s");
+
+        assertThat(run.exitCode()).isEqualTo(1);
+        assertThat(run.err()).contains("fencer: bench floor could not run in " + file.toAbsolutePath() + ": ",
+                "FileAlreadyExistsException");
+        assertThat(Files.readString(file)).isEqualTo("not a directory");
+    }
+
+    @Test
     void call_hopsOutOfRange_failsNamingTheValue() {
         CommandRun run = CommandRun.run("bench", "floor", "--data", directory.toString(), "--hops", "17");
 

@@ -67,14 +67,28 @@ final class FloorServer implements Closeable {
     /** Prepares the log in {@code directory} and starts listening on a free port of the loopback address. */
     FloorServer(Path directory, boolean sync, int hops) throws IOException {
         this.logFile = Files.createTempFile(directory, "handoff-floor-", ".log");
-        this.log = FileChannel.open(logFile, StandardOpenOption.WRITE);
         this.sync = sync;
-        prepareLog();
-        this.selector = Selector.open();
-        this.listener = ServerSocketChannel.open();
-        listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-        listener.configureBlocking(false);
-        listener.register(selector, SelectionKey.OP_ACCEPT);
+        FileChannel opened = null;
+        Selector selecting = null;
+        try {
+            opened = FileChannel.open(logFile, StandardOpenOption.WRITE);
+            prepareLog(opened);
+            selecting = Selector.open();
+            this.listener = ServerSocketChannel.open();
+            listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            listener.configureBlocking(false);
+            listener.register(selecting, SelectionKey.OP_ACCEPT);
+        } catch (IOException | RuntimeException e) { // a full disk, say: leave no file behind
+            for (Closeable open : new Closeable[] {opened, selecting}) {
+                if (open != null) {
+                    open.close();
+                }
+            }
+            Files.deleteIfExists(logFile);
+            throw e;
+        }
+        this.log = opened;
+        this.selector = selecting;
         for (int i = 0; i < hops; i++) {
             stages.add(new LinkedBlockingQueue<>());
         }
@@ -85,7 +99,7 @@ final class FloorServer implements Closeable {
     }
 
     /** Writes the whole log once and syncs it, so that a commit's sync never has to allocate blocks. */
-    private void prepareLog() throws IOException {
+    private static void prepareLog(FileChannel log) throws IOException {
         ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 20);
         for (long position = 0; position < LOG_BYTES; position += zeros.capacity()) {
             zeros.clear();

@@ -128,10 +128,7 @@ public final class HandoffFloor {
             if (failure != null) {
                 error.compareAndSet(null, "server: " + failure);
             }
-            stopping = true;
             return new Result(settings, handOffs, syncs, violations.get(), error.get());
-        } finally {
-            stopping = true;
         }
     }
 

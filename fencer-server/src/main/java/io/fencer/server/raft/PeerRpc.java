@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -62,7 +63,11 @@ import org.apache.ratis.thirdparty.io.netty.channel.socket.nio.NioServerSocketCh
 import org.apache.ratis.thirdparty.io.netty.channel.socket.nio.NioSocketChannel;
 import org.apache.ratis.thirdparty.io.netty.handler.timeout.IdleStateEvent;
 import org.apache.ratis.thirdparty.io.netty.handler.timeout.IdleStateHandler;
+import org.apache.ratis.thirdparty.io.netty.util.concurrent.DefaultEventExecutorGroup;
 import org.apache.ratis.thirdparty.io.netty.util.concurrent.DefaultThreadFactory;
+import org.apache.ratis.thirdparty.io.netty.util.concurrent.EventExecutor;
+import org.apache.ratis.thirdparty.io.netty.util.concurrent.EventExecutorGroup;
+import org.apache.ratis.thirdparty.io.netty.util.concurrent.RejectedExecutionHandlers;
 import org.apache.ratis.util.PeerProxyMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -89,7 +94,8 @@ import org.slf4j.LoggerFactory;
  * {@link PeerTransport.Settings#inboundConnectionsMax()} (their frames, up to {@link PeerFrames#frameBytesMax} each,
  * fit in a share of the heap: {@link PeerTransport#inboundConnectionsMax}); a connection silent for
  * {@link #IDLE_CLOSE} closed (the leader speaks every few hundred milliseconds); {@link PeerLink#CALLS_IN_FLIGHT_MAX}
- * calls waiting per link. Refused connections are counted by reason ({@code fencer.raft.refusals}) and logged at
+ * calls waiting per link; {@link #BLOCKING_CALLS_QUEUED_MAX} blocking calls queued per thread that carries them out.
+ * Refused connections are counted by reason ({@code fencer.raft.refusals}) and logged at
  * most once per {@link #REFUSALS_LOG_INTERVAL} per reason and remote host.
  */
 final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLink>> {
@@ -101,6 +107,14 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     /** The remote hosts (and reasons) whose refusals are logged apart; beyond, they share one line per interval. */
     private static final int REFUSALS_LOGGED_APART_MAX = 64;
     private static final SecureRandom RANDOM = new SecureRandom();
+    /**
+     * Threads that carry out the calls that block in Ratis ({@link #blocksInRatis}): a vote waits for the server's
+     * monitor and syncs its metadata, a snapshot chunk is written to disk. On the port's event loops such a call
+     * stops every connection of that loop, handshakes included, for as long as Ratis holds it.
+     */
+    static final int BLOCKING_CALL_THREADS = 4;
+    /** Blocking calls waiting for one of those threads; beyond, a call is refused and the caller's Ratis retries. */
+    static final int BLOCKING_CALLS_QUEUED_MAX = 64;
 
     private final RaftServer server;
     private final PeerTransport type;
@@ -109,6 +123,7 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     private final EventLoopGroup acceptGroup;
     private final EventLoopGroup workerGroup;
     private final EventLoopGroup linkGroup;
+    private final EventExecutorGroup blockingCalls;
     private final UnadmittedConnections unadmitted = new UnadmittedConnections();
     private final AtomicInteger inbound = new AtomicInteger();
     private final AtomicLong entriesRefused = new AtomicLong();
@@ -135,6 +150,9 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         this.acceptGroup = eventLoops("fencer-raft-accept", 1);
         this.workerGroup = eventLoops("fencer-raft-port", 2);
         this.linkGroup = linkGroup;
+        this.blockingCalls = new DefaultEventExecutorGroup(BLOCKING_CALL_THREADS,
+                new DefaultThreadFactory("fencer-raft-calls", true), BLOCKING_CALLS_QUEUED_MAX,
+                RejectedExecutionHandlers.reject());
         this.refusals = refusals;
         this.callFailures = new RefusalLog(settings.ticker(), REFUSALS_LOG_INTERVAL, REFUSALS_LOGGED_APART_MAX);
         for (Refusal refusal : Refusal.values()) {
@@ -283,12 +301,12 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         if (channel != null) {
             channel.close().syncUninterruptibly();
         }
-        for (EventLoopGroup group : List.of(acceptGroup, workerGroup, linkGroup)) {
+        for (EventExecutorGroup group : List.of(acceptGroup, workerGroup, linkGroup, blockingCalls)) {
             group.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
         }
         super.closeImpl();
         try {
-            for (EventLoopGroup group : List.of(acceptGroup, workerGroup, linkGroup)) {
+            for (EventExecutorGroup group : List.of(acceptGroup, workerGroup, linkGroup, blockingCalls)) {
                 group.awaitTermination(1, TimeUnit.SECONDS);
             }
         } catch (InterruptedException e) {
@@ -412,8 +430,14 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         return link;
     }
 
-    /** Carries out the calls read on one admitted connection, answering each on it when done. */
+    /**
+     * Carries out the calls read on one admitted connection, answering each on it when done: those that block in Ratis
+     * on one thread of {@link #blockingCalls}, the same for the whole connection so that they are carried out in the
+     * order they came (a snapshot's chunks), the others on the event loop.
+     */
     private final class Calls extends SimpleChannelInboundHandler<ByteBuf> {
+        private final EventExecutor blocking = blockingCalls.next();
+
         @Override
         public void userEventTriggered(ChannelHandlerContext context, Object event) throws Exception {
             if (event instanceof IdleStateEvent) {
@@ -458,8 +482,17 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
                         + getId()));
                 return;
             }
-            carryOut(kind, request).whenComplete((reply, error) -> context.writeAndFlush(error == null
-                    ? PeerFrames.encode(context.alloc(), kind, callId, reply)
+            CompletableFuture<? extends MessageLite> reply;
+            try {
+                reply = blocksInRatis(kind) ? CompletableFuture.supplyAsync(() -> carryOut(kind, request), blocking)
+                        .thenCompose(call -> call) : carryOut(kind, request);
+            } catch (RejectedExecutionException e) {
+                reply = CompletableFuture.failedFuture(new IOException("peer " + getId() + (blocking.isShuttingDown()
+                        ? " is closing" : " is busy: " + BLOCKING_CALLS_QUEUED_MAX + " calls wait to be carried out")
+                        + "; refusing a " + kind));
+            }
+            reply.whenComplete((answer, error) -> context.writeAndFlush(error == null
+                    ? PeerFrames.encode(context.alloc(), kind, callId, answer)
                     : PeerFrames.refusal(context.alloc(), callId, reason(error))));
         }
 
@@ -482,6 +515,16 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
             LOG.warn("{}: refused a Raft connection from {}: {}{}", getId(), describe(remote), why,
                     leftOut > 0 ? " (and " + leftOut + " more from that host since the last such line)" : "");
         }
+    }
+
+    /**
+     * Returns true for the calls Ratis carries out synchronously, under its server's monitor or with a sync: a vote, a
+     * snapshot chunk, a leader election. An AppendEntries and a read index stay on the loop: they hand their work to
+     * Ratis and return a future (an AppendEntries holds the monitor only to check and queue its entries), and they
+     * are the hot path, where another thread would cost a wake-up per call. A format level is answered here.
+     */
+    static boolean blocksInRatis(Kind kind) {
+        return kind == Kind.REQUEST_VOTE || kind == Kind.INSTALL_SNAPSHOT || kind == Kind.START_LEADER_ELECTION;
     }
 
     private CompletableFuture<? extends MessageLite> carryOut(Kind kind, MessageLite request) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.awaitility.Awaitility.await;
 
 import io.fencer.lock.Limits;
+import io.fencer.lock.LockStateMachine;
 import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.raft.PeerAdmission.Refusal;
@@ -19,11 +20,19 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesReplyProto;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
 import org.apache.ratis.proto.RaftProtos.RaftGroupIdProto;
 import org.apache.ratis.proto.RaftProtos.RaftRpcRequestProto;
+import org.apache.ratis.proto.RaftProtos.RequestVoteReplyProto;
+import org.apache.ratis.proto.RaftProtos.RequestVoteRequestProto;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.thirdparty.com.google.protobuf.Empty;
+import org.apache.ratis.thirdparty.com.google.protobuf.Int32Value;
+import org.apache.ratis.thirdparty.com.google.protobuf.MessageLite;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
@@ -82,6 +91,48 @@ class PeerTransportTest {
 
         assertThat(reply.getTerm()).as("the peer's own term: a call of term 0 changed nothing")
                 .isEqualTo(raft.currentTerm());
+        assertThat(raft.isLeader()).isTrue();
+    }
+
+    /**
+     * Regression: the port carried out votes on its event loops, so two votes waiting for Ratis's server monitor (a
+     * leader busy under it) stopped both loops, and with them every handshake and call, until Ratis let go. A peer
+     * removed while down then never heard the leader tell it to shut down.
+     */
+    @Test
+    void requestVote_whileRatisHoldsItsMonitor_theRaftPortStillAdmitsAndAnswersOtherCalls() throws Exception {
+        RaftServer.Division division = raft.server().getDivision(RaftNode.GROUP_ID);
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        Thread busy = new Thread(() -> {
+            synchronized (division) { // as Ratis's own threads hold it: the lock every vote waits for
+                held.countDown();
+                awaitQuietly(letGo);
+            }
+        }, "holds-the-division");
+        busy.start();
+        held.await();
+        CompletableFuture<MessageLite> first;
+        CompletableFuture<MessageLite> second;
+        try {
+            // Two connections: the port's two event loops take one each.
+            first = link(secret, "n2", raftPort).call(PeerFrames.Kind.REQUEST_VOTE, preVote("n2"));
+            second = link(secret, "n3", raftPort).call(PeerFrames.Kind.REQUEST_VOTE, preVote("n3"));
+
+            PeerLink third = link(secret, "n4", raftPort);
+            MessageLite level = third.callAndWait(PeerFrames.Kind.FORMAT_LEVEL, Empty.getDefaultInstance(), WAIT);
+
+            assertThat(((Int32Value) level).getValue()).isEqualTo(LockStateMachine.FORMAT_LEVEL);
+            assertThat(first).as("the control: the votes wait for the monitor").isNotDone();
+            assertThat(second).isNotDone();
+        } finally {
+            letGo.countDown();
+            busy.join();
+        }
+        for (CompletableFuture<MessageLite> vote : List.of(first, second)) {
+            RequestVoteReplyProto reply = (RequestVoteReplyProto) vote.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertThat(reply.getServerReply().getSuccess()).as("a peer outside the group gets no vote").isFalse();
+        }
         assertThat(raft.isLeader()).isTrue();
     }
 
@@ -279,6 +330,24 @@ class PeerTransportTest {
                 new PeerHandshake(linkSecret, selfId, RaftPortPeers.RANDOM), 8 << 20, Duration.ofSeconds(5));
         toClose.add(link);
         return link;
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A pre-vote of term 1 from {@code from}, a peer outside the group of one: refused, and it changes nothing. */
+    private static RequestVoteRequestProto preVote(String from) {
+        RaftRpcRequestProto header = RaftRpcRequestProto.newBuilder()
+                .setRequestorId(ByteString.copyFromUtf8(from)).setReplyId(ByteString.copyFromUtf8("n1"))
+                .setRaftGroupId(RaftGroupIdProto.newBuilder().setId(RaftNode.GROUP_ID.toByteString()))
+                .setCallId(1).build();
+        return RequestVoteRequestProto.newBuilder().setServerRequest(header).setCandidateTerm(1).setPreVote(true)
+                .build();
     }
 
     /** An AppendEntries of term 0 from {@code from}: older than any term, so a peer refuses it and changes nothing. */

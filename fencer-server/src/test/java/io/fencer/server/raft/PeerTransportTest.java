@@ -137,6 +137,43 @@ class PeerTransportTest {
     }
 
     @Test
+    void requestVotes_beyondTheQueueOfTheirThread_areRefusedAsBusyAndTheOthersAnswered() throws Exception {
+        RaftServer.Division division = raft.server().getDivision(RaftNode.GROUP_ID);
+        PeerLink link = link(secret, "n2", raftPort);
+        int refusedExpected = 5;
+        List<CompletableFuture<MessageLite>> votes = new ArrayList<>();
+        CompletableFuture<MessageLite> first;
+        synchronized (division) {
+            first = link.call(PeerFrames.Kind.REQUEST_VOTE, preVote("n2"));
+            await().atMost(WAIT).until(() -> Thread.getAllStackTraces().keySet().stream().anyMatch(thread ->
+                    thread.getName().startsWith("fencer-raft-calls") && thread.getState() == Thread.State.BLOCKED));
+            for (int i = 0; i < PeerRpc.BLOCKING_CALLS_QUEUED_MAX + refusedExpected; i++) {
+                votes.add(link.call(PeerFrames.Kind.REQUEST_VOTE, preVote("n2")));
+            }
+            // The refusals come while the monitor is held: they never waited for Ratis.
+            await().atMost(WAIT).until(() -> votes.stream().filter(CompletableFuture::isDone).count()
+                    == refusedExpected);
+        }
+        first.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        List<Throwable> refusals = new ArrayList<>();
+        for (CompletableFuture<MessageLite> vote : votes) {
+            try {
+                vote.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                refusals.add(e.getCause());
+            }
+        }
+
+        assertThat(refusals).hasSize(refusedExpected).allSatisfy(refused -> assertThat(refused)
+                .isInstanceOf(PeerRefusedException.class).hasMessageContaining("peer n1 is busy: "
+                        + PeerRpc.BLOCKING_CALLS_QUEUED_MAX + " calls wait to be carried out; refusing a REQUEST_VOTE"));
+        assertThat(votes.subList(PeerRpc.BLOCKING_CALLS_QUEUED_MAX, votes.size())).allMatch(
+                CompletableFuture::isCompletedExceptionally);
+        assertThat(link.isOpen()).as("a refusal leaves the link standing").isTrue();
+        assertThat(raft.isLeader()).isTrue();
+    }
+
+    @Test
     void call_ofAPeerOutsideTheConfiguration_isRefusedBeforeRatisAndCounted() throws Exception {
         PeerLink link = link(secret, "n2", raftPort);
         long termBefore = raft.currentTerm();

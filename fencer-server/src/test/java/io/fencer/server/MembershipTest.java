@@ -98,15 +98,10 @@ class MembershipTest {
         long term = group.server(leader).currentTerm();
         FencerServer back = group.start(removed);
         // The control that it campaigned: only the leader's answer to its vote request closes its division.
-        try {
-            await().atMost(PeerGroup.ELECTION_MAX).untilAsserted(() -> assertThat(failure(() -> acquire(
-                    TestServers.stub(group.channel(removed)), session, "orders", 0)).getMessage())
-                    .as("what the removed peer answers").contains("CLOSED"));
-        } catch (org.awaitility.core.ConditionTimeoutException e) {
-            // Rare in full runs and never yet alone: the peers' threads say what the leader was doing instead.
-            throw new AssertionError("the leader never told removed peer " + removed + " to shut down; "
-                    + ThreadDumps.all(), e);
-        }
+        PeerGroup.dumpingThreads("the leader never told removed peer " + removed + " to shut down", () -> await()
+                .atMost(PeerGroup.ELECTION_MAX).untilAsserted(() -> assertThat(failure(() -> acquire(
+                        TestServers.stub(group.channel(removed)), session, "orders", 0)).getMessage())
+                        .as("what the removed peer answers").contains("CLOSED")));
         Thread.sleep(2_400); // three of the longest election timeouts (800 ms): time for a disturbed election
 
         assertThat(back.isLeader()).isFalse();

@@ -135,7 +135,8 @@ final class PeerGroup implements AutoCloseable {
      * answers List to "ops" (the ACL's administrator).
      */
     String awaitLeader() {
-        await().atMost(ELECTION_MAX).until(() -> running.values().stream().filter(FencerServer::isLeader).count() == 1);
+        dumpingThreads("no one leader among " + running.keySet(), () -> await().atMost(ELECTION_MAX)
+                .until(() -> running.values().stream().filter(FencerServer::isLeader).count() == 1));
         String leader = running.entrySet().stream().filter(e -> e.getValue().isLeader()).findFirst().orElseThrow()
                 .getKey();
         if (identities == null) {
@@ -198,11 +199,25 @@ final class PeerGroup implements AutoCloseable {
 
     /** Waits until the leader's List shows {@code id} live and caught up with the commit index. */
     void awaitCaughtUp(String leader, String id) {
-        await().atMost(ELECTION_MAX).ignoreExceptions().until(() -> {
-            ListPeersResponse list = list(leader);
-            PeerInfo peer = list.getPeersList().stream().filter(p -> p.getId().equals(id)).findFirst().orElseThrow();
-            return peer.getLive() && peer.getMatchIndex() + 10 >= list.getCommitIndex();
-        });
+        dumpingThreads("peer " + id + " never caught up with leader " + leader, () -> await().atMost(ELECTION_MAX)
+                .ignoreExceptions().until(() -> {
+                    ListPeersResponse list = list(leader);
+                    PeerInfo peer = list.getPeersList().stream().filter(p -> p.getId().equals(id)).findFirst()
+                            .orElseThrow();
+                    return peer.getLive() && peer.getMatchIndex() + 10 >= list.getCommitIndex();
+                }));
+    }
+
+    /**
+     * Runs {@code wait}, an await of the peers; when it times out, fails saying {@code what} did not happen, with
+     * every thread of this JVM, where the peers run: a rare timeout in a full run is then its own diagnosis.
+     */
+    static void dumpingThreads(String what, Runnable wait) {
+        try {
+            wait.run();
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError(what + "; " + ThreadDumps.all(), e);
+        }
     }
 
     /** Returns the configuration's ids and roles, e.g. {@code [n1 VOTER, n4 LEARNER]}: what tests compare. */

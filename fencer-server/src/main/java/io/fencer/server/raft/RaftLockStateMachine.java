@@ -62,6 +62,7 @@ import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.LifeCycle;
 import org.apache.ratis.util.MD5FileUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -295,14 +296,31 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     @Override
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
+        getLifeCycle().transition(LifeCycle.State.STARTING);
         storage.init(raftStorage);
         loadSnapshot(storage.getLatestSnapshot());
+        getLifeCycle().transition(LifeCycle.State.RUNNING);
+    }
+
+    /**
+     * Called by Ratis on a peer that received a snapshot from the leader (its log no longer holds what this peer
+     * lacks), right before the snapshot's files are published: Ratis then reloads this machine
+     * ({@link #reinitialize}) only if it is paused, and otherwise stops the peer. Nothing applies meanwhile: the
+     * thread that applies is the one that reloads.
+     */
+    @Override
+    public void pause() {
+        if (getLifeCycle().compareAndTransition(LifeCycle.State.RUNNING, LifeCycle.State.PAUSING)) {
+            getLifeCycle().transition(LifeCycle.State.PAUSED);
+        }
     }
 
     @Override
     public void reinitialize() throws IOException {
         // Called after a snapshot was installed from the leader: the newest file on disk is the state to take.
+        getLifeCycle().transition(LifeCycle.State.STARTING);
         loadSnapshot(storage.loadLatestSnapshot());
+        getLifeCycle().transition(LifeCycle.State.RUNNING);
     }
 
     @Override

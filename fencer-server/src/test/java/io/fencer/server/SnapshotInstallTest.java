@@ -1,0 +1,134 @@
+package io.fencer.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.protobuf.ByteString;
+import io.fencer.api.v1.AcquireResponse;
+import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.Op;
+import io.fencer.api.v1.Put;
+import io.fencer.api.v1.StoreGrpc;
+import io.fencer.api.v1.WriteRequest;
+import io.fencer.core.FencingToken;
+import io.fencer.core.Sequencer;
+import io.fencer.server.TestServers.TestSession;
+import io.fencer.store.ReadResult;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A peer added to a group whose leader no longer holds the start of its log (taken into a snapshot, then purged, as a
+ * group that ran for months does) cannot replay the log: the leader sends it the snapshot in chunks over the Raft port,
+ * and it starts from that. Its locks and its replica of the store must be the leader's.
+ *
+ * <p>Regression: the state machine never paused for Ratis, which reloads a machine from an installed snapshot only
+ * if it is paused; the new peer's applier failed ("caught a Throwable") and the peer closed, holding nothing.
+ */
+@Timeout(value = 240, unit = TimeUnit.SECONDS)
+class SnapshotInstallTest {
+    /**
+     * Ratis closes a log segment at 32 MB (RaftNode) and purges only closed ones, and only 1,024 entries or more
+     * after its last purge: 1,300 entries of 32 KiB close the first segment and reach the gap.
+     */
+    private static final int WRITES = 1_300;
+    private static final int VALUE_BYTES = 32 * 1024;
+    /** Distinct keys: a replica of about 10 MiB, so that the snapshot crosses the port in several 4 MB chunks. */
+    private static final int KEYS = 320;
+    private static final Duration WAIT = Duration.ofSeconds(120);
+
+    @TempDir
+    Path dataRoot;
+
+    private PeerGroup group;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (group != null) {
+            group.close();
+        }
+    }
+
+    @Test
+    void add_afterTheLeaderPurgedItsLog_theNewPeerStartsFromTheInstalledSnapshotWithTheLocksAndTheStore()
+            throws Exception {
+        group = new PeerGroup(dataRoot, 3, UnaryOperator.identity(), false).startFounders();
+        String leader = group.awaitLeader();
+        LocksGrpc.LocksBlockingStub locks = TestServers.stub(group.channel(leader));
+        TestSession session = TestServers.openSession(locks, 180_000);
+        AcquireResponse granted = TestServers.acquire(locks, session, "orders", 0);
+        byte[][] last = writeBulk(leader);
+        long snapshotIndex = group.server(leader).takeSnapshot();
+        // The control: the log's first segment is gone, so a new peer cannot be sent entries from index 0.
+        await().atMost(WAIT).until(() -> files(leader, "log_0-").isEmpty());
+
+        PeerGroup.Member n4 = group.newJoiner(4);
+        group.start(n4.id());
+        group.add(leader, n4);
+        group.awaitCaughtUp(leader, n4.id());
+
+        // The control that the install ran: the new peer holds the leader's snapshot of an index it never applied.
+        assertThat(files(n4.id(), "snapshot.")).as("the snapshot the leader installed on the new peer")
+                .anyMatch(path -> path.getFileName().toString().endsWith("_" + snapshotIndex));
+        for (int key = 0; key < KEYS; key += 31) {
+            assertThat(localValue(n4.id(), "k" + key)).as("key k%d on the new peer", key).isEqualTo(last[key]);
+        }
+        assertThat(localValue(n4.id(), "k" + (KEYS - 1))).isEqualTo(last[KEYS - 1]);
+        assertThat(group.server(n4.id()).store().engine().accepted("bulk")).isEqualTo(2);
+        // The locks came with it: promoted, and the only peer left with the leader's state, it grants above.
+        group.promote(leader, n4.id());
+        TestServers.release(locks, session, granted.getToken());
+        AcquireResponse after = TestServers.acquire(locks, session, "orders", 0);
+        assertThat(after.getToken().getValue()).isGreaterThan(granted.getToken().getValue());
+    }
+
+    /**
+     * Writes {@link #WRITES} values of {@link #VALUE_BYTES} bytes to {@link #KEYS} keys, one after another, so that
+     * each is a log entry of its own (writes in flight together share one); returns each key's last value.
+     */
+    private byte[][] writeBulk(String leader) {
+        byte[][] last = new byte[KEYS][];
+        StoreGrpc.StoreBlockingStub store = StoreGrpc.newBlockingStub(group.channel(leader));
+        Random random = new Random(42);
+        for (int i = 0; i < WRITES; i++) {
+            byte[] value = new byte[VALUE_BYTES];
+            random.nextBytes(value);
+            store.withDeadlineAfter(30, TimeUnit.SECONDS).write(write("k" + i % KEYS, value));
+            last[i % KEYS] = value;
+        }
+        return last;
+    }
+
+    private static WriteRequest write(String key, byte[] value) {
+        return WriteRequest.newBuilder().setScope("bulk").setSequencer(Sequencer.format(new FencingToken("bulk", 2)))
+                .addOps(Op.newBuilder().setPut(Put.newBuilder().setKey(ByteString.copyFromUtf8(key))
+                        .setValue(ByteString.copyFrom(value)))).build();
+    }
+
+    private byte[] localValue(String peer, String key) {
+        ReadResult read = group.server(peer).store().engine().get("bulk", key.getBytes(StandardCharsets.UTF_8), null);
+        return read.present() ? read.value() : null;
+    }
+
+    /** Returns the files under peer {@code id}'s data directory whose names start with {@code prefix}. */
+    private List<Path> files(String id, String prefix) {
+        try (Stream<Path> walk = Files.walk(dataRoot.resolve(id))) {
+            return walk.filter(path -> path.getFileName().toString().startsWith(prefix)).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -16,6 +16,10 @@ import io.fencer.server.TestServers.TestSession;
 import io.fencer.store.ReadResult;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +28,8 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -33,7 +39,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A peer added to a group whose leader no longer holds the start of its log (taken into a snapshot, then purged, as a
  * group that ran for months does) cannot replay the log: the leader sends it the snapshot in chunks over the Raft port,
- * and it starts from that. Its locks and its replica of the store must be the leader's.
+ * and it starts from that. Its locks and its replica of the store must be the leader's. Before, the log is kept whole
+ * while a peer of the configuration is down, and purged once that peer is removed.
  *
  * <p>Regression: the state machine never paused for Ratis, which reloads a machine from an installed snapshot only
  * if it is paused; the new peer's applier failed ("caught a Throwable") and the peer closed, holding nothing.
@@ -70,10 +77,21 @@ class SnapshotInstallTest {
         LocksGrpc.LocksBlockingStub locks = TestServers.stub(group.channel(leader));
         TestSession session = TestServers.openSession(locks, 180_000);
         AcquireResponse granted = TestServers.acquire(locks, session, "orders", 0);
+        String down = group.aFollower(leader);
+        group.stop(down);
         byte[][] last = writeBulk(leader);
+
+        // A peer that is down keeps the log: nothing is deleted that it has not committed.
+        group.server(leader).takeSnapshot();
+        Thread.sleep(1_000); // Ratis decides to purge right after the snapshot; give the deletion time to show
+        assertThat(files(leader, "log_0-")).as("the first segment, kept for the peer that is down").isNotEmpty();
+        double keptBytes = logBytes(leader);
+        assertThat(keptBytes).as("fencer_raft_log_bytes while a peer is down").isGreaterThan(32e6);
+        group.remove(leader, down);
         long snapshotIndex = group.server(leader).takeSnapshot();
-        // The control: the log's first segment is gone, so a new peer cannot be sent entries from index 0.
+        // The control for what follows: the log's first segment is gone, so a new peer cannot replay from index 0.
         await().atMost(WAIT).until(() -> files(leader, "log_0-").isEmpty());
+        assertThat(logBytes(leader)).as("fencer_raft_log_bytes once the peer is removed").isLessThan(keptBytes);
 
         PeerGroup.Member n4 = group.newJoiner(4);
         group.start(n4.id());
@@ -88,7 +106,7 @@ class SnapshotInstallTest {
         }
         assertThat(localValue(n4.id(), "k" + (KEYS - 1))).isEqualTo(last[KEYS - 1]);
         assertThat(group.server(n4.id()).store().engine().accepted("bulk")).isEqualTo(2);
-        // The locks came with it: promoted, and the only peer left with the leader's state, it grants above.
+        // Promoted, it votes on every grant that follows; the token counter goes on above the earlier grant.
         group.promote(leader, n4.id());
         TestServers.release(locks, session, granted.getToken());
         AcquireResponse after = TestServers.acquire(locks, session, "orders", 0);
@@ -121,6 +139,16 @@ class SnapshotInstallTest {
     private byte[] localValue(String peer, String key) {
         ReadResult read = group.server(peer).store().engine().get("bulk", key.getBytes(StandardCharsets.UTF_8), null);
         return read.present() ? read.value() : null;
+    }
+
+    /** Returns peer {@code id}'s {@code fencer_raft_log_bytes}, read from its admin port's {@code /metrics}. */
+    private double logBytes(String id) throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + group.server(id).adminPort()
+                + "/metrics")).timeout(Duration.ofSeconds(20)).GET().build();
+        String body = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString()).body();
+        Matcher gauge = Pattern.compile("(?m)^fencer_raft_log_bytes (\\S+)$").matcher(body);
+        assertThat(gauge.find()).as("fencer_raft_log_bytes in /metrics").isTrue();
+        return Double.parseDouble(gauge.group(1));
     }
 
     /** Returns the files under peer {@code id}'s data directory whose names start with {@code prefix}. */

@@ -4,6 +4,7 @@ import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.tls.TlsMaterial;
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -296,6 +297,21 @@ public final class RaftNode implements AutoCloseable {
             rpc.registerMetrics(registry);
         }
         registerRefusedEntries(registry);
+        Gauge.builder("fencer.raft.log.bytes", this, RaftNode::logBytes).baseUnit("bytes")
+                .description("Bytes of this peer's Raft log segments on disk; a segment goes once a snapshot covers it"
+                        + " and every peer of the configuration committed it, so a peer left down keeps it growing")
+                .register(registry);
+    }
+
+    /** Returns the bytes of this peer's log segments on disk, or NaN when its storage cannot be listed. */
+    double logBytes() {
+        Path current = division.getRaftStorage().getStorageDir().getCurrentDir().toPath();
+        try (java.util.stream.Stream<Path> files = Files.list(current)) {
+            return files.filter(file -> file.getFileName().toString().startsWith("log_"))
+                    .mapToLong(file -> file.toFile().length()).sum(); // 0 for a segment deleted meanwhile
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return Double.NaN;
+        }
     }
 
     private static RaftPeer peer(String id, String host, int raftPort, String clientAddress) {

@@ -24,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -98,13 +99,16 @@ class SnapshotInstallTest {
         group.add(leader, n4);
         group.awaitCaughtUp(leader, n4.id());
 
+        // Caught up is the leader's view of the log; the peer may still be loading the snapshot (its replica closed,
+        // reads answer UNAVAILABLE), so wait until its replica answers with the last value written.
+        await().atMost(WAIT).ignoreExceptions().until(() -> Arrays.equals(localValue(n4.id(), "k" + (KEYS - 1)),
+                last[KEYS - 1]));
         // The control that the install ran: the new peer holds the leader's snapshot of an index it never applied.
         assertThat(files(n4.id(), "snapshot.")).as("the snapshot the leader installed on the new peer")
                 .anyMatch(path -> path.getFileName().toString().endsWith("_" + snapshotIndex));
         for (int key = 0; key < KEYS; key += 31) {
             assertThat(localValue(n4.id(), "k" + key)).as("key k%d on the new peer", key).isEqualTo(last[key]);
         }
-        assertThat(localValue(n4.id(), "k" + (KEYS - 1))).isEqualTo(last[KEYS - 1]);
         assertThat(group.server(n4.id()).store().engine().accepted("bulk")).isEqualTo(2);
         // Promoted, it votes on every grant that follows; the token counter goes on above the earlier grant.
         group.promote(leader, n4.id());

@@ -105,6 +105,20 @@ final class PeerGroup implements AutoCloseable {
         return server;
     }
 
+    /**
+     * Restarts founder {@code id} with {@code --peers} naming {@code ids}, as a grown group's founder is restarted to
+     * serve the group's replicated store.
+     */
+    FencerServer startNaming(String id, List<String> ids) throws Exception {
+        ServerConfig config = customiser.apply(ServerConfig.defaults(dataRoot.resolve(id))
+                .withPeerAuth(TestServers.groupSecret(secret)));
+        List<ServerConfig.Peer> peers = ids.stream().map(this::member)
+                .map(m -> new ServerConfig.Peer(m.id(), "127.0.0.1", m.port(), m.raftPort())).toList();
+        FencerServer server = FencerServer.start(config.withPorts(0, 0, 0).withPeers(id, peers), identities);
+        running.put(id, server);
+        return server;
+    }
+
     /** Stops peer {@code id} as a crash would. */
     void stop(String id) throws Exception {
         ManagedChannel channel = channels.remove(id);

@@ -35,6 +35,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -194,6 +195,77 @@ class ReplicatedStoreImportTest {
                 .contains(dataRoot.resolve(founder).resolve("store").toString());
         assertThat(group.server(founder).store().engine().accepted("orders")).as("the refused write took nothing")
                 .isEqualTo(3);
+    }
+
+    /**
+     * The founder of a grown group of one restarts as its docs say (its single-node store moved away, --peers naming
+     * the group) from its own snapshot. Taken while it kept a single-node store and before any store entry reached the
+     * log, that snapshot says the replicated store was empty, and the founder catches up from it and the log. Once it
+     * passed over a store entry without a replica, its next snapshot cannot say, and the restart is refused.
+     */
+    @Test
+    void restart_ofAGrownGroupsFounder_startsFromItsSnapshotWhenItSawNoStoreEntryElseIsRefused() throws Exception {
+        group = new PeerGroup(dataRoot, 1, config -> config, false).startFounders();
+        String founder = group.awaitLeader();
+        StoreGrpc.StoreBlockingStub single = StoreGrpc.newBlockingStub(group.channel(founder))
+                .withDeadlineAfter(30, TimeUnit.SECONDS);
+        single.write(write("orders", 3));
+        group.server(founder).takeSnapshot(); // before any store entry: the replicated store is empty
+        List<String> ids = new ArrayList<>(List.of(founder));
+        for (int i = 2; i <= 3; i++) {
+            PeerGroup.Member joiner = group.newJoiner(i);
+            group.start(joiner.id());
+            group.add(founder, joiner);
+            group.awaitCaughtUp(founder, joiner.id());
+            group.promote(founder, joiner.id());
+            ids.add(joiner.id());
+        }
+        group.stop(founder);
+        String leader = group.awaitLeader();
+        StoreGrpc.StoreBlockingStub replicated = StoreGrpc.newBlockingStub(group.channel(leader))
+                .withDeadlineAfter(30, TimeUnit.SECONDS);
+        replicated.write(write("jobs", 5)); // the log's first store entry, after the founder's snapshot
+        Path store = dataRoot.resolve(founder).resolve("store");
+        Files.move(store, store.resolveSibling("store.single"));
+
+        group.startNaming(founder, ids);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> "v5".equals(localValue(founder, "jobs", "total")));
+        assertThat(group.server(founder).store().replicated()).isTrue();
+        assertThat(localValue(founder, "orders", "total")).as("the single-node store stays out until imported")
+                .isNull();
+
+        // Passed over: restarted with its single-node store again, the founder applies a store entry without a replica.
+        group.stop(founder);
+        Files.move(store.resolveSibling("store.single"), store);
+        group.start(founder);
+        replicated.write(write("jobs", 6));
+        await().atMost(Duration.ofSeconds(60)).until(() -> group.server(founder).appliedIndex()
+                >= group.server(leader).appliedIndex());
+        group.server(founder).takeSnapshot();
+        group.stop(founder);
+        Files.move(store, store.resolveSibling("store.single"));
+
+        assertThatThrownBy(() -> group.startNaming(founder, ids)).hasStackTraceContaining("holds no replicated store");
+
+        // Alone again (the others removed), the founder's next snapshot says the store is empty: a peer added then
+        // starts from it, which it could not from the snapshot above.
+        Files.move(store.resolveSibling("store.single"), store);
+        group.start(founder);
+        for (String other : ids.subList(1, ids.size())) {
+            String via = group.awaitLeader();
+            group.remove(via, other);
+            group.stop(other);
+        }
+        assertThat(group.awaitLeader()).isEqualTo(founder);
+        long snapshot = group.server(founder).takeSnapshot();
+        PeerGroup.Member next = group.newJoiner(ids.size() + 1);
+        group.start(next.id());
+        group.add(founder, next);
+        group.awaitCaughtUp(founder, next.id());
+        await().atMost(Duration.ofSeconds(60)).until(() -> group.server(next.id()).appliedIndex() > snapshot);
+        assertThat(group.server(next.id()).notInGroup()).isNull();
+        assertThat(localValue(next.id(), "jobs", "total")).as("the store the founder never held").isNull();
     }
 
     private Path acl() throws IOException {

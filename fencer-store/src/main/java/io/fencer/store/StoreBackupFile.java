@@ -357,6 +357,16 @@ public final class StoreBackupFile {
      * Builds a file in pieces, for {@link StoreBackup}: the head, records, then the end and the checksum; the
      * bytes made so far are taken with {@link #take}.
      */
+    /**
+     * Returns a whole store backup file that holds nothing, made {@code createdAtMillis}: the state of a store that
+     * never applied a write, for a peer that must snapshot the group's replicated store without keeping one.
+     */
+    public static byte[] empty(long createdAtMillis) {
+        Writer writer = new Writer(createdAtMillis, 0);
+        writer.end();
+        return writer.take(writer.pendingBytes());
+    }
+
     static final class Writer {
         private final Pending pending = new Pending();
         private final MessageDigest digest = sha256();

@@ -45,6 +45,24 @@ class StoreBackupRestoreTest {
     }
 
     @Test
+    void empty_restored_isAValidBackupOfNothingAndTheSameAsAnEmptyStoresBackupButForItsHead() throws IOException {
+        Path file = dir.resolve("empty.fencerbk");
+        Files.write(file, StoreBackupFile.empty(0));
+
+        StoreBackupFile.Summary summary = StoreBackupFile.verify(file);
+        StoreRestore.Result result = StoreRestore.restore(file, dir.resolve("restored"), NO_FLOOR);
+
+        assertThat(summary.scopes()).isEmpty();
+        assertThat(summary.dataRecords()).isZero();
+        assertThat(result.backup().scopes()).isEmpty();
+        try (StoreEngine restored = StoreEngine.open(dir.resolve("restored"), StoreOptions.defaults())) {
+            assertThat(restored.get("orders", bytes("total"), null).present()).isFalse();
+        }
+        byte[] fromAnEmptyStore = Files.readAllBytes(backup(store));
+        assertThat(StoreBackupFile.empty(0)).hasSameSizeAs(fromAnEmptyStore);
+    }
+
+    @Test
     void restore_ofBackup_holdsEveryScopeKeyAndIdempotencyRecordAsBackedUp() throws IOException {
         store.write("orders", sequencer("orders", 7), put("total", "42"), null);
         store.write("orders", sequencer("orders", 9), List.of(Op.put(bytes("gone"), bytes("x")),

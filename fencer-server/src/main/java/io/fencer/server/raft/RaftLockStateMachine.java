@@ -143,6 +143,13 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     /** The store replicated beside the lock state, or null (a single peer's store, or none); set before start. */
     private volatile ReplicatedResource resource;
     /**
+     * Whether the log this peer applied, without a {@link #resource}, may have held store entries: then its snapshot
+     * cannot say what the group's replicated store held, and carries no store. Else (a group of one, whose store is
+     * its own) the replicated store is empty, and its snapshot says so, so that a peer added later, sent this snapshot
+     * because the log before it is gone, starts with an empty replica. Guarded by {@link #lock}.
+     */
+    private boolean storeEntriesUnknown;
+    /**
      * The usage of each identity with an open session, as of the last apply: published from the machine's changes
      * after every log entry (and whole after a snapshot is loaded), under the lock, before the entry's proposers are
      * answered; read without the lock by the leader's quota checks.
@@ -436,6 +443,9 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     private List<byte[]> applyStoreEntries(LogEntryProto entry, List<Command> commands) {
         ReplicatedResource replicated = resource;
         if (replicated == null) {
+            if (!storeEntriesUnknown && commands.stream().anyMatch(Command.StoreEntry.class::isInstance)) {
+                storeEntriesUnknown = true; // passed over: from now on, this peer's snapshots cannot hold the store
+            }
             return null;
         }
         List<byte[]> entries = new ArrayList<>();
@@ -601,13 +611,16 @@ public final class RaftLockStateMachine extends BaseStateMachine {
                 return RaftLog.INVALID_LOG_INDEX; // nothing applied yet: nothing to snapshot
             }
             ReplicatedResource replicated = resource;
-            boolean withStore = replicated != null && machine.formatLevel() >= LockStateMachine.FORMAT_LEVEL_STORE;
+            boolean withStore = machine.formatLevel() >= LockStateMachine.FORMAT_LEVEL_STORE
+                    && (replicated != null || !storeEntriesUnknown
+                            || StoreInSnapshots.alone(getServer(), getGroupId()));
             DataOutputStream out = new DataOutputStream(bytes);
             out.writeInt(SNAPSHOT_MAGIC);
             out.writeInt(withStore ? SNAPSHOT_FORMAT_VERSION_STORE : SNAPSHOT_FORMAT_VERSION);
             machine.writeSnapshot(out);
             out.flush();
-            store = withStore ? replicated.beginSnapshot() : null; // the store as applied to the same index
+            // The store as applied to the same index; without a replica, the empty store no entry ever changed.
+            store = !withStore ? null : replicated != null ? replicated.beginSnapshot() : StoreInSnapshots.EMPTY;
         } finally {
             lock.unlock();
         }
@@ -669,10 +682,11 @@ public final class RaftLockStateMachine extends BaseStateMachine {
             MD5FileUtil.verifySavedMD5(file.toFile(), md5);
         }
         LockStateMachine restored;
+        int version;
         try (InputStream stream = Files.newInputStream(file);
                 DataInputStream in = new DataInputStream(new BufferedInputStream(stream))) {
             int magic = in.readInt();
-            int version = in.readInt();
+            version = in.readInt();
             if (magic != SNAPSHOT_MAGIC
                     || (version != SNAPSHOT_FORMAT_VERSION && version != SNAPSHOT_FORMAT_VERSION_STORE)) {
                 throw new IOException("snapshot " + file + " has magic " + Integer.toHexString(magic) + " version "
@@ -698,6 +712,9 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         lock.lock();
         try {
             machine = restored;
+            // A snapshot without the store, at a level whose log may hold store entries: what they did is unknown.
+            storeEntriesUnknown = version == SNAPSHOT_FORMAT_VERSION
+                    && restored.formatLevel() >= LockStateMachine.FORMAT_LEVEL_STORE;
             setLastAppliedTermIndex(snapshot.getTermIndex());
             counts = new Counts(machine.sessionCount(), machine.lockCount(), machine.waiterCount());
             ended = halt;

@@ -187,7 +187,7 @@ public final class RaftNode implements AutoCloseable {
                 .setParameters(PeerTransport.parameters(tls, secret, config.ticker()))
                 .setOption(existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
                 .build();
-        server.start();
+        startOrClose(server);
         LOG.info("raft peer {} started on {}:{} ({} storage in {}, peers authenticated by {}), {}", config.id(),
                 config.host(), raftPort, existing ? "recovered" : "new", raftDirectory,
                 describeAuth(config.peerAuth(), tls), joining ? "joining an existing group" : "group " + peers);
@@ -288,6 +288,24 @@ public final class RaftNode implements AutoCloseable {
                     && group.getFileName().toString().matches("[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"));
         } catch (IOException e) {
             return true; // unreadable: treat as existing data, which is never founded over
+        }
+    }
+
+    /**
+     * Starts {@code server}, or closes it when the start fails (a snapshot this peer refuses to load): Ratis keeps
+     * its storage directory locked, its port bound and its threads running until closed, so a failed start in a
+     * process that goes on (a test, an embedding application) could not be retried.
+     */
+    private static void startOrClose(RaftServer server) throws IOException {
+        try {
+            server.start();
+        } catch (IOException | RuntimeException e) {
+            try {
+                server.close();
+            } catch (IOException | RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
         }
     }
 

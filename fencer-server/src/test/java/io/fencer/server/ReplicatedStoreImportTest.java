@@ -47,7 +47,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Moving a single-node store into the replicated store of three peers in this JVM: a peer whose data directory holds
  * one with a scope refuses to start, naming the import (one without a scope, as every peer of the previous release
  * left, is no obstacle); the store moved away and imported keeps every key and accepted token on
- * every replica; a rerun skips; a scope the group holds differently is refused; only an admin may import.
+ * every replica; a rerun skips; a scope the group holds differently is refused; only an admin may import. The founder
+ * of a grown group of one restarts into the replicated store from its own snapshot, unless it passed over store
+ * entries before it.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ReplicatedStoreImportTest {

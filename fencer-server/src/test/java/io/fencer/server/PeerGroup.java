@@ -119,6 +119,20 @@ final class PeerGroup implements AutoCloseable {
         return server;
     }
 
+    /**
+     * Takes a snapshot on peer {@code id} above log index {@code index} and returns its index. A change answers once
+     * committed, maybe before this peer applied it, and Ratis takes no snapshot at an index it already has one for, so
+     * this asks again until the snapshot is a new one.
+     */
+    long snapshotAbove(String id, long index) {
+        long[] taken = new long[1];
+        await().atMost(ELECTION_MAX).ignoreExceptions().until(() -> {
+            taken[0] = server(id).takeSnapshot();
+            return taken[0] > index;
+        });
+        return taken[0];
+    }
+
     /** Stops peer {@code id} as a crash would. */
     void stop(String id) throws Exception {
         ManagedChannel channel = channels.remove(id);

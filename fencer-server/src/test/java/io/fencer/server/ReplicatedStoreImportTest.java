@@ -244,7 +244,7 @@ class ReplicatedStoreImportTest {
         replicated.write(write("jobs", 6));
         await().atMost(Duration.ofSeconds(60)).until(() -> group.server(founder).appliedIndex()
                 >= group.server(leader).appliedIndex());
-        group.server(founder).takeSnapshot();
+        long passedOver = group.server(founder).takeSnapshot();
         group.stop(founder);
         Files.move(store, store.resolveSibling("store.single"));
 
@@ -260,7 +260,7 @@ class ReplicatedStoreImportTest {
             group.stop(other);
         }
         assertThat(group.awaitLeader()).isEqualTo(founder);
-        long snapshot = group.server(founder).takeSnapshot();
+        long snapshot = group.snapshotAbove(founder, passedOver);
         PeerGroup.Member next = group.newJoiner(ids.size() + 1);
         group.start(next.id());
         group.add(founder, next);

@@ -148,6 +148,62 @@ class SnapshotInstallTest {
     }
 
     /**
+     * A group of one upgraded from the release whose snapshots held no store: its latest snapshot is one a new peer
+     * refuses. Once it leads again it takes a new one that holds the (empty) store, so it can grow at once.
+     */
+    @Test
+    void add_toAGroupOfOneWhoseSnapshotHoldsNoStore_theFounderRenewsItAndTheNewPeerStarts() throws Exception {
+        group = new PeerGroup(dataRoot, 1, UnaryOperator.identity(), false).startFounders();
+        String founder = group.awaitLeader();
+        TestServers.openSession(TestServers.stub(group.channel(founder)), 60_000);
+        long oldIndex = group.server(founder).takeSnapshot();
+        group.stop(founder);
+        Path old = asOfThePreviousRelease(latestSnapshot(founder));
+        assertThat(old.getFileName().toString()).endsWith("_" + oldIndex);
+
+        group.start(founder);
+        group.awaitLeader();
+        // The control that the old snapshot was loaded and replaced: a newer one, taken without a stop.
+        await().atMost(WAIT).until(() -> snapshotIndex(latestSnapshot(founder)) > oldIndex);
+        PeerGroup.Member n2 = group.newJoiner(2);
+        group.start(n2.id());
+        group.add(founder, n2);
+        group.awaitCaughtUp(founder, n2.id());
+
+        await().atMost(WAIT).until(() -> group.server(n2.id()).appliedIndex() > oldIndex);
+        assertThat(group.server(n2.id()).notInGroup()).isNull();
+        assertThat(group.server(n2.id()).store().replicated()).isTrue();
+        // No longer alone, the founder's snapshots go on holding the store: it may still restart into the group.
+        Path next = latestSnapshot(founder);
+        group.snapshotAbove(founder, snapshotIndex(next));
+        assertThat(java.nio.ByteBuffer.wrap(Files.readAllBytes(latestSnapshot(founder))).getInt(Integer.BYTES))
+                .as("the format version of the founder's next snapshot").isEqualTo(2);
+    }
+
+    /**
+     * Rewrites {@code snapshot} as the previous release wrote a group of one's: format version 1, no store section
+     * (this release's ends with an empty store backup), and a new MD5 file beside it.
+     */
+    private static Path asOfThePreviousRelease(Path snapshot) throws IOException {
+        byte[] bytes = Files.readAllBytes(snapshot);
+        int withoutStore = bytes.length - io.fencer.store.StoreBackupFile.empty(0).length;
+        java.nio.ByteBuffer.wrap(bytes).putInt(Integer.BYTES, 1);
+        Files.write(snapshot, java.util.Arrays.copyOf(bytes, withoutStore));
+        org.apache.ratis.util.MD5FileUtil.computeAndSaveMd5ForFile(snapshot.toFile());
+        return snapshot;
+    }
+
+    private Path latestSnapshot(String id) {
+        return files(id, "snapshot.").stream().filter(path -> !path.toString().endsWith(".md5"))
+                .max(java.util.Comparator.comparingLong(SnapshotInstallTest::snapshotIndex)).orElseThrow();
+    }
+
+    private static long snapshotIndex(Path snapshot) {
+        String name = snapshot.getFileName().toString();
+        return Long.parseLong(name.substring(name.lastIndexOf('_') + 1));
+    }
+
+    /**
      * Writes {@link #WRITES} values of {@link #VALUE_BYTES} bytes to {@link #KEYS} keys, one after another, so that
      * each is a log entry of its own (writes in flight together share one); returns each key's last value.
      */

@@ -31,6 +31,7 @@ public final class FormatLevelGate implements AutoCloseable {
     /** How often the leader looks, while the group's level is below this release's. */
     public static final long INTERVAL_MILLIS = 1_000;
     static final Duration INTERVAL = Duration.ofMillis(INTERVAL_MILLIS);
+    private static final Duration SNAPSHOT_TIMEOUT = Duration.ofSeconds(20);
     /** How long a peer has to answer. */
     static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(2);
 
@@ -59,6 +60,27 @@ public final class FormatLevelGate implements AutoCloseable {
         return gate;
     }
 
+    /**
+     * Takes a snapshot when this peer leads a group of one and its latest snapshot holds no store: one written by a
+     * release before a group of one's snapshots held its (empty) replicated store. Ratis sends a new peer the
+     * leader's latest snapshot, and a new peer refuses one without the store; the new snapshot holds it
+     * ({@link StoreInSnapshots#alone}), so a group of one upgraded from that release can grow at once.
+     */
+    private void renewSnapshotWithoutTheStore() {
+        if (!stateMachine.latestSnapshotLacksTheStore() || !raft.isLeaderReady() || raft.configurationSize() != 1) {
+            return;
+        }
+        try {
+            long index = raft.takeSnapshot(SNAPSHOT_TIMEOUT); // none while nothing was applied since: next look
+            if (!stateMachine.latestSnapshotLacksTheStore()) {
+                LOG.info("snapshot {} taken: the one before held no replicated store, which a peer added to this"
+                        + " group would refuse", index);
+            }
+        } catch (java.io.IOException e) {
+            LOG.debug("no snapshot taken this time; the next look tries again", e); // a full disk says so elsewhere
+        }
+    }
+
     /** Looks now, on the gate's own thread (the caller is Ratis's, which must not wait for peers). */
     private void wakeUp() {
         try {
@@ -70,6 +92,7 @@ public final class FormatLevelGate implements AutoCloseable {
 
     private void look() {
         try {
+            renewSnapshotWithoutTheStore();
             int level = stateMachine.readLocal(LockStateMachine::formatLevel);
             if (level >= LockStateMachine.FORMAT_LEVEL || !raft.isLeaderReady()) {
                 return;

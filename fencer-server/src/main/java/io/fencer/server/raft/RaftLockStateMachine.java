@@ -150,6 +150,11 @@ public final class RaftLockStateMachine extends BaseStateMachine {
      */
     private boolean storeEntriesUnknown;
     /**
+     * Whether this peer's latest snapshot holds no store at the level whose log carries store entries: Ratis would
+     * send it to a new peer, which refuses it ({@link FormatLevelGate} renews it where it can).
+     */
+    private volatile boolean latestSnapshotLacksTheStore;
+    /**
      * The usage of each identity with an open session, as of the last apply: published from the machine's changes
      * after every log entry (and whole after a snapshot is loaded), under the lock, before the entry's proposers are
      * answered; read without the lock by the leader's quota checks.
@@ -619,6 +624,11 @@ public final class RaftLockStateMachine extends BaseStateMachine {
             out.writeInt(withStore ? SNAPSHOT_FORMAT_VERSION_STORE : SNAPSHOT_FORMAT_VERSION);
             machine.writeSnapshot(out);
             out.flush();
+            latestSnapshotLacksTheStore = !withStore
+                    && machine.formatLevel() >= LockStateMachine.FORMAT_LEVEL_STORE;
+            if (withStore && replicated == null) {
+                storeEntriesUnknown = false; // the record now says empty: only an entry passed over later unsays it
+            }
             // The store as applied to the same index; without a replica, the empty store no entry ever changed.
             store = !withStore ? null : replicated != null ? replicated.beginSnapshot() : StoreInSnapshots.EMPTY;
         } finally {
@@ -639,6 +649,14 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
         LOG.info("snapshot {} written: {} bytes at {}", last, file.length(), file);
         return last.getIndex();
+    }
+
+    /**
+     * Returns true when this peer's latest snapshot holds no store at the level whose log carries store entries (one
+     * written by a release before a group of one's snapshots held the empty store, or after store entries passed by).
+     */
+    boolean latestSnapshotLacksTheStore() {
+        return latestSnapshotLacksTheStore;
     }
 
     /** Writes what {@code content} writes into a file. */
@@ -715,6 +733,7 @@ public final class RaftLockStateMachine extends BaseStateMachine {
             // A snapshot without the store, at a level whose log may hold store entries: what they did is unknown.
             storeEntriesUnknown = version == SNAPSHOT_FORMAT_VERSION
                     && restored.formatLevel() >= LockStateMachine.FORMAT_LEVEL_STORE;
+            latestSnapshotLacksTheStore = storeEntriesUnknown;
             setLastAppliedTermIndex(snapshot.getTermIndex());
             counts = new Counts(machine.sessionCount(), machine.lockCount(), machine.waiterCount());
             ended = halt;

@@ -145,8 +145,8 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     /**
      * Whether the log this peer applied, without a {@link #resource}, may have held store entries: then its snapshot
      * cannot say what the group's replicated store held, and carries no store. Else (a group of one, whose store is
-     * its own) the replicated store is empty, and its snapshot says so, so that a peer added later, sent this snapshot
-     * because the log before it is gone, starts with an empty replica. Guarded by {@link #lock}.
+     * its own) the replicated store is empty, and its snapshot says so, so that a peer added later, which Ratis sends
+     * the leader's latest snapshot, starts with an empty replica. Guarded by {@link #lock}.
      */
     private boolean storeEntriesUnknown;
     /**
@@ -315,8 +315,9 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     }
 
     /**
-     * Called by Ratis on a peer that received a snapshot from the leader (its log no longer holds what this peer
-     * lacks), right before the snapshot's files are published: Ratis then reloads this machine
+     * Called by Ratis on a peer that received a snapshot from the leader (a new peer, which Ratis sends the leader's
+     * latest snapshot, or one whose missing entries the leader's log no longer holds), right before the snapshot's
+     * files are published: Ratis then reloads this machine
      * ({@link #reinitialize}) only if it is paused, and otherwise stops the peer. Nothing applies meanwhile: the
      * thread that applies is the one that reloads.
      */

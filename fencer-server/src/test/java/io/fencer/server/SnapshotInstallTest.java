@@ -243,10 +243,15 @@ class SnapshotInstallTest {
 
     /** Returns the files under peer {@code id}'s data directory whose names start with {@code prefix}. */
     private List<Path> files(String id, String prefix) {
-        try (Stream<Path> walk = Files.walk(dataRoot.resolve(id))) {
-            return walk.filter(path -> path.getFileName().toString().startsWith(prefix)).toList();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        for (int attempt = 1; ; attempt++) {
+            try (Stream<Path> walk = Files.walk(dataRoot.resolve(id))) {
+                return walk.filter(path -> path.getFileName().toString().startsWith(prefix)).toList();
+            } catch (IOException | UncheckedIOException e) {
+                // The peer deletes old snapshots and segments as it goes: a file the walk saw may be gone; walk again.
+                if (attempt == 10) {
+                    throw new AssertionError("cannot list " + dataRoot.resolve(id), e);
+                }
+            }
         }
     }
 }

@@ -209,9 +209,7 @@ class ReplicatedStoreImportTest {
     void restart_ofAGrownGroupsFounder_startsFromItsSnapshotWhenItSawNoStoreEntryElseIsRefused() throws Exception {
         group = new PeerGroup(dataRoot, 1, config -> config, false).startFounders();
         String founder = group.awaitLeader();
-        StoreGrpc.StoreBlockingStub single = StoreGrpc.newBlockingStub(group.channel(founder))
-                .withDeadlineAfter(30, TimeUnit.SECONDS);
-        single.write(write("orders", 3));
+        store(founder).write(write("orders", 3));
         group.server(founder).takeSnapshot(); // before any store entry: the replicated store is empty
         List<String> ids = new ArrayList<>(List.of(founder));
         for (int i = 2; i <= 3; i++) {
@@ -224,9 +222,7 @@ class ReplicatedStoreImportTest {
         }
         group.stop(founder);
         String leader = group.awaitLeader();
-        StoreGrpc.StoreBlockingStub replicated = StoreGrpc.newBlockingStub(group.channel(leader))
-                .withDeadlineAfter(30, TimeUnit.SECONDS);
-        replicated.write(write("jobs", 5)); // the log's first store entry, after the founder's snapshot
+        store(leader).write(write("jobs", 5)); // the log's first store entry, after the founder's snapshot
         Path store = dataRoot.resolve(founder).resolve("store");
         Files.move(store, store.resolveSibling("store.single"));
 
@@ -241,7 +237,7 @@ class ReplicatedStoreImportTest {
         group.stop(founder);
         Files.move(store.resolveSibling("store.single"), store);
         group.start(founder);
-        replicated.write(write("jobs", 6));
+        store(leader).write(write("jobs", 6));
         await().atMost(Duration.ofSeconds(60)).until(() -> group.server(founder).appliedIndex()
                 >= group.server(leader).appliedIndex());
         long passedOver = group.server(founder).takeSnapshot();
@@ -312,6 +308,14 @@ class ReplicatedStoreImportTest {
         return io.fencer.api.v1.ImportedScope.newBuilder().setScope(scope).setAccepted(token).setRevision(1)
                 .addKeys(ImportedKey.newBuilder().setKey(ByteString.copyFromUtf8(key))
                         .setValue(ByteString.copyFromUtf8(value)).setWrittenBy(token)).build();
+    }
+
+    /**
+     * Returns a stub of peer {@code peer}'s store without an identity, its deadline 30 s from now: a stub is made per
+     * call, since a deadline runs from the stub's making.
+     */
+    private StoreGrpc.StoreBlockingStub store(String peer) {
+        return StoreGrpc.newBlockingStub(group.channel(peer)).withDeadlineAfter(30, TimeUnit.SECONDS);
     }
 
     private StoreGrpc.StoreBlockingStub store(String peer, String identity) {

@@ -449,8 +449,10 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     private List<byte[]> applyStoreEntries(LogEntryProto entry, List<Command> commands) {
         ReplicatedResource replicated = resource;
         if (replicated == null) {
-            if (!storeEntriesUnknown && commands.stream().anyMatch(Command.StoreEntry.class::isInstance)) {
-                storeEntriesUnknown = true; // passed over: from now on, this peer's snapshots cannot hold the store
+            // Every entry of a group of one comes here: a plain loop. A store entry passed over means this peer's
+            // snapshots can no longer say what the replicated store holds.
+            for (int i = 0; i < commands.size() && !storeEntriesUnknown; i++) {
+                storeEntriesUnknown = commands.get(i) instanceof Command.StoreEntry;
             }
             return null;
         }

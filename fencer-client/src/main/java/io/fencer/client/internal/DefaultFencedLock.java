@@ -130,7 +130,8 @@ final class DefaultFencedLock implements FencedLock {
         return Optional.of(new Answer(token, Protos.sequencer(response.getToken(), token)));
     }
 
-    private record Answer(FencingToken token, String sequencer) {}
+    /** A granted answer: its token, and the wire form the service sent with it. */
+    record Answer(FencingToken token, String sequencer) {}
 
     @Override
     public String toString() {

@@ -1,5 +1,7 @@
 package io.fencer.client.internal;
 
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
+
 import io.fencer.api.v1.AcquirePermitRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.LocksGrpc;
@@ -9,6 +11,7 @@ import io.fencer.client.LockTimeoutException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
+import io.fencer.core.UnavailableException;
 import io.fencer.core.internal.PermitSlots;
 import java.time.Duration;
 import java.util.Optional;
@@ -60,8 +63,39 @@ final class DefaultFencedSemaphore implements FencedSemaphore {
         return acquire(0);
     }
 
+    /**
+     * Acquires a permit, retried within the wait. A permit's release waits for the service, but its answer may come
+     * before it is durable, and a restart may then lose it: the next AcquirePermit finds the permit still held by this
+     * session and answers with it, and the client re-sends the lost release once it sees the restart. So an answer
+     * with a permit this session released or is releasing ({@link DefaultSession#releasedAlready}) is not handed
+     * out: that release is made again, waiting for it, and a permit asked for anew with what is left of the wait,
+     * as {@link DefaultFencedLock} does for a lock.
+     */
     private Optional<PermitGrant> acquire(long waitMillis) {
-        session.checkAlive();
+        long deadlineNanos = System.nanoTime() + MILLISECONDS.toNanos(waitMillis);
+        for (int round = 1; ; round++) {
+            session.checkAlive();
+            long leftMillis = round == 1 ? waitMillis : WaitingAcquire.leftMillis(waitMillis, deadlineNanos);
+            Optional<DefaultFencedLock.Answer> answer = ask(leftMillis);
+            if (answer.isEmpty()) {
+                return Optional.empty();
+            }
+            FencingToken token = answer.get().token();
+            if (!session.releasedAlready(token)) {
+                DefaultGrant grant = new DefaultGrant(session, token, answer.get().sequencer());
+                return Optional.of(new Permit(grant, PermitSlots.parse(token.lock()).permit()));
+            }
+            if (round == DefaultFencedLock.RELEASED_GRANT_ROUNDS_MAX) {
+                throw new UnavailableException("AcquirePermit of semaphore '" + name + "' was answered " + round
+                        + " times with permit " + token + ", which this session released: the release has not"
+                        + " taken effect yet");
+            }
+            session.releaseAgain(token);
+        }
+    }
+
+    /** One AcquirePermit call with a request id of its own; the permit's token, or empty when none was granted. */
+    private Optional<DefaultFencedLock.Answer> ask(long waitMillis) {
         String requestId = session.client().requestIds().next();
         AcquirePermitRequest.Builder request = AcquirePermitRequest.newBuilder().setSessionId(session.id())
                 .setSessionSecret(session.secret()).setSemaphore(name).setPermits(permits).setRequestId(requestId);
@@ -76,8 +110,7 @@ final class DefaultFencedSemaphore implements FencedSemaphore {
             throw new InternalException("AcquirePermit of semaphore '" + name + "' was answered with token " + token
                     + ", which is not one of its " + permits + " slots");
         }
-        DefaultGrant grant = new DefaultGrant(session, token, Protos.sequencer(response.getToken(), token));
-        return Optional.of(new Permit(grant, slot.permit()));
+        return Optional.of(new DefaultFencedLock.Answer(token, Protos.sequencer(response.getToken(), token)));
     }
 
     /** A permit's grant: the slot lock's grant and the slot's index. */

@@ -63,6 +63,8 @@ final class DefaultSession implements Session {
     private final CompletionStage<SessionLoss> endedView = ended.minimalCompletionStage();
     private final AtomicBoolean closeRequested = new AtomicBoolean();
     private final PendingReleases pendingReleases = new PendingReleases();
+    /** The highest token released per lock: an Acquire answered with one of them is no new grant. */
+    private final ReleasedTokens releasedTokens = new ReleasedTokens();
     /**
      * The grants whose release was sent without waiting and is not settled yet (answered, or re-sent after a
      * failure); {@link #releasedAlready} and {@link #awaitReleasesOf} consult it. Its monitor wakes those waiting.
@@ -160,6 +162,7 @@ final class DefaultSession implements Session {
      * the service then answers NOT_HOLDER, as for any token that is not this session's.
      */
     void releaseToken(FencingToken token) {
+        releasedTokens.releasing(token);
         ReleaseRequest request = releaseRequest(token);
         try {
             releaseAnswered(token, router().call("Release " + token,
@@ -196,6 +199,7 @@ final class DefaultSession implements Session {
      * {@link #releaseToken}, waiting.
      */
     void releaseWithoutWaiting(FencingToken token) {
+        releasedTokens.releasing(token);
         ReleasesInFlight inFlight = client.releasesInFlight();
         long ticket = inFlight.begin();
         if (ticket == 0) {
@@ -300,22 +304,26 @@ final class DefaultSession implements Session {
     }
 
     /**
-     * Returns true when {@code token} is a grant this session has released, or is releasing, without the outcome
-     * being settled: a release sent without waiting and not answered, or answered before durable and not confirmed
-     * durable. An Acquire answered with such a token found the lock still held by this session under that grant,
-     * because the release has not taken effect yet, or was lost in a restart; that grant is not a new one, and the
-     * release may still take effect, so the caller must not be handed it (see {@link DefaultFencedLock}). A lock's
-     * tokens only grow, so a new grant's token is always above every token of that lock released before.
+     * Returns true when {@code token} is a grant this session has released or is releasing: of its lock, this
+     * session released, or began to release, that token or a later one (see {@link ReleasedTokens}). An Acquire
+     * answered with such a token found the lock still held by this session under that grant, because the release had
+     * not taken effect yet when the Acquire applied, or was lost in a restart; that grant is not a new one, and it may
+     * be released already, so the caller must not be handed it (see {@link DefaultFencedLock}). Whether the release
+     * is still unsettled does not matter: it may have taken effect, and its answer arrived, between the service's
+     * answer to the Acquire and the caller reading it. A lock's tokens only grow, so a new grant's token is always
+     * above every token of that lock released before.
      */
     boolean releasedAlready(FencingToken token) {
-        if (!releasing.isEmpty()) {
-            for (GrantKey key : releasing) {
-                if (key.lock().equals(token.lock()) && key.value() >= token.value()) {
-                    return true;
-                }
+        if (releasedTokens.covers(token) || pendingReleases.covers(token)) {
+            return true;
+        }
+        // Unsettled releases are covered above unless ReleasedTokens forgot their lock meanwhile: look here too.
+        for (GrantKey key : releasing) {
+            if (key.lock().equals(token.lock()) && key.value() >= token.value()) {
+                return true;
             }
         }
-        return pendingReleases.covers(token);
+        return false;
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.fencer.client.internal;
 
 import io.fencer.api.errors.WireErrors;
+import io.fencer.api.v1.AcquirePermitRequest;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CallError;
@@ -24,6 +25,7 @@ import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
+import io.fencer.core.internal.PermitSlots;
 import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -235,6 +237,14 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     }
 
     @Override
+    public void acquirePermit(AcquirePermitRequest request, StreamObserver<AcquireResponse> responses) {
+        answer("AcquirePermit", request, responses, r -> {
+            checkSecret(r.getSessionId(), r.getSessionSecret());
+            return grantPermit(r);
+        });
+    }
+
+    @Override
     public void release(ReleaseRequest request, StreamObserver<ReleaseResponse> responses) {
         releases.add(request);
         answer("Release", request, responses, r -> {
@@ -426,6 +436,30 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
                 .setToken(token(request.getLock(), holder[1])).build();
         grantsAnswered.add(granted);
         return granted;
+    }
+
+    /**
+     * Grants the permit the session holds again, or the first free slot as {@link #grant} grants a lock; answers not
+     * acquired when every slot is held by others (no queue: tests ask with no wait).
+     */
+    synchronized AcquireResponse grantPermit(AcquirePermitRequest request) {
+        for (int permit = 0; permit < request.getPermits(); permit++) {
+            long[] holder = holders.get(PermitSlots.slotName(request.getSemaphore(), permit));
+            if (holder != null && holder[0] == request.getSessionId()) {
+                return grantSlot(request, permit);
+            }
+        }
+        for (int permit = 0; permit < request.getPermits(); permit++) {
+            if (!holders.containsKey(PermitSlots.slotName(request.getSemaphore(), permit))) {
+                return grantSlot(request, permit);
+            }
+        }
+        return AcquireResponse.newBuilder().setAcquired(false).build();
+    }
+
+    private AcquireResponse grantSlot(AcquirePermitRequest request, int permit) {
+        return grant(AcquireRequest.newBuilder().setSessionId(request.getSessionId())
+                .setLock(PermitSlots.slotName(request.getSemaphore(), permit)).build());
     }
 
     /** Releases when the token is the requesting session's hold; fails NOT_HOLDER otherwise. */

@@ -3,8 +3,11 @@ package io.fencer.client.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.Reason;
+import io.fencer.api.v1.ReleaseResponse;
+import io.fencer.client.FencedSemaphore;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
@@ -17,15 +20,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@link Grant#close()} on the pipeline sends the release and returns without waiting for its answer; what keeps
  * that safe: the client's reads wait for those answers, an Acquire answered with a grant being released is not
- * handed out, a release whose stream ends unanswered is sent again, and no more than
- * {@link ReleasesInFlight#IN_FLIGHT_MAX} go unanswered. The fake holds a release, neither applied nor answered, to
- * open the window the real service leaves for a round trip.
+ * handed out (whether or not the release has settled since, nor is a permit whose release was lost), a release whose
+ * stream ends unanswered is sent again, and no more than {@link ReleasesInFlight#IN_FLIGHT_MAX} go unanswered. The
+ * fake holds a release, neither applied nor answered, to open the window the real service leaves for a round trip.
  */
 class ReleaseWithoutWaitingTest {
     private static final Duration TTL = Duration.ofSeconds(30);
@@ -123,6 +127,67 @@ class ReleaseWithoutWaitingTest {
         await().atMost(WAIT).until(() -> client().releasesInFlight().unansweredCount() == 0);
         assertThat(server.locks.grant(acquireOf(session, "orders")).getToken().getValue())
                 .as("the new grant still holds").isEqualTo(second.token().value());
+    }
+
+    /**
+     * The race a chaos run found across a failover: the service answered the next Acquire with the old grant, still
+     * held then, and the re-sent release took effect, and was answered, before the client read that answer. The
+     * release was settled by then, yet the grant was released: handed out, its holder believed it held a lock the
+     * service had passed to a waiter under the next token.
+     */
+    @Test
+    void acquire_answeredWithAGrantWhoseReleaseSettledBeforeTheAnswerWasRead_asksAgainForANewGrant() {
+        Session session = client.openSession(TTL);
+        Grant first = session.lock("orders").acquire(WAIT);
+        server.locks.holdReleases.set(1);
+        first.close();
+        await().atMost(WAIT).until(() -> heldReleases() == 1);
+        AtomicInteger acquires = new AtomicInteger();
+        server.locks.onAcquire = request -> {
+            AcquireResponse answer = server.locks.grant(request);
+            if (acquires.getAndIncrement() == 0) {
+                server.locks.answerHeldReleases(); // the release applies, and its answer reaches the client, first
+                await().atMost(WAIT).until(() -> client().releasesInFlight().unansweredCount() == 0);
+            }
+            return answer;
+        };
+
+        Grant second = session.lock("orders").acquire(WAIT);
+
+        assertThat(server.locks.grantsAnswered).extracting(answer -> answer.getToken().getValue())
+                .as("the fault: the first Acquire was answered with the released grant")
+                .filteredOn(value -> value == first.token().value()).hasSize(2);
+        assertThat(acquires).as("asked again").hasValue(2);
+        assertThat(second.token().value()).as("a new grant").isGreaterThan(first.token().value());
+        assertThat(server.locks.grant(acquireOf(session, "orders")).getToken().getValue())
+                .as("the service holds the lock for the session under the new grant")
+                .isEqualTo(second.token().value());
+    }
+
+    /**
+     * A permit's release waits for its answer, but a service may answer a release before it is durable and lose it
+     * in a restart: the next AcquirePermit then finds the permit still held by the session. Before it was checked, that
+     * permit was handed out as a new one, and the client's re-sending of the lost release later ended it under its
+     * holder.
+     */
+    @Test
+    void acquirePermit_answeredWithAPermitWhoseReleaseWasLost_releasesItAgainAndGetsANewPermit() {
+        Session session = client.openSession(TTL);
+        FencedSemaphore.PermitGrant first = session.semaphore("pool", 2).acquire(WAIT);
+        AtomicInteger releases = new AtomicInteger();
+        server.locks.onRelease = request -> releases.getAndIncrement() == 0
+                ? ReleaseResponse.newBuilder().setReleased(request.getToken()).build() // answered, then lost
+                : server.locks.release(request);
+        first.close();
+
+        FencedSemaphore.PermitGrant second = session.semaphore("pool", 2).acquire(WAIT);
+
+        assertThat(server.locks.grantsAnswered).extracting(answer -> answer.getToken().getValue())
+                .as("the fault: AcquirePermit was answered with the released permit")
+                .filteredOn(value -> value == first.token().value()).hasSize(2);
+        assertThat(releases).as("released again").hasValue(2);
+        assertThat(second.token().lock()).as("the freed slot").isEqualTo(first.token().lock());
+        assertThat(second.token().value()).as("a new grant of it").isGreaterThan(first.token().value());
     }
 
     @Test

@@ -36,7 +36,10 @@ public record CheckResult(Workload workload, Map<String, Integer> violationsByCh
     public static final String NO_LOST_UPDATE = "no-lost-update";
     /** (d) Set: every acknowledged add is present in the final read. */
     public static final String SET_COMPLETE = "set-complete";
-    /** Grants: a grant that begins after another one ended has a higher token, failovers included. */
+    /**
+     * Grants: a grant that begins after another one ended has a higher token, failovers included, and no process is
+     * handed a token it had begun to release.
+     */
     public static final String GRANTS_INCREASE = "grants-increase";
     /**
      * Leases: no worker's believed hold (from its grant to its release or its local lease end) overlaps another

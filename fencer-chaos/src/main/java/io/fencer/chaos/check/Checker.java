@@ -57,8 +57,8 @@ public final class Checker {
         } else {
             violationsByCheck.put(CheckResult.SET_COMPLETE, setComplete(digest));
         }
-        violationsByCheck.put(CheckResult.GRANTS_INCREASE,
-                GrantsCheck.violations(digest.grants, digest.failoversByTime));
+        violationsByCheck.put(CheckResult.GRANTS_INCREASE, GrantsCheck.violations(digest.grants,
+                digest.regrants, digest.failoversByTime));
         violationsByCheck.put(CheckResult.LEASE_BELIEF, LeaseBeliefCheck.violations(history));
 
         return CheckResult.of(workload, violationsByCheck, counts(digest));

@@ -11,7 +11,9 @@ import java.util.NavigableMap;
 
 /**
  * The grants check: a grant that was asked for after another grant was acknowledged has a higher token (the same
- * token when it is the same process getting its own grant back), failovers of the lock server included.
+ * token when it is the same process getting its own grant back), failovers of the lock server included; and no
+ * process is handed, as a new grant, a token at or below one it had begun to release (its own grant back, but one the
+ * service may have ended and passed on meanwhile: a client that took it held nothing).
  *
  * <p>One sweep in O(n log n): grants are taken in the order they were asked for; every grant acknowledged before
  * that moment is folded into the highest token seen and the holders of each token, which is all a later grant is
@@ -30,8 +32,24 @@ final class GrantsCheck {
         this.failoversByTime = failoversByTime;
     }
 
-    /** Returns one violation per grant whose token is below, or reuses another process's, an earlier grant's. */
-    static List<Violation> violations(List<Grant> grants, NavigableMap<Long, HistoryEvent> failoversByTime) {
+    /**
+     * Returns one violation per grant whose token is below, or reuses another process's, an earlier grant's, and one
+     * per grant of {@code regrants} (a token its process had begun to release) not reported so already.
+     */
+    static List<Violation> violations(List<Grant> grants, List<Grant> regrants,
+            NavigableMap<Long, HistoryEvent> failoversByTime) {
+        List<Violation> violations = outOfOrder(grants, failoversByTime);
+        for (Grant grant : regrants) {
+            boolean reported = violations.stream().anyMatch(violation -> violation.process().equals(grant.process())
+                    && violation.timeMicros() == grant.okMicros());
+            if (!reported) {
+                violations.add(regranted(grant));
+            }
+        }
+        return violations;
+    }
+
+    private static List<Violation> outOfOrder(List<Grant> grants, NavigableMap<Long, HistoryEvent> failoversByTime) {
         List<Grant> byInvoke = new ArrayList<>(grants);
         byInvoke.sort(Comparator.comparingLong(Grant::invokeMicros));
         List<Grant> byOk = new ArrayList<>(grants);
@@ -51,6 +69,13 @@ final class GrantsCheck {
             }
         }
         return violations;
+    }
+
+    private static Violation regranted(Grant grant) {
+        return new Violation(CheckResult.GRANTS_INCREASE, grant.okMicros(), grant.process(), grant.token(),
+                grant.process() + " was granted token " + grant.token() + " at " + Checker.seconds(grant.okMicros())
+                        + " (asked at " + Checker.seconds(grant.invokeMicros()) + "), a grant it had begun to release"
+                        + " before: a released grant is never a new one");
     }
 
     private void fold(Grant grant) {

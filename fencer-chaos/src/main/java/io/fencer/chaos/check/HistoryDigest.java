@@ -43,6 +43,8 @@ final class HistoryDigest {
     final List<Write> writesAcknowledged = new ArrayList<>();
     /** Acknowledged acquires with a token, in completion order. */
     final List<Grant> grants = new ArrayList<>();
+    /** Of {@link #grants}, those whose token is at or below one their process had begun to release before. */
+    final List<Grant> regrants = new ArrayList<>();
     /** Kills of a lock server, by time. */
     final NavigableMap<Long, HistoryEvent> failoversByTime = new TreeMap<>();
     long grantsAcknowledged;
@@ -69,6 +71,8 @@ final class HistoryDigest {
 
     private final Map<String, HistoryEvent> pendingByProcess = new HashMap<>();
     private final Map<String, Read> lastReadByProcess = new HashMap<>();
+    /** The highest token each process invoked a release of. */
+    private final Map<String, Long> releasedByProcess = new HashMap<>();
 
     private HistoryDigest(Workload workload) {
         this.workload = workload;
@@ -100,6 +104,9 @@ final class HistoryDigest {
     private void add(HistoryEvent event) {
         switch (event.type()) {
             case INVOKE -> {
+                if (event.op() == Op.RELEASE && event.token() != 0) {
+                    releasedByProcess.merge(event.process(), event.token(), Math::max);
+                }
                 HistoryEvent abandoned = pendingByProcess.put(event.process(), event);
                 if (abandoned != null) {
                     leftWithoutCompletion(abandoned);
@@ -179,7 +186,11 @@ final class HistoryDigest {
         grantsAcknowledged++;
         long token = tokenOf(invoke, completion);
         if (token != 0) {
-            grants.add(new Grant(completion.process(), token, invoke.timeMicros(), completion.timeMicros()));
+            Grant grant = new Grant(completion.process(), token, invoke.timeMicros(), completion.timeMicros());
+            grants.add(grant);
+            if (token <= releasedByProcess.getOrDefault(completion.process(), 0L)) {
+                regrants.add(grant);
+            }
         }
     }
 

@@ -66,7 +66,7 @@ final class SemaphoreCheck {
             add(violationsByCheck, CheckResult.ACKNOWLEDGED_SURVIVE, slot, Checker.acknowledgedSurvive(digest));
             add(violationsByCheck, CheckResult.NO_LOST_UPDATE, slot, Checker.noLostUpdate(digest));
             add(violationsByCheck, CheckResult.GRANTS_INCREASE, slot,
-                    GrantsCheck.violations(digest.grants, digest.failoversByTime));
+                    GrantsCheck.violations(digest.grants, digest.regrants, digest.failoversByTime));
             add(violationsByCheck, CheckResult.LEASE_BELIEF, slot, LeaseBeliefCheck.violations(entry.getValue()));
             violationsByCheck.get(CheckResult.PERMITS_BOUNDED).addAll(permitsBounded(slot, digest, permits));
             counts.merge("grants", digest.grantsAcknowledged, Long::sum);

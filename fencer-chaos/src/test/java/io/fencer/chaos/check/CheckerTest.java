@@ -386,6 +386,27 @@ class CheckerTest {
         assertThat(result.counts()).containsEntry("grants", 3L).containsEntry("session_losses", 1L);
     }
 
+    /**
+     * What a chaos run's history showed across a failover: w3 released token 24 (its release re-sent meanwhile) and
+     * asked again before w2's grant of 25 was acknowledged, so the two grants overlap and order nothing, yet w3's
+     * acquire was answered with 24, the grant it had released.
+     */
+    @Test
+    void check_whenAProcessIsGrantedATokenItHadReleased_reportsGrantsIncreaseViolation() {
+        History history = new History().acquire("w3", 24).release("w3", 24).invoke("w3", Op.ACQUIRE, 0, "")
+                .acquire("w2", 25).ok("w3", Op.ACQUIRE, 24, "", 0).release("w3", 24).release("w2", 25)
+                .finalRead("");
+
+        CheckResult result = Checker.check(history.events(), Workload.COUNTER);
+
+        assertThat(result.violations()).singleElement().satisfies(violation -> {
+            assertThat(violation.check()).isEqualTo(CheckResult.GRANTS_INCREASE);
+            assertThat(violation.process()).isEqualTo("w3");
+            assertThat(violation.token()).isEqualTo(24);
+            assertThat(violation.description()).contains("w3 was granted token 24", "had begun to release");
+        });
+    }
+
     @Test
     void check_whenGrantsOverlapInTime_doesNotOrderThem() {
         // w2 asked before w1's grant was acknowledged, so its lower token is not ordered after w1's.

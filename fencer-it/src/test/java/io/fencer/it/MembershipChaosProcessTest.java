@@ -30,7 +30,10 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  *
  * <p>The control finds lost updates because workers think up to 10 s under a 1 s lease: a holder cut off with the
  * deposed leader (or slowed past its lease on a busy machine) writes after the lock moved on, and without fencing
- * the store takes the stale write. Two leader-minority partitions in 25 s make that happen in every run so far.
+ * the store takes the stale write. Two leader-minority partitions in 25 s made that happen in most runs, not all: one
+ * loaded run's control made 6 grants and no stale write. So the schedule now has one partition and a pause, which
+ * freezes a holder past its lease early in the run and whose write after it resumes the control's store takes: the
+ * control's finding no longer rests on a partition cutting off a holder, which the fenced run still has to survive.
  */
 @ResourceLock(TestResources.CHAOS)
 class MembershipChaosProcessTest {
@@ -40,7 +43,9 @@ class MembershipChaosProcessTest {
     private static final Duration THINK_MAX = Duration.ofSeconds(10);
     private static final int WORKERS = 4;
     private static final Set<Fault.Kind> KINDS = EnumSet.of(Fault.Kind.MEMBERSHIP, Fault.Kind.KILL_LOCK,
-            Fault.Kind.PARTITION);
+            Fault.Kind.PARTITION, Fault.Kind.PAUSE);
+    /** The time a paused worker is given after it resumes, to make its stale write before the run ends. */
+    private static final Duration AFTER_PAUSE = Duration.ofSeconds(8);
     private static final Set<Fault.Partition> PARTITIONS = EnumSet.of(Fault.Partition.LEADER_MINORITY);
     private static final Launcher LAUNCHER = Launcher.ofCurrentJvm(Main.class.getName());
 
@@ -70,6 +75,8 @@ class MembershipChaosProcessTest {
         assertThat(result.counts().get("membership_refused")).isEqualTo((long) fenced.membershipRefused());
         assertThat(result.counts().get("partitions")).isGreaterThanOrEqualTo(1);
         assertThat(result.counts().get("failovers")).isGreaterThanOrEqualTo(1);
+        assertThat(result.counts().get("pauses")).as("a holder frozen past its lease").isGreaterThanOrEqualTo(1);
+        assertThat(result.counts().get("writes_refused")).as("stale writes refused").isGreaterThanOrEqualTo(1);
         assertThat(result.counts().get("grants")).as("the workers kept working").isPositive();
         String history = Files.readString(fenced.history());
         assertThat(history).contains("\"op\":\"add_peer\"", "\"op\":\"promote_peer\"", "\"target\":\"lock-n4\"");
@@ -92,14 +99,17 @@ class MembershipChaosProcessTest {
     }
 
     /**
-     * Returns the first seed whose schedule has two membership faults (a grow, then a shrink), a leader kill and
-     * two partitions: the run is then fixed, and replayable.
+     * Returns the first seed whose schedule has two membership faults (a grow, then a shrink), a leader kill, a
+     * partition and a pause that ends at least {@link #AFTER_PAUSE} before the run does (the faults run one after
+     * another, and two partitions besides no longer fit in the run): the run is then fixed, and replayable.
      */
     private static long firstSeed() {
         for (long seed = 1; seed < 1_000; seed++) {
             List<Fault> schedule = FaultSchedule.plan(seed, KINDS, PARTITIONS, WORKERS, 3, RUN, TTL, INTERVAL);
+            boolean earlyPause = schedule.stream().anyMatch(fault -> fault.kind() == Fault.Kind.PAUSE
+                    && fault.atMillis() + fault.durationMillis() <= RUN.minus(AFTER_PAUSE).toMillis());
             if (count(schedule, Fault.Kind.MEMBERSHIP) >= 2 && count(schedule, Fault.Kind.KILL_LOCK) >= 1
-                    && count(schedule, Fault.Kind.PARTITION) >= 2) {
+                    && count(schedule, Fault.Kind.PARTITION) >= 1 && earlyPause) {
                 return seed;
             }
         }

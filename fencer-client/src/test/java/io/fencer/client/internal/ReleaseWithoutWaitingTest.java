@@ -112,10 +112,7 @@ class ReleaseWithoutWaitingTest {
     @Test
     void acquire_answeredWithTheGrantStillBeingReleased_releasesItAgainAndHandsOutANewGrant() {
         Session session = client.openSession(TTL);
-        Grant first = session.lock("orders").acquire(WAIT);
-        server.locks.holdReleases.set(1);
-        first.close();
-        await().atMost(WAIT).until(() -> heldReleases() == 1);
+        Grant first = closedWithItsReleaseHeld(session);
 
         Grant second = session.lock("orders").acquire(WAIT);
 
@@ -138,10 +135,7 @@ class ReleaseWithoutWaitingTest {
     @Test
     void acquire_answeredWithAGrantWhoseReleaseSettledBeforeTheAnswerWasRead_asksAgainForANewGrant() {
         Session session = client.openSession(TTL);
-        Grant first = session.lock("orders").acquire(WAIT);
-        server.locks.holdReleases.set(1);
-        first.close();
-        await().atMost(WAIT).until(() -> heldReleases() == 1);
+        Grant first = closedWithItsReleaseHeld(session);
         AtomicInteger acquires = new AtomicInteger();
         server.locks.onAcquire = request -> {
             AcquireResponse answer = server.locks.grant(request);
@@ -261,6 +255,15 @@ class ReleaseWithoutWaitingTest {
         server.locks.answerHeldReleases();
         await().atMost(WAIT).until(() -> client().releasesInFlight().unansweredCount() == 0);
         assertThat(server.locks.releases).hasSize(ReleasesInFlight.IN_FLIGHT_MAX + 1);
+    }
+
+    /** Acquires "orders" through {@code session} and closes the grant, whose release the fake then holds. */
+    private Grant closedWithItsReleaseHeld(Session session) {
+        Grant grant = session.lock("orders").acquire(WAIT);
+        server.locks.holdReleases.set(1);
+        grant.close();
+        await().atMost(WAIT).until(() -> heldReleases() == 1);
+        return grant;
     }
 
     private int heldReleases() {

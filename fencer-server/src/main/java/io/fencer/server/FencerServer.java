@@ -96,6 +96,12 @@ public final class FencerServer implements AutoCloseable {
     private volatile LocksService service;
     private final WatchHub watches;
     private volatile StoreRole store;
+    /**
+     * The replicated store opened before the Raft node starts; {@link #store} closes it once it serves it. Kept here
+     * so that a start that fails in between still closes it: its RocksDB lock would otherwise stay held in this JVM,
+     * and every later start of this peer in it would fail on that lock.
+     */
+    private volatile ReplicatedStore openedReplica;
     private volatile Server grpc;
     private volatile AdminHttpServer admin;
     private volatile ConnectHttpServer http;
@@ -237,6 +243,7 @@ public final class FencerServer implements AutoCloseable {
         });
 
         ReplicatedStore replicatedStore = replicatedStore(config, joining);
+        openedReplica = replicatedStore;
         if (replicatedStore != null) {
             stateMachine.replicate(replicatedStore); // before the start, which loads the snapshot into it
         }
@@ -503,6 +510,8 @@ public final class FencerServer implements AutoCloseable {
             }
             if (store != null && store.replicated()) {
                 store.close(); // after the Raft node, which applies entries to it until it closes
+            } else if (openedReplica != null) {
+                openedReplica.close(); // a start that failed before the store served it
             }
             timers.shutdownNow();
             if (jvm != null) {

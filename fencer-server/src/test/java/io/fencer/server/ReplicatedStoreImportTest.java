@@ -245,6 +245,9 @@ class ReplicatedStoreImportTest {
         Files.move(store, store.resolveSibling("store.single"));
 
         assertThatThrownBy(() -> group.startNaming(founder, ids)).hasStackTraceContaining("holds no replicated store");
+        // In the same JVM, as an embedding application would retry: the refused start closed the replica it opened.
+        assertThatThrownBy(() -> group.startNaming(founder, ids)).as("tried again, refused for the same reason")
+                .hasStackTraceContaining("holds no replicated store");
 
         // Alone again (the others removed), the founder's next snapshot says the store is empty: a peer added then
         // starts from it, which it could not from the snapshot above.

@@ -22,7 +22,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,14 +32,8 @@ class MembershipTest {
 
     @TempDir
     Path dataRoot;
+    @AutoClose
     private PeerGroup group;
-
-    @AfterEach
-    void stop() throws Exception {
-        if (group != null) {
-            group.close();
-        }
-    }
 
     @Test
     void addPromoteRemove_whileGranting_changesTheGroupAndTokensKeepIncreasing() throws Exception {

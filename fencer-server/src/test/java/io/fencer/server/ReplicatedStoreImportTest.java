@@ -38,7 +38,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,14 +58,8 @@ class ReplicatedStoreImportTest {
     @TempDir
     Path dataRoot;
 
+    @AutoClose
     private PeerGroup group;
-
-    @AfterEach
-    void stop() throws Exception {
-        if (group != null) {
-            group.close();
-        }
-    }
 
     @Test
     void import_ofAPeersMovedSingleNodeStore_keepsEveryKeyAndFenceOnEveryReplicaAndARerunSkips() throws Exception {

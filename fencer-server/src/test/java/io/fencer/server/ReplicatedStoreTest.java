@@ -25,7 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,14 +40,8 @@ class ReplicatedStoreTest {
     @TempDir
     Path dataRoot;
 
+    @AutoClose
     private PeerGroup group;
-
-    @AfterEach
-    void stop() throws Exception {
-        if (group != null) {
-            group.close();
-        }
-    }
 
     @Test
     void write_onTheLeader_reachesEveryReplicaAndItsTokenStaysAcceptedAfterTheLeaderIsLost() throws Exception {

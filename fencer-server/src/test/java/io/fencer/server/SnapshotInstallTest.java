@@ -32,7 +32,7 @@ import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -61,14 +61,8 @@ class SnapshotInstallTest {
     @TempDir
     Path dataRoot;
 
+    @AutoClose
     private PeerGroup group;
-
-    @AfterEach
-    void stop() throws Exception {
-        if (group != null) {
-            group.close();
-        }
-    }
 
     @Test
     void add_afterTheLeaderPurgedItsLog_theNewPeerStartsFromTheInstalledSnapshotWithTheLocksAndTheStore()

@@ -354,10 +354,6 @@ public final class StoreBackupFile {
     }
 
     /**
-     * Builds a file in pieces, for {@link StoreBackup}: the head, records, then the end and the checksum; the
-     * bytes made so far are taken with {@link #take}.
-     */
-    /**
      * Returns a whole store backup file that holds nothing, made {@code createdAtMillis}: the state of a store that
      * never applied a write, for a peer that must snapshot the group's replicated store without keeping one.
      */
@@ -367,6 +363,10 @@ public final class StoreBackupFile {
         return writer.take(writer.pendingBytes());
     }
 
+    /**
+     * Builds a file in pieces, for {@link StoreBackup}: the head, records, then the end and the checksum; the
+     * bytes made so far are taken with {@link #take}.
+     */
     static final class Writer {
         private final Pending pending = new Pending();
         private final MessageDigest digest = sha256();

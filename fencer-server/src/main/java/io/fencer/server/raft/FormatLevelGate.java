@@ -2,6 +2,7 @@ package io.fencer.server.raft;
 
 import io.fencer.lock.Command;
 import io.fencer.lock.LockStateMachine;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,7 +77,7 @@ public final class FormatLevelGate implements AutoCloseable {
                 LOG.info("snapshot {} taken: the one before held no replicated store, which a peer added to this"
                         + " group would refuse", index);
             }
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             LOG.debug("no snapshot taken this time; the next look tries again", e); // a full disk says so elsewhere
         }
     }

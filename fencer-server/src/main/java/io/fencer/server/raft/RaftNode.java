@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,6 +22,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.stream.Stream;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.ClientId;
@@ -282,7 +284,7 @@ public final class RaftNode implements AutoCloseable {
         if (!Files.isDirectory(raft)) {
             return false;
         }
-        try (java.util.stream.Stream<Path> groups = Files.list(raft)) {
+        try (Stream<Path> groups = Files.list(raft)) {
             // Fencer's group or a restored group's (named by its seed): any group directory means a restart
             return groups.anyMatch(group -> Files.isDirectory(group)
                     && group.getFileName().toString().matches("[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"));
@@ -324,10 +326,10 @@ public final class RaftNode implements AutoCloseable {
     /** Returns the bytes of this peer's log segments on disk, or NaN when its storage cannot be listed. */
     double logBytes() {
         Path current = division.getRaftStorage().getStorageDir().getCurrentDir().toPath();
-        try (java.util.stream.Stream<Path> files = Files.list(current)) {
+        try (Stream<Path> files = Files.list(current)) {
             return files.filter(file -> file.getFileName().toString().startsWith("log_"))
                     .mapToLong(file -> file.toFile().length()).sum(); // 0 for a segment deleted meanwhile
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             return Double.NaN;
         }
     }

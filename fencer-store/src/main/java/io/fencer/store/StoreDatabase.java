@@ -93,7 +93,7 @@ final class StoreDatabase {
      * @throws UnavailableException when the directory cannot be created or RocksDB cannot open it
      */
     static StoreDatabase open(Path directory, SyncedWrites syncedWrites, Statistics statistics) {
-        RocksDB.loadLibrary();
+        RocksLibrary.load();
         try {
             Files.createDirectories(directory);
         } catch (IOException e) {
@@ -104,10 +104,7 @@ final class StoreDatabase {
         // round of wake-ups (measured in process, 64 writers on 64 scopes, 2 cores: ~40 instead of ~57 us of CPU
         // per write), so the group's leader inserts every batch itself.
         DBOptions databaseOptions = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true)
-                .setKeepLogFileNum(4).setAllowConcurrentMemtableWrite(false)
-                .setEnableWriteThreadAdaptiveYield(Boolean.parseBoolean(System.getProperty("fencer.exp.yield", "true")))
-                .setEnablePipelinedWrite(Boolean.getBoolean("fencer.exp.pipelined"))
-                .setRecycleLogFileNum(RECYCLED_WAL_FILES);
+                .setKeepLogFileNum(4).setAllowConcurrentMemtableWrite(false).setRecycleLogFileNum(RECYCLED_WAL_FILES);
         if (statistics != null) {
             databaseOptions.setStatistics(statistics);
         }

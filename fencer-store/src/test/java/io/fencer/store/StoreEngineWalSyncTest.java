@@ -83,6 +83,7 @@ class StoreEngineWalSyncTest {
 
     /** Runs the workload on a new store in {@code directory} whose synced writes {@code syncedWrites} makes. */
     private static Run run(Path directory, SyncedWrites syncedWrites) throws Exception {
+        RocksLibrary.load(); // before a Statistics, whose class would load the library with RocksDB's own loader
         try (Statistics statistics = new Statistics()) {
             StoreEngine store = StoreEngine.open(directory, StoreOptions.defaults(), syncedWrites, statistics);
             try {

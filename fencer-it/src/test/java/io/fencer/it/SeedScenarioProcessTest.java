@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
+import io.fencer.client.LockStatus;
 import io.fencer.client.Session;
 import io.fencer.client.TokenStatus;
 import io.fencer.core.FencingToken;
@@ -27,7 +28,11 @@ import org.junit.jupiter.api.parallel.Isolated;
  */
 @Isolated
 class SeedScenarioProcessTest {
-    private static final Duration TTL = Duration.ofSeconds(2);
+    /**
+     * A's lease. B must queue while A still holds it: in a full parallel run a 2 s lease once ran out first (A's
+     * keepalives stalled among a dozen starting JVMs on two cores), so B was granted at once and never queued.
+     */
+    static final Duration TTL = Duration.ofSeconds(5);
 
     @TempDir
     Path dir;
@@ -57,14 +62,14 @@ class SeedScenarioProcessTest {
 
     @Test
     void pausedHolder_pastItsLease_isSupersededByWaiterWithNextToken() throws Exception {
-        clientA = FencerProcess.start("client-a", dir, List.of("lock", "acquire", "orders", "--ttl", "2s",
-                "--wait", "30s", "--server", ports.endpoint()));
+        clientA = FencerProcess.start("client-a", dir, List.of("lock", "acquire", "orders", "--ttl",
+                TTL.toSeconds() + "s", "--wait", "30s", "--server", ports.endpoint()));
         FencingToken tokenA = FencingToken.parse(clientA.awaitLine(Duration.ofSeconds(60)).split(" ")[1]);
 
         try (Session sessionB = fencer.openSession(Duration.ofSeconds(10))) {
             CompletableFuture<Grant> grantB = CompletableFuture.supplyAsync(
                     () -> sessionB.lock("orders").acquire(Duration.ofSeconds(60)));
-            await(() -> fencer.describe("orders").waiterSessionIds().contains(sessionB.id()));
+            awaitQueuedBehind(fencer, sessionB, tokenA);
             assertThat(fencer.validate(tokenA).status()).isEqualTo(TokenStatus.Status.CURRENT);
 
             long pausedAt = System.nanoTime();
@@ -94,6 +99,21 @@ class SeedScenarioProcessTest {
             assertThat(fencer.describe("orders").holder()).isEqualTo(b.token());
             b.close();
         }
+    }
+
+    /**
+     * Waits until {@code waiter} queues for orders behind {@code holder}; fails at once, saying what happened, when the
+     * holder changes first, since the scenario then no longer has a holder to pause.
+     */
+    static void awaitQueuedBehind(FencerClient fencer, Session waiter, FencingToken holder) {
+        await(() -> {
+            LockStatus status = fencer.describe("orders");
+            if (!holder.equals(status.holder())) {
+                throw new AssertionError("orders passed from " + holder + " to " + status.holder() + " before session "
+                        + waiter.id() + " queued: A's lease of " + TTL + " ran out while A was stalled");
+            }
+            return status.waiterSessionIds().contains(waiter.id());
+        });
     }
 
     static void await(java.util.function.BooleanSupplier condition) {

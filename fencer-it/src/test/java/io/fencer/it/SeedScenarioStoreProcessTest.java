@@ -55,8 +55,8 @@ class SeedScenarioStoreProcessTest {
 
     @Test
     void pausedHolder_writesWithItsOldTokenAfterResume_isRefusedStaleExitFive_andTheNewValueStays() throws Exception {
-        clientA = FencerProcess.start("client-a", dir, List.of("lock", "acquire", "orders", "--ttl", "2s",
-                "--wait", "30s", "--server", ports.endpoint()));
+        clientA = FencerProcess.start("client-a", dir, List.of("lock", "acquire", "orders", "--ttl",
+                SeedScenarioProcessTest.TTL.toSeconds() + "s", "--wait", "30s", "--server", ports.endpoint()));
         String[] line = clientA.awaitLine(Duration.ofSeconds(60)).split(" ");
         FencingToken tokenA = FencingToken.parse(line[1]);
         String sequencerA = line[1];
@@ -64,8 +64,7 @@ class SeedScenarioStoreProcessTest {
         try (Session sessionB = fencer.openSession(Duration.ofSeconds(10))) {
             CompletableFuture<Grant> grantB = CompletableFuture.supplyAsync(
                     () -> sessionB.lock("orders").acquire(Duration.ofSeconds(60)));
-            SeedScenarioProcessTest.await(() -> fencer.describe("orders").waiterSessionIds()
-                    .contains(sessionB.id()));
+            SeedScenarioProcessTest.awaitQueuedBehind(fencer, sessionB, tokenA);
             clientA.pause();
             Grant b = grantB.get(60, TimeUnit.SECONDS);
             assertThat(b.token().value()).isEqualTo(tokenA.value() + 1);

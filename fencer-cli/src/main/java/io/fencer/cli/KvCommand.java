@@ -64,10 +64,6 @@ final class KvCommand implements Runnable {
     }
 
     /**
-     * Prints the stale refusal, {@code fencer: stale token orders#31 refused by scope 'orders': accepted orders#32},
-     * and, when a lock service was given, its diagnosis; returns exit code 5.
-     */
-    /**
      * Writes one op to a scope for {@code kv put} and {@code kv delete}, printing the receipt (text or JSON);
      * returns the exit code: 0, or 5 when the token was stale.
      */
@@ -88,6 +84,10 @@ final class KvCommand implements Runnable {
         return Main.EXIT_OK;
     }
 
+    /**
+     * Prints the stale refusal, {@code fencer: stale token orders#31 refused by scope 'orders': accepted orders#32},
+     * and, when a lock service was given, its diagnosis; returns exit code 5.
+     */
     static int reportStale(StaleWriteException stale, boolean diagnose, PrintWriter err) {
         err.println("fencer: " + stale.getMessage());
         if (diagnose) {

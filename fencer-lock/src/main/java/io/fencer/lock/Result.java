@@ -54,7 +54,6 @@ public sealed interface Result {
     /** The group's format level is now {@code level}. */
     record FormatLevelSet(int level) implements Result {}
 
-    /** The command was refused with a typed error; nothing changed. */
     /**
      * The store's reply to a {@link Command.StoreEntry}, in the store's own encoding (empty where the lock state
      * machine applied it alone, which answers nothing).
@@ -80,5 +79,6 @@ public sealed interface Result {
         }
     }
 
+    /** The command was refused with a typed error; nothing changed. */
     record Rejected(FencerException error) implements Result {}
 }

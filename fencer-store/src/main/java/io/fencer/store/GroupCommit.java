@@ -53,12 +53,12 @@ final class GroupCommit {
         return batchesWritten.get();
     }
 
-    /** Commits {@code batch} and completes every write of it; call on the committer's thread only. */
     /** Stops the sweep after a batch whose writes overfill the index: a replica's batches differ from its peers'. */
     void stopInlineSweeps() {
         sweepsInline = false;
     }
 
+    /** Commits {@code batch} and completes every write of it; call on the committer's thread only. */
     void commit(List<PendingWrite> batch) {
         Map<String, List<PendingWrite>> byScope = new LinkedHashMap<>();
         boolean keyed = false;

@@ -459,7 +459,6 @@ public final class RaftNode implements AutoCloseable {
         return reply.getLogIndex();
     }
 
-    /** Returns true while this peer is the group's leader (it may not have applied earlier terms yet). */
     /** Returns the group's format level as this peer has applied the log. */
     int groupFormatLevel() {
         return stateMachine.readLocal(io.fencer.lock.LockStateMachine::formatLevel);
@@ -497,6 +496,7 @@ public final class RaftNode implements AutoCloseable {
         return selfId.toString();
     }
 
+    /** Returns true while this peer is the group's leader (it may not have applied earlier terms yet). */
     public boolean isLeader() {
         return division.getInfo().isLeader();
     }

@@ -2,7 +2,6 @@ package io.fencer.store;
 
 import com.sun.security.auth.module.UnixSystem;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.JarURLConnection;
 import java.net.URL;
@@ -133,8 +132,13 @@ final class RocksLibrary {
             }
         }
         // Not a plain jar (a nested or exploded one): read it once to name it.
+        return transfer(url, OutputStream.nullOutputStream());
+    }
+
+    /** Copies the library at {@code url} to {@code out}, and returns the fingerprint of what it read. */
+    private static Fingerprint transfer(URL url, OutputStream out) throws IOException {
         try (CheckedInputStream in = new CheckedInputStream(url.openStream(), new CRC32())) {
-            long bytes = in.transferTo(OutputStream.nullOutputStream());
+            long bytes = in.transferTo(out);
             return new Fingerprint(in.getChecksum().getValue(), bytes);
         }
     }
@@ -196,18 +200,15 @@ final class RocksLibrary {
     private static void write(URL url, Fingerprint expected, Path library) throws IOException {
         Path partial = Files.createTempFile(library.getParent(), PARTIAL_PREFIX, ".so");
         try {
-            long crc32;
-            long bytes;
-            try (CheckedInputStream in = new CheckedInputStream(url.openStream(), new CRC32());
-                    FileChannel channel = FileChannel.open(partial, StandardOpenOption.WRITE)) {
-                OutputStream out = Channels.newOutputStream(channel);
-                bytes = in.transferTo(out);
-                crc32 = in.getChecksum().getValue();
+            Fingerprint copied;
+            try (FileChannel channel = FileChannel.open(partial, StandardOpenOption.WRITE)) {
+                copied = transfer(url, Channels.newOutputStream(channel));
                 channel.force(true);
             }
-            if (crc32 != expected.crc32() || bytes != expected.bytes()) {
+            if (!copied.equals(expected)) {
                 throw new IOException(String.format("the copy of RocksDB's library read %d bytes with CRC-32 %08x,"
-                        + " where the jar lists %d bytes with %08x", bytes, crc32, expected.bytes(), expected.crc32()));
+                        + " where the jar lists %d bytes with %08x", copied.bytes(), copied.crc32(), expected.bytes(),
+                        expected.crc32()));
             }
             Files.move(partial, library, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } finally {

@@ -102,11 +102,30 @@ final class RetryBudget {
      * starting.
      */
     boolean unreachableFor(long boundNanos) {
-        return last != null && unreachableOnly && System.nanoTime() - startNanos >= boundNanos;
+        return reachedNoServer() && elapsedNanos() >= boundNanos;
     }
 
-    /** Returns what an unknown outcome means for this call: a read changed nothing, another call may have. */
+    /**
+     * Returns true when at least one attempt failed and none reached a server (refused, no route, unknown host):
+     * nothing of this call was sent, whichever bound ends it.
+     */
+    boolean reachedNoServer() {
+        return last != null && unreachableOnly;
+    }
+
+    /** Returns the time since the call began. */
+    long elapsedNanos() {
+        return System.nanoTime() - startNanos;
+    }
+
+    /**
+     * Returns what an unknown outcome means for this call: nothing was sent when no attempt reached a server; else a
+     * read changed nothing, and another call may have.
+     */
     String outcome() {
+        if (reachedNoServer()) {
+            return "; nothing was sent";
+        }
         return changesState ? "; the call may or may not have taken effect" : "; a read, it changed nothing";
     }
 

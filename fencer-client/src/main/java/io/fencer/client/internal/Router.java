@@ -335,7 +335,8 @@ final class Router implements AutoCloseable {
                         ? 0 : backoffNanos;
                 pausedLast = pauseNanos > 0;
                 if (!budget.pauseBeforeRetry(operation, pauseNanos)) {
-                    throw unavailable(operation, tried, budget);
+                    throw budget.reachedNoServer() ? unreachable(operation, tried, budget)
+                            : unavailable(operation, tried, budget);
                 }
                 endpoint = next;
                 resetBackoffIfFailing(peer(endpoint));
@@ -485,11 +486,14 @@ final class Router implements AutoCloseable {
                 + budget.outcome(), budget.lastFailure());
     }
 
-    /** The failure of a call that reached no server: say where it tried and why each endpoint could not be reached. */
+    /**
+     * The failure of a call that reached no server, whether the unreachable timeout or the call's own ended it: say
+     * where it tried and why, and that nothing was sent.
+     */
     private UnavailableException unreachable(String operation, Set<String> tried, RetryBudget budget) {
         String why = Unreachable.why(budget.lastFailure()).orElse("unreachable");
         return new UnavailableException(operation + " failed: cannot connect to " + String.join(", ", tried)
-                + " (" + why + ", for " + NANOSECONDS.toMillis(unreachableTimeoutNanos) + " ms); nothing was sent",
+                + " (" + why + ", for " + NANOSECONDS.toMillis(budget.elapsedNanos()) + " ms)" + budget.outcome(),
                 budget.lastFailure());
     }
 

@@ -240,7 +240,8 @@ final class StoreConnection implements AutoCloseable {
                         : budget.nextBackoffNanos();
                 followedLast = pauseNanos == 0;
                 if (!mayRetry || !budget.pauseBeforeRetry(operation, pauseNanos)) {
-                    throw unavailable(operation, made, budget);
+                    throw budget.reachedNoServer() ? unreachable(operation, budget)
+                            : unavailable(operation, made, budget);
                 }
                 endpoint = next;
                 Endpoint nextChannel = channelOf(endpoint);
@@ -260,12 +261,15 @@ final class StoreConnection implements AutoCloseable {
                 + ")" + budget.outcome(), budget.lastFailure());
     }
 
-    /** The failure of a call that never reached the store: say where it tried and why. */
+    /**
+     * The failure of a call that never reached the store, whether the unreachable timeout or the call's own ended it:
+     * say where it tried and why, and that nothing was sent.
+     */
     private UnavailableException unreachable(String operation, RetryBudget budget) {
         return new UnavailableException(operation + " failed: cannot connect to the store at " + describeEndpoints()
                 + " ("
                 + Unreachable.why(budget.lastFailure()).orElse("unreachable") + ", for "
-                + NANOSECONDS.toMillis(unreachableTimeoutNanos) + " ms); nothing was sent", budget.lastFailure());
+                + NANOSECONDS.toMillis(budget.elapsedNanos()) + " ms)" + budget.outcome(), budget.lastFailure());
     }
 
     private String describeEndpoints() {

@@ -19,6 +19,9 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.UnavailableException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -185,12 +188,49 @@ class FencedStoreTest {
     }
 
     @Test
-    void write_storeDown_isUnavailableWithinTheCallTimeout() {
-        try (FencedStore down = Fencer.newStoreBuilder().endpoint(FakeServer.refusedEndpoint())
-                .callTimeout(Duration.ofSeconds(1)).build()) {
+    void write_storeRefusesConnections_isUnavailableSayingNothingWasSent() {
+        String endpoint = FakeServer.refusedEndpoint();
+        try (FencedStore down = Fencer.newStoreBuilder().endpoint(endpoint).callTimeout(Duration.ofSeconds(1))
+                .build()) {
+            long startNanos = System.nanoTime();
             assertThatThrownBy(() -> down.write("orders", T32, List.of(StoreOp.put("k", "v")), "idem"))
+                    .isInstanceOf(UnavailableException.class)
+                    .hasMessageContaining("cannot connect to the store at " + endpoint + " (connection refused, for ")
+                    .hasMessageEndingWith("ms); nothing was sent").hasMessageNotContaining("may or may not");
+            assertThat(Duration.ofNanos(System.nanoTime() - startNanos)).isLessThan(Duration.ofSeconds(5));
+        }
+    }
+
+    /**
+     * Regression: a call whose every attempt was refused, ended by its call timeout before the (longer) unreachable
+     * timeout, said the store "did not answer" and that the write "may or may not have taken effect"; nothing had been
+     * sent. With the two timeouts equal (the default) which of them ended the call was a race, and so was the message.
+     */
+    @Test
+    void write_refusedUntilTheCallTimeoutEndsItBeforeTheUnreachableTimeout_saysNothingWasSent() {
+        String endpoint = FakeServer.refusedEndpoint();
+        try (FencedStore down = Fencer.newStoreBuilder().endpoint(endpoint).callTimeout(Duration.ofSeconds(1))
+                .unreachableTimeout(Duration.ofSeconds(30)).build()) {
+            long startNanos = System.nanoTime();
+            assertThatThrownBy(() -> down.write("orders", T32, List.of(StoreOp.put("k", "v")), "idem"))
+                    .isInstanceOf(UnavailableException.class)
+                    .hasMessageContaining("cannot connect to the store at " + endpoint + " (connection refused, for ")
+                    .hasMessageEndingWith("ms); nothing was sent").hasMessageNotContaining("may or may not");
+            assertThat(Duration.ofNanos(System.nanoTime() - startNanos)).as("ended by the call timeout, less a retry pause it had no time for")
+                    .isBetween(Duration.ofMillis(750), Duration.ofSeconds(10));
+        }
+    }
+
+    @Test
+    void write_storeAcceptsButNeverAnswers_isUnavailableMayOrMayNotHaveTakenEffect() throws IOException {
+        // The kernel completes connections into the backlog of a socket nobody accepts from: connected, silent.
+        try (ServerSocket silent = new ServerSocket(0, 8, InetAddress.getByName("127.0.0.1"));
+                FencedStore store = Fencer.newStoreBuilder().endpoint("127.0.0.1:" + silent.getLocalPort())
+                        .callTimeout(Duration.ofSeconds(1)).build()) {
+            assertThatThrownBy(() -> store.write("orders", T32, List.of(StoreOp.put("k", "v")), "idem"))
                     .isInstanceOf(UnavailableException.class).hasMessageContaining("did not answer")
-                    .hasMessageContaining("may or may not have taken effect");
+                    .hasMessageContaining("may or may not have taken effect")
+                    .hasMessageNotContaining("nothing was sent");
         }
     }
 

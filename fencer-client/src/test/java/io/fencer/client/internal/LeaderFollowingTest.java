@@ -150,16 +150,32 @@ class LeaderFollowingTest {
     }
 
     @Test
-    void call_everyEndpointRefusesPastCallTimeout_throwsUnavailableNamingTheEndpoints() {
+    void call_everyEndpointRefusesPastCallTimeout_throwsUnavailableNamingTheEndpointsAndNothingSent() {
         String first = FakeServer.refusedEndpoint();
         String second = FakeServer.refusedEndpoint();
         connect(Duration.ofSeconds(2), first, second);
 
         assertThatThrownBy(() -> client.describe("orders"))
                 .isInstanceOf(UnavailableException.class)
-                .hasMessageContaining("Describe orders")
-                .hasMessageContaining("endpoints tried: " + first + ", " + second)
-                .hasMessageContaining("last error: UNAVAILABLE");
+                .hasMessageContaining("Describe orders failed: cannot connect to " + first + ", " + second
+                        + " (connection refused, for ")
+                .hasMessageEndingWith("ms); nothing was sent");
+    }
+
+    /** Regression: ended by the call timeout before the unreachable timeout, it said "a read, it changed nothing". */
+    @Test
+    void call_refusedUntilTheCallTimeoutEndsItBeforeTheUnreachableTimeout_saysNothingWasSent() {
+        String first = FakeServer.refusedEndpoint();
+        client = Fencer.newBuilder().endpoints(first).callTimeout(Duration.ofSeconds(1))
+                .unreachableTimeout(Duration.ofSeconds(30)).build();
+        long startNanos = System.nanoTime();
+
+        assertThatThrownBy(() -> client.describe("orders"))
+                .isInstanceOf(UnavailableException.class)
+                .hasMessageContaining("cannot connect to " + first + " (connection refused, for ")
+                .hasMessageEndingWith("ms); nothing was sent");
+        assertThat(Duration.ofNanos(System.nanoTime() - startNanos)).as("ended by the call timeout, less a retry pause it had no time for")
+                .isBetween(Duration.ofMillis(750), Duration.ofSeconds(10));
     }
 
     @Test

@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencer.core.UnavailableException;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.net.ConnectException;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -87,6 +89,34 @@ class RetryBudgetTest {
         budget.failed(Status.UNAVAILABLE.withDescription("connection refused").asRuntimeException());
 
         assertThat(budget.lastErrors()).isEqualTo("UNAVAILABLE: connection refused");
+    }
+
+    @Test
+    void outcome_everyAttemptRefused_saysNothingWasSentUntilOneReachesAServer() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(1_000), slept::add);
+        assertThat(budget.reachedNoServer()).as("before any attempt failed").isFalse();
+        budget.failed(refused());
+        budget.failed(refused());
+
+        assertThat(budget.reachedNoServer()).isTrue();
+        assertThat(budget.outcome()).isEqualTo("; nothing was sent");
+
+        budget.failed(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after 0 ms").asRuntimeException());
+        assertThat(budget.reachedNoServer()).isFalse();
+        assertThat(budget.outcome()).isEqualTo("; the call may or may not have taken effect");
+    }
+
+    @Test
+    void outcome_readThatReachedAServer_saysItChangedNothing() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(1_000), slept::add, false);
+        budget.failed(Status.UNAVAILABLE.withDescription("connection reset").asRuntimeException());
+
+        assertThat(budget.outcome()).isEqualTo("; a read, it changed nothing");
+    }
+
+    private static StatusRuntimeException refused() {
+        return Status.UNAVAILABLE.withDescription("io exception")
+                .withCause(new ConnectException("Connection refused")).asRuntimeException();
     }
 
     @Test

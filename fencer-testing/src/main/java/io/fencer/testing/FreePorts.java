@@ -4,6 +4,11 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -16,9 +21,18 @@ import java.util.concurrent.ThreadLocalRandom;
  * take one meanwhile.
  *
  * <p>A port is free when it is chosen, not promised: another process may bind it before the server does. Below the
- * ephemeral range only an explicit bind can take it, which in a test run is rare. Within one JVM no port is chosen
- * twice, so test classes running at once (fencer-it runs two) never meet on a port they were given: a server that
- * stopped may restart on its port a minute later, when a fresh draw could otherwise pick it for another test.
+ * ephemeral range only an explicit bind can take it, and the binds there in a test run are those of servers started
+ * on ports chosen here, by this JVM or by another test JVM running at the same time (a module's two surefire forks, a
+ * second build on the same machine). So no port is handed out twice while the JVM that chose it lives:
+ * <ul>
+ *   <li>within one JVM, a set of the ports it handed out (test classes running at once, as fencer-it runs two);</li>
+ *   <li>across JVMs, a lock on the port's byte of one shared file, {@code fencer-test-ports.lock} in the temporary
+ *       directory (a record lock of the operating system, which the kernel drops when the process ends, however it
+ *       ends; the file stays empty). Without it the two forks of a module drew from the same range blind, and a
+ *       group's server once failed to bind a port the other fork had just chosen.</li>
+ * </ul>
+ * A server that stopped may restart on its port a minute later, when a fresh draw could otherwise pick it for another
+ * test. Where the shared file cannot be opened, only the first rule holds.
  */
 public final class FreePorts {
     /** The first port of the kernel's default ephemeral range (ip_local_port_range: 32768 60999). */
@@ -32,6 +46,11 @@ public final class FreePorts {
     private static final Set<Integer> CHOSEN = ConcurrentHashMap.newKeySet();
     /** Past this many, a draw may repeat an earlier port rather than search a range nearly used up. */
     private static final int CHOSEN_REMEMBERED_MAX = 8_000;
+    private static final Path CLAIMS_FILE = Path.of(System.getProperty("java.io.tmpdir"), "fencer-test-ports.lock");
+    /** The shared file whose byte at offset {@code port} is locked by the JVM that chose it; null when unavailable. */
+    private static final FileChannel CLAIMS = openClaims();
+    /** The locks this JVM holds, kept for its lifetime; the kernel drops them when it exits. */
+    private static final List<FileLock> HELD = new ArrayList<>();
 
     private FreePorts() {}
 
@@ -86,6 +105,9 @@ public final class FreePorts {
             if (CHOSEN.size() < CHOSEN_REMEMBERED_MAX && !CHOSEN.add(port)) {
                 continue; // handed out before, maybe to a test still running beside this one
             }
+            if (!claim(port)) {
+                continue; // handed out by another test JVM that is still running
+            }
             ServerSocket socket = new ServerSocket();
             try {
                 socket.bind(new InetSocketAddress(LOOPBACK, port));
@@ -97,5 +119,59 @@ public final class FreePorts {
         ServerSocket fallback = new ServerSocket();
         fallback.bind(new InetSocketAddress(LOOPBACK, 0));
         return fallback;
+    }
+
+    /** Returns whether another process holds the claim on {@code port}; false where claims are unavailable. */
+    static boolean claimedByAnotherProcess(int port) {
+        if (CLAIMS == null) {
+            return false;
+        }
+        synchronized (HELD) {
+            try {
+                FileLock probe = CLAIMS.tryLock(port, 1, false);
+                if (probe == null) {
+                    return true;
+                }
+                probe.release();
+                return false;
+            } catch (OverlappingFileLockException heldHere) {
+                return false;
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read the port claims in " + CLAIMS_FILE, e);
+            }
+        }
+    }
+
+    /**
+     * Claims {@code port} for this JVM; false when another process holds it. A port this JVM claimed before counts as
+     * claimed (past {@link #CHOSEN_REMEMBERED_MAX} a draw may repeat one of its own), and so does every port where the
+     * shared file is unavailable.
+     */
+    private static boolean claim(int port) throws IOException {
+        if (CLAIMS == null) {
+            return true;
+        }
+        synchronized (HELD) {
+            try {
+                FileLock lock = CLAIMS.tryLock(port, 1, false);
+                if (lock == null) {
+                    return false;
+                }
+                HELD.add(lock);
+                return true;
+            } catch (OverlappingFileLockException heldHere) {
+                return true;
+            }
+        }
+    }
+
+    /** Opens the shared claims file; never closed, since closing it would drop every claim this JVM holds. */
+    private static FileChannel openClaims() {
+        try {
+            return FileChannel.open(CLAIMS_FILE, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE);
+        } catch (IOException | SecurityException e) {
+            return null;
+        }
     }
 }

@@ -105,7 +105,7 @@ public final class FreePorts {
             if (CHOSEN.size() < CHOSEN_REMEMBERED_MAX && !CHOSEN.add(port)) {
                 continue; // handed out before, maybe to a test still running beside this one
             }
-            if (!claim(port)) {
+            if (claimedByAnotherProcess(port)) {
                 continue; // handed out by another test JVM that is still running
             }
             ServerSocket socket = new ServerSocket();
@@ -121,46 +121,27 @@ public final class FreePorts {
         return fallback;
     }
 
-    /** Returns whether another process holds the claim on {@code port}; false where claims are unavailable. */
+    /**
+     * Claims {@code port} for this JVM unless another process holds it, and returns whether one does. A port this JVM
+     * claimed before stays its own (past {@link #CHOSEN_REMEMBERED_MAX} a draw may repeat one); where the shared file
+     * is unavailable no port is held elsewhere.
+     */
     static boolean claimedByAnotherProcess(int port) {
         if (CLAIMS == null) {
             return false;
         }
         synchronized (HELD) {
             try {
-                FileLock probe = CLAIMS.tryLock(port, 1, false);
-                if (probe == null) {
+                FileLock lock = CLAIMS.tryLock(port, 1, false);
+                if (lock == null) {
                     return true;
                 }
-                probe.release();
+                HELD.add(lock);
                 return false;
             } catch (OverlappingFileLockException heldHere) {
                 return false;
             } catch (IOException e) {
-                throw new UncheckedIOException("cannot read the port claims in " + CLAIMS_FILE, e);
-            }
-        }
-    }
-
-    /**
-     * Claims {@code port} for this JVM; false when another process holds it. A port this JVM claimed before counts as
-     * claimed (past {@link #CHOSEN_REMEMBERED_MAX} a draw may repeat one of its own), and so does every port where the
-     * shared file is unavailable.
-     */
-    private static boolean claim(int port) throws IOException {
-        if (CLAIMS == null) {
-            return true;
-        }
-        synchronized (HELD) {
-            try {
-                FileLock lock = CLAIMS.tryLock(port, 1, false);
-                if (lock == null) {
-                    return false;
-                }
-                HELD.add(lock);
-                return true;
-            } catch (OverlappingFileLockException heldHere) {
-                return true;
+                throw new UncheckedIOException("cannot lock port " + port + "'s byte of " + CLAIMS_FILE, e);
             }
         }
     }

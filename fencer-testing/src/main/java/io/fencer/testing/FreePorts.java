@@ -7,6 +7,7 @@ import java.net.ServerSocket;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -26,13 +27,15 @@ import java.util.concurrent.ThreadLocalRandom;
  * second build on the same machine). So no port is handed out twice while the JVM that chose it lives:
  * <ul>
  *   <li>within one JVM, a set of the ports it handed out (test classes running at once, as fencer-it runs two);</li>
- *   <li>across JVMs, a lock on the port's byte of one shared file, {@code fencer-test-ports.lock} in the temporary
+ *   <li>across JVMs, a lock on the port's byte of one shared file, {@code fencer-ports.lock} in the temporary
  *       directory (a record lock of the operating system, which the kernel drops when the process ends, however it
- *       ends; the file stays empty). Without it the two forks of a module drew from the same range blind, and a
- *       group's server once failed to bind a port the other fork had just chosen.</li>
+ *       ends; the file stays empty, and a link there is not followed). Without it the two forks of a module drew
+ *       from the same range blind, and a group's server once failed to bind a port the other fork had just
+ *       chosen.</li>
  * </ul>
  * A server that stopped may restart on its port a minute later, when a fresh draw could otherwise pick it for another
- * test. Where the shared file cannot be opened, only the first rule holds.
+ * test. Where the shared file cannot be opened (another user's, not writable), only the first rule holds; a process
+ * that held every byte of it would only push each draw to an ephemeral port, as when the range is used up.
  */
 public final class FreePorts {
     /** The first port of the kernel's default ephemeral range (ip_local_port_range: 32768 60999). */
@@ -46,7 +49,7 @@ public final class FreePorts {
     private static final Set<Integer> CHOSEN = ConcurrentHashMap.newKeySet();
     /** Past this many, a draw may repeat an earlier port rather than search a range nearly used up. */
     private static final int CHOSEN_REMEMBERED_MAX = 8_000;
-    private static final Path CLAIMS_FILE = Path.of(System.getProperty("java.io.tmpdir"), "fencer-test-ports.lock");
+    private static final Path CLAIMS_FILE = Path.of(System.getProperty("java.io.tmpdir"), "fencer-ports.lock");
     /** The shared file whose byte at offset {@code port} is locked by the JVM that chose it; null when unavailable. */
     private static final FileChannel CLAIMS = openClaims();
     /** The locks this JVM holds, kept for its lifetime; the kernel drops them when it exits. */
@@ -150,7 +153,7 @@ public final class FreePorts {
     private static FileChannel openClaims() {
         try {
             return FileChannel.open(CLAIMS_FILE, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                    StandardOpenOption.WRITE);
+                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
         } catch (IOException | SecurityException e) {
             return null;
         }

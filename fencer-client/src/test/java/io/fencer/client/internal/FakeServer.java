@@ -6,11 +6,16 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 
 /** A real gRPC server on 127.0.0.1 and a free port, serving a {@link FakeLocks}. */
 final class FakeServer implements AutoCloseable {
+    /** The ports {@link #refusedEndpoint} keeps bound; the JVM's exit releases them. */
+    private static final Queue<Socket> HELD = new ConcurrentLinkedQueue<>();
+
     final FakeLocks locks;
     private final Server server;
 
@@ -37,13 +42,21 @@ final class FakeServer implements AutoCloseable {
         return "127.0.0.1:" + server.getPort();
     }
 
-    /** Returns an endpoint on 127.0.0.1 where nothing listens: connections are refused. */
+    /**
+     * Returns an endpoint on 127.0.0.1 where nothing listens: connections are refused. The port stays bound, never
+     * listening, for the life of this JVM, so no server can take it: a port closed after it was chosen was free for any
+     * server's bind to port 0, in this JVM or the module's other test JVM, and CI once met a server there instead of a
+     * refusal. A bound port is also never chosen for an outgoing connection.
+     */
     static String refusedEndpoint() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-            return "127.0.0.1:" + socket.getLocalPort();
+        Socket held = new Socket();
+        try {
+            held.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        HELD.add(held);
+        return "127.0.0.1:" + held.getLocalPort();
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.fencer.lock.LockStateMachine;
 import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.raft.PeerAdmission.Refusal;
+import io.fencer.testing.FreePorts;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -63,7 +64,7 @@ class PeerTransportTest {
     @BeforeEach
     void start() throws Exception {
         RaftLockStateMachine stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
-        ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, 0)
+        ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, FreePorts.one())
                 .withPeerAuth(PeerAuth.secret(secret));
         raft = RaftNode.start(config, null, stateMachine, () -> 0);
         await().atMost(WAIT).until(raft::isLeaderReady);

@@ -208,8 +208,10 @@ class ConsoleBrowserProcessTest {
         options.setBinary(CHROMIUM.toFile());
         options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 "--window-size=900,1000", "--lang=en-US");
+        // a FreePorts port, not Selenium's own choice: that is drawn from the same range below the ephemeral ports,
+        // unclaimed, and could be a port a peer of another test was handed and has not bound yet
         ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER.toFile())
-                .usingAnyFreePort().build();
+                .usingPort(FreePorts.one()).build();
         return new ChromeDriver(service, options);
     }
 

@@ -1,6 +1,7 @@
 package io.fencer.jdbc;
 
 import io.fencer.core.FencingToken;
+import io.fencer.testing.FreePorts;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -39,7 +40,7 @@ public final class JdbcFenceOverheadBenchmark {
 
     public static void main(String[] arguments) throws Exception {
         boolean oneScope = List.of(arguments).contains("--one-scope");
-        try (EmbeddedPostgres postgres = EmbeddedPostgres.start()) {
+        try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().setPort(FreePorts.one()).start()) {
             DataSource dataSource = postgres.getPostgresDatabase();
             JdbcFence fence = new JdbcFence(Dialect.POSTGRESQL);
             try (Connection connection = dataSource.getConnection();

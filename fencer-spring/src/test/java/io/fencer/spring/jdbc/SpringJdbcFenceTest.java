@@ -10,6 +10,7 @@ import io.fencer.jdbc.Dialect;
 import io.fencer.jdbc.JdbcFence;
 import io.fencer.spring.FencerAutoConfiguration;
 import io.fencer.spring.FencerMetrics;
+import io.fencer.testing.FreePorts;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -58,7 +59,7 @@ class SpringJdbcFenceTest {
 
     @BeforeAll
     static void startPostgres() throws IOException {
-        postgres = EmbeddedPostgres.builder().setDataDirectory(directory.resolve("postgres"))
+        postgres = EmbeddedPostgres.builder().setDataDirectory(directory.resolve("postgres")).setPort(FreePorts.one())
                 .setCleanDataDirectory(true).start();
     }
 

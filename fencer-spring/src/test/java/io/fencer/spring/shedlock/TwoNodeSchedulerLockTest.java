@@ -10,6 +10,7 @@ import io.fencer.spring.FencerClientCustomizer;
 import io.fencer.testing.FencerTestServer;
 import io.fencer.spring.PausableTicker;
 import io.fencer.spring.jdbc.SpringJdbcFence;
+import io.fencer.testing.FreePorts;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
@@ -62,7 +63,7 @@ class TwoNodeSchedulerLockTest {
     @BeforeAll
     static void start() throws IOException {
         server = FencerTestServer.start(directory.resolve("fencer"));
-        postgres = EmbeddedPostgres.builder().setDataDirectory(directory.resolve("postgres"))
+        postgres = EmbeddedPostgres.builder().setDataDirectory(directory.resolve("postgres")).setPort(FreePorts.one())
                 .setCleanDataDirectory(true).start();
     }
 

@@ -230,6 +230,9 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
                     }
                 });
         InetSocketAddress address = new InetSocketAddress(settings.host(), settings.port());
+        if (settings.reserved() != null) {
+            settings.reserved().close(); // held until now so that no other socket took the port (PortReservation)
+        }
         try {
             listening = bootstrap.bind(address).syncUninterruptibly().channel();
         } catch (RuntimeException e) {

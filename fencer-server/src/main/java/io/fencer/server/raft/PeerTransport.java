@@ -43,6 +43,7 @@ final class PeerTransport implements RpcType {
     private static final String TLS_KEY = "fencer.raft.peer.tls";
     private static final String TICKER_KEY = "fencer.raft.peer.ticker";
     private static final String SECRET_KEY = "fencer.raft.peer.secret";
+    private static final String RESERVATION_KEY = "fencer.raft.peer.reservation";
     /**
      * The share of the heap that the frames of admitted connections may fill at worst, as its divisor: a quarter.
      * Each admitted connection may buffer a frame of up to {@link PeerFrames#frameBytesMax} bytes.
@@ -66,11 +67,15 @@ final class PeerTransport implements RpcType {
 
     /**
      * Returns Ratis's parameters carrying this transport's TLS ({@code tls} null = plaintext), the group secret that
-     * every connection's handshake proves ({@code secret} null = no handshake) and the clock of its log's rate limit.
+     * every connection's handshake proves ({@code secret} null = no handshake), the clock of its log's rate limit and
+     * the hold on its port that it lets go just before it binds the port ({@code reserved} null = none).
      */
-    static Parameters parameters(TlsMaterial tls, GroupSecret secret, Ticker ticker) {
+    static Parameters parameters(TlsMaterial tls, GroupSecret secret, Ticker ticker, PortReservation reserved) {
         Parameters parameters = new Parameters();
         parameters.put(TICKER_KEY, ticker, Ticker.class);
+        if (reserved != null) {
+            parameters.put(RESERVATION_KEY, reserved, PortReservation.class);
+        }
         if (tls != null) {
             parameters.put(TLS_KEY, tls, TlsMaterial.class);
         }
@@ -125,17 +130,19 @@ final class PeerTransport implements RpcType {
     @Override
     public RpcFactory newFactory(Parameters parameters) {
         return new Factory(this, parameters.get(TLS_KEY, TlsMaterial.class),
-                parameters.get(SECRET_KEY, GroupSecret.class), parameters.get(TICKER_KEY, Ticker.class));
+                parameters.get(SECRET_KEY, GroupSecret.class), parameters.get(TICKER_KEY, Ticker.class),
+                parameters.get(RESERVATION_KEY, PortReservation.class));
     }
 
     /**
      * What a peer's transport is set to: its id, its address, its TLS (null = plaintext), its group secret (null = no
-     * handshake), its bounds.
+     * handshake), its bounds, and the hold on its port until it binds it (null = none).
      */
     record Settings(String id, String host, int port, SslContext serverTls, SslContext clientTls, GroupSecret secret,
             int frameBytesMax, int inboundConnectionsMax, Duration handshakeTimeout, Duration requestTimeout,
-            Duration connectTimeout, Ticker ticker) {
-        static Settings of(RaftProperties properties, TlsMaterial tls, GroupSecret secret, Ticker ticker) {
+            Duration connectTimeout, Ticker ticker, PortReservation reserved) {
+        static Settings of(RaftProperties properties, TlsMaterial tls, GroupSecret secret, Ticker ticker,
+                PortReservation reserved) {
             int frameBytesMax = PeerTransport.frameBytesMax(properties);
             Duration requestTimeout = Duration.ofMillis(RaftServerConfigKeys.Rpc.requestTimeout(properties).toLong(
                     TimeUnit.MILLISECONDS));
@@ -153,7 +160,7 @@ final class PeerTransport implements RpcType {
             return new Settings(id, host, port, serverTls, clientTls, secret, frameBytesMax,
                     PeerTransport.inboundConnectionsMax(frameBytesMax, Runtime.getRuntime().maxMemory()),
                     PeerHandshake.TIMEOUT,
-                    requestTimeout, connectTimeout, ticker);
+                    requestTimeout, connectTimeout, ticker, reserved);
         }
     }
 
@@ -196,12 +203,14 @@ final class PeerTransport implements RpcType {
         private final TlsMaterial tls;
         private final GroupSecret secret;
         private final Ticker ticker;
+        private final PortReservation reserved;
 
-        Factory(PeerTransport type, TlsMaterial tls, GroupSecret secret, Ticker ticker) {
+        Factory(PeerTransport type, TlsMaterial tls, GroupSecret secret, Ticker ticker, PortReservation reserved) {
             this.type = type;
             this.tls = tls;
             this.secret = secret;
             this.ticker = ticker;
+            this.reserved = reserved;
         }
 
         @Override
@@ -211,7 +220,7 @@ final class PeerTransport implements RpcType {
 
         @Override
         public RaftServerRpc newRaftServerRpc(RaftServer server) {
-            return PeerRpc.create(server, Settings.of(server.getProperties(), tls, secret, ticker), type);
+            return PeerRpc.create(server, Settings.of(server.getProperties(), tls, secret, ticker, reserved), type);
         }
     }
 }

@@ -8,7 +8,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -138,16 +137,31 @@ public final class RaftNode implements AutoCloseable {
      */
     public static RaftNode start(ServerConfig config, boolean joining, TlsMaterial tls,
             RaftLockStateMachine stateMachine, IntSupplier boundClientPort) throws IOException {
-        RaftPeerId selfId = RaftPeerId.valueOf(config.id());
-        List<RaftPeer> peers = new ArrayList<>();
-        Map<RaftPeerId, String> clientAddresses = new LinkedHashMap<>();
-        int raftPort;
         if (joining && !config.peers().isEmpty()) {
             throw new IllegalArgumentException("a joining peer takes the group's configuration from the group: "
                     + "give --join or --peers, not both");
         }
+        PortReservation reserved = config.peers().isEmpty() && config.raftPort() == 0
+                ? PortReservation.any(config.host()) : null;
+        try {
+            return start(config, joining, tls, stateMachine, boundClientPort, reserved);
+        } finally {
+            if (reserved != null) {
+                reserved.close(); // let go by the transport as it bound the port; here too when the start failed first
+            }
+        }
+    }
+
+    /** As above, with "any free" Raft port ({@code raftPort} 0 of a lone peer) held in {@code reserved}, else null. */
+    private static RaftNode start(ServerConfig config, boolean joining, TlsMaterial tls,
+            RaftLockStateMachine stateMachine, IntSupplier boundClientPort, PortReservation reserved)
+            throws IOException {
+        RaftPeerId selfId = RaftPeerId.valueOf(config.id());
+        List<RaftPeer> peers = new ArrayList<>();
+        Map<RaftPeerId, String> clientAddresses = new LinkedHashMap<>();
+        int raftPort;
         if (config.peers().isEmpty()) {
-            raftPort = config.raftPort() == 0 ? freePort() : config.raftPort();
+            raftPort = reserved != null ? reserved.port() : config.raftPort();
             if (!joining) {
                 peers.add(peer(config.id(), config.host(), raftPort, config.host() + ":" + config.port()));
             }
@@ -186,7 +200,7 @@ public final class RaftNode implements AutoCloseable {
                 .setGroup(RaftGroup.valueOf(groupId, peers))
                 .setStateMachine(stateMachine)
                 .setProperties(properties)
-                .setParameters(PeerTransport.parameters(tls, secret, config.ticker()))
+                .setParameters(PeerTransport.parameters(tls, secret, config.ticker(), reserved))
                 .setOption(existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
                 .build();
         startOrClose(server);
@@ -383,12 +397,6 @@ public final class RaftNode implements AutoCloseable {
         // queue the entries for the log worker, under the log's lock, as every write of the leader's does.
         RaftServerConfigKeys.Log.setAppendEntriesComposeEnabled(properties, false);
         return properties;
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
     }
 
     RaftServer server() {

@@ -8,6 +8,8 @@ import io.fencer.lock.Command;
 import io.fencer.lock.Limits;
 import io.fencer.server.ServerConfig;
 import io.fencer.testing.FreePorts;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -39,6 +41,26 @@ class RaftNodeTest {
         assertThat(bound).isGreaterThanOrEqualTo(RaftNode.leaderLeaseTimeout());
         assertThat(bound).isGreaterThanOrEqualTo(RaftNode.ELECTION_TIMEOUT_MAX);
         assertThat(bound).isEqualTo(Duration.ofMillis(800));
+    }
+
+    /**
+     * "Any free" Raft port (0, a lone peer): the port held from its choice (see {@link PortReservation}) is the one the
+     * transport listens on, the one the group's configuration records, and it takes connections.
+     */
+    @Test
+    void start_raftPortZero_listensOnTheHeldPortWhichTheGroupRecords() throws Exception {
+        ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, 0);
+        try (RaftNode raft = RaftNode.start(config, null, new RaftLockStateMachine(Limits.DEFAULT), () -> 0)) {
+            int listening = raft.server().getServerRpc().getInetSocketAddress().getPort();
+
+            assertThat(listening).isPositive();
+            assertThat(raft.server().getGroups()).singleElement()
+                    .satisfies(group -> assertThat(group.getPeers()).singleElement()
+                            .satisfies(peer -> assertThat(peer.getAddress()).isEqualTo("127.0.0.1:" + listening)));
+            try (Socket socket = new Socket()) {
+                socket.connect(new InetSocketAddress("127.0.0.1", listening), 5_000);
+            }
+        }
     }
 
     /**

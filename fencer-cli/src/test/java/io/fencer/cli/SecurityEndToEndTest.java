@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.server.FencerServer;
 import io.fencer.server.ServerConfig;
-import io.fencer.testing.FreePorts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -39,8 +38,7 @@ class SecurityEndToEndTest {
                 *       read  *
                 """);
         CommandLine commandLine = Main.newCommandLine(new Main());
-        commandLine.parseArgs("server", "--port", "0", "--admin-port", "-1",
-                "--raft-port", String.valueOf(FreePorts.one()),
+        commandLine.parseArgs("server", "--port", "0", "--admin-port", "-1", "--raft-port", "0",
                 "--data", directory.resolve("data").toString(),
                 "--tls-cert", certs.resolve("server.pem").toString(),
                 "--tls-key", certs.resolve("server-key.pem").toString(),

@@ -23,7 +23,8 @@ class UnreachableServerTest {
 
     @Test
     void lockStatus_noServerOnThePort_failsWithinSecondsNamingTheAddressAndHowToStartOne() {
-        String endpoint = "127.0.0.1:" + freePort();
+        // a FreePorts port, which no bind to port 0 can take meanwhile, unlike one bound to 0 and closed
+        String endpoint = "127.0.0.1:" + FreePorts.one();
 
         long startNanos = System.nanoTime();
         CommandRun run = CommandRun.run("lock", "status", "--server", endpoint);
@@ -37,7 +38,7 @@ class UnreachableServerTest {
 
     @Test
     void kvGet_noStoreOnThePort_failsWithinSecondsNamingTheAddress() {
-        String endpoint = "127.0.0.1:" + freePort();
+        String endpoint = "127.0.0.1:" + FreePorts.one();
 
         long startNanos = System.nanoTime();
         CommandRun run = CommandRun.run("kv", "get", "orders", "total", "--store", endpoint);
@@ -88,15 +89,6 @@ class UnreachableServerTest {
 
             assertThat(run.out()).as(String.join(" ", command)).contains("--timeout=DURATION", "(default: 10s)");
         }
-    }
-
-    /**
-     * A port nothing listens on, and none will: chosen below the kernel's ephemeral range, where no bind to port 0
-     * lands, and claimed against every other test JVM. A port from a bind to port 0, closed at once, was free for a
-     * server elsewhere to take.
-     */
-    private static int freePort() {
-        return FreePorts.one();
     }
 
     /** Accepts TCP connections on 127.0.0.1 and never answers: a server that hangs. */

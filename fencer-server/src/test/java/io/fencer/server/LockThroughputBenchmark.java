@@ -8,7 +8,6 @@ import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.core.Ticker;
-import io.fencer.testing.FreePorts;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
@@ -48,7 +47,7 @@ public final class LockThroughputBenchmark {
             return;
         }
         Path dataDir = Files.createTempDirectory("fencer-bench");
-        try (FencerServer server = FencerServer.start(ServerConfig.defaults(dataDir).withPorts(0, -1, FreePorts.one())
+        try (FencerServer server = FencerServer.start(ServerConfig.defaults(dataDir).withPorts(0, -1, 0)
                 .withTicker(Ticker.system()))) {
             ManagedChannel channel = NettyChannelBuilder
                     .forAddress("127.0.0.1", server.port()).usePlaintext().directExecutor().build();

@@ -23,7 +23,6 @@ import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.core.Ticker;
 import io.fencer.server.raft.GroupSecret;
-import io.fencer.testing.FreePorts;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -79,7 +78,7 @@ final class TestServers {
     }
 
     static ServerConfig singlePeer(Path dataDir, Ticker ticker) {
-        return ServerConfig.defaults(dataDir).withPorts(0, 0, FreePorts.one()).withTicker(ticker);
+        return ServerConfig.defaults(dataDir).withPorts(0, 0, 0).withTicker(ticker);
     }
 
     static ManagedChannel channel(FencerServer server) {

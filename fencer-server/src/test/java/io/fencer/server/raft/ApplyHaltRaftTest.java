@@ -13,7 +13,6 @@ import io.fencer.lock.SecretHash;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.admin.AdminHttpServer;
 import io.fencer.server.net.PortLimits;
-import io.fencer.testing.FreePorts;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -111,7 +110,7 @@ class ApplyHaltRaftTest {
     }
 
     private RaftNode start(RaftLockStateMachine stateMachine) throws Exception {
-        return RaftNode.start(ServerConfig.defaults(directory).withPorts(0, 0, FreePorts.one()), null, stateMachine, () -> 0);
+        return RaftNode.start(ServerConfig.defaults(directory).withPorts(0, 0, 0), null, stateMachine, () -> 0);
     }
 
     private static RaftLockStateMachine failing() {

@@ -7,7 +7,6 @@ import io.fencer.core.Ticker;
 import io.fencer.lock.Command;
 import io.fencer.lock.Limits;
 import io.fencer.server.ServerConfig;
-import io.fencer.testing.FreePorts;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -63,7 +62,7 @@ class LogWorkerWakeUpTest {
 
     private RaftNode start() throws IOException {
         stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
-        RaftNode raft = RaftNode.start(ServerConfig.defaults(directory).withPorts(0, 0, FreePorts.one()), null, stateMachine,
+        RaftNode raft = RaftNode.start(ServerConfig.defaults(directory).withPorts(0, 0, 0), null, stateMachine,
                 () -> 0);
         await().atMost(WAIT).until(raft::isLeaderReady);
         return raft;

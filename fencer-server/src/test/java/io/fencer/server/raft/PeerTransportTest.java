@@ -10,7 +10,6 @@ import io.fencer.lock.LockStateMachine;
 import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.raft.PeerAdmission.Refusal;
-import io.fencer.testing.FreePorts;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -64,7 +63,7 @@ class PeerTransportTest {
     @BeforeEach
     void start() throws Exception {
         RaftLockStateMachine stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
-        ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, FreePorts.one())
+        ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, 0)
                 .withPeerAuth(PeerAuth.secret(secret));
         raft = RaftNode.start(config, null, stateMachine, () -> 0);
         await().atMost(WAIT).until(raft::isLeaderReady);

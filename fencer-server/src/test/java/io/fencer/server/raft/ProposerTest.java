@@ -11,7 +11,6 @@ import io.fencer.lock.Limits;
 import io.fencer.lock.Result;
 import io.fencer.lock.SecretHash;
 import io.fencer.server.ServerConfig;
-import io.fencer.testing.FreePorts;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
@@ -67,7 +66,7 @@ class ProposerTest {
                 awaitQuietly(releaseApply);
             }
         });
-        raft = RaftNode.start(ServerConfig.defaults(directory).withPorts(0, 0, FreePorts.one()), null, stateMachine, () -> 0);
+        raft = RaftNode.start(ServerConfig.defaults(directory).withPorts(0, 0, 0), null, stateMachine, () -> 0);
         proposer = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> {
             delays.add(task);
             return () -> cancels.incrementAndGet();

@@ -7,7 +7,6 @@ import io.fencer.core.Ticker;
 import io.fencer.lock.Command;
 import io.fencer.lock.Limits;
 import io.fencer.server.ServerConfig;
-import io.fencer.testing.FreePorts;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Path;
@@ -72,7 +71,7 @@ class RaftNodeTest {
     void submit_commandsAndReads_appendOnTheCallingThreadWithoutRatissClientExecutor() throws Exception {
         String id = "submit-" + UUID.randomUUID();
         RaftLockStateMachine stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
-        ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, FreePorts.one()).withPeers(id, List.of());
+        ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, 0).withPeers(id, List.of());
         try (RaftNode raft = RaftNode.start(config, null, stateMachine, () -> 0);
                 Proposer proposer = new Proposer(raft, stateMachine, Ticker.system(), (task, delay) -> () -> { })) {
             await().atMost(WAIT).until(raft::isLeaderReady);

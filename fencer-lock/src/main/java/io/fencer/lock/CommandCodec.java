@@ -235,15 +235,7 @@ public final class CommandCodec {
             out.writeLong(expire.sessionId());
             out.writeBoolean(expire.lockDelay());
         } else if (command instanceof Command.Acquire acquire) {
-            out.writeByte(acquire.mode() == LockMode.EXCLUSIVE ? ACQUIRE : ACQUIRE_IN_MODE);
-            out.writeLong(acquire.sessionId());
-            writeSecretHash(out, acquire.secretHash());
-            writeName(out, acquire.lockName());
-            writeString(out, acquire.requestId());
-            out.writeBoolean(acquire.waitQueued());
-            if (acquire.mode() != LockMode.EXCLUSIVE) {
-                out.writeByte(acquire.mode().ordinal());
-            }
+            writeAcquire(out, acquire);
         } else if (command instanceof Command.CancelWait cancel) {
             out.writeByte(CANCEL_WAIT);
             out.writeLong(cancel.sessionId());
@@ -260,26 +252,47 @@ public final class CommandCodec {
             out.writeByte(END_LOCK_DELAY);
             writeName(out, end.lockName());
         } else if (command instanceof Command.AcquireAll all) {
-            out.writeByte(ACQUIRE_ALL);
-            out.writeLong(all.sessionId());
-            writeSecretHash(out, all.secretHash());
-            out.writeInt(all.lockNames().size());
-            for (LockName name : all.lockNames()) {
-                writeName(out, name);
-            }
-            writeString(out, all.requestId());
-            out.writeBoolean(all.waitQueued());
+            writeAcquireAll(out, all);
         } else if (command instanceof Command.AcquirePermit permit) {
-            out.writeByte(ACQUIRE_PERMIT);
-            out.writeLong(permit.sessionId());
-            writeSecretHash(out, permit.secretHash());
-            writeName(out, permit.semaphoreName());
-            out.writeInt(permit.permits());
-            writeString(out, permit.requestId());
-            out.writeBoolean(permit.waitQueued());
+            writeAcquirePermit(out, permit);
         } else {
             throw new IllegalArgumentException("unknown command type " + command.getClass().getName());
         }
+    }
+
+    /** Writes an Acquire: tag 4 when exclusive, or the tag of an Acquire in a mode, followed by the mode. */
+    private static void writeAcquire(DataOutputStream out, Command.Acquire acquire) throws IOException {
+        out.writeByte(acquire.mode() == LockMode.EXCLUSIVE ? ACQUIRE : ACQUIRE_IN_MODE);
+        out.writeLong(acquire.sessionId());
+        writeSecretHash(out, acquire.secretHash());
+        writeName(out, acquire.lockName());
+        writeString(out, acquire.requestId());
+        out.writeBoolean(acquire.waitQueued());
+        if (acquire.mode() != LockMode.EXCLUSIVE) {
+            out.writeByte(acquire.mode().ordinal());
+        }
+    }
+
+    private static void writeAcquireAll(DataOutputStream out, Command.AcquireAll all) throws IOException {
+        out.writeByte(ACQUIRE_ALL);
+        out.writeLong(all.sessionId());
+        writeSecretHash(out, all.secretHash());
+        out.writeInt(all.lockNames().size());
+        for (LockName name : all.lockNames()) {
+            writeName(out, name);
+        }
+        writeString(out, all.requestId());
+        out.writeBoolean(all.waitQueued());
+    }
+
+    private static void writeAcquirePermit(DataOutputStream out, Command.AcquirePermit permit) throws IOException {
+        out.writeByte(ACQUIRE_PERMIT);
+        out.writeLong(permit.sessionId());
+        writeSecretHash(out, permit.secretHash());
+        writeName(out, permit.semaphoreName());
+        out.writeInt(permit.permits());
+        writeString(out, permit.requestId());
+        out.writeBoolean(permit.waitQueued());
     }
 
     /** Writes an OpenSession: tag 1, or tag 11 with its quota identity when that is not its identity. */

@@ -529,7 +529,7 @@ class LockStateMachineProperties {
     }
 
     private static byte[] snapshot(LockStateMachine machine) {
-        return LockStateMachineTest.snapshot(machine);
+        return LockMachineFixture.snapshot(machine);
     }
 
 }

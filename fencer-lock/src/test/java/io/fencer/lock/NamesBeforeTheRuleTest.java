@@ -30,7 +30,7 @@ class NamesBeforeTheRuleTest {
 
         Applied granted = machine.apply(CommandCodec.decodeCommands(entry).get(0));
         LockStateMachine restored = LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(
-                LockStateMachineTest.snapshot(machine))), Limits.DEFAULT);
+                LockMachineFixture.snapshot(machine))), Limits.DEFAULT);
         boolean heldAfterRestore = restored.describe(OLD_NAME).isPresent();
         Applied released = restored.apply(new Command.Release(1, HASH, OLD_NAME, 1));
 

@@ -174,14 +174,14 @@ class ReadWriteLockTest {
         shared(open(), "r2");
         exclusive(open(), "w");
         shared(open(), "r3");
-        byte[] bytes = LockStateMachineTest.snapshot(machine);
+        byte[] bytes = LockMachineFixture.snapshot(machine);
 
         LockStateMachine restored = LockStateMachine.readSnapshot(
                 new DataInputStream(new ByteArrayInputStream(bytes)), Limits.DEFAULT);
 
         assertThat(bytes[0]).isEqualTo((byte) 4);
         assertThat(restored.list("", 10)).isEqualTo(machine.list("", 10));
-        assertThat(LockStateMachineTest.snapshot(restored)).isEqualTo(bytes);
+        assertThat(LockMachineFixture.snapshot(restored)).isEqualTo(bytes);
     }
 
     @Test

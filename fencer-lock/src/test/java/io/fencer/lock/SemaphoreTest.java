@@ -126,13 +126,13 @@ class SemaphoreTest {
     void snapshotAndCodec_withSemaphoreHoldersAndWaiters_restoreAnEqualMachine() throws IOException {
         permit(open(), 1, "a");
         permit(open(), 1, "b");
-        byte[] bytes = LockStateMachineTest.snapshot(machine);
+        byte[] bytes = LockMachineFixture.snapshot(machine);
 
         LockStateMachine restored = LockStateMachine.readSnapshot(
                 new DataInputStream(new ByteArrayInputStream(bytes)), Limits.DEFAULT);
 
         assertThat(restored.describeSemaphore("jobs")).isEqualTo(machine.describeSemaphore("jobs"));
-        assertThat(LockStateMachineTest.snapshot(restored)).isEqualTo(bytes);
+        assertThat(LockMachineFixture.snapshot(restored)).isEqualTo(bytes);
         Command command = new Command.AcquirePermit(1, HASH, "jobs", 5, "r", true);
         assertThat(CommandCodec.decodeCommands(CommandCodec.encodeCommands(List.of(command))))
                 .containsExactly(command);

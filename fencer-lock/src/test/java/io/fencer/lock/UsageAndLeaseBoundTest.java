@@ -94,7 +94,7 @@ class UsageAndLeaseBoundTest {
         apply(new Command.CheckpointLeases(List.of(new Command.LeaseCheckpoint(flooded, 4_000))));
 
         LockStateMachine restored = LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(
-                LockStateMachineTest.snapshot(machine))), Limits.DEFAULT);
+                LockMachineFixture.snapshot(machine))), Limits.DEFAULT);
 
         assertThat(restored.usageByIdentity()).isEqualTo(machine.usageByIdentity())
                 .containsEntry(FLOOD, new IdentityUsage(1, 1, 0));

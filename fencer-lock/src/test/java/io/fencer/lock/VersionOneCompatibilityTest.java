@@ -95,8 +95,8 @@ class VersionOneCompatibilityTest {
 
         // The state is what the previous release wrote after applying the same batch, byte for byte once both are
         // written as version 2.
-        assertThat(LockStateMachineTest.snapshot(machine))
-                .isEqualTo(LockStateMachineTest.snapshot(restore("snapshot-after.bin")));
+        assertThat(LockMachineFixture.snapshot(machine))
+                .isEqualTo(LockMachineFixture.snapshot(restore("snapshot-after.bin")));
         // The results the previous release gave (results-by-the-previous-release.txt), but the last: a retried open
         // of a session without a secret is refused now (its secret cannot be handed out), changing nothing.
         assertThat(results.subList(0, 4)).containsExactly(new Result.SessionOpened(5, 15_000),
@@ -144,7 +144,7 @@ class VersionOneCompatibilityTest {
     @Test
     void apply_forVersionOneSession_refusesEverySecretAndTheSessionExpiresNormally() throws IOException {
         LockStateMachine machine = restore("snapshot-before.bin");
-        byte[] before = LockStateMachineTest.snapshot(machine);
+        byte[] before = LockMachineFixture.snapshot(machine);
         List<SecretHash> presented = List.of(SecretHash.of(""), SecretHash.of("guess"), SecretHash.NONE,
                 SecretHash.fromBytes(new byte[SecretHash.BYTES]));
 
@@ -156,7 +156,7 @@ class VersionOneCompatibilityTest {
             assertRefused(machine.apply(new Command.CloseSession(1, hash)));
             assertRefused(machine.apply(new Command.OpenSession("open-1", 10_000, ANONYMOUS, hash)));
         }
-        assertThat(LockStateMachineTest.snapshot(machine)).as("refused commands change nothing").isEqualTo(before);
+        assertThat(LockMachineFixture.snapshot(machine)).as("refused commands change nothing").isEqualTo(before);
 
         Applied expired = machine.apply(new Command.ExpireSession(1, true));
         assertThat(expired.result()).isEqualTo(new Result.SessionEnded(1, List.of(new FencingToken("jobs/held", 5))));
@@ -172,7 +172,7 @@ class VersionOneCompatibilityTest {
     void writeSnapshot_ofVersionOneState_writesTheCurrentVersionThatKeepsSessionsUnusable() throws IOException {
         LockStateMachine machine = restore("snapshot-before.bin");
 
-        byte[] rewritten = LockStateMachineTest.snapshot(machine);
+        byte[] rewritten = LockMachineFixture.snapshot(machine);
         LockStateMachine again = LockStateMachine.readSnapshot(
                 new DataInputStream(new ByteArrayInputStream(rewritten)), Limits.DEFAULT);
 

@@ -58,8 +58,8 @@ class VersionThreeCompatibilityTest {
                 .lines().map(line -> line.substring(line.lastIndexOf(" -> ") + 4)).toList();
         assertThat(results).as("each command's result, as that release printed it")
                 .isEqualTo(printed.subList(printed.size() - results.size(), printed.size()));
-        assertThat(LockStateMachineTest.snapshot(machine))
-                .isEqualTo(LockStateMachineTest.snapshot(restore("snapshot-after.bin")));
+        assertThat(LockMachineFixture.snapshot(machine))
+                .isEqualTo(LockMachineFixture.snapshot(restore("snapshot-after.bin")));
         assertThat(machine.describe("db/rw").orElseThrow().holder()).isEqualTo(new FencingToken("db/rw", 3));
         // Session 2 holds jobs/held and db/rw is 4's; 4 holds solo/a and solo/b and the permit: all anonymous.
         assertThat(machine.usage("anonymous")).isEqualTo(new IdentityUsage(2, 5, 0));
@@ -70,7 +70,7 @@ class VersionThreeCompatibilityTest {
     void writeSnapshot_ofVersionThreeState_writesVersionFourThatReadsBackEqual() throws IOException {
         LockStateMachine machine = restore("snapshot-before.bin");
 
-        byte[] rewritten = LockStateMachineTest.snapshot(machine);
+        byte[] rewritten = LockMachineFixture.snapshot(machine);
         LockStateMachine again = LockStateMachine.readSnapshot(
                 new DataInputStream(new ByteArrayInputStream(rewritten)), Limits.DEFAULT);
 

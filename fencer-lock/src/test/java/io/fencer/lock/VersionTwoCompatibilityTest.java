@@ -46,8 +46,8 @@ class VersionTwoCompatibilityTest {
             machine.checkInvariants();
         }
 
-        assertThat(LockStateMachineTest.snapshot(machine))
-                .isEqualTo(LockStateMachineTest.snapshot(restore("snapshot-after.bin")));
+        assertThat(LockMachineFixture.snapshot(machine))
+                .isEqualTo(LockMachineFixture.snapshot(restore("snapshot-after.bin")));
         assertThat(results.subList(0, 4)).containsExactly(new Result.SessionOpened(4, 15_000),
                 new Result.Granted(new FencingToken("jobs/new", 4)), new Result.Queued("jobs/held", 1),
                 new Result.WaitCancelled(true));
@@ -63,7 +63,7 @@ class VersionTwoCompatibilityTest {
     void writeSnapshot_ofVersionTwoState_writesTheCurrentVersionWithTheSameLocks() throws IOException {
         LockStateMachine machine = restore("snapshot-before.bin");
 
-        byte[] rewritten = LockStateMachineTest.snapshot(machine);
+        byte[] rewritten = LockMachineFixture.snapshot(machine);
         LockStateMachine again = LockStateMachine.readSnapshot(
                 new DataInputStream(new ByteArrayInputStream(rewritten)), Limits.DEFAULT);
 

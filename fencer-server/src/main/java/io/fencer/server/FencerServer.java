@@ -226,21 +226,9 @@ public final class FencerServer implements AutoCloseable {
         // Read first: a bad certificate must stop the start before anything binds or joins the group.
         TlsMaterial tls = config.tls() == null ? null : config.tls().load();
         Files.createDirectories(config.dataDir());
-        stateMachine.addListener(pending);
-        stateMachine.addListener(watches); // before the start: the snapshot loaded and the log replayed count
-        // Listeners that need the raft node are added before it starts: replaying the log already emits events.
         SessionKeeperHolder keeperHolder = new SessionKeeperHolder();
-        stateMachine.addListener(keeperHolder);
         MetricsHolder metricsHolder = new MetricsHolder();
-        stateMachine.addListener(metricsHolder);
-        stateMachine.addListener(new GrantLog());
-        stateMachine.addLeadershipHook(keeperHolder::wakeUp);
-        stateMachine.addHaltHook(halt -> {
-            // Calls waiting for an event of the log end now: none will come. New calls are refused by the service.
-            UnavailableException halted = new UnavailableException(halt.message());
-            pending.failAll(halted);
-            watches.failStreams(halted);
-        });
+        listenToStateMachine(keeperHolder, metricsHolder);
 
         ReplicatedStore replicatedStore = replicatedStore(config, joining);
         openedReplica = replicatedStore;
@@ -258,7 +246,31 @@ public final class FencerServer implements AutoCloseable {
         metricsHolder.set(metrics);
         keeper.start();
         formatLevels = FormatLevelGate.start(raft, stateMachine, proposer);
+        startEndpoints(tls, replicatedStore);
+    }
 
+    /**
+     * Registers what follows the state machine's events. Before the Raft node starts: loading the snapshot and
+     * replaying the log already emit events, and those that need the node (the keeper, the metrics) are reached
+     * through holders set once it runs.
+     */
+    private void listenToStateMachine(SessionKeeperHolder keeperHolder, MetricsHolder metricsHolder) {
+        stateMachine.addListener(pending);
+        stateMachine.addListener(watches);
+        stateMachine.addListener(keeperHolder);
+        stateMachine.addListener(metricsHolder);
+        stateMachine.addListener(new GrantLog());
+        stateMachine.addLeadershipHook(keeperHolder::wakeUp);
+        stateMachine.addHaltHook(halt -> {
+            // Calls waiting for an event of the log end now: none will come. New calls are refused by the service.
+            UnavailableException halted = new UnavailableException(halt.message());
+            pending.failAll(halted);
+            watches.failStreams(halted);
+        });
+    }
+
+    /** Binds the services to the client port, the HTTP port and the admin port, once the Raft node runs. */
+    private void startEndpoints(TlsMaterial tls, ReplicatedStore replicatedStore) throws IOException {
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
                 config.tokenKeys(), new SessionSecrets(config.ticker()), metrics::recordRequest, authorizer, watches,

@@ -269,7 +269,7 @@ public final class FencerServer implements AutoCloseable {
         });
     }
 
-    /** Binds the services to the client port, the HTTP port and the admin port, once the Raft node runs. */
+    /** Makes the services (locks, admin, peers, the store) and serves them on their ports, once the Raft node runs. */
     private void startEndpoints(TlsMaterial tls, ReplicatedStore replicatedStore) throws IOException {
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,

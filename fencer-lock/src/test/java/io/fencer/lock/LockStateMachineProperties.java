@@ -96,11 +96,12 @@ class LockStateMachineProperties {
         Statistics.label("semaphore full").collect(run.semaphoreFull > 0);
         Statistics.label("multi-lock granted").collect(run.groupsGranted > 0);
         Statistics.label("exclusive grant after shared").collect(run.writersAfterReaders > 0);
-        // Guards against a generator that stops reaching the interesting paths (measured: 93, 79, 67, 98 %; the
-        // primitives' labels sit ~10 points under their measured rates: 47.8 % of readers overlapping failed a 50 %
-        // bound once in CI, a threshold at the mean rather than a generator gone wrong).
-        Statistics.label("waiter granted").coverage(coverage -> coverage.check(true).percentage(p -> p > 70));
-        Statistics.label("lock delay").coverage(coverage -> coverage.check(true).percentage(p -> p > 55));
+        // Guards against a generator that stops reaching the interesting paths. Measured in seven runs of 1,000
+        // tries: 75-80, 60-64, 58-62, 94-95, 48-53, 45-49, 75-80 and 71-74 %. Each bound sits at least 13 points
+        // (about eight standard deviations) under its rate: 47.8 % of readers overlapping once failed a 50 % bound in
+        // CI, and a like property (WatchHistoryProperties) drew 4 standard deviations under its mean in one run.
+        Statistics.label("waiter granted").coverage(coverage -> coverage.check(true).percentage(p -> p > 60));
+        Statistics.label("lock delay").coverage(coverage -> coverage.check(true).percentage(p -> p > 45));
         Statistics.label("wait cancelled").coverage(coverage -> coverage.check(true).percentage(p -> p > 45));
         Statistics.label("lock recreated").coverage(coverage -> coverage.check(true).percentage(p -> p > 75));
         Statistics.label("readers overlapped").coverage(coverage -> coverage.check(true).percentage(p -> p > 35));

@@ -106,8 +106,10 @@ class WatchHistoryProperties {
         assertGrantsEndOnceInOrder(uninterrupted.events());
         Statistics.label("events").collect(run.expected.size() / 10 * 10);
         Statistics.label("split inside the stream").collect(!split.events().isEmpty() && !resumed.events().isEmpty());
-        // Guards against a generator that stops splitting streams in their middle (measured: 39 %).
-        Statistics.label("split inside the stream").coverage(coverage -> coverage.check(true).percentage(p -> p > 30));
+        // Guards against a generator that stops splitting streams in their middle. Measured: 34-40 % in ten runs of
+        // 500 tries (39 % over 5,000); one run drew 29.6 % and failed the 30 % bound this had, a bound near the mean
+        // rather than a generator gone wrong, so the bound sits about eight standard deviations under it.
+        Statistics.label("split inside the stream").coverage(coverage -> coverage.check(true).percentage(p -> p > 20));
     }
 
     /** Every grant once, then its end once (every session is closed at the end), positions strictly increasing. */

@@ -14,11 +14,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringApplication;
@@ -29,8 +27,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * The example application of fencer-spring's README (examples/shedlock) is what the README shows, and it runs: its
  * sources are compiled here against this module, started as a Spring Boot application against a real server, and
- * its job run once through ShedLock's proxy writes its report under the grant's token. Its pom builds offline from
- * the local Maven repository (soak tier: a Maven build of its own).
+ * its job run once through ShedLock's proxy writes its report under the grant's token. Its pom is built as a module
+ * of the soak tier's build (the root pom's soak profile), against this module and Spring Boot's BOM.
  */
 class ShedLockExampleTest {
     private static final Path EXAMPLE = Path.of(System.getProperty("user.dir")).toAbsolutePath()
@@ -81,18 +79,6 @@ class ShedLockExampleTest {
                 Thread.currentThread().setContextClassLoader(getClass().getClassLoader());
             }
         }
-    }
-
-    @Test
-    @Tag("soak") // a Maven build of its own (a minute on two cores); the test above compiles and runs the sources
-    void examplePom_buildsOfflineFromTheLocalRepository() throws Exception {
-        Path wrapper = EXAMPLE.resolve("../../mvnw").normalize();
-        Process build = new ProcessBuilder(wrapper.toString(), "-B", "-o", "-q", "-f",
-                EXAMPLE.resolve("pom.xml").toString(), "compile")
-                .redirectErrorStream(true).start();
-        String output = new String(build.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(build.waitFor(10, TimeUnit.MINUTES)).isTrue();
-        assertThat(build.exitValue()).as(output).isZero();
     }
 
     private static List<Path> files() throws IOException {

@@ -6,9 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.fencer.core.FencingToken;
 import io.fencer.core.TokenExhaustedException;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -67,7 +65,7 @@ class FormatLevelTest {
     void writeSnapshot_atLevelFour_writesVersionFour() throws IOException {
         LockStateMachine machine = busy(new LockStateMachine(LIMITS));
 
-        byte[] bytes = snapshot(machine);
+        byte[] bytes = LockMachineFixture.snapshot(machine);
 
         assertThat(bytes[0]).isEqualTo((byte) SnapshotCodec.VERSION_FOUR);
         assertThat(read(bytes).formatLevel()).isEqualTo(4);
@@ -77,12 +75,12 @@ class FormatLevelTest {
     void writeSnapshot_atLevelFive_keepsLevelAndGeneration() throws IOException {
         LockStateMachine machine = busy(new LockStateMachine(LIMITS).restoredInGeneration(3));
 
-        LockStateMachine read = read(snapshot(machine));
+        LockStateMachine read = read(LockMachineFixture.snapshot(machine));
 
-        assertThat(snapshot(machine)[0]).isEqualTo((byte) SnapshotCodec.VERSION);
+        assertThat(LockMachineFixture.snapshot(machine)[0]).isEqualTo((byte) SnapshotCodec.VERSION);
         assertThat(read.formatLevel()).isEqualTo(5);
         assertThat(read.generation()).isEqualTo(3);
-        assertThat(snapshot(read)).isEqualTo(snapshot(machine));
+        assertThat(LockMachineFixture.snapshot(read)).isEqualTo(LockMachineFixture.snapshot(machine));
     }
 
     @Test
@@ -143,16 +141,6 @@ class FormatLevelTest {
         machine.apply(new Command.Acquire(first + 1, HASH, "y", "a2", false));
         machine.apply(new Command.Release(first + 1, HASH, "y", machine.describe("y").orElseThrow().holder().value()));
         return machine;
-    }
-
-    private static byte[] snapshot(LockStateMachine machine) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            machine.writeSnapshot(out);
-        } catch (IOException e) {
-            throw new AssertionError(e);
-        }
-        return bytes.toByteArray();
     }
 
     private static LockStateMachine read(byte[] bytes) throws IOException {

@@ -9,9 +9,7 @@ import io.fencer.core.LockMode;
 import io.fencer.core.NotHolderException;
 import io.fencer.core.internal.LockName;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
@@ -202,13 +200,13 @@ class RevokeTest {
         machine.apply(new Command.Acquire(2, HASH, "kept", "k2", true));
         machine.apply(revoke("kept", FencingToken.NONE, true)); // delayed: its record stays, lastEnd REVOKED
 
-        byte[] bytes = snapshot(machine);
+        byte[] bytes = LockMachineFixture.snapshot(machine);
         LockStateMachine read = LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(bytes)),
                 LIMITS);
 
         assertThat(read.describe("kept").orElseThrow().lastEnd()).isEqualTo(EndCause.REVOKED);
         assertThat(read.describe("orders").orElseThrow().holder()).isEqualTo(held);
-        assertThat(snapshot(read)).isEqualTo(bytes);
+        assertThat(LockMachineFixture.snapshot(read)).isEqualTo(bytes);
     }
 
     @Test
@@ -225,15 +223,5 @@ class RevokeTest {
 
     private static FencingToken granted(Applied applied) {
         return ((Result.Granted) applied.result()).token();
-    }
-
-    private static byte[] snapshot(LockStateMachine machine) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            machine.writeSnapshot(out);
-        } catch (IOException e) {
-            throw new AssertionError(e);
-        }
-        return bytes.toByteArray();
     }
 }

@@ -292,7 +292,7 @@ final class GoldenRun {
     }
 
     private void snapshot() {
-        byte[] bytes = bytes(machine);
+        byte[] bytes = LockMachineFixture.snapshot(machine);
         try (DataOutputStream out = new DataOutputStream(snapshots)) {
             out.writeInt(bytes.length);
             out.write(bytes);
@@ -304,7 +304,7 @@ final class GoldenRun {
     /** Replaces the machine by one read from its own snapshot, as a restarted replica would. */
     private void restore() {
         try {
-            machine = LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(bytes(machine))),
+            machine = LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(LockMachineFixture.snapshot(machine))),
                     machine.limits());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -314,15 +314,5 @@ final class GoldenRun {
 
     private Output output() {
         return new Output(snapshots.toByteArray(), transcript.toString());
-    }
-
-    static byte[] bytes(LockStateMachine machine) {
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try (DataOutputStream out = new DataOutputStream(bytes)) {
-            machine.writeSnapshot(out);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return bytes.toByteArray();
     }
 }

@@ -121,7 +121,8 @@ public interface FencerClient extends AutoCloseable {
          * the connection or names an unknown host (default: the call timeout, at most). Then the call fails with an
          * {@link io.fencer.core.UnavailableException} naming the endpoints and why, having sent nothing. Once a
          * server has answered, refusals count as a peer restarting or failing over and get the whole call timeout.
-         * Whichever timeout ends a call whose every attempt was refused, its exception says that nothing was sent.
+         * Whichever timeout ends a call whose every attempt was refused (or ended before any connection was made),
+         * its exception says that nothing was sent.
          * The {@code fencer} command sets a second, so that a mistyped address or a server not started fails fast.
          */
         Builder unreachableTimeout(Duration timeout);

@@ -5,6 +5,7 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
 import io.fencer.core.UnavailableException;
 import io.grpc.StatusRuntimeException;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -40,8 +41,12 @@ final class RetryBudget {
     private final Sleeper sleeper;
     /** Whether the call may change state: only then may an unknown outcome have taken effect. */
     private final boolean changesState;
-    /** Whether every failure so far reached no server (refused, unknown host): see {@link Unreachable}. */
+    /** Whether every failure so far found nothing at its address (refused, unknown host): see {@link Unreachable}. */
     private boolean unreachableOnly = true;
+    /** Whether every failure so far reached no server: those, or a deadline passed while waiting for a connection. */
+    private boolean neverSent = true;
+    /** Why the latest failure that named a reason made no connection ("connection refused"), or null. */
+    private String whyUnreachable;
     private long backoffNanos = BACKOFF_INITIAL_NANOS;
     private StatusRuntimeException last;
     private StatusRuntimeException beforeLast;
@@ -93,24 +98,36 @@ final class RetryBudget {
     void failed(StatusRuntimeException failure) {
         beforeLast = last;
         last = failure;
-        unreachableOnly &= Unreachable.is(failure);
+        Optional<String> why = Unreachable.why(failure);
+        unreachableOnly &= why.isPresent();
+        neverSent &= Unreachable.neverSent(failure);
+        whyUnreachable = why.orElse(whyUnreachable);
     }
 
     /**
-     * Returns true when every attempt so far failed without reaching a server and {@code boundNanos} have passed
-     * since the call began: nothing runs at the addresses tried, and waiting longer helps only a server that is
-     * starting.
+     * Returns true when every attempt so far found nothing at its address (refused, no route, unknown host) and
+     * {@code boundNanos} have passed since the call began: nothing runs at the addresses tried, and waiting longer
+     * helps only a server that is starting. A connection still being made when an attempt's deadline passed does not
+     * count: something may be there, slow.
      */
     boolean unreachableFor(long boundNanos) {
-        return reachedNoServer() && elapsedNanos() >= boundNanos;
+        return last != null && unreachableOnly && elapsedNanos() >= boundNanos;
     }
 
     /**
-     * Returns true when at least one attempt failed and none reached a server (refused, no route, unknown host):
-     * nothing of this call was sent, whichever bound ends it.
+     * Returns true when at least one attempt failed and none reached a server (refused, no route, unknown host, or
+     * no connection made before the attempt's deadline): nothing of this call was sent, whichever bound ends it.
      */
     boolean reachedNoServer() {
-        return last != null && unreachableOnly;
+        return last != null && neverSent;
+    }
+
+    /**
+     * Returns why the call reached no server, for a call {@link #reachedNoServer}: the latest reason a connection
+     * failed with ("connection refused"), else that no connection was ready in time.
+     */
+    String whyUnreachable() {
+        return whyUnreachable != null ? whyUnreachable : "connection not ready";
     }
 
     /** Returns the time since the call began. */

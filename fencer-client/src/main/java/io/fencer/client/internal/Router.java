@@ -314,7 +314,7 @@ final class Router implements AutoCloseable {
                 answered = true;
                 return result;
             } catch (StatusRuntimeException failure) {
-                answered |= !Unreachable.is(failure);
+                answered |= !Unreachable.neverSent(failure);
                 if (!isRetryable(failure) || closed || Thread.currentThread().isInterrupted()) {
                     throw WireErrors.toException(failure);
                 }
@@ -491,10 +491,9 @@ final class Router implements AutoCloseable {
      * where it tried and why, and that nothing was sent.
      */
     private UnavailableException unreachable(String operation, Set<String> tried, RetryBudget budget) {
-        String why = Unreachable.why(budget.lastFailure()).orElse("unreachable");
         return new UnavailableException(operation + " failed: cannot connect to " + String.join(", ", tried)
-                + " (" + why + ", for " + NANOSECONDS.toMillis(budget.elapsedNanos()) + " ms)" + budget.outcome(),
-                budget.lastFailure());
+                + " (" + budget.whyUnreachable() + ", for " + NANOSECONDS.toMillis(budget.elapsedNanos()) + " ms)"
+                + budget.outcome(), budget.lastFailure());
     }
 
     /** Returns a one-line account of a failed call: status, description, and the transport's own cause. */

@@ -220,7 +220,7 @@ final class StoreConnection implements AutoCloseable {
                 answered = true;
                 return result;
             } catch (StatusRuntimeException failure) {
-                answered |= !Unreachable.is(failure);
+                answered |= !Unreachable.neverSent(failure);
                 if (!Router.isRetryable(failure) || Thread.currentThread().isInterrupted()) {
                     throw WireErrors.toException(failure);
                 }
@@ -268,7 +268,7 @@ final class StoreConnection implements AutoCloseable {
     private UnavailableException unreachable(String operation, RetryBudget budget) {
         return new UnavailableException(operation + " failed: cannot connect to the store at " + describeEndpoints()
                 + " ("
-                + Unreachable.why(budget.lastFailure()).orElse("unreachable") + ", for "
+                + budget.whyUnreachable() + ", for "
                 + NANOSECONDS.toMillis(budget.elapsedNanos()) + " ms)" + budget.outcome(), budget.lastFailure());
     }
 

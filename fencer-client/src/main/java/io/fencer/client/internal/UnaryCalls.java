@@ -2,9 +2,12 @@ package io.fencer.client.internal;
 
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
+import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
+import io.grpc.ClientStreamTracer;
+import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusException;
@@ -28,6 +31,10 @@ import java.util.concurrent.locks.LockSupport;
  * needs no deadline from the client: a waiting Acquire ends at its {@code wait_millis}, which the client's
  * deadline always exceeds, and a call the client gives up is cancelled either way.
  *
+ * <p>A call whose deadline passes before gRPC gave it a stream on a connected transport (the peer refuses, or the
+ * connection is still being made) is cancelled while it waits in the channel and was never sent: it fails with
+ * {@link Unreachable#noConnectionWithin}, so that the caller can say that nothing was sent.
+ *
  * <p>As in gRPC's blocking stubs, the call's callbacks run on the calling thread while it waits (no hand-off to
  * another executor), and an interrupt cancels the call, fails it CANCELLED and keeps the thread's interrupt flag.
  */
@@ -46,7 +53,9 @@ final class UnaryCalls {
     static <RequestT, ResponseT> ResponseT call(Channel channel, MethodDescriptor<RequestT, ResponseT> method,
             RequestT request, long timeoutNanos) {
         CallerExecutor executor = new CallerExecutor();
-        ClientCall<RequestT, ResponseT> call = channel.newCall(method, CallOptions.DEFAULT.withExecutor(executor));
+        StreamWatch watch = new StreamWatch();
+        ClientCall<RequestT, ResponseT> call = channel.newCall(method,
+                CallOptions.DEFAULT.withExecutor(executor).withStreamTracerFactory(watch));
         long deadlineNanos = System.nanoTime() + timeoutNanos;
         try {
             Future<ResponseT> response = ClientCalls.futureUnaryCall(call, request);
@@ -54,6 +63,9 @@ final class UnaryCalls {
                 long remainingNanos = deadlineNanos - System.nanoTime();
                 if (remainingNanos <= 0) {
                     call.cancel("the client's deadline passed", null);
+                    if (!watch.streamCreated) { // read after the cancel: a stream made later is never started
+                        throw Unreachable.noConnectionWithin(timeoutNanos);
+                    }
                     throw Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after "
                             + NANOSECONDS.toMillis(timeoutNanos) + " ms (enforced by the client)")
                             .asRuntimeException();
@@ -107,6 +119,26 @@ final class UnaryCalls {
                 throw new StatusRuntimeException(status.getStatus(), status.getTrailers());
             }
             throw Status.UNKNOWN.withDescription("the call failed").withCause(cause).asRuntimeException();
+        }
+    }
+
+    /**
+     * Learns whether a call left the channel: gRPC creates a call's stream on a transport only once it is connected
+     * and ready, and a call cancelled before then is dropped from the channel's queue, unsent. Retries and hedging
+     * are off, so a call has at most one stream and one tracer.
+     */
+    private static final class StreamWatch extends ClientStreamTracer.Factory {
+        private volatile boolean streamCreated;
+        private final ClientStreamTracer tracer = new ClientStreamTracer() {
+            @Override
+            public void streamCreated(Attributes transportAttributes, Metadata headers) {
+                streamCreated = true;
+            }
+        };
+
+        @Override
+        public ClientStreamTracer newClientStreamTracer(ClientStreamTracer.StreamInfo info, Metadata headers) {
+            return tracer;
         }
     }
 

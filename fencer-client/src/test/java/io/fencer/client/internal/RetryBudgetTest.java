@@ -107,6 +107,27 @@ class RetryBudgetTest {
     }
 
     @Test
+    void outcome_lastAttemptCutShortBeforeAnyConnection_stillSaysNothingWasSentAndWhyTheOthersFailed() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(1_000), slept::add);
+        budget.failed(refused());
+        budget.failed(Unreachable.noConnectionWithin(0));
+
+        assertThat(budget.reachedNoServer()).isTrue();
+        assertThat(budget.outcome()).isEqualTo("; nothing was sent");
+        assertThat(budget.whyUnreachable()).isEqualTo("connection refused");
+        assertThat(budget.unreachableFor(0)).as("a connection still being made may find a slow server").isFalse();
+    }
+
+    @Test
+    void whyUnreachable_noAttemptEverConnected_saysTheConnectionWasNotReady() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(1_000), slept::add);
+        budget.failed(Unreachable.noConnectionWithin(MILLISECONDS.toNanos(300)));
+
+        assertThat(budget.reachedNoServer()).isTrue();
+        assertThat(budget.whyUnreachable()).isEqualTo("connection not ready");
+    }
+
+    @Test
     void outcome_readThatReachedAServer_saysItChangedNothing() {
         RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(1_000), slept::add, false);
         budget.failed(Status.UNAVAILABLE.withDescription("connection reset").asRuntimeException());

@@ -13,9 +13,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * backoff between attempts, and the last two failures, so that the error at the end names what went wrong and not
  * only the attempt the deadline cut short.
  *
- * <p>A retry never starts once the deadline has passed. The pause before it may end past the deadline even when it
- * was shorter than the time left (a thread descheduled on a loaded machine oversleeps); an attempt started then
- * would get no time at all and fail DEADLINE_EXCEEDED at once, hiding the error that made the call retry.
+ * <p>A retry never starts with less than {@link #ATTEMPT_MIN_NANOS} left. The pause before it may end past the deadline
+ * even when it was shorter than the time left (a thread descheduled on a loaded machine oversleeps); an attempt
+ * started then would get no time, or too little for a round trip, and fail DEADLINE_EXCEEDED, hiding the error that
+ * made the call retry.
  * Not thread-safe: one per call.
  */
 final class RetryBudget {
@@ -27,6 +28,12 @@ final class RetryBudget {
      * retries at a leaderless group to at most ten a second.
      */
     static final long BACKOFF_MAX_NANOS = MILLISECONDS.toNanos(200);
+    /**
+     * The least time a retry starts with: a loopback round trip takes well under a millisecond, but on a loaded
+     * machine a connection's refusal or a server's answer can take a few, and an attempt cut shorter reports a
+     * deadline instead of what the peer said. (CI met a last attempt started with under a millisecond left.)
+     */
+    static final long ATTEMPT_MIN_NANOS = MILLISECONDS.toNanos(10);
 
     /** How a retry waits: {@link #SYSTEM}, or in tests one that oversleeps as a descheduled thread does. */
     @FunctionalInterface
@@ -153,13 +160,14 @@ final class RetryBudget {
 
     /**
      * Waits {@code pauseNanos} before a retry and returns true when the retry may start: false, without waiting,
-     * when the pause would end at or past the deadline, and false after waiting when the deadline has passed.
+     * when the pause would leave less than {@link #ATTEMPT_MIN_NANOS} before the deadline, and false after waiting
+     * when less than that is left.
      *
      * @throws UnavailableException naming {@code operation} and the last errors when interrupted while waiting;
      *     the thread's interrupt is kept
      */
     boolean pauseBeforeRetry(String operation, long pauseNanos) {
-        if (System.nanoTime() + pauseNanos - deadlineNanos >= 0) {
+        if (System.nanoTime() + pauseNanos + ATTEMPT_MIN_NANOS - deadlineNanos > 0) {
             return false;
         }
         if (pauseNanos > 0) {
@@ -171,7 +179,7 @@ final class RetryBudget {
                         + lastErrors() + outcome(), last);
             }
         }
-        return deadlineNanos - System.nanoTime() > 0;
+        return deadlineNanos - System.nanoTime() >= ATTEMPT_MIN_NANOS;
     }
 
     /**

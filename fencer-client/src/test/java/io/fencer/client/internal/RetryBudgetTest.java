@@ -43,6 +43,28 @@ class RetryBudgetTest {
     }
 
     @Test
+    void pauseBeforeRetry_pauseLeavingLessThanAnAttemptsLeast_refusesWithoutSleeping() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(10_000), slept::add);
+
+        long pauseNanos = MILLISECONDS.toNanos(10_000) - RetryBudget.ATTEMPT_MIN_NANOS / 2;
+        assertThat(budget.pauseBeforeRetry("Describe orders", pauseNanos)).isFalse();
+        assertThat(slept).isEmpty();
+    }
+
+    /** Regression: a retry started with under a millisecond left failed DEADLINE_EXCEEDED before its peer answered. */
+    @Test
+    void pauseBeforeRetry_sleepEndsWithLessThanAnAttemptsLeastLeft_refusesTheRetry() {
+        long budgetNanos = MILLISECONDS.toNanos(200);
+        long startNanos = System.nanoTime();
+        // wakes about half an attempt's least before the deadline: time left, but too little for a round trip
+        RetryBudget budget = new RetryBudget(budgetNanos, nanos -> NANOSECONDS.sleep(
+                startNanos + budgetNanos - RetryBudget.ATTEMPT_MIN_NANOS / 2 - System.nanoTime()));
+
+        assertThat(budget.pauseBeforeRetry("Describe orders", MILLISECONDS.toNanos(1))).isFalse();
+        assertThat(budget.remainingNanos()).isLessThan(RetryBudget.ATTEMPT_MIN_NANOS);
+    }
+
+    @Test
     void pauseBeforeRetry_interrupted_failsUnavailableNamingTheLastErrorAndKeepsTheInterrupt() {
         RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(60_000), nanos -> {
             throw new InterruptedException();

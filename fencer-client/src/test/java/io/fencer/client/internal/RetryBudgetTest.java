@@ -11,6 +11,7 @@ import io.grpc.StatusRuntimeException;
 import java.net.ConnectException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class RetryBudgetTest {
@@ -54,11 +55,11 @@ class RetryBudgetTest {
     /** Regression: a retry started with under a millisecond left failed DEADLINE_EXCEEDED before its peer answered. */
     @Test
     void pauseBeforeRetry_sleepEndsWithLessThanAnAttemptsLeastLeft_refusesTheRetry() {
-        long budgetNanos = MILLISECONDS.toNanos(200);
-        long startNanos = System.nanoTime();
-        // wakes about half an attempt's least before the deadline: time left, but too little for a round trip
-        RetryBudget budget = new RetryBudget(budgetNanos, nanos -> NANOSECONDS.sleep(
-                startNanos + budgetNanos - RetryBudget.ATTEMPT_MIN_NANOS / 2 - System.nanoTime()));
+        AtomicReference<RetryBudget> self = new AtomicReference<>();
+        // wakes half an attempt's least before the deadline, or later: time left, but too little for a round trip
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(200), nanos -> NANOSECONDS.sleep(
+                self.get().remainingNanos() - RetryBudget.ATTEMPT_MIN_NANOS / 2));
+        self.set(budget);
 
         assertThat(budget.pauseBeforeRetry("Describe orders", MILLISECONDS.toNanos(1))).isFalse();
         assertThat(budget.remainingNanos()).isLessThan(RetryBudget.ATTEMPT_MIN_NANOS);

@@ -121,7 +121,7 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
             throw new IllegalArgumentException("the membership fault needs --peers 3 or 5, not " + peers
                     + ": it adds a spare peer and removes a voter, and a group of one has no voter to spare");
         }
-        checkReplicatedStore(replicatedStore, peers, faults);
+        checkReplicatedStore(replicatedStore, peers);
         if (thinkMax.isNegative() || thinkMax.toMillis() > 10_000) {
             throw new IllegalArgumentException("think " + thinkMax + " is outside [0, 10 s]");
         }
@@ -146,14 +146,10 @@ public record ChaosOptions(int workers, Workload workload, Duration duration, lo
         }
     }
 
-    private static void checkReplicatedStore(boolean replicatedStore, int peers, Set<Fault.Kind> faults) {
+    private static void checkReplicatedStore(boolean replicatedStore, int peers) {
         if (replicatedStore && peers < 3) {
             throw new IllegalArgumentException("the replicated store needs --peers 3 or 5, not " + peers
                     + ": a single peer keeps a single-node store");
-        }
-        if (replicatedStore && faults.contains(Fault.Kind.MEMBERSHIP)) {
-            throw new IllegalArgumentException("the membership fault does not run with the replicated store: the"
-                    + " workers' store client keeps the founders' addresses, which a removed peer leaves behind");
         }
     }
 

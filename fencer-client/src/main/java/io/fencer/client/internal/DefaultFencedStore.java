@@ -47,14 +47,19 @@ public final class DefaultFencedStore implements FencedStore {
     static final Duration UNIT_TIMEOUT_MAX = Duration.ofMillis(60_000);
 
     private final StoreConnection connection;
+    /** Follows the group's membership: a replicated store is served by whichever peers the group has now. */
+    private final PeerDirectory peerDirectory;
     private final FencerClient lockService;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     DefaultFencedStore(String endpoint, Duration callTimeout, Duration unreachableTimeout, FencerClient lockService,
             ClientTransport transport, boolean pipelining) {
+        Duration refreshInterval = PeerDirectory.refreshIntervalOfProperty(); // a bad value fails before any channel
         this.connection = new StoreConnection(endpoint, callTimeout.toNanos(), unreachableTimeout.toNanos(),
                 transport, pipelining);
+        this.peerDirectory = new PeerDirectory(connection, refreshInterval);
         this.lockService = lockService;
+        peerDirectory.start();
     }
 
     /** Returns a builder of store clients; the hook behind {@link io.fencer.client.Fencer#newStoreBuilder()}. */
@@ -260,6 +265,11 @@ public final class DefaultFencedStore implements FencedStore {
         return new StaleWriteException(refusal, token, retried, lockService);
     }
 
+    /** Returns the connection, for tests of its endpoints. */
+    StoreConnection connection() {
+        return connection;
+    }
+
     private void checkOpen() {
         if (closed.get()) {
             throw new IllegalStateException("the FencedStore is closed");
@@ -269,6 +279,7 @@ public final class DefaultFencedStore implements FencedStore {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            peerDirectory.close();
             connection.close();
         }
     }

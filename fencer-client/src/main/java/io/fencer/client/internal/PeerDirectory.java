@@ -2,10 +2,8 @@ package io.fencer.client.internal;
 
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 
-import io.fencer.api.v1.ListPeersRequest;
 import io.fencer.api.v1.ListPeersResponse;
 import io.fencer.api.v1.PeerInfo;
-import io.fencer.api.v1.PeersGrpc;
 import io.fencer.core.FencerException;
 import io.fencer.core.InternalException;
 import io.fencer.core.PermissionDeniedException;
@@ -18,19 +16,47 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Keeps the client's endpoints in step with the group's membership: it asks whichever peer the {@link Router}
- * reaches for {@code fencer.v1.Peers/List} when the client starts, every {@link #refreshInterval} after, and soon
- * after a NOT_LEADER answer named a leader the client did not know or a call moved on without a leader named (an
- * election, a peer that left the group); the router then knows every peer's client
- * address ({@link Router#learnPeers}). So a client configured with peers A, B, C still reaches D once the group
- * added D and removed A, B and C, without a restart.
+ * Keeps a client's endpoints in step with the group's membership: it asks whichever peer the client reaches for
+ * {@code fencer.v1.Peers/List} when the client starts, every {@link #refreshInterval} after, and soon after a
+ * NOT_LEADER answer named a leader the client did not know or a call moved on without a leader named (an election, a
+ * peer that left the group); the client then knows every peer's client address ({@link Members#learnPeers}). So a
+ * client configured with peers A, B, C still reaches D once the group added D and removed A, B and C, without a
+ * restart. The lock client's {@link Router} and the store client's {@link StoreConnection} each have one: a group's
+ * peers serve its replicated store at the same addresses.
  *
  * <p>Bounded: one refresh at a time on one daemon thread, at most one per {@link #REFRESH_GAP_MIN}, each within
  * {@link #REFRESH_BUDGET_MAX}. A service that refuses List (the client's identity lacks {@code read} on the
- * whole namespace, or a server of an earlier release without the service) ends the refreshes: the client keeps its
- * configured endpoints and the leaders NOT_LEADER answers name, as before.
+ * whole namespace, a server of an earlier release without the service, or a store server of its own, which has no
+ * peers) ends the refreshes: the client keeps its configured endpoints and the leaders NOT_LEADER answers name.
  */
 final class PeerDirectory implements AutoCloseable {
+    /** A client's way to the group, as a directory keeps it in step. */
+    interface Members {
+        /**
+         * Asks the group for its peers, retrying within {@code budgetNanos}.
+         *
+         * @throws io.fencer.core.FencerException as the call failed
+         */
+        ListPeersResponse listPeers(long budgetNanos);
+
+        /**
+         * Takes the client addresses of the group's peers as the group lists them: new ones are added, learned ones
+         * no longer listed are dropped, and the configured ones stay.
+         */
+        void learnPeers(List<String> addresses);
+
+        /**
+         * Calls {@code listener} whenever an answer names a leader the client did not know, and whenever a call
+         * moves on to another endpoint without one named; the listener must return at once.
+         */
+        void onUnknownLeader(Runnable listener);
+
+        /** Returns the endpoints known now: the configured ones first, then those learned. */
+        List<String> endpoints();
+
+        long callTimeoutNanos();
+    }
+
     /** The default time between two refreshes. */
     static final Duration REFRESH_INTERVAL_DEFAULT = Duration.ofSeconds(30);
     /** The JVM system property that sets the time between refreshes in milliseconds (0 = never refresh). */
@@ -39,15 +65,15 @@ final class PeerDirectory implements AutoCloseable {
     static final Duration REFRESH_BUDGET_MAX = Duration.ofSeconds(5);
     private static final System.Logger LOG = System.getLogger(PeerDirectory.class.getName());
 
-    private final Router router;
+    private final Members members;
     private final Duration refreshInterval;
     private final ScheduledExecutorService timer;
     private final AtomicBoolean scheduled = new AtomicBoolean();
     private final AtomicLong lastRefreshNanos = new AtomicLong(System.nanoTime() - REFRESH_GAP_MIN.toNanos());
     private volatile boolean refused;
 
-    PeerDirectory(Router router, Duration refreshInterval) {
-        this.router = router;
+    PeerDirectory(Members members, Duration refreshInterval) {
+        this.members = members;
         this.refreshInterval = refreshInterval;
         ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "fencer-peer-directory");
@@ -56,6 +82,19 @@ final class PeerDirectory implements AutoCloseable {
         });
         executor.setRemoveOnCancelPolicy(true);
         this.timer = executor;
+    }
+
+    /** Returns the addresses of {@code listed} that are {@code host:port}, in order; logs and skips the others. */
+    static List<String> validAddresses(List<String> listed) {
+        List<String> valid = new ArrayList<>();
+        for (String address : listed) {
+            try {
+                valid.add(Router.checkEndpoint(address));
+            } catch (IllegalArgumentException e) {
+                LOG.log(System.Logger.Level.WARNING, "ignoring a peer address the group listed: {0}", e.getMessage());
+            }
+        }
+        return valid;
     }
 
     /** Returns the refresh interval the system property {@value #REFRESH_INTERVAL_PROPERTY} sets, or the default. */
@@ -77,7 +116,7 @@ final class PeerDirectory implements AutoCloseable {
         if (refreshInterval.isZero()) {
             return;
         }
-        router.onUnknownLeader(this::refreshSoon);
+        members.onUnknownLeader(this::refreshSoon);
         refreshSoon();
         timer.scheduleWithFixedDelay(this::refreshSoon, refreshInterval.toMillis(), refreshInterval.toMillis(),
                 MILLISECONDS);
@@ -96,20 +135,19 @@ final class PeerDirectory implements AutoCloseable {
         }
     }
 
-    /** Asks the group for its peers and hands their client addresses to the router. */
+    /** Asks the group for its peers and hands their client addresses to the client. */
     void refresh() {
         try {
             lastRefreshNanos.set(System.nanoTime());
-            ListPeersResponse peers = router.call("List peers", Math.min(router.callTimeoutNanos(),
-                    REFRESH_BUDGET_MAX.toNanos()), calls -> calls.call(PeersGrpc.getListMethod(),
-                    ListPeersRequest.getDefaultInstance()));
+            ListPeersResponse peers = members.listPeers(Math.min(members.callTimeoutNanos(),
+                    REFRESH_BUDGET_MAX.toNanos()));
             List<String> addresses = new ArrayList<>();
             for (PeerInfo peer : peers.getPeersList()) {
                 if (!peer.getClientAddress().isEmpty()) {
                     addresses.add(peer.getClientAddress());
                 }
             }
-            router.learnPeers(addresses);
+            members.learnPeers(addresses);
         } catch (PermissionDeniedException | InternalException e) {
             refused = true; // no read on the whole namespace, or a server without Peers: keep what is configured
             LOG.log(System.Logger.Level.DEBUG, "the service does not list its peers to this client; the client "

@@ -5,7 +5,10 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
 import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.ListPeersRequest;
+import io.fencer.api.v1.ListPeersResponse;
 import io.fencer.api.v1.LocksGrpc;
+import io.fencer.api.v1.PeersGrpc;
 import io.fencer.api.v1.Reason;
 import io.fencer.core.UnavailableException;
 import io.grpc.Channel;
@@ -39,7 +42,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * <p>Budgets are measured with {@link System#nanoTime()}, not the client's injected ticker: gRPC deadlines run
  * on real time, and a frozen test ticker must not make a call retry forever. Thread-safe.
  */
-final class Router implements AutoCloseable {
+final class Router implements PeerDirectory.Members, AutoCloseable {
     /** The shortest time one attempt may take before the call moves on, unless the whole budget is shorter. */
     private static final long ATTEMPT_NANOS_MIN = MILLISECONDS.toNanos(1_000);
     private static final long SHUTDOWN_WAIT_MILLIS = 1_000;
@@ -198,7 +201,8 @@ final class Router implements AutoCloseable {
         return value >= 1 && value <= 65_535;
     }
 
-    long callTimeoutNanos() {
+    @Override
+    public long callTimeoutNanos() {
         return callTimeoutNanos;
     }
 
@@ -212,17 +216,21 @@ final class Router implements AutoCloseable {
         return current;
     }
 
-    /** Returns the known endpoints, the configured ones first, then leaders learned from NOT_LEADER answers. */
-    List<String> endpoints() {
+    /** Returns the known endpoints, the configured ones first, then those learned from answers and peer lists. */
+    @Override
+    public List<String> endpoints() {
         return List.copyOf(endpoints);
     }
 
-    /**
-     * Calls {@code listener} whenever a NOT_LEADER answer names a leader this router did not know, and whenever a
-     * call moves on to another endpoint without one named; the listener must return at once.
-     */
-    void onUnknownLeader(Runnable listener) {
+    @Override
+    public void onUnknownLeader(Runnable listener) {
         unknownLeaderListener = listener;
+    }
+
+    @Override
+    public ListPeersResponse listPeers(long budgetNanos) {
+        return call("List peers", budgetNanos, calls -> calls.call(PeersGrpc.getListMethod(),
+                ListPeersRequest.getDefaultInstance()));
     }
 
     /**
@@ -230,15 +238,9 @@ final class Router implements AutoCloseable {
      * {@link #ENDPOINTS_MAX} in all), and learned ones no longer listed are dropped; the configured endpoints stay
      * whatever the list says, so that a client can always start over from them.
      */
-    synchronized void learnPeers(List<String> addresses) {
-        List<String> valid = new ArrayList<>();
-        for (String address : addresses) {
-            try {
-                valid.add(checkEndpoint(address));
-            } catch (IllegalArgumentException e) {
-                LOG.log(System.Logger.Level.WARNING, "ignoring a peer address the group listed: {0}", e.getMessage());
-            }
-        }
+    @Override
+    public synchronized void learnPeers(List<String> addresses) {
+        List<String> valid = PeerDirectory.validAddresses(addresses);
         for (String address : valid) {
             if (endpoints.size() < ENDPOINTS_MAX && endpoints.addIfAbsent(address)) {
                 LOG.log(System.Logger.Level.DEBUG, "learned peer endpoint {0} from the group''s list", address);

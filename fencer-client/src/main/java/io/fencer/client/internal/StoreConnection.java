@@ -6,6 +6,9 @@ import static java.util.concurrent.TimeUnit.NANOSECONDS;
 import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.GetRequest;
 import io.fencer.api.v1.GetResponse;
+import io.fencer.api.v1.ListPeersRequest;
+import io.fencer.api.v1.ListPeersResponse;
+import io.fencer.api.v1.PeersGrpc;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.api.v1.WriteResponse;
@@ -23,16 +26,20 @@ import io.grpc.StatusRuntimeException;
  * before it proposes, and Ratis refuses a proposal it does not append), so every call, idempotent or not, moves to
  * the leader named (or to the next endpoint when none is named) and is sent again at once; once a peer has so
  * answered, the call's budget lasts at least {@link Router#ELECTION_WAIT_NANOS}, so that a call made during an
- * election outlives it. A call retried after a transport failure moves to the next endpoint too.
+ * election outlives it. A call retried after a transport failure moves to the next endpoint too. A
+ * {@link PeerDirectory} keeps the endpoints in step with the group's membership, as the lock client's router does, so
+ * a client configured with the founders still finds the store once every founder was replaced.
  *
  * <p>An idempotent call (reads, fence, create-scope, a write with an idempotency key, unit commit and abort) is
  * retried on UNAVAILABLE, DEADLINE_EXCEEDED and CANCELLED with exponential backoff and jitter until the call
  * timeout is spent; each attempt gets at most a third of the timeout (at least 1 s), so a silent (paused) store
  * does not eat the whole budget in one attempt. Any other call gets one attempt of the whole timeout, and a
- * transport failure is an {@link UnavailableException} saying the call may or may not have taken effect.
+ * transport failure is an {@link UnavailableException} saying the call may or may not have taken effect; only an
+ * attempt that never reached a store (its connection refused) is made again, at the next endpoint, since nothing was
+ * sent.
  * Budgets run on {@link System#nanoTime()}, as gRPC deadlines do. Thread-safe.
  */
-final class StoreConnection implements AutoCloseable {
+final class StoreConnection implements PeerDirectory.Members, AutoCloseable {
     private static final long ATTEMPT_NANOS_MIN = MILLISECONDS.toNanos(1_000);
     private static final long SHUTDOWN_WAIT_MILLIS = 1_000;
 
@@ -46,13 +53,19 @@ final class StoreConnection implements AutoCloseable {
      * One attempt's way to the store: Write and Get on the {@link Pipeline} stream (when on), other calls on
      * {@link #stub()}, all within the attempt's deadline.
      */
-    record StoreCalls(StoreGrpc.StoreBlockingStub unlimited, Pipeline<?, ?> pipeline, long timeoutNanos) {
+    record StoreCalls(StoreGrpc.StoreBlockingStub unlimited, Pipeline<?, ?> pipeline,
+            PeersGrpc.PeersBlockingStub peersUnlimited, long timeoutNanos) {
         /**
          * Returns the blocking stub with the attempt's deadline; made on demand, since pipelined calls, the common
          * ones, need none.
          */
         StoreGrpc.StoreBlockingStub stub() {
             return unlimited.withDeadlineAfter(timeoutNanos, NANOSECONDS);
+        }
+
+        /** Returns the group's membership service with the attempt's deadline. */
+        PeersGrpc.PeersBlockingStub peers() {
+            return peersUnlimited.withDeadlineAfter(timeoutNanos, NANOSECONDS);
         }
 
         WriteResponse write(WriteRequest request) {
@@ -74,10 +87,17 @@ final class StoreConnection implements AutoCloseable {
         ONCE
     }
 
-    /** The most endpoints a connection knows: the configured ones and leaders learned from NOT_LEADER answers. */
+    /**
+     * The most endpoints a connection knows: the configured ones, leaders learned from NOT_LEADER answers and peers
+     * from the group's list.
+     */
     static final int ENDPOINTS_MAX = 16;
 
     private final java.util.List<String> endpoints; // guarded by itself
+    /** The endpoints the connection was configured with: membership refreshes never drop them. */
+    private final java.util.List<String> configured;
+    /** Told when a NOT_LEADER answer names a leader not known, or a call moves on without one named. */
+    private volatile Runnable unknownLeaderListener = () -> { };
     private final java.util.Map<String, Endpoint> channels = new java.util.concurrent.ConcurrentHashMap<>();
     private final ClientTransport transport;
     private final ClientEventLoops eventLoops = new ClientEventLoops("fencer-store-client");
@@ -97,7 +117,8 @@ final class StoreConnection implements AutoCloseable {
     }
 
     /** One endpoint's channel, blocking stub and pipeline (null when pipelining is off). */
-    private record Endpoint(ManagedChannel channel, StoreGrpc.StoreBlockingStub stub, Pipeline<?, ?> pipeline) {}
+    private record Endpoint(ManagedChannel channel, StoreGrpc.StoreBlockingStub stub, Pipeline<?, ?> pipeline,
+            PeersGrpc.PeersBlockingStub peers) {}
 
     /** Makes a plaintext connection whose retries wait with {@code sleeper}: tests make it oversleep. */
     StoreConnection(String endpoint, long callTimeoutNanos, RetryBudget.Sleeper sleeper) {
@@ -111,6 +132,7 @@ final class StoreConnection implements AutoCloseable {
             throw new IllegalArgumentException("call timeout must be positive: " + callTimeoutNanos + " ns");
         }
         this.endpoints = parseEndpoints(endpoint);
+        this.configured = java.util.List.copyOf(endpoints);
         this.current = endpoints.get(0);
         this.transport = transport;
         this.pipelining = pipelining;
@@ -153,7 +175,7 @@ final class StoreConnection implements AutoCloseable {
                     .maxInboundMessageSize(8 * 1024 * 1024)
                     .build();
             return new Endpoint(channel, StoreGrpc.newBlockingStub(channel),
-                    pipelining ? Pipeline.store(channel) : null);
+                    pipelining ? Pipeline.store(channel) : null, PeersGrpc.newBlockingStub(channel));
         });
     }
 
@@ -172,6 +194,7 @@ final class StoreConnection implements AutoCloseable {
                     if (endpoints.contains(address) || endpoints.size() < ENDPOINTS_MAX) {
                         if (!endpoints.contains(address)) {
                             endpoints.add(address);
+                            unknownLeaderListener.run();
                         }
                         current = address;
                         return address;
@@ -180,10 +203,57 @@ final class StoreConnection implements AutoCloseable {
                     // a leader address that is not one: go on to the next endpoint
                 }
             }
+            // No leader named: an election, or a peer that left the group, whose list may name peers not known here.
+            unknownLeaderListener.run();
             if (current.equals(failed)) {
                 current = endpoints.get((endpoints.indexOf(failed) + 1) % endpoints.size());
             }
             return current;
+        }
+    }
+
+    @Override
+    public long callTimeoutNanos() {
+        return callTimeoutNanos;
+    }
+
+    @Override
+    public void onUnknownLeader(Runnable listener) {
+        unknownLeaderListener = listener;
+    }
+
+    @Override
+    public ListPeersResponse listPeers(long budgetNanos) {
+        return call("List peers", Retry.READ, budgetNanos, null,
+                calls -> calls.peers().list(ListPeersRequest.getDefaultInstance()));
+    }
+
+    /**
+     * Takes the client addresses of the group's peers as the group lists them: new ones are added (up to
+     * {@link #ENDPOINTS_MAX} in all), learned ones no longer listed are dropped (but not the current one, which a call
+     * may be using), and the configured ones stay whatever the list says, so that the client can start over from them.
+     */
+    @Override
+    public void learnPeers(java.util.List<String> addresses) {
+        java.util.List<String> valid = PeerDirectory.validAddresses(addresses);
+        if (valid.isEmpty()) {
+            return;
+        }
+        synchronized (endpoints) {
+            endpoints.removeIf(endpoint -> !configured.contains(endpoint) && !valid.contains(endpoint)
+                    && !endpoint.equals(current));
+            for (String address : valid) {
+                if (!endpoints.contains(address) && endpoints.size() < ENDPOINTS_MAX) {
+                    endpoints.add(address);
+                }
+            }
+        }
+    }
+
+    @Override
+    public java.util.List<String> endpoints() {
+        synchronized (endpoints) {
+            return java.util.List.copyOf(endpoints);
         }
     }
 
@@ -202,7 +272,11 @@ final class StoreConnection implements AutoCloseable {
      * @throws io.fencer.core.FencerException of the store's reason when the store refused the call
      */
     <T> T call(String operation, Retry retry, int[] attempts, Attempt<T> attempt) {
-        RetryBudget budget = new RetryBudget(callTimeoutNanos, sleeper, retry != Retry.READ);
+        return call(operation, retry, callTimeoutNanos, attempts, attempt);
+    }
+
+    private <T> T call(String operation, Retry retry, long budgetNanos, int[] attempts, Attempt<T> attempt) {
+        RetryBudget budget = new RetryBudget(budgetNanos, sleeper, retry != Retry.READ);
         int made = 0;
         boolean electing = false;
         boolean followedLast = false;
@@ -216,7 +290,7 @@ final class StoreConnection implements AutoCloseable {
                 attempts[0] = made;
             }
             try {
-                T result = attempt.run(new StoreCalls(to.stub(), to.pipeline(), attemptNanos));
+                T result = attempt.run(new StoreCalls(to.stub(), to.pipeline(), to.peers(), attemptNanos));
                 answered = true;
                 return result;
             } catch (StatusRuntimeException failure) {
@@ -233,7 +307,9 @@ final class StoreConnection implements AutoCloseable {
                 if (!answered && budget.unreachableFor(unreachableTimeoutNanos)) {
                     throw unreachable(operation, budget);
                 }
-                boolean mayRetry = (retry != Retry.ONCE || refusedUntaken) && !to.channel().isShutdown();
+                // A call sent at most once may still go elsewhere when this attempt never reached a store.
+                boolean mayRetry = (retry != Retry.ONCE || refusedUntaken || Unreachable.neverSent(failure))
+                        && !to.channel().isShutdown();
                 String next = mayRetry ? moveFrom(endpoint, failure) : endpoint;
                 // Follow a named leader at once, but not twice in a row: two peers naming each other must not spin.
                 long pauseNanos = refusedUntaken && !next.equals(endpoint) && !followedLast ? 0

@@ -10,7 +10,11 @@ import io.fencer.api.v1.CreateScopeRequest;
 import io.fencer.api.v1.FenceRequest;
 import io.fencer.api.v1.GetRequest;
 import io.fencer.api.v1.GetResponse;
+import io.fencer.api.v1.ListPeersRequest;
+import io.fencer.api.v1.ListPeersResponse;
 import io.fencer.api.v1.Op;
+import io.fencer.api.v1.PeerInfo;
+import io.fencer.api.v1.PeersGrpc;
 import io.fencer.api.v1.Policy;
 import io.fencer.api.v1.ScopeInfo;
 import io.fencer.api.v1.StoreGrpc;
@@ -49,7 +53,9 @@ import java.util.concurrent.TimeUnit;
  * A store peer for the client's tests: the real {@link StoreEngine} (RocksDB in a temporary directory) served over
  * real gRPC on 127.0.0.1, with its errors on the wire as {@code errors.proto} pairs them. Calls can be scripted to
  * fail before they run, or to run and then lose their answer (the store applied the write, the client never
- * learns it).
+ * learns it). It lists its group's peers ({@code fencer.v1.Peers/List}) once told them ({@link #listPeers}), as a
+ * peer of a group serving the replicated store does; until then it answers List UNIMPLEMENTED, as a store server of
+ * its own does.
  */
 final class FakeStore extends StoreGrpc.StoreImplBase implements AutoCloseable {
     final StoreEngine engine;
@@ -57,12 +63,17 @@ final class FakeStore extends StoreGrpc.StoreImplBase implements AutoCloseable {
     private final Server server;
     private final Map<String, Queue<StatusRuntimeException>> failBefore = new ConcurrentHashMap<>();
     private final Map<String, Queue<LostAnswer>> failAfter = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    /** The client addresses List answers with; null: List is not served. */
+    private volatile List<String> peers;
+    /** The List calls received, served or not (kept apart from {@link #calls}, which are the store's). */
+    final java.util.concurrent.atomic.AtomicInteger listCalls = new java.util.concurrent.atomic.AtomicInteger();
 
     private FakeStore(Path directory) {
         this.engine = StoreEngine.open(directory, StoreOptions.defaults());
         try {
             this.server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(this)
-                    .build().start();
+                    .addService(new Peers()).build().start();
         } catch (IOException e) {
             engine.close();
             throw new UncheckedIOException(e);
@@ -75,6 +86,31 @@ final class FakeStore extends StoreGrpc.StoreImplBase implements AutoCloseable {
 
     String endpoint() {
         return "127.0.0.1:" + server.getPort();
+    }
+
+    /** From now on answers {@code fencer.v1.Peers/List} with peers at these client addresses. */
+    void listPeers(List<String> clientAddresses) {
+        peers = List.copyOf(clientAddresses);
+    }
+
+    /** The group's membership service, as far as List goes. */
+    private final class Peers extends PeersGrpc.PeersImplBase {
+        @Override
+        public void list(ListPeersRequest request, StreamObserver<ListPeersResponse> responses) {
+            listCalls.incrementAndGet();
+            List<String> listed = peers;
+            if (listed == null) {
+                responses.onError(Status.UNIMPLEMENTED.withDescription("Method not found: fencer.v1.Peers/List")
+                        .asRuntimeException());
+                return;
+            }
+            ListPeersResponse.Builder response = ListPeersResponse.newBuilder();
+            for (int i = 0; i < listed.size(); i++) {
+                response.addPeers(PeerInfo.newBuilder().setId("n" + (i + 1)).setClientAddress(listed.get(i)));
+            }
+            responses.onNext(response.build());
+            responses.onCompleted();
+        }
     }
 
     long count(String method) {
@@ -244,8 +280,12 @@ final class FakeStore extends StoreGrpc.StoreImplBase implements AutoCloseable {
         });
     }
 
+    /** Stops serving and closes the engine; idempotent (a test may stop a peer before its cleanup does). */
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         server.shutdownNow();
         try {
             server.awaitTermination(5, TimeUnit.SECONDS);

@@ -97,7 +97,8 @@ final class Router implements PeerDirectory.Members, AutoCloseable {
 
     private final CopyOnWriteArrayList<String> endpoints;
     private final Map<String, Peer> peers = new ConcurrentHashMap<>();
-    private final Map<String, Long> suspectedUntilNanos = new ConcurrentHashMap<>();
+    /** Endpoints whose attempt timed out lately: redirects to them are ignored and moving on skips them. */
+    private final SuspectedEndpoints suspects;
     private final long callTimeoutNanos;
     /** How long a call retries while no endpoint has ever answered and none accepts a connection. */
     private final long unreachableTimeoutNanos;
@@ -153,6 +154,7 @@ final class Router implements PeerDirectory.Members, AutoCloseable {
         this.unreachableTimeoutNanos = unreachableTimeoutNanos;
         // An attempt gets a third of the budget, so a hung peer (paused, partitioned) leaves time for the others.
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
+        this.suspects = new SuspectedEndpoints(attemptTimeoutNanos);
         this.sleeper = sleeper;
         this.transport = transport;
         this.pipelining = pipelining;
@@ -381,7 +383,7 @@ final class Router implements PeerDirectory.Members, AutoCloseable {
         }
         Optional<String> leader = leaderAddress(failure);
         // During an election a follower may still name the old leader that just timed out: do not go back to it.
-        if (leader.isPresent() && !isSuspected(leader.get())) {
+        if (leader.isPresent() && !suspects.isSuspected(leader.get())) {
             String address = leader.get();
             if (endpoints.size() < ENDPOINTS_MAX && endpoints.addIfAbsent(address)) {
                 LOG.log(System.Logger.Level.DEBUG, "learned leader endpoint {0} from {1}", address, failed);
@@ -401,19 +403,7 @@ final class Router implements PeerDirectory.Members, AutoCloseable {
      * silent) for one attempt timeout: meanwhile redirects to it are ignored and advancing skips it.
      */
     void suspect(String endpoint) {
-        suspectedUntilNanos.put(endpoint, System.nanoTime() + attemptTimeoutNanos);
-    }
-
-    private boolean isSuspected(String endpoint) {
-        Long until = suspectedUntilNanos.get(endpoint);
-        if (until == null) {
-            return false;
-        }
-        if (System.nanoTime() - until >= 0) {
-            suspectedUntilNanos.remove(endpoint, until);
-            return false;
-        }
-        return true;
+        suspects.suspect(endpoint);
     }
 
     /**
@@ -422,17 +412,7 @@ final class Router implements PeerDirectory.Members, AutoCloseable {
      */
     synchronized String advanceFrom(String failed) {
         if (current.equals(failed)) {
-            int index = endpoints.indexOf(failed);
-            int size = endpoints.size();
-            String next = endpoints.get((index + 1) % size);
-            for (int step = 1; step <= size; step++) {
-                String candidate = endpoints.get((index + step) % size);
-                if (!isSuspected(candidate)) {
-                    next = candidate;
-                    break;
-                }
-            }
-            current = next;
+            current = suspects.after(endpoints, failed);
         }
         return current;
     }

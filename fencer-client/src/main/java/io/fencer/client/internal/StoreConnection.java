@@ -107,6 +107,8 @@ final class StoreConnection implements PeerDirectory.Members, AutoCloseable {
     /** How long a call retries while the store has never answered and refuses connections. */
     private final long unreachableTimeoutNanos;
     private final long attemptTimeoutNanos;
+    /** Endpoints whose attempt timed out lately: redirects to them are ignored and moving on skips them. */
+    private final SuspectedEndpoints suspects;
     private final RetryBudget.Sleeper sleeper;
     /** Whether the store has ever answered a call (with a result or an error): then refusals are transient. */
     private volatile boolean answered;
@@ -139,6 +141,7 @@ final class StoreConnection implements PeerDirectory.Members, AutoCloseable {
         this.callTimeoutNanos = callTimeoutNanos;
         this.unreachableTimeoutNanos = unreachableTimeoutNanos;
         this.attemptTimeoutNanos = Math.min(callTimeoutNanos, Math.max(callTimeoutNanos / 3, ATTEMPT_NANOS_MIN));
+        this.suspects = new SuspectedEndpoints(attemptTimeoutNanos);
         this.sleeper = sleeper;
     }
 
@@ -181,14 +184,18 @@ final class StoreConnection implements PeerDirectory.Members, AutoCloseable {
 
     /**
      * Moves away from {@code failed} and returns where the call goes next: the leader a NOT_LEADER answer names
-     * (learned, within {@link #ENDPOINTS_MAX}), or else the endpoint after {@code failed}.
+     * (learned, within {@link #ENDPOINTS_MAX}) unless its attempt timed out lately (during an election a follower may
+     * still name a leader that was paused), or else the first endpoint after {@code failed} not so suspected.
      */
     private String moveFrom(String failed, StatusRuntimeException failure) {
         java.util.Optional<io.fencer.api.v1.ErrorDetail> detail = WireErrors.detail(failure);
         String leader = detail.isPresent() && detail.get().getReason() == io.fencer.api.v1.Reason.REASON_NOT_LEADER
                 ? detail.get().getLeaderAddress() : "";
+        if (failure.getStatus().getCode() == io.grpc.Status.Code.DEADLINE_EXCEEDED) {
+            suspects.suspect(failed);
+        }
         synchronized (endpoints) {
-            if (!leader.isEmpty()) {
+            if (!leader.isEmpty() && !suspects.isSuspected(leader)) {
                 try {
                     String address = Router.checkEndpoint(leader);
                     if (endpoints.contains(address) || endpoints.size() < ENDPOINTS_MAX) {
@@ -206,7 +213,7 @@ final class StoreConnection implements PeerDirectory.Members, AutoCloseable {
             // No leader named: an election, or a peer that left the group, whose list may name peers not known here.
             unknownLeaderListener.run();
             if (current.equals(failed)) {
-                current = endpoints.get((endpoints.indexOf(failed) + 1) % endpoints.size());
+                current = suspects.after(endpoints, failed);
             }
             return current;
         }

@@ -59,11 +59,24 @@ class StoreMembershipTest {
         await().atMost(WAIT).until(() -> store.connection().endpoints().contains(joiner.endpoint()));
 
         founder.close(); // removed from the group and stopped: connections to it are refused
-        // A write without an idempotency key is sent once; a refused connection sent nothing, so it may go on.
-        store.put("orders", "k", "v", T7);
+        // With an idempotency key: a write on the connection the founder's shutdown is closing may fail after it left.
+        store.write("orders", T7, List.of(StoreOp.put("k", "v")), "idem-1");
 
         assertThat(joiner.engine.get("orders", "k".getBytes(), null).value()).asString().isEqualTo("v");
         assertThat(store.connection().endpoints()).containsExactly(founderAddress, joiner.endpoint());
+    }
+
+    @Test
+    void put_firstConfiguredPeerRefusesConnections_goesToTheNextThoughSentOnceOnly() {
+        // A write without an idempotency key is sent once; a refused connection sent nothing, so it may go on.
+        String down = FakeServer.refusedEndpoint();
+        FakeStore live = peer("live");
+        DefaultFencedStore store = connect(down + "," + live.endpoint(), WAIT);
+
+        store.put("orders", "k", "v", T7);
+
+        assertThat(live.engine.get("orders", "k".getBytes(), null).value()).asString().isEqualTo("v");
+        assertThat(live.count("Write")).isEqualTo(1);
     }
 
     @Test

@@ -257,6 +257,15 @@ final class StoreConnection implements PeerDirectory.Members, AutoCloseable {
         }
     }
 
+    /**
+     * Returns the state of the channel to {@code endpoint}, IDLE when none was made: for tests that wait until the
+     * client saw a peer's shutdown (a call started on a connection its peer is closing may fail after it was sent).
+     */
+    ConnectivityState channelState(String endpoint) {
+        Endpoint made = channels.get(endpoint);
+        return made == null ? ConnectivityState.IDLE : made.channel().getState(false);
+    }
+
     @Override
     public java.util.List<String> endpoints() {
         synchronized (endpoints) {

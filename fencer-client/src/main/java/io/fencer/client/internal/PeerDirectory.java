@@ -84,8 +84,13 @@ final class PeerDirectory implements AutoCloseable {
         this.timer = executor;
     }
 
-    /** Returns the addresses of {@code listed} that are {@code host:port}, in order; logs and skips the others. */
-    static List<String> validAddresses(List<String> listed) {
+    /**
+     * Brings {@code known}, a client's endpoints, in step with the client addresses the group {@code listed}: the
+     * learned ones no longer listed go (never one of {@code configured}, never {@code current}, which a call may be
+     * using), then the listed ones not known are added, up to {@code max} endpoints in all. Malformed addresses are
+     * logged and skipped; a list with none usable changes nothing. The caller holds {@code known}'s lock.
+     */
+    static void follow(List<String> known, List<String> configured, String current, List<String> listed, int max) {
         List<String> valid = new ArrayList<>();
         for (String address : listed) {
             try {
@@ -94,7 +99,17 @@ final class PeerDirectory implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "ignoring a peer address the group listed: {0}", e.getMessage());
             }
         }
-        return valid;
+        if (valid.isEmpty()) {
+            return;
+        }
+        known.removeIf(endpoint -> !configured.contains(endpoint) && !valid.contains(endpoint)
+                && !endpoint.equals(current));
+        for (String address : valid) {
+            if (!known.contains(address) && known.size() < max) {
+                known.add(address);
+                LOG.log(System.Logger.Level.DEBUG, "learned peer endpoint {0} from the group''s list", address);
+            }
+        }
     }
 
     /** Returns the refresh interval the system property {@value #REFRESH_INTERVAL_PROPERTY} sets, or the default. */

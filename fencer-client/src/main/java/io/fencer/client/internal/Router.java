@@ -242,16 +242,7 @@ final class Router implements PeerDirectory.Members, AutoCloseable {
      */
     @Override
     public synchronized void learnPeers(List<String> addresses) {
-        List<String> valid = PeerDirectory.validAddresses(addresses);
-        for (String address : valid) {
-            if (endpoints.size() < ENDPOINTS_MAX && endpoints.addIfAbsent(address)) {
-                LOG.log(System.Logger.Level.DEBUG, "learned peer endpoint {0} from the group''s list", address);
-            }
-        }
-        if (!valid.isEmpty()) {
-            endpoints.removeIf(endpoint -> !configured.contains(endpoint) && !valid.contains(endpoint)
-                    && !endpoint.equals(current));
-        }
+        PeerDirectory.follow(endpoints, configured, current, addresses, ENDPOINTS_MAX);
     }
 
     /** Returns the asynchronous stub of {@code endpoint}, for streams (opened rarely: after a failure). */

@@ -242,18 +242,8 @@ final class StoreConnection implements PeerDirectory.Members, AutoCloseable {
      */
     @Override
     public void learnPeers(java.util.List<String> addresses) {
-        java.util.List<String> valid = PeerDirectory.validAddresses(addresses);
-        if (valid.isEmpty()) {
-            return;
-        }
         synchronized (endpoints) {
-            endpoints.removeIf(endpoint -> !configured.contains(endpoint) && !valid.contains(endpoint)
-                    && !endpoint.equals(current));
-            for (String address : valid) {
-                if (!endpoints.contains(address) && endpoints.size() < ENDPOINTS_MAX) {
-                    endpoints.add(address);
-                }
-            }
+            PeerDirectory.follow(endpoints, configured, current, addresses, ENDPOINTS_MAX);
         }
     }
 

@@ -97,7 +97,9 @@ class TlsEndToEndTest {
                     "--server", endpoint), tls));
             CommandRun put = CommandRun.run(arguments(List.of("kv", "put", "tls-status", "k", "v", "--token",
                     grant.sequencer(), "--store", endpoint), tls));
-            CommandRun plaintext = CommandRun.run("lock", "status", "tls-status", "--server", endpoint);
+            // A plaintext client retries until its call timeout: 2 s, not the default 10 s, says as much.
+            CommandRun plaintext = CommandRun.run("lock", "status", "tls-status", "--server", endpoint, "--timeout",
+                    "2s");
 
             assertThat(status.exitCode()).as(status.err()).isZero();
             assertThat(status.out()).contains("\"lock\":\"tls-status\"", "\"holderToken\":" + grant.token().value());

@@ -127,7 +127,9 @@ class LostReleaseProcessTest {
         server.sendKill();
         assertThat(HostCommands.run("fsfreeze", "-u", mount.toString())).isNull();
         server.awaitExit(CALL_TIMEOUT);
-        FencerProcess restarted = closing(FencerProcess.server("lost-release-restarted", data, ports, "--no-store"));
+        // Closed after the client: a client closing while no server answers spends a call timeout (30 s here).
+        FencerProcess restarted = FencerProcess.server("lost-release-restarted", data, ports, "--no-store");
+        toClose.add(0, restarted);
         restarted.awaitHealthy(ports.admin());
 
         // The control: released, answered, and lost.

@@ -13,6 +13,7 @@ import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.Reason;
 import io.fencer.core.ManualTicker;
 import io.fencer.server.http.ConnectHttpServer;
+import io.fencer.server.net.PortLimits;
 import io.grpc.ManagedChannel;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -44,7 +45,11 @@ class HttpBadInputTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()).withHttpPort(0));
+        // A body read timeout of 2 s, not the default 10 s: the slow body's test waits it out.
+        PortLimits limits = PortLimits.DEFAULT.withHttpTimeouts(PortLimits.DEFAULT.headerReadTimeout(),
+                Duration.ofSeconds(2), PortLimits.DEFAULT.httpIdleTimeout());
+        server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker()).withHttpPort(0)
+                .withPortLimits(limits));
         channel = TestServers.channel(server);
         TestServers.awaitServing(server, channel);
         http = new ConnectCalls(server.httpPort());

@@ -47,7 +47,8 @@ public final class StaleWriteException extends StaleTokenException {
 
     /**
      * Returns the scope's accepted token at the refusal: a token of the same lock, newer than (or, under a STRICT
-     * scope, equal to) the refused one.
+     * scope, equal to) the refused one. With a {@link #why()}, the scope had accepted none yet, and this is the
+     * lock's latest token in the lock service beside the store, which superseded the refused one.
      */
     public FencingToken acceptedToken() {
         return new FencingToken(lock, accepted());
@@ -71,13 +72,14 @@ public final class StaleWriteException extends StaleTokenException {
     }
 
     /**
-     * Returns {@code stale token orders#31 refused by scope 'orders': accepted orders#32}, and what a retried
-     * write may have done.
+     * Returns {@code stale token orders#31 refused by scope 'orders': accepted orders#32} (or the store's
+     * {@link #why()} in place of the accepted token), and what a retried write may have done.
      */
     @Override
     public String getMessage() {
-        return "stale token " + lock + "#" + presented() + " refused by scope '" + scope() + "': accepted " + lock + "#"
-                + accepted() + (retried ? " (an earlier attempt of this write got no answer and may have been"
+        return "stale token " + lock + "#" + presented() + " refused by scope '" + scope() + "': "
+                + (why().isEmpty() ? "accepted " + lock + "#" + accepted() : why())
+                + (retried ? " (an earlier attempt of this write got no answer and may have been"
                 + " applied before)" : "");
     }
 }

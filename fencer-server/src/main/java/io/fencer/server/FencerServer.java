@@ -8,7 +8,6 @@ import io.fencer.server.admin.AdminHttpServer;
 import io.fencer.server.admin.AdminService;
 import io.fencer.server.admin.JvmMeters;
 import io.fencer.server.auth.AclFileException;
-import io.fencer.core.FencingToken;
 import io.fencer.lock.LockView;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.Permission;
@@ -51,6 +50,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledExecutorService;
@@ -294,12 +294,12 @@ public final class FencerServer implements AutoCloseable {
         if (replicatedStore != null) {
             replicatedStore.attach(raft, proposer, stateMachine);
             store = StoreRole.replicated(replicatedStore, config.tokenKeys(), metrics.registry(), authorizer,
-                    this::currentToken, refused::record);
+                    this::describeLock, refused::record);
             services.add(intercepted(store.service(), refusals));
         } else if (config.store() != null) {
             Path local = config.dataDir().resolve("store");
             store = StoreRole.open(local, config.store().withKeys(config.tokenKeys()), metrics.registry(), authorizer,
-                    this::currentToken, refused::record, () -> checkAlone(local));
+                    this::describeLock, refused::record, () -> checkAlone(local));
             services.add(intercepted(store.service(), refusals));
         }
         // Each service's guard enforces its own limit; the transport reads up to twice the largest (GrpcEndpoints).
@@ -386,12 +386,11 @@ public final class FencerServer implements AutoCloseable {
     }
 
     /**
-     * Returns the token value of the current exclusive holder of {@code lock} as this peer has applied it, or 0: what
-     * the hosted store checks a CreateScope's grant against.
+     * Returns the state of {@code lock} as this peer has applied it, or empty when it keeps none: what the hosted
+     * store checks a CreateScope's grant, and a scope's first write, against.
      */
-    private long currentToken(String lock) {
-        return stateMachine.readLocal(machine -> machine.describe(lock).map(LockView::holder)
-                .map(FencingToken::value).orElse(FencingToken.NONE));
+    private Optional<LockView> describeLock(String lock) {
+        return stateMachine.readLocal(machine -> machine.describe(lock));
     }
 
     /** Returns the quotas of {@code quotaIdentity}: the ACL file's where it sets them, else the server's. */

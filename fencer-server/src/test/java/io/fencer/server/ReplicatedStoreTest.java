@@ -10,6 +10,7 @@ import io.fencer.api.v1.CommitUnitRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.GetRequest;
 import io.fencer.api.v1.GetResponse;
+import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.Op;
 import io.fencer.api.v1.Put;
 import io.fencer.api.v1.Reason;
@@ -32,8 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The replicated store of three peers in this JVM: writes go through the lock group's log to every replica, the
- * accepted token survives the leader's loss, followers send callers to the leader, and a restarted peer rebuilds its
- * replica from the snapshot and the log.
+ * accepted token survives the leader's loss, followers send callers to the leader, a scope's first write under a
+ * grant the group superseded is refused, and a restarted peer rebuilds its replica from the snapshot and the log.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ReplicatedStoreTest {
@@ -65,6 +66,27 @@ class ReplicatedStoreTest {
                 .setKey(ByteString.copyFromUtf8("total")).build());
         assertThat(read.getValue().toStringUtf8()).isEqualTo("42");
         assertThat(store(successor).write(write("orders", "total", "43", 6)).getRevision()).isEqualTo(2);
+    }
+
+    @Test
+    void firstWrite_underAGrantTheGroupSuperseded_isRefusedStaleOnTheLeaderAndTakesNothing() throws Exception {
+        group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();
+        String leader = group.awaitLeader();
+        LocksGrpc.LocksBlockingStub locks = TestServers.stub(group.channel(leader));
+        TestServers.TestSession paused = TestServers.openSession(locks, 60_000);
+        io.fencer.api.v1.FencingToken superseded = TestServers.acquire(locks, paused, "orders", 0).getToken();
+        TestServers.release(locks, paused, superseded); // as a lease that ran out while its holder was paused
+        io.fencer.api.v1.FencingToken current = TestServers.acquire(locks, TestServers.openSession(locks, 60_000),
+                "orders", 0).getToken();
+
+        ErrorDetail stale = TestServers.failure(() -> store(leader).write(StoreServiceTest.StoreTesting.put("orders",
+                superseded.getSequencer(), "total", "stale")));
+        WriteResponse holders = store(leader).write(StoreServiceTest.StoreTesting.put("orders",
+                current.getSequencer(), "total", "42"));
+
+        StoreServiceTest.assertStale(stale, "orders", superseded.getValue(), current.getValue());
+        assertThat(stale.getWhy()).contains("accepted no token yet", "lock 'orders' is at token " + current.getValue());
+        assertThat(holders.getRevision()).as("the stale write took nothing").isEqualTo(1);
     }
 
     @Test

@@ -6,6 +6,7 @@ import static io.fencer.server.TestServers.openSession;
 import static io.fencer.server.TestServers.release;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fencer.api.v1.BeginUnitRequest;
 import io.fencer.api.v1.CreateScopeRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.FenceRequest;
@@ -29,7 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Who may create a scope: only the current holder of the lock it binds, and, on a server without an ACL, only a
  * binding to the lock of the scope's own name. The squat it stops: an attacker creating a scope before its owner,
- * bound to a lock of the attacker's, so that the owner's writes are refused for good.
+ * bound to a lock of the attacker's, so that the owner's writes are refused for good. And on the store beside a
+ * lock service, no scope's first write under a grant that service superseded.
  */
 class ScopeClaimTest {
     private static final long TTL_MILLIS = 60_000;
@@ -110,6 +112,59 @@ class ScopeClaimTest {
         assertThat(created.getExists()).isTrue();
         assertThat(created.getPolicy()).isEqualTo(Policy.POLICY_STRICT);
         assertThat(again).as("idempotent for the same binding").isEqualTo(created);
+    }
+
+    @Test
+    void firstWrite_underAGrantTheLockServiceSuperseded_isRefusedStaleAndTheHoldersWriteLands() throws Exception {
+        startHostedStore();
+        LocksGrpc.LocksBlockingStub locks = TestServers.stub(channel);
+        StoreGrpc.StoreBlockingStub store = StoreServiceTest.StoreTesting.stub(channel);
+        TestSession paused = openSession(locks, TTL_MILLIS);
+        TestSession next = openSession(locks, TTL_MILLIS);
+        FencingToken ended = acquire(locks, paused, "solo", 0).getToken();
+        release(locks, paused, ended); // nobody took "solo" since: its last grant is over, not superseded
+        FencingToken superseded = acquire(locks, paused, "orders", 0).getToken();
+        release(locks, paused, superseded); // as a lease that ran out while its holder was paused
+        FencingToken current = acquire(locks, next, "orders", 0).getToken();
+
+        ErrorDetail write = failure(() -> store.write(StoreServiceTest.StoreTesting.put("orders",
+                superseded.getSequencer(), "k", "stale")));
+        ErrorDetail unit = failure(() -> store.beginUnit(BeginUnitRequest.newBuilder().setScope("orders")
+                .setSequencer(superseded.getSequencer()).setTimeoutMillis(10_000).build()));
+        WriteResponse endedWrite = store.write(StoreServiceTest.StoreTesting.put("solo", ended.getSequencer(), "k",
+                "v"));
+        WriteResponse holdersWrite = store.write(StoreServiceTest.StoreTesting.put("orders",
+                current.getSequencer(), "k", "current"));
+
+        StoreServiceTest.assertStale(write, "orders", superseded.getValue(), current.getValue());
+        assertThat(write.getWhy()).contains("accepted no token yet", "superseded", "lock 'orders' is at token "
+                + current.getValue());
+        assertThat(write.getMessage()).contains("stale token orders#" + superseded.getValue(), "(policy AT_LEAST)");
+        StoreServiceTest.assertStale(unit, "orders", superseded.getValue(), current.getValue());
+        assertThat(endedWrite.getAccepted()).isEqualTo(ended.getValue());
+        assertThat(holdersWrite.getAccepted()).as("the stale writes took nothing").isEqualTo(current.getValue());
+        assertThat(holdersWrite.getRevision()).isEqualTo(1);
+    }
+
+    @Test
+    void firstWrite_underASupersededGrantOnAStandaloneStore_isAcceptedForItHasNoLockService() throws Exception {
+        // The control: the same write where no lock service can say the grant is over lands, as the fence allows.
+        startHostedStore();
+        LocksGrpc.LocksBlockingStub locks = TestServers.stub(channel);
+        TestSession session = openSession(locks, TTL_MILLIS);
+        FencingToken superseded = acquire(locks, session, "orders", 0).getToken();
+        release(locks, session, superseded);
+        acquire(locks, session, "orders", 0);
+        storeServer = FencerStoreServer.start(StoreServerConfig.defaults(dir.resolve("standalone")).withPorts(0, -1));
+        ManagedChannel standalone = TestServers.channel(storeServer.port());
+        try {
+            WriteResponse write = StoreServiceTest.StoreTesting.stub(standalone).write(StoreServiceTest.StoreTesting
+                    .put("orders", superseded.getSequencer(), "k", "stale"));
+
+            assertThat(write.getAccepted()).isEqualTo(superseded.getValue());
+        } finally {
+            TestServers.close(standalone);
+        }
     }
 
     @Test

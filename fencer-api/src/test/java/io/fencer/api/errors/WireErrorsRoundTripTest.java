@@ -59,7 +59,7 @@ class WireErrorsRoundTripTest {
             case SESSION_EXPIRED -> new SessionExpiredException(7, "message 8");
             case SESSION_UNAUTHENTICATED -> new SessionUnauthenticatedException(27, "message 28");
             case NOT_HOLDER -> new NotHolderException("lock-9", 10, 11, 29, "why 41");
-            case STALE_TOKEN -> new StaleTokenException("scope-12", 13, 14, FencePolicy.STRICT);
+            case STALE_TOKEN -> new StaleTokenException("scope-12", 13, 14, FencePolicy.STRICT, "why 43");
             case SCOPE_MISMATCH -> new ScopeMismatchException("scope-15", new FencingToken("lock-16", 17));
             case TOKEN_EXHAUSTED -> new TokenExhaustedException("lock-18", 19);
             case IDEMPOTENCY_MISMATCH -> new IdempotencyMismatchException("scope-27", "key-28", 29);

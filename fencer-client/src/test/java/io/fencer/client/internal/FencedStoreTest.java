@@ -18,6 +18,7 @@ import io.fencer.core.IdempotencyMismatchException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.ScopeMismatchException;
+import io.fencer.core.StaleTokenException;
 import io.fencer.core.UnavailableException;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -77,6 +78,22 @@ class FencedStoreTest {
         assertThat(read.value()).isNull();
         assertThat(read.writtenBy()).isZero();
         assertThat(read.accepted()).isEqualTo(32);
+    }
+
+    @Test
+    void put_firstWriteRefusedByTheLockServiceBesideTheStore_throwsStaleWriteSayingWhy() {
+        String why = "the scope has accepted no token yet, and the lock service beside this store has superseded this"
+                + " grant: lock 'orders' is at token 33 there";
+        server.failNext("Write", io.fencer.api.errors.WireErrors.toStatusException(new StaleTokenException("orders",
+                31, 33, FencePolicy.AT_LEAST, why)));
+
+        assertThatThrownBy(() -> store.put("orders", "order-17", "by paused A", T31))
+                .isInstanceOfSatisfying(StaleWriteException.class, e -> {
+                    assertThat(e.why()).isEqualTo(why);
+                    assertThat(e.acceptedToken()).isEqualTo(new FencingToken("orders", 33));
+                    assertThat(e).hasMessage("stale token orders#31 refused by scope 'orders': " + why);
+                });
+        assertThat(store.fence("orders").exists()).as("the refused write took nothing").isFalse();
     }
 
     @Test

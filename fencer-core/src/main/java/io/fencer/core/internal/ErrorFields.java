@@ -44,7 +44,7 @@ import java.util.function.Function;
  *   SESSION_EXPIRED                                           sessionId, message
  *   SESSION_UNAUTHENTICATED                                   sessionId, message
  *   NOT_HOLDER           lock   presented       holder's (0 = the lock is free)  sessionId (0 = none), why
- *   STALE_TOKEN          scope  presented       accepted      policy
+ *   STALE_TOKEN          scope  presented       accepted      policy, why (may be empty)
  *   SCOPE_MISMATCH       scope  presented                     value = the presented token's lock
  *   TOKEN_EXHAUSTED      lock                   last token
  *   IDEMPOTENCY_MISMATCH scope  presented                     value = the idempotency key
@@ -78,7 +78,8 @@ import java.util.function.Function;
  * @param policy STALE_TOKEN: the resource's policy; null for every other reason
  * @param why BAD_TOKEN_SIGNATURE: why the signature was refused, as a clause; PERMISSION_DENIED: why the
  *     permission is needed, when the refusal says more than that the ACL lacks it; NOT_HOLDER: why the call needed
- *     the holder's token (both may be empty)
+ *     the holder's token; STALE_TOKEN: why the token is stale when the scope itself did not accept the one in force
+ *     (each may be empty)
  * @param identity PERMISSION_DENIED: the refused caller's identity; LIMIT_EXCEEDED: the identity a per-identity
  *     quota counts (empty for a limit of the whole server)
  * @param permission PERMISSION_DENIED: the permission the call needed ({@code lock}, {@code read} ...)
@@ -164,9 +165,9 @@ public record ErrorFields(ErrorReason reason, String message, String field, Stri
                             fields.sessionId(), fields.why()));
             case STALE_TOKEN -> new Mapping<>(StaleTokenException.class,
                     (error, fields) -> fields.lock(error.scope()).presentedToken(error.presented())
-                            .currentToken(error.accepted()).policy(error.policy()),
+                            .currentToken(error.accepted()).policy(error.policy()).why(error.why()),
                     fields -> new StaleTokenException(fields.lock(), fields.presentedToken(), fields.currentToken(),
-                            fields.policy()));
+                            fields.policy(), fields.why()));
             case SCOPE_MISMATCH -> new Mapping<>(ScopeMismatchException.class,
                     (error, fields) -> fields.lock(error.scope()).value(error.tokenLock())
                             .presentedToken(error.token().value()),

@@ -1,5 +1,6 @@
 package io.fencer.server.store;
 
+import io.fencer.core.FencePolicy;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
@@ -8,10 +9,14 @@ import io.fencer.core.NotHolderException;
 import io.fencer.core.PermissionDeniedException;
 import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.Sequencer;
+import io.fencer.core.StaleTokenException;
 import io.fencer.core.TokenKeys;
+import io.fencer.lock.LockView;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.Permission;
 import io.fencer.server.rpc.Identities;
+import io.fencer.store.StoreEngine;
+import java.util.Optional;
 
 /**
  * Who may create a scope: the rule of {@code CreateScope}, which binds a scope to the lock whose tokens it will admit,
@@ -29,6 +34,8 @@ import io.fencer.server.rpc.Identities;
  *       the caller holds that other lock, which anyone can take, so anyone could otherwise bind any scope to a lock
  *       they hold. A scope bound to its own name is what its first write would create anyway, and its creator holds
  *       that very lock.</li>
+ *   <li>A scope's first write (or unit), which creates it or gives it its first accepted token, may not come under a
+ *       grant the lock service has superseded, on the hosted store ({@link #checkFirstWrite}).</li>
  * </ol>
  *
  * <p>The engine's own {@code createScope} trusts its in-process caller; these checks are made at the service's edge.
@@ -84,17 +91,59 @@ final class ScopeClaims {
         }
     }
 
+    /**
+     * Refuses the first write, or unit, of a scope on the hosted store under a grant the lock service beside it has
+     * superseded. A scope that has accepted no token has no fence of its own: under the fence alone, a holder paused
+     * past its lease would create it (or write the first value of one made by CreateScope) while the next holder has
+     * not written yet. The lock service knows better, so its word stands in for the missing fence. Only a
+     * superseded token is refused — the lock was granted again since, and the lock service still keeps it (a holder,
+     * a waiter or a delay; an idle lock is forgotten, and with it what it could say) — never one the lock service has
+     * not applied yet: a peer that lags sees fewer grants, never more, so it can only refuse less. Covers the scopes
+     * bound to the lock of their own name (every scope a first write creates). Costs every other write one look at
+     * the scope's accepted token, on the transport's thread, which never waits for a commit here; a standalone store
+     * server (no lock service) checks nothing here.
+     *
+     * @throws StaleTokenException with a {@link StaleTokenException#why()}, when the token is superseded
+     */
+    void checkFirstWrite(String scope, String sequencer, StoreEngine engine) {
+        if (holders == null || engine.accepted(scope) != FencingToken.NONE) {
+            return;
+        }
+        FencingToken token = Sequencer.parse(sequencer, keys);
+        if (token.mode() != LockMode.EXCLUSIVE || !token.lock().equals(scope)) {
+            // Refused for its mode or its lock by the write itself, in those words; or a scope CreateScope bound to
+            // another lock, whose binding this thread cannot read without waiting for the scope's commit.
+            return;
+        }
+        long latest = supersededBy(token);
+        if (latest != FencingToken.NONE) {
+            // AT_LEAST: the comparison made here, whatever the scope's own policy.
+            throw new StaleTokenException(scope, token.value(), latest, FencePolicy.AT_LEAST, "the scope has "
+                    + "accepted no token yet, and the lock service beside this store has superseded this grant: lock '"
+                    + InvalidArgumentException.printable(token.lock()) + "' is at token " + latest
+                    + " there, so a holder paused past its lease cannot make the scope's first write");
+        }
+    }
+
     private long currentToken(String lock) {
-        return holders == null ? FencingToken.NONE : holders.currentToken(lock);
+        return holders == null ? FencingToken.NONE : holders.describe(lock).map(LockView::holder)
+                .map(FencingToken::value).orElse(FencingToken.NONE);
+    }
+
+    /**
+     * Returns the latest token of {@code token}'s lock when that is above {@code token}, which an exclusive holder's
+     * never is: the lock was granted again since. Else {@link FencingToken#NONE}: the token is the lock's latest, above
+     * every one issued, or of a lock the service forgot, left idle (no holder, waiter or delay).
+     */
+    private long supersededBy(FencingToken token) {
+        return holders.describe(token.lock()).filter(lock -> token.value() < lock.lastToken())
+                .map(LockView::lastToken).orElse(FencingToken.NONE);
     }
 
     /** What the hosted store asks the lock service beside it. */
     @FunctionalInterface
     public interface LockHolders {
-        /**
-         * Returns the token value of the current exclusive holder of {@code lock}, or {@link FencingToken#NONE} when
-         * nobody holds it exclusively.
-         */
-        long currentToken(String lock);
+        /** Returns the state of {@code lock} as this peer has applied it, or empty when the lock service keeps none. */
+        Optional<LockView> describe(String lock);
     }
 }

@@ -124,6 +124,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             List<Op> ops = StoreWire.ops(request.getOpsList(), calls.engine().options().opsPerWriteMax());
             String idempotencyKey = StoreWire.idempotencyKey(request.getIdempotencyKey());
             authorize(Permission.WRITE, request.getScope());
+            claims.checkFirstWrite(request.getScope(), request.getSequencer(), calls.engine());
             disk.check(true); // before RocksDB: a write that fails for space turns its database read-only
             outcome = calls.write(request.getScope(), request.getSequencer(), ops, idempotencyKey);
         } catch (RuntimeException e) {
@@ -273,6 +274,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
                                 + UNIT_TIMEOUT_MILLIS_MAX + "]");
             }
             authorize(Permission.WRITE, request.getScope());
+            claims.checkFirstWrite(request.getScope(), request.getSequencer(), calls.engine());
             StoreUnit unit = calls.begin(request.getScope(), request.getSequencer(), Duration.ofMillis(timeoutMillis));
             units.put(unit.id(), new TrackedUnit(unit, new AtomicInteger(), new AtomicLong(TrackedUnit.OPEN)));
             return BeginUnitResponse.newBuilder().setUnitId(unit.id()).setAccepted(unit.token().value()).build();

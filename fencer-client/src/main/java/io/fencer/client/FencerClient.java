@@ -97,7 +97,11 @@ public interface FencerClient extends AutoCloseable {
      */
     GroupPeers peers();
 
-    /** Closes the connections; sessions opened through this client are closed first. */
+    /**
+     * Closes the connections; sessions opened through this client are closed first, each asking the service to end
+     * it (its locks are freed at once). When the service cannot be reached, this waits at most one call timeout in
+     * all, then stops asking: the remaining sessions end when their ttl runs out.
+     */
     @Override
     void close();
 

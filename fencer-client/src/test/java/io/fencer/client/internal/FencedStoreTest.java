@@ -3,6 +3,7 @@ package io.fencer.client.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.FenceRequest;
 import io.fencer.client.FencedStore;
 import io.fencer.client.Fencer;
@@ -84,7 +85,7 @@ class FencedStoreTest {
     void put_firstWriteRefusedByTheLockServiceBesideTheStore_throwsStaleWriteSayingWhy() {
         String why = "the scope has accepted no token yet, and the lock service beside this store has superseded this"
                 + " grant: lock 'orders' is at token 33 there";
-        server.failNext("Write", io.fencer.api.errors.WireErrors.toStatusException(new StaleTokenException("orders",
+        server.failNext("Write", WireErrors.toStatusException(new StaleTokenException("orders",
                 31, 33, FencePolicy.AT_LEAST, why)));
 
         assertThatThrownBy(() -> store.put("orders", "order-17", "by paused A", T31))

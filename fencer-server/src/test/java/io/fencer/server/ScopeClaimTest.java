@@ -5,9 +5,11 @@ import static io.fencer.server.TestServers.failure;
 import static io.fencer.server.TestServers.openSession;
 import static io.fencer.server.TestServers.release;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.fencer.api.v1.BeginUnitRequest;
 import io.fencer.api.v1.CreateScopeRequest;
+import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.FenceRequest;
 import io.fencer.api.v1.FencingToken;
@@ -21,8 +23,11 @@ import io.fencer.core.ManualTicker;
 import io.fencer.core.Sequencer;
 import io.fencer.core.TokenKeys;
 import io.fencer.server.TestServers.TestSession;
+import io.fencer.server.rpc.TestIdentities;
 import io.grpc.ManagedChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -143,6 +148,39 @@ class ScopeClaimTest {
         StoreServiceTest.assertStale(unit, "orders", superseded.getValue(), current.getValue());
         assertThat(endedWrite.getAccepted()).isEqualTo(ended.getValue());
         assertThat(holdersWrite.getAccepted()).as("the stale writes took nothing").isEqualTo(current.getValue());
+        assertThat(holdersWrite.getRevision()).isEqualTo(1);
+    }
+
+    @Test
+    void firstWrite_toAScopeBoundToAnotherLock_underAGrantOfThatLockSuperseded_isRefusedStale() throws Exception {
+        Path acl = dir.resolve("fencer.acl");
+        Files.writeString(acl, "ops admin *\n"); // binding a scope to another lock needs admin under an ACL
+        server = FencerServer.start(TestServers.singlePeer(dir.resolve("data"), new ManualTicker()).withAcl(acl),
+                TestIdentities.fromHeader());
+        channel = TestServers.channel(server);
+        LocksGrpc.LocksBlockingStub locks = TestServers.stub(channel).withInterceptors(TestIdentities.as("ops"));
+        StoreGrpc.StoreBlockingStub store = StoreServiceTest.StoreTesting.stub(channel)
+                .withInterceptors(TestIdentities.as("ops"));
+        await().atMost(TestServers.STARTUP_MAX).pollInterval(Duration.ofMillis(20)).ignoreExceptions()
+                .until(() -> locks.describe(DescribeRequest.newBuilder().setLock("warm-up").build()) != null
+                        && server.isLeader());
+        TestSession paused = openSession(locks, TTL_MILLIS);
+        TestSession next = openSession(locks, TTL_MILLIS);
+        FencingToken superseded = acquire(locks, paused, "scheduler", 0).getToken();
+        store.createScope(CreateScopeRequest.newBuilder().setScope("queue").setLock("scheduler")
+                .setSequencer(superseded.getSequencer()).build());
+        release(locks, paused, superseded); // as a lease that ran out while its holder was paused
+        FencingToken current = acquire(locks, next, "scheduler", 0).getToken();
+
+        ErrorDetail write = failure(() -> store.write(StoreServiceTest.StoreTesting.put("queue",
+                superseded.getSequencer(), "k", "stale")));
+        WriteResponse holdersWrite = store.write(StoreServiceTest.StoreTesting.put("queue", current.getSequencer(),
+                "k", "current"));
+
+        StoreServiceTest.assertStale(write, "queue", superseded.getValue(), current.getValue());
+        assertThat(write.getWhy()).contains("accepted no token yet", "lock 'scheduler' is at token "
+                + current.getValue());
+        assertThat(holdersWrite.getAccepted()).as("the stale write took nothing").isEqualTo(current.getValue());
         assertThat(holdersWrite.getRevision()).isEqualTo(1);
     }
 

@@ -27,6 +27,11 @@ final class ScopeState {
     long revision;
     /** True once a fence record exists on disk; guarded by {@link #guard}. */
     boolean persisted;
+    /**
+     * {@link #lock} once a fence record holds it, else null: written under {@link #guard} with {@link #persisted},
+     * read anywhere, since a persisted scope's binding never changes.
+     */
+    volatile String binding;
     /** True once the engine dropped this placeholder from its map; guarded by {@link #guard}. */
     boolean discarded;
     /** The unit holding this scope, or null; guarded by {@link #guard}. */
@@ -45,6 +50,7 @@ final class ScopeState {
         state.accepted = record.accepted();
         state.revision = record.revision();
         state.persisted = true;
+        state.binding = record.lock();
         return state;
     }
 
@@ -55,6 +61,7 @@ final class ScopeState {
         accepted = acceptedAfter;
         revision = revisionAfter;
         persisted = true;
+        binding = lock;
     }
 
     /** Refuses {@code token} when its lock is not the one this scope is bound to; call under the guard. */

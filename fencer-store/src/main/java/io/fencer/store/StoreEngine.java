@@ -340,6 +340,17 @@ public final class StoreEngine implements AutoCloseable {
         return state == null ? FencingToken.NONE : state.accepted;
     }
 
+    /**
+     * Returns the lock {@code scope} is durably bound to, or empty while no fence record of it exists (its first write
+     * binds it to the lock of its own name). Takes no guard, so it never waits for a commit; a binding being made (a
+     * {@link #createScope} not yet durable) is not seen yet.
+     */
+    public Optional<String> binding(String scope) {
+        LockNames.check("scope", scope);
+        ScopeState state = scopes.find(scope);
+        return state == null ? Optional.empty() : Optional.ofNullable(state.binding);
+    }
+
     /** Returns the state of {@code scope}; a scope never written to reports {@code exists=false} and defaults. */
     public ScopeInfo scope(String scope) {
         LockNames.check("scope", scope);

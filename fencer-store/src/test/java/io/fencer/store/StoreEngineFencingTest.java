@@ -13,6 +13,7 @@ import io.fencer.core.ScopeMismatchException;
 import io.fencer.core.StaleTokenException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -164,6 +165,28 @@ class StoreEngineFencingTest {
         assertThat(info.lock()).isEqualTo("orders");
         assertThat(info.accepted()).isEqualTo(4);
         assertThat(info.revision()).isEqualTo(1);
+    }
+
+    @Test
+    void binding_isEmptyUntilAFenceRecordHoldsIt_thenTheLockAlsoAfterReopen() {
+        assertThatThrownBy(() -> store.write("refused", sequencer("elsewhere", 1), put("k", "v"), null))
+                .isInstanceOf(ScopeMismatchException.class);
+        store.createScope("eu-orders", "orders", FencePolicy.AT_LEAST);
+        store.write("plain", sequencer("plain", 1), put("k", "v"), null);
+
+        Optional<String> never = store.binding("never");
+        Optional<String> refused = store.binding("refused");
+        Optional<String> created = store.binding("eu-orders");
+        Optional<String> written = store.binding("plain");
+        store.close();
+        store = StoreEngine.open(dir, StoreOptions.defaults());
+
+        assertThat(never).isEmpty();
+        assertThat(refused).as("a refused first write leaves no binding").isEmpty();
+        assertThat(created).contains("orders");
+        assertThat(written).contains("plain");
+        assertThat(store.binding("eu-orders")).contains("orders");
+        assertThat(store.binding("plain")).contains("plain");
     }
 
     @Test

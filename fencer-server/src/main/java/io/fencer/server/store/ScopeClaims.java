@@ -98,10 +98,11 @@ final class ScopeClaims {
      * not written yet. The lock service knows better, so its word stands in for the missing fence. Only a
      * superseded token is refused — the lock was granted again since, and the lock service still keeps it (a holder,
      * a waiter or a delay; an idle lock is forgotten, and with it what it could say) — never one the lock service has
-     * not applied yet: a peer that lags sees fewer grants, never more, so it can only refuse less. Covers the scopes
-     * bound to the lock of their own name (every scope a first write creates). Costs every other write one look at
-     * the scope's accepted token, on the transport's thread, which never waits for a commit here; a standalone store
-     * server (no lock service) checks nothing here.
+     * not applied yet: a peer that lags sees fewer grants, never more, so it can only refuse less. Covers every
+     * scope: one its first write creates (bound to the lock of its own name) and one {@code CreateScope} bound, to
+     * that lock or another, once that binding is durable (one being made is not seen, and the write then meets the
+     * fence alone). Costs every other write one look at the scope's accepted token, on the transport's thread, which
+     * never waits for a commit here; a standalone store server (no lock service) checks nothing here.
      *
      * @throws StaleTokenException with a {@link StaleTokenException#why()}, when the token is superseded
      */
@@ -110,10 +111,9 @@ final class ScopeClaims {
             return;
         }
         FencingToken token = Sequencer.parse(sequencer, keys);
-        if (token.mode() != LockMode.EXCLUSIVE || !token.lock().equals(scope)) {
-            // Refused for its mode or its lock by the write itself, in those words; or a scope CreateScope bound to
-            // another lock, whose binding this thread cannot read without waiting for the scope's commit.
-            return;
+        String lock = engine.binding(scope).orElse(scope); // a first write binds a new scope to its own name
+        if (token.mode() != LockMode.EXCLUSIVE || !token.lock().equals(lock)) {
+            return; // refused for its mode or its lock by the write itself, in those words
         }
         long latest = supersededBy(token);
         if (latest != FencingToken.NONE) {

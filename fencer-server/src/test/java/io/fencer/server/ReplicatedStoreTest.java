@@ -7,6 +7,7 @@ import com.google.protobuf.ByteString;
 import io.fencer.api.v1.BeginUnitRequest;
 import io.fencer.api.v1.BeginUnitResponse;
 import io.fencer.api.v1.CommitUnitRequest;
+import io.fencer.api.v1.CreateScopeRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.GetRequest;
 import io.fencer.api.v1.GetResponse;
@@ -20,6 +21,7 @@ import io.fencer.api.v1.WriteRequest;
 import io.fencer.api.v1.WriteResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.Sequencer;
+import io.fencer.server.rpc.TestIdentities;
 import io.fencer.store.ReadResult;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -70,23 +72,34 @@ class ReplicatedStoreTest {
 
     @Test
     void firstWrite_underAGrantTheGroupSuperseded_isRefusedStaleOnTheLeaderAndTakesNothing() throws Exception {
-        group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();
+        Path acl = dataRoot.resolve("fencer.acl");
+        Files.writeString(acl, "ops admin *\n"); // binding a scope to another lock needs admin under an ACL
+        group = new PeerGroup(dataRoot, 3, config -> config.withAcl(acl), true).startFounders();
         String leader = group.awaitLeader();
-        LocksGrpc.LocksBlockingStub locks = TestServers.stub(group.channel(leader));
+        LocksGrpc.LocksBlockingStub locks = TestServers.stub(group.channel(leader))
+                .withInterceptors(TestIdentities.as("ops"));
         TestServers.TestSession paused = TestServers.openSession(locks, 60_000);
         io.fencer.api.v1.FencingToken superseded = TestServers.acquire(locks, paused, "orders", 0).getToken();
+        opsStore(leader).createScope(CreateScopeRequest.newBuilder().setScope("queue").setLock("orders")
+                .setSequencer(superseded.getSequencer()).build());
         TestServers.release(locks, paused, superseded); // as a lease that ran out while its holder was paused
         io.fencer.api.v1.FencingToken current = TestServers.acquire(locks, TestServers.openSession(locks, 60_000),
                 "orders", 0).getToken();
 
-        ErrorDetail stale = TestServers.failure(() -> store(leader).write(StoreServiceTest.StoreTesting.put("orders",
-                superseded.getSequencer(), "total", "stale")));
-        WriteResponse holders = store(leader).write(StoreServiceTest.StoreTesting.put("orders",
+        ErrorDetail stale = TestServers.failure(() -> opsStore(leader).write(StoreServiceTest.StoreTesting.put(
+                "orders", superseded.getSequencer(), "total", "stale")));
+        ErrorDetail staleBound = TestServers.failure(() -> opsStore(leader).write(StoreServiceTest.StoreTesting.put(
+                "queue", superseded.getSequencer(), "next", "stale")));
+        WriteResponse holders = opsStore(leader).write(StoreServiceTest.StoreTesting.put("orders",
                 current.getSequencer(), "total", "42"));
+        WriteResponse holdersBound = opsStore(leader).write(StoreServiceTest.StoreTesting.put("queue",
+                current.getSequencer(), "next", "7"));
 
         StoreServiceTest.assertStale(stale, "orders", superseded.getValue(), current.getValue());
         assertThat(stale.getWhy()).contains("accepted no token yet", "lock 'orders' is at token " + current.getValue());
+        StoreServiceTest.assertStale(staleBound, "queue", superseded.getValue(), current.getValue());
         assertThat(holders.getRevision()).as("the stale write took nothing").isEqualTo(1);
+        assertThat(holdersBound.getRevision()).as("nor the one to the scope bound to the lock").isEqualTo(1);
     }
 
     @Test
@@ -173,6 +186,10 @@ class ReplicatedStoreTest {
     private static Op put(String key, String value) {
         return Op.newBuilder().setPut(Put.newBuilder().setKey(ByteString.copyFromUtf8(key))
                 .setValue(ByteString.copyFromUtf8(value))).build();
+    }
+
+    private StoreGrpc.StoreBlockingStub opsStore(String peer) {
+        return store(peer).withInterceptors(TestIdentities.as("ops"));
     }
 
     private StoreGrpc.StoreBlockingStub store(String peer) {

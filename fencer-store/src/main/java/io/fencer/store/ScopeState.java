@@ -61,7 +61,9 @@ final class ScopeState {
         accepted = acceptedAfter;
         revision = revisionAfter;
         persisted = true;
-        binding = lock;
+        if (binding == null) {
+            binding = lock; // once: a volatile store (a fence) on every commit of the scope would buy nothing
+        }
     }
 
     /** Refuses {@code token} when its lock is not the one this scope is bound to; call under the guard. */

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.fencer.api.v1.AcquireResponse;
-import io.fencer.api.v1.AdminGrpc;
-import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.EndCause;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.FencingToken;
@@ -19,7 +17,6 @@ import io.fencer.api.v1.RenewRequest;
 import io.fencer.api.v1.RenewResponse;
 import io.fencer.api.v1.RevokeRequest;
 import io.fencer.api.v1.RevokeResponse;
-import io.fencer.api.v1.StatusRequest;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.core.ManualTicker;
@@ -59,11 +56,7 @@ class RevokeServiceTest {
         server = FencerServer.start(TestServers.singlePeer(dataDir.resolve("data"), new ManualTicker())
                 .withAcl(aclFile), TestIdentities.fromHeader());
         channel = TestServers.channel(server);
-        await().atMost(TestServers.STARTUP_MAX).pollInterval(Duration.ofMillis(20)).ignoreExceptions().until(() -> {
-            locksAs("ops").describe(DescribeRequest.newBuilder().setLock("warm-up").build());
-            return server.isLeader() && AdminGrpc.newBlockingStub(channel).withInterceptors(TestIdentities.as("ops"))
-                    .status(StatusRequest.getDefaultInstance()).getGroupFormatLevel() == 5;
-        });
+        TestServers.awaitServingAs(server, channel, "ops");
     }
 
     @AfterEach

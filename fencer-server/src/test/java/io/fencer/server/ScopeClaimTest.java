@@ -5,11 +5,9 @@ import static io.fencer.server.TestServers.failure;
 import static io.fencer.server.TestServers.openSession;
 import static io.fencer.server.TestServers.release;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import io.fencer.api.v1.BeginUnitRequest;
 import io.fencer.api.v1.CreateScopeRequest;
-import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.FenceRequest;
 import io.fencer.api.v1.FencingToken;
@@ -27,7 +25,6 @@ import io.fencer.server.rpc.TestIdentities;
 import io.grpc.ManagedChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -161,9 +158,7 @@ class ScopeClaimTest {
         LocksGrpc.LocksBlockingStub locks = TestServers.stub(channel).withInterceptors(TestIdentities.as("ops"));
         StoreGrpc.StoreBlockingStub store = StoreServiceTest.StoreTesting.stub(channel)
                 .withInterceptors(TestIdentities.as("ops"));
-        await().atMost(TestServers.STARTUP_MAX).pollInterval(Duration.ofMillis(20)).ignoreExceptions()
-                .until(() -> locks.describe(DescribeRequest.newBuilder().setLock("warm-up").build()) != null
-                        && server.isLeader());
+        TestServers.awaitServingAs(server, channel, "ops");
         TestSession paused = openSession(locks, TTL_MILLIS);
         TestSession next = openSession(locks, TTL_MILLIS);
         FencingToken superseded = acquire(locks, paused, "scheduler", 0).getToken();

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.AcquireRequest;
+import io.fencer.api.v1.AdminGrpc;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.CloseSessionResponse;
@@ -21,8 +22,11 @@ import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
+import io.fencer.api.v1.StatusRequest;
 import io.fencer.core.Ticker;
+import io.fencer.lock.LockStateMachine;
 import io.fencer.server.raft.GroupSecret;
+import io.fencer.server.rpc.TestIdentities;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -114,6 +118,22 @@ final class TestServers {
             stub(channel).describe(DescribeRequest.newBuilder().setLock("warm-up").build());
             KeepAliveResponse answer = keepAliveOnce(channel, Long.MAX_VALUE);
             return server.isLeader() && answer.getExpired();
+        });
+    }
+
+    /**
+     * Waits until a server started under an ACL leads and serves writes, asking as {@code identity} (which the ACL
+     * must allow Describe and Status). Leading is not serving: a leader takes writes once it has committed in its
+     * term, which the group's format level shows (regression: the first OpenSession once failed "LEADER state but not
+     * ready yet").
+     */
+    static void awaitServingAs(FencerServer server, ManagedChannel channel, String identity) {
+        ClientInterceptor as = TestIdentities.as(identity);
+        await().atMost(STARTUP_MAX).pollInterval(Duration.ofMillis(20)).ignoreExceptions().until(() -> {
+            stub(channel).withInterceptors(as).describe(DescribeRequest.newBuilder().setLock("warm-up").build());
+            return server.isLeader() && AdminGrpc.newBlockingStub(channel).withInterceptors(as, CALL_DEADLINE)
+                    .status(StatusRequest.getDefaultInstance()).getGroupFormatLevel()
+                    == LockStateMachine.FORMAT_LEVEL;
         });
     }
 

@@ -3,7 +3,7 @@ package io.fencer.client;
 import io.fencer.core.FencingToken;
 import java.util.concurrent.CompletionStage;
 
-/** One term as leader. The term ends on {@link #close()} or when the session is lost. */
+/** One term as leader. The term ends on {@link #close()}, when an operator revokes it, or when the session ends. */
 public interface Leadership extends AutoCloseable {
 
     /** Returns the term's epoch: its fencing token value, greater than every earlier term's. */
@@ -18,7 +18,10 @@ public interface Leadership extends AutoCloseable {
      */
     String sequencer();
 
-    /** Returns a stage that completes when this term is known to be over (resigned or session lost). */
+    /**
+     * Returns a stage that completes when this term is known to be over: resigned, revoked by an operator (learnt
+     * from the session's next keepalive answer, as {@link Grant#lost()} is), or its session ended.
+     */
     CompletionStage<Void> ended();
 
     /** Resigns: the next candidate in line is elected. */

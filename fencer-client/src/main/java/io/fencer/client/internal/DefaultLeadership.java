@@ -7,8 +7,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 /**
- * One term as leader: a grant of the election's lock. The term ends when resigned or when its session is lost;
- * either way {@link #ended()} completes, once.
+ * One term as leader: a grant of the election's lock. The term ends when resigned, when an operator revokes the
+ * grant, or when its session ends; each way {@link #ended()} completes, once.
  */
 final class DefaultLeadership implements Leadership {
     private final Grant grant;
@@ -18,6 +18,8 @@ final class DefaultLeadership implements Leadership {
     DefaultLeadership(DefaultSession session, Grant grant) {
         this.grant = grant;
         session.ended().whenComplete((loss, failure) -> ended.complete(null));
+        // A revoked grant ends the term while the session lives on: the lock passes to the next candidate.
+        grant.lost().whenComplete((loss, failure) -> ended.complete(null));
     }
 
     @Override

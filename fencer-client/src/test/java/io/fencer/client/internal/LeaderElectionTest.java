@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fencer.api.v1.LockInfo;
+import io.fencer.api.v1.RevokedGrant;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.LeaderElection;
@@ -13,6 +14,7 @@ import io.fencer.client.LockTimeoutException;
 import io.fencer.client.Session;
 import io.fencer.core.ManualTicker;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -71,6 +73,20 @@ class LeaderElectionTest {
         ticker.set(Duration.ofSeconds(1));
 
         await().atMost(Duration.ofSeconds(20)).until(() -> leadership.ended().toCompletableFuture().isDone());
+    }
+
+    /** The term ends when an operator revokes the leader's grant, not only when its session ends. */
+    @Test
+    void ended_grantRevoked_completesWhileTheSessionLives() {
+        Session session = client.openSession(Duration.ofSeconds(3)); // keepalive interval: 1 s of ticker time
+        Leadership leadership = session.election("scheduler").campaign(Duration.ofSeconds(1));
+        server.locks.revokedInKeepAlives = List.of(RevokedGrant.newBuilder()
+                .setToken(FakeLocks.token("scheduler", leadership.epoch())).setRevokedBy("alice").build());
+
+        ticker.set(Duration.ofSeconds(1)); // the next keepalive's answer names the revocation
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> leadership.ended().toCompletableFuture().isDone());
+        assertThat(session.isAlive()).as("a revocation leaves the session open").isTrue();
     }
 
     @Test

@@ -17,6 +17,7 @@ import io.fencer.api.v1.ImportedScope;
 import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.ScopeInfo;
 import io.fencer.api.v1.StoreGrpc;
+import io.fencer.api.v1.UnitWriteRequest;
 import io.fencer.api.v1.WriteRequest;
 import io.fencer.api.v1.WriteResponse;
 import io.fencer.core.FencingToken;
@@ -129,6 +130,42 @@ abstract class StoreBadInputContract {
         assertInvalid(zero, "timeout_millis", "0");
         assertInvalid(long60001, "timeout_millis", "60001");
         assertInvalid(unknown, "unit_id", "nope");
+    }
+
+    /**
+     * A unit's op over a size limit is refused at UnitWrite, naming the key, and aborts the unit: the replicated store
+     * once buffered it and let the commit's log entry be refused on every replica after that entry had begun the
+     * unit there, which raised the scope's accepted token for a unit that applied nothing.
+     */
+    @Test
+    void unitWrite_withKeyOverTheLimitOrEmpty_isRefusedNamingTheKeyAndTheUnitAppliesNothing() {
+        String token = Sequencer.format(new FencingToken("unitkey", 5));
+        WriteResponse first = store().write(StoreTesting.put("unitkey", token, "k", "kept"));
+        String longUnit = beginUnit("unitkey", token);
+
+        ErrorDetail longKey = failure(() -> store().unitWrite(UnitWriteRequest.newBuilder().setUnitId(longUnit)
+                .addOps(StoreTesting.putOp("a", new byte[1])).addOps(StoreTesting.putOp("k".repeat(1025), new byte[1]))
+                .build()));
+        ErrorDetail committedLong = failure(() -> store().commitUnit(CommitUnitRequest.newBuilder()
+                .setUnitId(longUnit).build()));
+        String emptyUnit = beginUnit("unitkey", token);
+        ErrorDetail emptyKey = failure(() -> store().unitWrite(UnitWriteRequest.newBuilder().setUnitId(emptyUnit)
+                .addOps(StoreTesting.putOp("", new byte[1])).build()));
+
+        assertInvalid(longKey, "key", "'kkkk");
+        assertThat(longKey.getMessage()).contains("1025 bytes", "keyBytesMax of 1024");
+        assertThat(committedLong.getMessage()).as("the refused op aborted its unit").contains("aborted");
+        assertInvalid(emptyKey, "key", "");
+        ScopeInfo fence = store().fence(FenceRequest.newBuilder().setScope("unitkey").build());
+        assertThat(fence.getRevision()).isEqualTo(first.getRevision());
+        assertThat(fence.getAccepted()).isEqualTo(5);
+        assertThat(store().get(GetRequest.newBuilder().setScope("unitkey").setKey(bytes("a")).build()).getFound())
+                .isFalse();
+    }
+
+    private String beginUnit(String scope, String sequencer) {
+        return store().beginUnit(BeginUnitRequest.newBuilder().setScope(scope).setSequencer(sequencer)
+                .setTimeoutMillis(30_000).build()).getUnitId();
     }
 
     @Test

@@ -174,6 +174,18 @@ public final class StoreEngine implements AutoCloseable {
         }
     }
 
+    /**
+     * Checks one op of a unit as {@link Unit#add} does before it buffers it, and applies nothing: its key (not empty,
+     * within {@code keyBytesMax}) and its value (within {@code valueBytesMax}). For the leader of the replicated
+     * store, which buffers a unit's ops itself: an op refused only when the commit's log entry is applied would be
+     * refused after the unit began there, for ops the client was told were buffered.
+     *
+     * @throws InvalidArgumentException naming the key, or the value's size
+     */
+    public void checkUnitOp(String scope, Op op) {
+        checks.checkOp(scope, Objects.requireNonNull(op, "op"));
+    }
+
     /** Opens the store as {@link #open(Path, StoreOptions)} does; {@code syncedWrites} makes its synced writes. */
     static StoreEngine open(Path directory, StoreOptions options, SyncedWrites syncedWrites) {
         return open(directory, options, syncedWrites, null);

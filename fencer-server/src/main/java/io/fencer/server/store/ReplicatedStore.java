@@ -247,7 +247,7 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
                                 + " cannot begin one on scope '" + scope + "'");
             }
             ReplicatedUnit unit = new ReplicatedUnit(newUnitId(), scope, sequencer, token, timeout,
-                    ticker, options, this::commitUnit);
+                    ticker, options, op -> replica.checkUnitOp(scope, op), this::commitUnit);
             units.put(scope, unit);
             return unit;
         }

@@ -12,6 +12,7 @@ import io.fencer.store.WriteResult;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -33,6 +34,8 @@ final class ReplicatedUnit implements StoreUnit {
     private final io.fencer.core.Ticker ticker;
     private final long deadlineNanos;
     private final StoreOptions limits;
+    /** The engine's checks of one op's key and value ({@link io.fencer.store.StoreEngine#checkUnitOp}). */
+    private final Consumer<Op> opCheck;
     private final Function<ReplicatedUnit, WriteResult> committer;
     private final List<Op> ops = new ArrayList<>();
     private long bytes;
@@ -41,7 +44,8 @@ final class ReplicatedUnit implements StoreUnit {
     private WriteResult result;
 
     ReplicatedUnit(String id, String scope, String sequencer, FencingToken token, Duration timeout,
-            io.fencer.core.Ticker ticker, StoreOptions limits, Function<ReplicatedUnit, WriteResult> committer) {
+            io.fencer.core.Ticker ticker, StoreOptions limits, Consumer<Op> opCheck,
+            Function<ReplicatedUnit, WriteResult> committer) {
         this.id = id;
         this.scope = scope;
         this.sequencer = sequencer;
@@ -50,6 +54,7 @@ final class ReplicatedUnit implements StoreUnit {
         this.ticker = ticker;
         this.deadlineNanos = ticker.nanoTime() + timeout.toNanos();
         this.limits = limits;
+        this.opCheck = opCheck;
         this.committer = committer;
     }
 
@@ -108,6 +113,7 @@ final class ReplicatedUnit implements StoreUnit {
     @Override
     public synchronized void add(Op op) {
         checkOpen();
+        opCheck.accept(op); // here, not at the commit's apply: there the unit would begin before the op is refused
         long opBytes = op.key().length + (op.kind() == Op.Kind.PUT ? op.value().length : 0);
         if (ops.size() + 1 > limits.opsPerWriteMax()) {
             throw new InvalidArgumentException("ops", Integer.toString(ops.size() + 1), "unit " + id + " of scope '"

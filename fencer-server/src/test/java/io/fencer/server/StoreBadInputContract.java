@@ -163,6 +163,31 @@ abstract class StoreBadInputContract {
                 .isFalse();
     }
 
+    /**
+     * A write refused for its lock or its ops leaves the unit open on its scope to commit: the replicated store's
+     * leader once compared a token of another lock with the unit's, and the token of an invalid write too, and
+     * preempted the unit before the write was refused.
+     */
+    @Test
+    void write_refusedForItsLockOrItsOpsWhileAUnitHoldsTheScope_leavesTheUnitToCommit() {
+        String token = Sequencer.format(new FencingToken("held", 5));
+        String unit = beginUnit("held", token);
+        store().unitWrite(UnitWriteRequest.newBuilder().setUnitId(unit).addOps(StoreTesting.putOp("a", new byte[] {'1'}))
+                .build());
+
+        ErrorDetail otherLock = failure(() -> store().write(StoreTesting.put("held",
+                Sequencer.format(new FencingToken("intruder", 9)), "a", "x")));
+        ErrorDetail longKey = failure(() -> store().write(StoreTesting.put("held",
+                Sequencer.format(new FencingToken("held", 9)), "k".repeat(1025), "x")));
+        WriteResponse committed = store().commitUnit(CommitUnitRequest.newBuilder().setUnitId(unit).build());
+
+        assertThat(otherLock.getReason()).isEqualTo(Reason.REASON_SCOPE_MISMATCH);
+        assertInvalid(longKey, "key", "'kkkk");
+        assertThat(committed.getOpsApplied()).isEqualTo(1);
+        assertThat(committed.getAccepted()).isEqualTo(5);
+        assertValue("held", "a", "1", 5);
+    }
+
     private String beginUnit(String scope, String sequencer) {
         return store().beginUnit(BeginUnitRequest.newBuilder().setScope(scope).setSequencer(sequencer)
                 .setTimeoutMillis(30_000).build()).getUnitId();

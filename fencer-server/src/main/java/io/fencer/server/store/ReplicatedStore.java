@@ -168,10 +168,10 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
             group = leaderCluster();
             LockNames.check("scope", scope);
             FencingToken token = Sequencer.parse(sequencer, options.keys()); // verified once: replicas do not
-            synchronized (units) {
-                checkOpenUnit(scope, token);
-            }
             replica.checkWrite(scope, sequencer, ops, idempotencyKey); // limits, the batch capped to one entry
+            synchronized (units) {
+                checkOpenUnit(scope, token); // after the checks: a write they refuse must not preempt a unit
+            }
             write = WriteRequest.newBuilder().setScope(scope).setSequencer(sequencer)
                     .setIdempotencyKey(idempotencyKey == null ? "" : idempotencyKey);
             for (Op op : ops) {
@@ -262,6 +262,9 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         if (open == null || !open.isOpenAt(ticker.nanoTime())) {
             units.remove(scope, open);
             return;
+        }
+        if (!token.lock().equals(open.token().lock())) {
+            return; // a token of another lock is never compared: the scope's binding refuses one of them in the log
         }
         if (token.value() > open.token().value()) {
             open.preempt(token.value());

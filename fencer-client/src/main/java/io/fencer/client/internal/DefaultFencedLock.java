@@ -14,6 +14,7 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockMode;
 import io.fencer.core.UnavailableException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -93,7 +94,9 @@ final class DefaultFencedLock implements FencedLock {
                 return Optional.empty();
             }
             if (!session.releasedAlready(token.get().token())) {
-                return Optional.of(new DefaultGrant(session, token.get().token(), token.get().sequencer()));
+                DefaultGrant grant = new DefaultGrant(session, token.get().token(), token.get().sequencer());
+                session.checkHandOut(List.of(grant));
+                return Optional.of(grant);
             }
             if (round == RELEASED_GRANT_ROUNDS_MAX) {
                 throw new UnavailableException("Acquire of lock '" + name + "' was answered " + round + " times with"

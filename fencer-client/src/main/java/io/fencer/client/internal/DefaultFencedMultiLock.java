@@ -111,15 +111,21 @@ final class DefaultFencedMultiLock implements FencedMultiLock {
         if (response.getTokensCount() != names.size()) {
             throw new InternalException(operation + " was answered with " + response.getTokensCount() + " tokens");
         }
-        List<Grant> grants = new ArrayList<>(names.size());
+        List<FencingToken> tokens = new ArrayList<>(names.size());
         for (int i = 0; i < names.size(); i++) {
             FencingToken token = Protos.token(response.getTokens(i));
             if (!token.lock().equals(names.get(i))) {
                 throw new InternalException(operation + " was answered with token " + token + " for lock '"
                         + names.get(i) + "'");
             }
-            grants.add(new DefaultGrant(session, token, Protos.sequencer(response.getTokens(i), token)));
+            tokens.add(token);
         }
+        List<DefaultGrant> grants = new ArrayList<>(names.size());
+        for (int i = 0; i < names.size(); i++) {
+            grants.add(new DefaultGrant(session, tokens.get(i), Protos.sequencer(response.getTokens(i),
+                    tokens.get(i))));
+        }
+        session.checkHandOut(grants);
         List<Grant> held = List.copyOf(grants);
         return new MultiGrant() {
             @Override

@@ -14,6 +14,7 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.UnavailableException;
 import io.fencer.core.internal.PermitSlots;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
@@ -83,6 +84,7 @@ final class DefaultFencedSemaphore implements FencedSemaphore {
             FencingToken token = answer.get().token();
             if (!session.releasedAlready(token)) {
                 DefaultGrant grant = new DefaultGrant(session, token, answer.get().sequencer());
+                session.checkHandOut(List.of(grant));
                 return Optional.of(new Permit(grant, PermitSlots.parse(token.lock()).permit()));
             }
             if (round == DefaultFencedLock.RELEASED_GRANT_ROUNDS_MAX) {

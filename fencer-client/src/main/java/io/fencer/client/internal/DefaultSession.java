@@ -533,9 +533,37 @@ final class DefaultSession implements Session {
     void checkAlive() {
         SessionLoss known = loss.get();
         if (known != null) {
-            throw new SessionExpiredException(id, "session " + id + " is " + (known.cause() == SessionLoss.Cause.CLOSED
-                    ? "closed" : "lost (" + known.cause() + "): " + known.detail()));
+            throw ended(known);
         }
+    }
+
+    private SessionExpiredException ended(SessionLoss known) {
+        return new SessionExpiredException(id, "session " + id + " is " + (known.cause() == SessionLoss.Cause.CLOSED
+                ? "closed" : "lost (" + known.cause() + "): " + known.detail()));
+    }
+
+    /**
+     * Lets an acquire hand out {@code made}, the grants (tracked already) an answer of the service brought, unless
+     * the session ended while that answer was on its way: the lock may be someone else's by then (a local lease that
+     * ended), or was released with a close. The grants are then ended here (a session lost as UNREACHABLE may still
+     * hold them on the service) and the caller gets the session's end. A loss after this check reaches the grants
+     * through their tracking.
+     *
+     * @throws SessionExpiredException naming the loss
+     */
+    void checkHandOut(List<DefaultGrant> made) {
+        if (isAlive()) {
+            return;
+        }
+        for (DefaultGrant grant : made) {
+            try {
+                grant.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, "the release of {0}, granted after session {1} ended, failed; it"
+                        + " ends with the session: {2}", grant.token(), id, e.getMessage());
+            }
+        }
+        throw ended(loss.get());
     }
 
     /**

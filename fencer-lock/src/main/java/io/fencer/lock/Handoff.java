@@ -3,8 +3,10 @@ package io.fencer.lock;
 import io.fencer.core.FencingToken;
 import io.fencer.core.LockMode;
 import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What a lock passes to when it is freed (released, its holder's session ended, its delay over) or when a wait
@@ -35,9 +37,12 @@ final class Handoff {
             state.dropIfIdle(record);
             return null;
         }
-        if (Math.max(record.lastToken, state.floor) >= FencingToken.VALUE_MAX) {
+        // The token ceiling (from format level 5 the end of the generation), not VALUE_MAX: a token past the
+        // generation is the next one's, which a group restored from a backup taken before this grant counts in.
+        long ceiling = state.tokenCeiling();
+        if (Math.max(record.lastToken, state.floor) >= ceiling) {
             if (!record.hasHolder()) {
-                // Unreachable in practice (2^63 grants); the waiters can never be granted, so they are dropped.
+                // Unreachable in practice (2^48 grants); the waiters can never be granted, so they are dropped.
                 dropWaiters(record, events);
                 state.dropIfIdle(record);
             }
@@ -45,7 +50,7 @@ final class Handoff {
         }
         FencingToken first = null;
         Iterator<Map.Entry<Long, LockRecord.Waiter>> queue = record.waiters.entrySet().iterator();
-        while (queue.hasNext() && Math.max(record.lastToken, state.floor) < FencingToken.VALUE_MAX) {
+        while (queue.hasNext() && Math.max(record.lastToken, state.floor) < ceiling) {
             Map.Entry<Long, LockRecord.Waiter> head = queue.next();
             LockMode mode = head.getValue().mode();
             if (mode == LockMode.EXCLUSIVE && record.hasHolder()) {
@@ -82,13 +87,42 @@ final class Handoff {
         }
     }
 
+    /**
+     * Drops every wait on an exhausted lock; a multi-lock's wait leaves all its queues, as it waits as a unit, and
+     * the other locks it leaves pass to their next waiters.
+     */
     private void dropWaiters(LockRecord record, List<Event> events) {
+        Set<LockRecord> others = new LinkedHashSet<>();
         for (Map.Entry<Long, LockRecord.Waiter> waiter : record.waiters.entrySet()) {
-            state.sessions.get(waiter.getKey()).removeWaiting(record.name);
-            events.add(new Event.WaitDropped(waiter.getKey(), record.name, waiter.getValue().requestId()));
-            state.waiterCount--;
+            SessionRecord session = state.sessions.get(waiter.getKey());
+            List<String> group = waiter.getValue().group();
+            for (String name : group == null ? List.of(record.name) : group) {
+                LockRecord each = state.locks.get(name);
+                if (each != record) {
+                    each.waiters.remove(session.id);
+                    others.add(each);
+                }
+                session.removeWaiting(name);
+                events.add(new Event.WaitDropped(session.id, name, waiter.getValue().requestId()));
+                state.waiterCount--;
+            }
         }
         record.waiters.clear();
+        for (LockRecord other : others) {
+            if (state.locks.get(other.name) == other) {
+                afterWaitRemoved(other, events);
+            }
+        }
+    }
+
+    /** Drops every wait for a permit of a semaphore whose freed slot is exhausted, as is every slot then. */
+    private void dropPermitWaiters(SemaphoreRecord semaphore, List<Event> events) {
+        for (Map.Entry<Long, String> waiter : semaphore.waiters.entrySet()) {
+            state.sessions.get(waiter.getKey()).removePermitWait(semaphore.name);
+            events.add(new Event.WaitDropped(waiter.getKey(), semaphore.name, waiter.getValue()));
+            state.waiterCount--;
+        }
+        semaphore.waiters.clear();
     }
 
     /**
@@ -98,7 +132,11 @@ final class Handoff {
      */
     private FencingToken grantSlot(LockRecord slot, List<Event> events) {
         SemaphoreRecord semaphore = slot.semaphore;
-        if (semaphore.waiters.isEmpty() || Math.max(slot.lastToken, state.floor) >= FencingToken.VALUE_MAX) {
+        if (Math.max(slot.lastToken, state.floor) >= state.tokenCeiling()) {
+            // Dropping the slot folds its counter into the floor: no slot can be granted again.
+            dropPermitWaiters(semaphore, events);
+        }
+        if (semaphore.waiters.isEmpty()) {
             state.dropIfIdle(slot);
             state.dropIfIdle(semaphore);
             return null;

@@ -164,11 +164,16 @@ final class MachineState {
         return null;
     }
 
-    /** True when a multi-lock wait is first in line at every one of its locks and all of them are free. */
+    /**
+     * True when a multi-lock wait is first in line at every one of its locks and all of them are free and below the
+     * token ceiling.
+     */
     boolean groupGrantable(long sessionId, LockRecord.Waiter waiter) {
+        long ceiling = tokenCeiling();
         for (String name : waiter.group()) {
             LockRecord record = locks.get(name);
-            if (record.hasHolder() || record.delayed || record.waiters.keySet().iterator().next() != sessionId) {
+            if (record.hasHolder() || record.delayed || record.waiters.keySet().iterator().next() != sessionId
+                    || Math.max(record.lastToken, floor) >= ceiling) {
                 return false;
             }
         }

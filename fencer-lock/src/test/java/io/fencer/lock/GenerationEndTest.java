@@ -1,0 +1,99 @@
+package io.fencer.lock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fencer.core.FencingToken;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The end of a generation reached by waiters: a lock passed on to its queue, a multi-lock granted as a unit and a
+ * semaphore's slot passed to its next waiter grant no token past the group's generation, as an acquire does not. A
+ * token past it belongs to the next generation, which a restore from a backup taken before it starts counting in, so
+ * the restored group would issue that token again.
+ */
+class GenerationEndTest {
+    private static final SecretHash HASH = SecretHash.of("the generation end tests' secret");
+    private static final Limits LIMITS = new Limits(10, 10, 10, 10, 1_000, 60_000);
+    private static final long LAST = FencingToken.generationLast(0);
+
+    private final List<FencingToken> issued = new ArrayList<>();
+
+    /** A machine of generation 0 at format level 5 whose next token is {@code next}, with {@code sessions} open. */
+    private LockStateMachine machine(long next, int sessions) {
+        LockStateMachine machine = LockStateMachine.withFloor(LIMITS, next - 1);
+        machine.apply(new Command.SetFormatLevel(LockStateMachine.FORMAT_LEVEL_GENERATIONS));
+        for (int session = 0; session < sessions; session++) {
+            machine.apply(new Command.OpenSession("", 10_000, "ann", HASH));
+        }
+        return machine;
+    }
+
+    /** Applies a command, checks the invariants and collects every token it issued. */
+    private Applied apply(LockStateMachine machine, Command command) {
+        Applied applied = machine.apply(command);
+        machine.checkInvariants();
+        for (Event event : applied.events()) {
+            if (event instanceof Event.Granted granted) {
+                issued.add(granted.token());
+            }
+        }
+        return applied;
+    }
+
+    @Test
+    void release_waitersQueuedBeforeTheEnd_grantNoTokenPastItAndARestoreIssuesNoneTwice() throws IOException {
+        LockStateMachine machine = machine(LAST - 1, 4);
+        apply(machine, new Command.Acquire(1, HASH, "a", "r1", true));
+        for (long waiter = 2; waiter <= 4; waiter++) {
+            apply(machine, new Command.Acquire(waiter, HASH, "a", "r" + waiter, true));
+        }
+        byte[] backup = LockMachineFixture.snapshot(machine);
+
+        apply(machine, new Command.Release(1, HASH, "a", LAST - 1));
+        Applied last = apply(machine, new Command.Release(2, HASH, "a", LAST));
+        apply(machine, new Command.Release(3, HASH, "a", LAST + 1)); // would pass the lock to the fourth session
+        LockStateMachine restored = LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(backup)),
+                LIMITS).restoredInGeneration(1);
+        restored.apply(new Command.OpenSession("", 10_000, "bob", HASH));
+        Applied again = apply(restored, new Command.Acquire(5, HASH, "a", "after-restore", false));
+
+        assertThat(issued).extracting(FencingToken::value).doesNotHaveDuplicates();
+        assertThat(machine.highestToken()).isEqualTo(LAST);
+        assertThat(last.events()).contains(new Event.WaitDropped(3, "a", "r3"), new Event.WaitDropped(4, "a", "r4"));
+        assertThat(((Result.Granted) again.result()).token().value()).isGreaterThan(LAST);
+    }
+
+    @Test
+    void release_multiLockQueuedBeforeTheEnd_isNotGrantedPastItAndLeavesEveryQueue() {
+        LockStateMachine machine = machine(LAST - 1, 3);
+        apply(machine, new Command.Acquire(1, HASH, "a", "r1", true));
+        apply(machine, new Command.Acquire(2, HASH, "a", "r2", true));
+        apply(machine, Command.AcquireAll.of(3, HASH, List.of("a", "b"), "ab", true));
+
+        apply(machine, new Command.Release(1, HASH, "a", LAST - 1));
+        Applied last = apply(machine, new Command.Release(2, HASH, "a", LAST));
+
+        assertThat(machine.highestToken()).isEqualTo(LAST);
+        assertThat(last.events()).contains(new Event.WaitDropped(3, "a", "ab"), new Event.WaitDropped(3, "b", "ab"));
+        assertThat(machine.session(3).orElseThrow().waiting()).isEmpty();
+        assertThat(machine.lockCount()).isZero();
+    }
+
+    @Test
+    void release_permitWaiterQueuedAtTheEnd_isNotGrantedPastIt() {
+        LockStateMachine machine = machine(LAST, 2);
+        apply(machine, new Command.AcquirePermit(1, HASH, "jobs", 1, "p1", true));
+        apply(machine, new Command.AcquirePermit(2, HASH, "jobs", 1, "p2", true));
+
+        Applied released = apply(machine, new Command.Release(1, HASH, "jobs/permit-0", LAST));
+
+        assertThat(machine.highestToken()).isEqualTo(LAST);
+        assertThat(released.events()).contains(new Event.WaitDropped(2, "jobs", "p2"));
+        assertThat(machine.describeSemaphore("jobs")).isEmpty();
+    }
+}

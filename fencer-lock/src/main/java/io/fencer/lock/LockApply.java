@@ -36,7 +36,7 @@ final class LockApply {
         if (refused != null) {
             return refused;
         }
-        Result.Rejected reserved = semaphores.reservedSlot(acquire.lock());
+        Result.Rejected reserved = semaphores.reservedName(acquire.lock());
         if (reserved != null) {
             return reserved;
         }

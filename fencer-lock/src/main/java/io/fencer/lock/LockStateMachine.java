@@ -62,6 +62,11 @@ public final class LockStateMachine {
     public static final int FORMAT_LEVEL_GENERATIONS = 5;
     /** The level from which an operator may revoke a grant ({@link Command.Revoke}, a command of level 5). */
     public static final int FORMAT_LEVEL_REVOKE = 5;
+    /**
+     * The level from which a lock and a semaphore in use never share a name (the previous release let them, and a
+     * group at level 4 may still run it, so it applies such commands as that release did).
+     */
+    public static final int FORMAT_LEVEL_DISJOINT_NAMES = 5;
     /** The level from which the log carries the replicated store's entries ({@link Command.StoreEntry}). */
     public static final int FORMAT_LEVEL_STORE = 5;
 

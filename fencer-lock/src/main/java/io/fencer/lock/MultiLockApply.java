@@ -41,7 +41,7 @@ final class MultiLockApply {
         }
         boolean free = true;
         for (String name : acquire.locks()) {
-            Result.Rejected reserved = semaphores.reservedSlot(name);
+            Result.Rejected reserved = semaphores.reservedName(name);
             if (reserved != null) {
                 return reserved;
             }

@@ -72,6 +72,12 @@ final class SemaphoreApply {
                             + semaphore.permits + " permits, asked with " + acquire.permits() + ": the permit count"
                             + " is fixed while a permit is held or waited for"));
         }
+        if (semaphore == null && state.formatLevel >= LockStateMachine.FORMAT_LEVEL_DISJOINT_NAMES
+                && state.locks.containsKey(acquire.semaphore())) {
+            return new Result.Rejected(new InvalidArgumentException("semaphore", acquire.semaphore(), "semaphore '"
+                    + InvalidArgumentException.printable(acquire.semaphore()) + "' cannot be used: its name is in use"
+                    + " as a lock (held, waited for or delayed)"));
+        }
         for (int permit = 0; semaphore == null && permit < acquire.permits(); permit++) {
             String slot = SemaphoreRecord.slotName(acquire.semaphore(), permit);
             if (state.locks.containsKey(slot)) {
@@ -155,9 +161,17 @@ final class SemaphoreApply {
 
     /**
      * Refuses a plain acquire of a permit slot of a semaphore in use: the semaphore grants its slots in its own FIFO
-     * order, and a plain holder of a slot would be a permit nobody counted. Returns null for any other name.
+     * order, and a plain holder of a slot would be a permit nobody counted. From format level 5 it refuses the name
+     * of a semaphore in use too: a wait is cancelled by its name alone ({@link Command.CancelWait}), so a lock and a
+     * semaphore of one name would take each other's waits and grants. Returns null for any other name.
      */
-    Result.Rejected reservedSlot(String lock) {
+    Result.Rejected reservedName(String lock) {
+        if (state.formatLevel >= LockStateMachine.FORMAT_LEVEL_DISJOINT_NAMES && state.semaphores.containsKey(lock)) {
+            return new Result.Rejected(new InvalidArgumentException("lock", lock, "lock '"
+                    + InvalidArgumentException.printable(lock) + "' is the name of semaphore '"
+                    + InvalidArgumentException.printable(lock) + "', in use: a lock and a semaphore in use never"
+                    + " share a name"));
+        }
         SemaphoreRecord.Slot slot = SemaphoreRecord.parseSlot(lock);
         SemaphoreRecord semaphore = slot == null ? null : state.semaphores.get(slot.semaphore());
         if (semaphore == null || slot.permit() >= semaphore.permits) {

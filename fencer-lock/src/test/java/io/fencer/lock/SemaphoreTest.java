@@ -137,4 +137,38 @@ class SemaphoreTest {
         assertThat(CommandCodec.decodeCommands(CommandCodec.encodeCommands(List.of(command))))
                 .containsExactly(command);
     }
+
+    /**
+     * A semaphore and a plain lock of one name: CancelWait names a wait by its name alone, so a lock try's CancelWait
+     * found the semaphore's, answered it with the session's permit (a token of another lock, as if the lock were
+     * acquired) and left the lock wait queued for a session no call waits for. Names are disjoint from level 5.
+     */
+    @Test
+    void acquirePermit_namedAsALockInUse_refusedSoThatALockWaitIsNeverCancelledAsAPermit() {
+        apply(new Command.SetFormatLevel(LockStateMachine.FORMAT_LEVEL));
+        apply(new Command.Acquire(open(), HASH, "jobs", "hold", false));
+        long session = open();
+        Result permit = permit(session, 2, "p");
+        apply(new Command.Acquire(session, HASH, "jobs", "wait", true));
+
+        Result cancelled = apply(new Command.CancelWait(session, HASH, "jobs", "wait")).result();
+
+        assertThat(cancelled).isEqualTo(new Result.WaitCancelled(true));
+        assertThat(machine.session(session).orElseThrow().waiting()).isEmpty();
+        assertThat(refusal(permit).getMessage()).contains("semaphore 'jobs'", "in use as a lock");
+    }
+
+    @Test
+    void acquire_lockNamedAsASemaphoreInUse_refusedAloneAndInAMultiLock() {
+        apply(new Command.SetFormatLevel(LockStateMachine.FORMAT_LEVEL));
+        permit(open(), 2, "p");
+        long session = open();
+
+        Result plain = apply(new Command.Acquire(session, HASH, "jobs", "lock", true)).result();
+        Result all = apply(Command.AcquireAll.of(session, HASH, List.of("other", "jobs"), "all", true)).result();
+
+        assertThat(refusal(plain).getMessage()).contains("lock 'jobs' is the name of semaphore 'jobs'");
+        assertThat(refusal(all).getMessage()).contains("lock 'jobs' is the name of semaphore 'jobs'");
+        assertThat(machine.describe("jobs")).isEmpty();
+    }
 }

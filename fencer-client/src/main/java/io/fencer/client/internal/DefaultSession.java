@@ -27,7 +27,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -79,8 +78,12 @@ final class DefaultSession implements Session {
     private volatile CompletableFuture<Duration> jeopardy = new CompletableFuture<>();
     /** Orders replacing {@link #jeopardy} against a loss, so that a lost session never gets a pending episode. */
     private final Object jeopardyLock = new Object();
-    /** The grants made through this session and not released: told when revoked or when the session is lost. */
-    private final Map<GrantKey, DefaultGrant> grants = new ConcurrentHashMap<>();
+    /**
+     * The grants made through this session and not released: told when revoked or when the session is lost. By
+     * identity, not by token: the holder acquiring a lock again is handed another grant of the same token, and each
+     * must learn of its loss. Whoever removes a grant from here tells it.
+     */
+    private final Set<DefaultGrant> grants = ConcurrentHashMap.newKeySet();
     /**
      * The revocations the service has named for this session, most recent last: every keepalive answer repeats them
      * (at most 8), so the known ones are skipped; and a grant tracked after its revocation was named learns it here.
@@ -459,24 +462,24 @@ final class DefaultSession implements Session {
      */
     void track(DefaultGrant grant) {
         GrantKey key = GrantKey.of(grant.token());
-        grants.put(key, grant);
+        grants.add(grant);
         String revokedBy;
         synchronized (revocationsKnown) {
             revokedBy = revocationsKnown.get(key);
         }
-        if (revokedBy != null && grants.remove(key, grant)) {
+        if (revokedBy != null && grants.remove(grant)) {
             notify(() -> grant.revokedBy(revokedBy));
         }
         SessionLoss known = loss.get();
         // A loss recorded before the put may have missed this grant: tell it here (completing twice is harmless).
-        if (known != null && grants.remove(key, grant) && known.cause() != SessionLoss.Cause.CLOSED) {
+        if (known != null && grants.remove(grant) && known.cause() != SessionLoss.Cause.CLOSED) {
             notify(() -> grant.sessionLost(known));
         }
     }
 
     /** Stops tracking {@code grant}: it is released, or being released. */
     void untrack(DefaultGrant grant) {
-        grants.remove(GrantKey.of(grant.token()), grant);
+        grants.remove(grant);
     }
 
     /**
@@ -497,9 +500,10 @@ final class DefaultSession implements Session {
             }
             LOG.log(System.Logger.Level.WARNING, "grant {0}#{1} of session {2} was revoked by ''{3}''", key.lock(),
                     Long.toString(key.value()), id, named.getRevokedBy());
-            DefaultGrant grant = grants.remove(key);
-            if (grant != null) {
-                notify(() -> grant.revokedBy(named.getRevokedBy()));
+            for (DefaultGrant grant : grants) {
+                if (GrantKey.of(grant.token()).equals(key) && grants.remove(grant)) {
+                    notify(() -> grant.revokedBy(named.getRevokedBy()));
+                }
             }
         }
     }
@@ -588,8 +592,12 @@ final class DefaultSession implements Session {
         synchronized (jeopardyLock) {
             episode = jeopardy;
         }
-        List<DefaultGrant> held = new ArrayList<>(grants.values());
-        grants.clear();
+        List<DefaultGrant> held = new ArrayList<>();
+        for (DefaultGrant grant : grants) {
+            if (grants.remove(grant)) { // one tracked meanwhile is told by track, which finds the loss
+                held.add(grant);
+            }
+        }
         // In one task and in this order, so that jeopardy's listeners always run before (never after) lost's.
         Runnable notify = () -> {
             episode.complete(Duration.ZERO);

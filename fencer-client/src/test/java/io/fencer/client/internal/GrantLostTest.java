@@ -83,6 +83,36 @@ class GrantLostTest {
         assertThat(loss.detail()).contains("EXPIRED");
     }
 
+    /** The holder acquiring again gets the same token: each grant it was handed learns of the loss, not the last. */
+    @Test
+    void lost_lockAcquiredTwiceThenSessionExpires_completesBothGrants() {
+        Session session = openSession();
+        Grant first = session.lock("orders").acquire(PATIENCE);
+        Grant again = session.lock("orders").acquire(PATIENCE);
+        assertThat(again.token()).isEqualTo(first.token());
+        server.locks.keepAliveMode = FakeLocks.KeepAliveMode.EXPIRE;
+
+        ticker.set(Duration.ofSeconds(1));
+        await().atMost(PATIENCE).until(() -> again.lost().toCompletableFuture().isDone());
+
+        await().atMost(PATIENCE).until(() -> first.lost().toCompletableFuture().isDone());
+        assertThat(first.lost().toCompletableFuture().join().cause()).isEqualTo(GrantLoss.Cause.SESSION_LOST);
+    }
+
+    @Test
+    void lost_lockAcquiredTwiceThenRevoked_completesBothGrants() {
+        Session session = openSession();
+        Grant first = session.lock("orders").acquire(PATIENCE);
+        Grant again = session.lock("orders").acquire(PATIENCE);
+        server.locks.revokedInKeepAlives = List.of(revoked(first, "alice"));
+
+        ticker.set(Duration.ofSeconds(1));
+        await().atMost(PATIENCE).until(() -> again.lost().toCompletableFuture().isDone());
+
+        await().atMost(PATIENCE).until(() -> first.lost().toCompletableFuture().isDone());
+        assertThat(first.lost().toCompletableFuture().join().revokedBy()).isEqualTo("alice");
+    }
+
     @Test
     void lost_grantReleasedThenSessionExpires_neverCompletes() {
         Session session = openSession();

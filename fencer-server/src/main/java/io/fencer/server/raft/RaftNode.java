@@ -188,6 +188,7 @@ public final class RaftNode implements AutoCloseable {
                     + " in group {}", config.dataDir().resolve(RestoreSeed.FILE_NAME), seed.sourceGroup(),
                     seed.appliedIndex(), groupId.getUuid());
         }
+        RestoreSeed.checkStorage(config.dataDir(), groupId, seed);
         boolean existing = Files.isDirectory(raftDirectory.resolve(groupId.getUuid().toString()));
         Files.createDirectories(raftDirectory);
         RaftProperties properties = properties(config, raftDirectory, raftPort);
@@ -301,10 +302,15 @@ public final class RaftNode implements AutoCloseable {
         try (Stream<Path> groups = Files.list(raft)) {
             // Fencer's group or a restored group's (named by its seed): any group directory means a restart
             return groups.anyMatch(group -> Files.isDirectory(group)
-                    && group.getFileName().toString().matches("[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"));
+                    && isGroupDirectoryName(group.getFileName().toString()));
         } catch (IOException e) {
             return true; // unreadable: treat as existing data, which is never founded over
         }
+    }
+
+    /** Returns true for the name of a group's storage directory in {@code DIR/raft}: the group's UUID. */
+    static boolean isGroupDirectoryName(String name) {
+        return name.matches("[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}");
     }
 
     /**

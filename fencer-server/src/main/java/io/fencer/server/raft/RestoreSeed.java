@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -43,6 +44,40 @@ public final class RestoreSeed {
         }
         return RaftGroupId.valueOf(UUID.nameUUIDFromBytes(("fencer.v1.locks restored " + seed.stateDigest())
                 .getBytes(StandardCharsets.UTF_8)));
+    }
+
+    /**
+     * Refuses to start a peer whose Raft storage is of another group than {@code groupId}, the one its seed (or the
+     * lack of one) names: a restored peer whose seed went missing, or a seed put into another group's data directory.
+     * Ratis would otherwise format {@code groupId}'s storage beside the other and fail to start with both, and with
+     * that stray storage the peer would not start again even once its own seed was back.
+     *
+     * @throws IOException naming the groups found, the seed and what to do; nothing was changed
+     */
+    static void checkStorage(Path dataDir, RaftGroupId groupId, BackupFile.Contents seed) throws IOException {
+        Path raft = dataDir.resolve("raft");
+        if (!Files.isDirectory(raft)) {
+            return;
+        }
+        List<String> others;
+        try (Stream<Path> groups = Files.list(raft)) {
+            others = groups.filter(Files::isDirectory).map(group -> group.getFileName().toString())
+                    .filter(name -> RaftNode.isGroupDirectoryName(name)
+                            && !name.equals(groupId.getUuid().toString()))
+                    .sorted().toList();
+        }
+        if (others.isEmpty()) {
+            return;
+        }
+        Path file = dataDir.resolve(FILE_NAME);
+        throw new IOException(raft + " holds the Raft storage of group " + String.join(", ", others) + ", not of group "
+                + groupId.getUuid() + " that this peer would start " + (seed == null
+                ? "without a restore seed: it is a restored group's data directory whose seed " + file + " is missing;"
+                        + " put back the seed it was restored from (starting without it would found a new group,"
+                        + " counting tokens from 1 again)"
+                : "from its restore seed " + file + ": that seed is not the one this data directory was restored"
+                        + " from; put back its own")
+                + ". A data directory holds one group's storage; nothing was changed");
     }
 
     /**

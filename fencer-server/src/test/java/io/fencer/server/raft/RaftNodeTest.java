@@ -1,14 +1,18 @@
 package io.fencer.server.raft;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fencer.core.Ticker;
+import io.fencer.lock.BackupFile;
 import io.fencer.lock.Command;
 import io.fencer.lock.Limits;
+import io.fencer.lock.LockStateMachine;
 import io.fencer.server.ServerConfig;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -84,6 +88,37 @@ class RaftNodeTest {
             assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
                     .as("threads of Ratis's client executor for peer %s", id)
                     .noneMatch(name -> name.startsWith(id + "-client"));
+        }
+    }
+
+    /**
+     * A restored peer whose seed file went missing (its data directory copied without it, or the file deleted once
+     * the peer had a snapshot) is refused, naming the seed, before Ratis touches its storage. Before, Ratis formatted
+     * Fencer's own group's storage beside the restored group's and failed with "ILLEGAL TRANSITION ... RUNNING ->
+     * STARTING"; the stray storage then kept the peer from starting even once its seed was back.
+     */
+    @Test
+    void start_restoredPeerWhoseSeedIsGone_refusedNamingTheSeedAndStartsOnceItIsBack() throws Exception {
+        BackupFile.Contents backup = new BackupFile.Contents(BackupFile.Kind.BACKUP, 0, UUID.randomUUID(), 0,
+                BackupFile.stateOf(new LockStateMachine(Limits.DEFAULT)));
+        BackupFile.Contents seed = RestoreSeed.write(directory, backup, 1, Limits.DEFAULT, 0);
+        Path seedFile = directory.resolve(RestoreSeed.FILE_NAME);
+        byte[] seedBytes = Files.readAllBytes(seedFile);
+        ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, 0);
+        try (RaftNode raft = RaftNode.start(config, null, new RaftLockStateMachine(Limits.DEFAULT), () -> 0)) {
+            await().atMost(WAIT).until(raft::isLeaderReady);
+        }
+        Files.delete(seedFile);
+
+        assertThatThrownBy(() -> RaftNode.start(config, null, new RaftLockStateMachine(Limits.DEFAULT), () -> 0)
+                .close()).isInstanceOf(java.io.IOException.class)
+                .hasMessageContaining(RestoreSeed.groupName(seed)).hasMessageContaining(seedFile.toString());
+
+        Files.write(seedFile, seedBytes);
+        RaftLockStateMachine stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
+        try (RaftNode raft = RaftNode.start(config, null, stateMachine, () -> 0)) {
+            assertThat(raft.groupId().getUuid().toString()).isEqualTo(RestoreSeed.groupName(seed));
+            assertThat(stateMachine.readLocal(LockStateMachine::generation)).isEqualTo(1);
         }
     }
 }

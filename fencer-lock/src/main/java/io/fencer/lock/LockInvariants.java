@@ -2,6 +2,7 @@ package io.fencer.lock;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.LockMode;
+import java.util.HashSet;
 import java.util.Map;
 
 /**
@@ -135,10 +136,23 @@ final class LockInvariants {
         }
     }
 
-    /** A multi-lock wait names this lock and waits, the same wait, in the queue of every lock it names. */
+    /**
+     * A multi-lock wait is one an AcquireAll could queue (1 to 64 distinct locks, exclusive), names this lock and
+     * waits, the same wait, in the queue of every lock it names: a snapshot's wait that names a lock twice would be
+     * granted that lock twice in one step.
+     */
     private void checkGroupWait(long sessionId, LockRecord.Waiter waiter, String lock) {
         if (waiter.group() == null) {
             return;
+        }
+        if (waiter.group().isEmpty() || waiter.group().size() > Command.AcquireAll.LOCKS_MAX
+                || waiter.mode() != LockMode.EXCLUSIVE) {
+            throw broken("multi-lock wait of session %d on lock %s names %d locks in %s mode: an AcquireAll names 1 to"
+                    + " %d, exclusive", sessionId, lock, waiter.group().size(), waiter.mode().text(),
+                    Command.AcquireAll.LOCKS_MAX);
+        }
+        if (new HashSet<>(waiter.group()).size() != waiter.group().size()) {
+            throw broken("multi-lock wait %s of session %d names lock %s twice", waiter.group(), sessionId, lock);
         }
         if (!waiter.group().contains(lock)) {
             throw broken("multi-lock wait %s of session %d is queued on lock %s, which it does not name",

@@ -5,6 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -118,5 +125,46 @@ class MultiLockTest {
                 .containsExactly(command);
         Result result = new Result.GrantedAll(List.of(new FencingToken("b", 3), new FencingToken("a", 9)));
         assertThat(CommandCodec.decodeResults(CommandCodec.encodeResults(List.of(result)))).containsExactly(result);
+    }
+
+    /**
+     * A snapshot whose multi-lock wait names a lock twice, as no AcquireAll may: it passed the invariants when read, and
+     * granting the wait later issued that lock twice in one step (an assertion failure, halting the peer).
+     */
+    @Test
+    void readSnapshot_multiLockWaitNamingALockTwice_refusedNamingIt() throws IOException {
+        long holder = open();
+        apply(new Command.Acquire(holder, HASH, "a", "hold-a", false));
+        apply(new Command.Acquire(open(), HASH, "a", "wait-a", true));
+        byte[] bytes = LockMachineFixture.snapshot(machine);
+
+        byte[] corrupt = withGroup(bytes, "wait-a", "a", "a");
+
+        assertThat(read(bytes).describe("a")).isEqualTo(machine.describe("a"));
+        assertThatThrownBy(() -> read(corrupt)).isInstanceOf(IOException.class)
+                .hasMessageContaining("multi-lock wait [a, a] of session 2 names lock a twice");
+    }
+
+    /** Returns a snapshot whose plain wait of request {@code requestId} is made a multi-lock wait on {@code group}. */
+    private static byte[] withGroup(byte[] snapshot, String requestId, String... group) throws IOException {
+        byte[] marker = requestId.getBytes(StandardCharsets.UTF_8);
+        int at = 0;
+        while (!Arrays.equals(snapshot, at, at + marker.length, marker, 0, marker.length)) {
+            at++;
+        }
+        int count = at + marker.length + 1; // after the request id and the mode: the group's count, 0
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        DataOutputStream data = new DataOutputStream(out);
+        data.write(snapshot, 0, count);
+        data.writeInt(group.length);
+        for (String name : group) {
+            data.writeUTF(name);
+        }
+        data.write(snapshot, count + 4, snapshot.length - count - 4);
+        return out.toByteArray();
+    }
+
+    private static LockStateMachine read(byte[] snapshot) throws IOException {
+        return LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(snapshot)), Limits.DEFAULT);
     }
 }

@@ -1,5 +1,6 @@
 package io.fencer.client.internal;
 
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.AddPeerRequest;
 import io.fencer.api.v1.ListPeersRequest;
 import io.fencer.api.v1.ListPeersResponse;
@@ -7,12 +8,16 @@ import io.fencer.api.v1.PeerInfo;
 import io.fencer.api.v1.PeerRole;
 import io.fencer.api.v1.PeersGrpc;
 import io.fencer.api.v1.PromotePeerRequest;
+import io.fencer.api.v1.Reason;
 import io.fencer.api.v1.RemovePeerRequest;
 import io.fencer.client.GroupPeers;
 import io.fencer.client.PeerStatus;
 import io.fencer.core.MembershipRefusedException;
+import io.fencer.core.UnavailableException;
+import io.grpc.StatusRuntimeException;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 
@@ -34,8 +39,12 @@ final class DefaultGroupPeers implements GroupPeers {
 
     @Override
     public List<PeerStatus> list() {
-        return toStatus(router.call("List peers", calls -> calls.call(PeersGrpc.getListMethod(),
-                ListPeersRequest.getDefaultInstance())));
+        return toStatus(listResponse());
+    }
+
+    private ListPeersResponse listResponse() {
+        return router.call("List peers", calls -> calls.call(PeersGrpc.getListMethod(),
+                ListPeersRequest.getDefaultInstance()));
     }
 
     @Override
@@ -65,27 +74,46 @@ final class DefaultGroupPeers implements GroupPeers {
      * Runs a change through the router, which retries it after a failure that may have taken effect (a lost reply,
      * a leader that failed over while committing it). When a retry is refused, the refusal may be of the change's
      * own first attempt ("already in the group"): if the configuration now shows the change's effect
-     * ({@code done}), the change succeeded and its configuration is returned. A refusal of the first attempt is
-     * always the caller's.
+     * ({@code done}), the change succeeded and its configuration is returned. If it does not, but a change is still
+     * in progress while an earlier attempt's outcome is unknown, that change may be the earlier attempt (a new peer
+     * still being caught up): the outcome is reported unknown, not refused. A refusal of the first attempt is always
+     * the caller's.
      */
     private List<PeerStatus> change(String operation, Router.Attempt<ListPeersResponse> attempt,
             Predicate<List<PeerStatus>> done) {
         AtomicInteger attempts = new AtomicInteger();
+        AtomicBoolean outcomeUnknown = new AtomicBoolean();
         long attemptNanos = Math.max(router.callTimeoutNanos(), CHANGE_ATTEMPT_MIN.toNanos());
         try {
             return toStatus(router.call(operation, attemptNanos + router.callTimeoutNanos(), calls -> {
                 attempts.incrementAndGet();
-                return attempt.run(calls.withTimeoutNanos(attemptNanos));
+                try {
+                    return attempt.run(calls.withTimeoutNanos(attemptNanos));
+                } catch (StatusRuntimeException failure) {
+                    outcomeUnknown.compareAndSet(false, !nothingDone(failure));
+                    throw failure;
+                }
             }));
         } catch (MembershipRefusedException refused) {
             if (attempts.get() > 1) {
-                List<PeerStatus> now = list();
-                if (done.test(now)) {
-                    return now;
+                ListPeersResponse now = listResponse();
+                if (done.test(toStatus(now))) {
+                    return toStatus(now);
+                }
+                if (outcomeUnknown.get() && now.getChanging()) {
+                    throw new UnavailableException(operation + ": an earlier attempt's outcome is unknown and may "
+                            + "still take effect (a change is in progress), while the retry was refused: "
+                            + refused.why() + "; `fencer peers list` tells once the change ended", refused);
                 }
             }
             throw refused;
         }
+    }
+
+    /** True for a failure that says the change was not started: another peer leads, or no connection was made. */
+    private static boolean nothingDone(StatusRuntimeException failure) {
+        return Unreachable.neverSent(failure) || WireErrors.detail(failure)
+                .map(detail -> detail.getReason() == Reason.REASON_NOT_LEADER).orElse(false);
     }
 
     private static List<PeerStatus> toStatus(ListPeersResponse response) {

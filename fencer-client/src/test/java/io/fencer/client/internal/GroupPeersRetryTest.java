@@ -13,6 +13,7 @@ import io.fencer.api.v1.PeerRole;
 import io.fencer.api.v1.PeersGrpc;
 import io.fencer.client.PeerStatus;
 import io.fencer.core.MembershipRefusedException;
+import io.fencer.core.UnavailableException;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -74,6 +75,24 @@ class GroupPeersRetryTest {
         }
     }
 
+    /**
+     * The first attempt's outcome is unknown (the leader's own "may or may not take effect", or an attempt cut by its
+     * deadline while the leader still catches the new peer up), and the retry is refused because a change is in
+     * progress: that change may be the first attempt, so the add may still take effect. It was reported refused,
+     * which says that nothing changed.
+     */
+    @Test
+    void add_firstOutcomeUnknownAndRetryRefusedWhileAChangeIsInProgress_isReportedAsMaybeApplied() throws Exception {
+        peers.firstStillStaging = true;
+        try (Router router = router()) {
+            assertThatThrownBy(() -> new DefaultGroupPeers(router).add("p4", "127.0.0.1:9004", "127.0.0.1:9104"))
+                    .isInstanceOf(UnavailableException.class).hasMessageContaining("p4")
+                    .hasMessageContaining("may still take effect")
+                    .hasMessageContaining("another change is in progress");
+            assertThat(peers.addCalls).hasValue(2);
+        }
+    }
+
     @Test
     void add_answeredAfterMoreThanAThirdOfTheCallTimeout_waitsForTheAnswerWithoutRetrying() throws Exception {
         peers.answerAfterMillis = 4_500; // the router's attempts are cut at a third of its 10 s call timeout
@@ -105,6 +124,8 @@ class GroupPeersRetryTest {
         volatile boolean loseFirstReply;
         volatile String addressAdded;
         volatile long answerAfterMillis;
+        /** The first Add stays in progress (a new peer being caught up) and answers as the leader's timeout does. */
+        volatile boolean firstStillStaging;
 
         @Override
         public void list(ListPeersRequest request, StreamObserver<ListPeersResponse> out) {
@@ -116,6 +137,13 @@ class GroupPeersRetryTest {
         public synchronized void add(AddPeerRequest request, StreamObserver<ChangePeersResponse> out) {
             addCalls.incrementAndGet();
             pause(answerAfterMillis);
+            if (firstStillStaging) {
+                out.onError(WireErrors.toStatusException(addCalls.get() == 1
+                        ? new io.fencer.core.UnavailableException("the change ADD '" + request.getId() + "' did not"
+                                + " commit within 60 s: it may or may not take effect; `fencer peers list` tells")
+                        : new MembershipRefusedException(request.getId(), "another change is in progress")));
+                return;
+            }
             if (members.stream().anyMatch(p -> p.getId().equals(request.getId()))) {
                 out.onError(WireErrors.toStatusException(new MembershipRefusedException(request.getId(),
                         "the id is already in the group, as a learner")));
@@ -140,7 +168,7 @@ class GroupPeersRetryTest {
         }
 
         private synchronized ListPeersResponse configuration() {
-            return ListPeersResponse.newBuilder().addAllPeers(members).build();
+            return ListPeersResponse.newBuilder().addAllPeers(members).setChanging(firstStillStaging).build();
         }
     }
 }

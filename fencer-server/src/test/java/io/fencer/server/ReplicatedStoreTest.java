@@ -22,11 +22,14 @@ import io.fencer.api.v1.WriteResponse;
 import io.fencer.core.FencingToken;
 import io.fencer.core.Sequencer;
 import io.fencer.server.rpc.TestIdentities;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.fencer.store.ReadResult;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
@@ -181,6 +184,46 @@ class ReplicatedStoreTest {
         assertThat(gone.getMessage()).contains("unknown");
         assertThat(store(successor).get(GetRequest.newBuilder().setScope("orders").setKey(ByteString.copyFromUtf8("a"))
                 .build()).getFound()).as("none of the unit's ops was applied").isFalse();
+    }
+
+    /**
+     * Writes to a scope while its unit's commit waits for the log are answered, and so is the commit: the commit once
+     * held its unit's lock while it waited and then took the leader's table of units to leave it, while such a write
+     * held that table and waited for the unit's lock, so both hung, and every later write and unit on the leader
+     * behind them.
+     */
+    @Test
+    void commitUnit_whileWritesToItsScopeArrive_answersTheCommitAndEveryWrite() throws Exception {
+        group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();
+        String leader = group.awaitLeader();
+        String sequencer = Sequencer.format(new FencingToken("busy", 4));
+        for (int round = 0; round < 20; round++) {
+            String unit = store(leader).beginUnit(BeginUnitRequest.newBuilder().setScope("busy")
+                    .setSequencer(sequencer).setTimeoutMillis(30_000).build()).getUnitId();
+            store(leader).unitWrite(UnitWriteRequest.newBuilder().setUnitId(unit).addOps(Op.newBuilder()
+                    .setPut(Put.newBuilder().setKey(ByteString.copyFromUtf8("big"))
+                            .setValue(ByteString.copyFrom(new byte[512 * 1024])))).build());
+
+            CompletableFuture<WriteResponse> commit = CompletableFuture.supplyAsync(() -> store(leader)
+                    .commitUnit(CommitUnitRequest.newBuilder().setUnitId(unit).build()));
+            while (!commit.isDone()) {
+                Status.Code code = codeOf(() -> store(leader).withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .write(write("busy", "w", "x", 4)));
+                assertThat(code).as("a write while the unit commits: applied, or refused while the unit holds the"
+                        + " scope").isIn(Status.Code.OK, Status.Code.RESOURCE_EXHAUSTED);
+            }
+
+            assertThat(commit.get(10, TimeUnit.SECONDS).getOpsApplied()).isEqualTo(1);
+        }
+    }
+
+    private static Status.Code codeOf(Runnable call) {
+        try {
+            call.run();
+            return Status.Code.OK;
+        } catch (StatusRuntimeException e) {
+            return e.getStatus().getCode();
+        }
     }
 
     private static Op put(String key, String value) {

@@ -115,8 +115,11 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     private volatile Cluster cluster;
     /** True once the group's format level admits store entries; a level never goes down. */
     private volatile boolean levelReached;
-    /** The open units this peer holds as leader, by scope: at most one per scope. */
-    private final java.util.Map<String, ReplicatedUnit> units = new java.util.HashMap<>();
+    /**
+     * The open units this peer holds as leader, by scope: at most one per scope. Checked and changed holding its
+     * monitor, which then takes a unit's; a unit's commit leaves it without the monitor (see {@link #commitUnit}).
+     */
+    private final java.util.Map<String, ReplicatedUnit> units = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** The Raft node and proposer, known once the node started (after the state machine loaded its snapshot). */
     private record Cluster(RaftNode raft, Proposer proposer, RaftLockStateMachine stateMachine) {}
@@ -288,9 +291,9 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
             }
             return StoreWire.writeResult(join(propose(group, entry().setUnitCommit(commit))).getWrite());
         } finally {
-            synchronized (units) {
-                units.remove(unit.scope(), unit);
-            }
+            // Without the map's monitor: the unit's is held here, and a write to the scope holds the map's while it
+            // waits for the unit's (checkOpenUnit); taking the map's here would deadlock the two.
+            units.remove(unit.scope(), unit);
         }
     }
 

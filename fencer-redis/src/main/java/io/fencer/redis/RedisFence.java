@@ -54,9 +54,19 @@ public final class RedisFence {
 
     private static final String SCRIPT_RESOURCE = "fenced-write.lua";
     private static final String SCRIPT = loadScript();
-    /** The fenced read: {admitted 0 or 1, the accepted token, the value or nil}, in one atomic script call. */
+    /**
+     * The fenced read: {admitted 0 or 1, the accepted token, the value or nil}, in one atomic script call. Tokens are
+     * compared as decimal strings, by length then text, as the write script does: Lua's numbers are doubles, which
+     * cannot tell apart two tokens that differ only above 2^53.
+     */
     private static final String FENCED_READ = "local accepted = redis.call('GET', KEYS[1]) or '0'\n"
-            + "if tonumber(accepted) > tonumber(ARGV[1]) then return {0, accepted} end\n"
+            + "if not (accepted == '0' or string.match(accepted, '^[1-9]%d*$')) then\n"
+            + "  return redis.error_reply('ERR fencer: fence key ' .. KEYS[1] .. ' does not hold a token')\n"
+            + "end\n"
+            + "local presented = ARGV[1]\n"
+            + "if #accepted > #presented or (#accepted == #presented and accepted > presented) then\n"
+            + "  return {0, accepted}\n"
+            + "end\n"
             + "return {1, accepted, redis.call('GET', KEYS[2])}\n";
 
     private final RedisCommands<String, String> commands;

@@ -166,6 +166,30 @@ class RedisFenceTest {
         assertThat(redis.get("key")).isEqualTo("newest");
     }
 
+    /** The fenced read compared tokens as Lua numbers (doubles), so it admitted a stale reader above 2^53. */
+    @Test
+    void get_whenTokensDifferOnlyAboveDoublePrecision_refusesTheLowerExactly() {
+        RedisFence fence = new RedisFence(connection);
+        long big = FencingToken.VALUE_MAX;
+        fence.set(new FencingToken("big", big), "key", "newest");
+
+        assertThatThrownBy(() -> fence.get(new FencingToken("big", big - 1), "key"))
+                .isInstanceOfSatisfying(StaleTokenException.class, e -> {
+                    assertThat(e.presented()).isEqualTo(big - 1);
+                    assertThat(e.accepted()).isEqualTo(big);
+                });
+        assertThat(fence.get(new FencingToken("big", big), "key")).isEqualTo("newest");
+    }
+
+    @Test
+    void get_whenFenceKeyHoldsNoToken_failsNamingTheKey() {
+        RedisFence fence = new RedisFence(connection);
+        redis.set("fencer:fence:orders", "not a token");
+
+        assertThatThrownBy(() -> fence.get(new FencingToken("orders", 1), "orders:42"))
+                .hasMessageContaining("fencer:fence:orders").hasMessageContaining("does not hold a token");
+    }
+
     @Test
     void set_whenStrictAndEqualToken_refuses() {
         RedisFence fence = new RedisFence(connection, FencePolicy.STRICT, RedisFence.KEY_PREFIX_DEFAULT);

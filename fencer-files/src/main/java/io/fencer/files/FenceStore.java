@@ -4,6 +4,7 @@ import io.fencer.core.LimitExceededException;
 import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -151,7 +152,12 @@ final class FenceStore {
         Path temp = directory.resolve(FencedDirectory.FENCE_FILE_NAME + ".tmp");
         try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
-            channel.write(java.nio.ByteBuffer.wrap(state.encode()));
+            // One write may take only part of the buffer (a disk filling up): loop until the file system takes the
+            // rest or fails, or the rename below would put a truncated fence in place.
+            ByteBuffer bytes = ByteBuffer.wrap(state.encode());
+            while (bytes.hasRemaining()) {
+                channel.write(bytes);
+            }
             channel.force(true);
         }
         Files.move(temp, fenceFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

@@ -15,7 +15,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -135,5 +138,39 @@ class FencedDirectoryProcessTest {
                     new byte[1])).isInstanceOf(StaleTokenException.class);
             assertThat(files.read(CrashingWriter.FILE).orElseThrow()).isEqualTo(current);
         }
+    }
+
+    /**
+     * A file system that takes only part of the fence file (a disk filling up, a quota; here a file size limit of the
+     * writer's process) must fail the write, not leave a truncated fence: one of those refuses every later write as
+     * corrupt and has lost the accepted token. A single FileChannel.write may write only part of its buffer.
+     */
+    @Test
+    void write_fileSystemTakesOnlyPartOfTheFence_failsAndLeavesTheFenceWhole() throws Exception {
+        Path shared = Files.createDirectory(dir.resolve("limited"));
+        FencedDirectory files = FencedDirectory.open(shared, "limited");
+        String longName = "n".repeat(FencedDirectory.NAME_BYTES_MAX - 3);
+        for (int i = 0; i < 120; i++) { // a fence of about 40 KiB: a line of some 350 bytes per file
+            files.write(new FencingToken("limited", 1), longName + String.format("%03d", i), new byte[] {(byte) i});
+        }
+        long fenceBytes = Files.size(shared.resolve(FencedDirectory.FENCE_FILE_NAME));
+        assertThat(fenceBytes).isGreaterThan(32 * 1024);
+
+        // ulimit -f counts 512- or 1024-byte blocks, by shell: 16 of them is at most 16 KiB, less than the fence.
+        List<String> command = new ArrayList<>(List.of("/bin/sh", "-c", "ulimit -f 16 && exec \"$0\" \"$@\"",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:-UsePerfData",
+                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
+                SizeLimitedWriter.class.getName(), shared.toString(), "limited", "2"));
+        Process writer = new ProcessBuilder(command).redirectError(dir.resolve("limited.log").toFile()).start();
+        assertThat(writer.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        String answer = new String(writer.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+
+        FencedDirectory reopened = FencedDirectory.open(shared, "limited"); // a truncated fence fails here
+        assertThat(answer).as("the write that could not persist its fence fails").startsWith("FAILED");
+        assertThat(reopened.accepted()).isGreaterThanOrEqualTo(1);
+        assertThat(reopened.writerOf(longName + "000")).contains(new FencingToken("limited", 1));
+        reopened.write(new FencingToken("limited", 3), SizeLimitedWriter.FILE, new byte[] {3});
+        assertThat(reopened.read(SizeLimitedWriter.FILE).orElseThrow().writer())
+                .isEqualTo(new FencingToken("limited", 3));
     }
 }

@@ -186,10 +186,11 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
      */
     public FencedRecords<K, V> poll(Duration timeout) {
         ConsumerRecords<K, V> records = consumer.poll(timeout);
+        restoreMissing(records);
         List<ConsumerRecord<K, V>> accepted = new ArrayList<>();
         List<RefusedRecord> refused = new ArrayList<>();
         for (TopicPartition partition : records.partitions()) {
-            PartitionFence fence = fences.computeIfAbsent(partition, unused -> new PartitionFence(locks));
+            PartitionFence fence = fences.get(partition);
             for (ConsumerRecord<K, V> record : records.records(partition)) {
                 RefusedRecord refusal = fence.judge(record);
                 if (refusal == null) {
@@ -203,6 +204,27 @@ public final class FencedConsumer<K, V> implements AutoCloseable {
         }
         refusedCount += refused.size();
         return new FencedRecords<>(accepted, refused);
+    }
+
+    /**
+     * Restores the fence of each polled partition that has none: its restore failed when it was assigned (the listener
+     * threw, and Kafka keeps the assignment), and an empty fence would admit what the committed one refuses. When that
+     * fails again, every polled partition is rewound to its first polled record, so that nothing is skipped, and the
+     * failure is thrown: the consumer judges nothing until it can read the committed fences.
+     */
+    private void restoreMissing(ConsumerRecords<K, V> records) {
+        List<TopicPartition> missing = records.partitions().stream().filter(p -> !fences.containsKey(p)).toList();
+        if (missing.isEmpty()) {
+            return;
+        }
+        try {
+            restore(missing);
+        } catch (RuntimeException e) {
+            for (TopicPartition partition : records.partitions()) {
+                consumer.seek(partition, records.records(partition).get(0).offset());
+            }
+            throw e;
+        }
     }
 
     /**

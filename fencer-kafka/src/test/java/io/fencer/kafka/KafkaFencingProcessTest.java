@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -23,6 +24,7 @@ import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -242,6 +244,49 @@ class KafkaFencingProcessTest {
         // only because it reads v7 first; reading from v6 on, it would take v6. The committed fence is what refused.
         try (FencedConsumer<String, String> fresh = consumer("g-" + UUID.randomUUID(), topic, "ledger")) {
             assertThat(values(pollJudged(fresh, 3))).containsExactly("v7", "v8");
+        }
+    }
+
+    /**
+     * A fence that could not be restored when its partition was assigned (the rebalance listener threw, and Kafka
+     * keeps the assignment) was replaced by an empty one at the next poll, which admitted a record the committed
+     * fence refuses: the consumer must keep refusing to judge, and skip nothing.
+     */
+    @Test
+    void poll_whenCommittedFenceCannotBeRestored_failsEveryPollAndHandsOverNothing() {
+        String topic = newTopic();
+        String group = "g-" + UUID.randomUUID();
+        send(topic, new FencingToken("ledger", 7).sequencer(), "v7");
+        send(topic, new FencingToken("ledger", 6).sequencer(), "v6");
+        commitWithoutFence(group, new TopicPartition(topic, 0), 1);
+
+        List<String> accepted = new ArrayList<>();
+        List<RuntimeException> failures = new ArrayList<>();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        try (FencedConsumer<String, String> consumer = consumer(group, topic, "ledger")) {
+            while (accepted.isEmpty() && failures.size() < 3 && System.nanoTime() < deadline) {
+                try {
+                    accepted.addAll(values(consumer.poll(Duration.ofMillis(200))));
+                } catch (RuntimeException e) {
+                    failures.add(e);
+                }
+            }
+        }
+
+        assertThat(accepted).as("judged against no fence at all").isEmpty();
+        assertThat(failures).hasSize(3).allSatisfy(e -> assertThat(e).hasStackTraceContaining("is not a fence"));
+        try (FencedConsumer<String, String> other = consumer("g-" + UUID.randomUUID(), topic, "ledger")) {
+            assertThat(values(pollJudged(other, 2))).as("v6 is still in the log").containsExactly("v7");
+        }
+    }
+
+    /** Commits {@code offset} for {@code group} as a consumer outside the fence does: without a fence. */
+    private static void commitWithoutFence(String group, TopicPartition partition, long offset) {
+        Map<String, Object> config = new HashMap<>(consumerConfig(group));
+        config.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        try (KafkaConsumer<String, String> plain = new KafkaConsumer<>(config, new StringDeserializer(),
+                new StringDeserializer())) {
+            plain.commitSync(Map.of(partition, new OffsetAndMetadata(offset, "not a fence")));
         }
     }
 

@@ -20,11 +20,10 @@ final class DefaultGrant implements Grant {
     private final FencingToken token;
     private final String sequencer;
     private final AtomicBoolean released = new AtomicBoolean();
-    private final CompletableFuture<GrantLoss> lost = new CompletableFuture<>();
+    /** This grant's loss, shared with the other objects of the same grant (see {@link DefaultSession#track}). */
+    private final CompletableFuture<GrantLoss> lost;
     /** What callers see: completing or cancelling it does not touch {@link #lost}. */
-    private final CompletionStage<GrantLoss> lostView = lost.minimalCompletionStage();
-    /** True once the service said an operator revoked this grant: there is nothing left to release. */
-    private volatile boolean revoked;
+    private final CompletionStage<GrantLoss> lostView;
 
     /**
      * Creates the grant of {@code token} through {@code session}.
@@ -35,7 +34,8 @@ final class DefaultGrant implements Grant {
         this.session = session;
         this.token = token;
         this.sequencer = sequencer;
-        session.track(this);
+        this.lost = session.track(token);
+        this.lostView = lost.minimalCompletionStage();
     }
 
     @Override
@@ -53,18 +53,23 @@ final class DefaultGrant implements Grant {
         return lostView;
     }
 
-    /** Called by the session, on the thread that runs listeners, when the service says an operator revoked this. */
-    void revokedBy(String identity) {
-        revoked = true;
-        lost.complete(new GrantLoss(token, GrantLoss.Cause.REVOKED, identity, "grant " + token + " of session "
-                + session.id() + " was revoked by '" + identity + "': the lock passes to its next waiter under a"
-                + " higher token, and resources refuse this token once that holder has written"));
+    /** The loss of the grant of {@code token} of session {@code sessionId}, which {@code identity} revoked. */
+    static GrantLoss revoked(FencingToken token, long sessionId, String identity) {
+        return new GrantLoss(token, GrantLoss.Cause.REVOKED, identity, "grant " + token + " of session " + sessionId
+                + " was revoked by '" + identity + "': the lock passes to its next waiter under a higher token, and"
+                + " resources refuse this token once that holder has written");
     }
 
-    /** Called by the session, on the thread that runs listeners, when the session is lost (not closed). */
-    void sessionLost(SessionLoss loss) {
-        lost.complete(new GrantLoss(token, GrantLoss.Cause.SESSION_LOST, null, "grant " + token + " ended with its"
-                + " session (" + loss.cause() + "): " + loss.detail()));
+    /** The loss of the grant of {@code token} with its session, lost (not closed) as {@code loss} says. */
+    static GrantLoss sessionLost(FencingToken token, SessionLoss loss) {
+        return new GrantLoss(token, GrantLoss.Cause.SESSION_LOST, null, "grant " + token + " ended with its"
+                + " session (" + loss.cause() + "): " + loss.detail());
+    }
+
+    /** True once the service said an operator revoked this grant: there is nothing left to release. */
+    private boolean revoked() {
+        GrantLoss loss = lost.getNow(null);
+        return loss != null && loss.cause() == GrantLoss.Cause.REVOKED;
     }
 
     /**
@@ -89,8 +94,8 @@ final class DefaultGrant implements Grant {
         if (!released.compareAndSet(false, true)) {
             return;
         }
-        session.untrack(this);
-        if (revoked) {
+        session.untrack(token, lost);
+        if (revoked()) {
             return; // the service ended the grant: a release would only be refused NOT_HOLDER
         }
         SessionLoss loss = session.knownLoss();
@@ -107,7 +112,7 @@ final class DefaultGrant implements Grant {
             // The grant ended before, or cannot be released by this client any more: nothing to release.
         } catch (RuntimeException e) {
             released.set(false);
-            session.track(this);
+            session.retrack(token, lost);
             throw e;
         }
     }

@@ -10,6 +10,7 @@ import io.fencer.api.v1.RevokedGrant;
 import io.fencer.client.FencedLock;
 import io.fencer.client.FencedMultiLock;
 import io.fencer.client.FencedSemaphore;
+import io.fencer.client.GrantLoss;
 import io.fencer.client.LeaderElection;
 import io.fencer.client.Session;
 import io.fencer.client.SessionLoss;
@@ -27,6 +28,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -79,11 +81,12 @@ final class DefaultSession implements Session {
     /** Orders replacing {@link #jeopardy} against a loss, so that a lost session never gets a pending episode. */
     private final Object jeopardyLock = new Object();
     /**
-     * The grants made through this session and not released: told when revoked or when the session is lost. By
-     * identity, not by token: the holder acquiring a lock again is handed another grant of the same token, and each
-     * must learn of its loss. Whoever removes a grant from here tells it.
+     * The grants made through this session and not released, by token: each one's loss, completed when it is revoked
+     * or the session is lost. Shared by every grant object of one token (the holder acquiring a lock again is handed
+     * another object of the same grant, and each must learn of its loss), so that this holds one entry a grant, not
+     * one an acquire. Whoever removes an entry from here completes it.
      */
-    private final Set<DefaultGrant> grants = ConcurrentHashMap.newKeySet();
+    private final Map<GrantKey, CompletableFuture<GrantLoss>> grants = new ConcurrentHashMap<>();
     /**
      * The revocations the service has named for this session, most recent last: every keepalive answer repeats them
      * (at most 8), so the known ones are skipped; and a grant tracked after its revocation was named learns it here.
@@ -457,29 +460,49 @@ final class DefaultSession implements Session {
     }
 
     /**
-     * Tracks {@code grant} until it is released ({@link #untrack}), so that it learns of its loss: a revocation the
-     * service named already, or the session's loss if that came first.
+     * Tracks a grant of {@code token} until it is released ({@link #untrack}) and returns its loss, shared with the
+     * other grant objects of that token: completed when the grant is revoked (at once if the service named the
+     * revocation already) or the session is lost (at once if it was lost before).
      */
-    void track(DefaultGrant grant) {
-        GrantKey key = GrantKey.of(grant.token());
-        grants.add(grant);
+    CompletableFuture<GrantLoss> track(FencingToken token) {
+        CompletableFuture<GrantLoss> loss = grants.computeIfAbsent(GrantKey.of(token), key -> new CompletableFuture<>());
+        tellIfEndedAlready(token, loss);
+        return loss;
+    }
+
+    /** Tracks {@code loss} again after its grant's release failed: the grant is still held. */
+    void retrack(FencingToken token, CompletableFuture<GrantLoss> loss) {
+        CompletableFuture<GrantLoss> tracked = grants.putIfAbsent(GrantKey.of(token), loss);
+        if (tracked != null && tracked != loss) {
+            tracked.whenComplete((ending, failure) -> loss.complete(ending)); // acquired again meanwhile: rare
+        }
+        tellIfEndedAlready(token, loss);
+    }
+
+    private void tellIfEndedAlready(FencingToken token, CompletableFuture<GrantLoss> loss) {
+        GrantKey key = GrantKey.of(token);
         String revokedBy;
         synchronized (revocationsKnown) {
             revokedBy = revocationsKnown.get(key);
         }
-        if (revokedBy != null && grants.remove(grant)) {
-            notify(() -> grant.revokedBy(revokedBy));
+        if (revokedBy != null && grants.remove(key, loss)) {
+            notify(() -> loss.complete(DefaultGrant.revoked(token, id, revokedBy)));
         }
-        SessionLoss known = loss.get();
+        SessionLoss known = this.loss.get();
         // A loss recorded before the put may have missed this grant: tell it here (completing twice is harmless).
-        if (known != null && grants.remove(grant) && known.cause() != SessionLoss.Cause.CLOSED) {
-            notify(() -> grant.sessionLost(known));
+        if (known != null && grants.remove(key, loss) && known.cause() != SessionLoss.Cause.CLOSED) {
+            notify(() -> loss.complete(DefaultGrant.sessionLost(token, known)));
         }
     }
 
-    /** Stops tracking {@code grant}: it is released, or being released. */
-    void untrack(DefaultGrant grant) {
-        grants.remove(grant);
+    /** Returns how many grants this session tracks (for tests): one entry a grant, whatever its objects. */
+    int grantsTracked() {
+        return grants.size();
+    }
+
+    /** Stops tracking the grant of {@code token}: it is released, or being released, and so is every object of it. */
+    void untrack(FencingToken token, CompletableFuture<GrantLoss> loss) {
+        grants.remove(GrantKey.of(token), loss);
     }
 
     /**
@@ -500,10 +523,10 @@ final class DefaultSession implements Session {
             }
             LOG.log(System.Logger.Level.WARNING, "grant {0}#{1} of session {2} was revoked by ''{3}''", key.lock(),
                     Long.toString(key.value()), id, named.getRevokedBy());
-            for (DefaultGrant grant : grants) {
-                if (GrantKey.of(grant.token()).equals(key) && grants.remove(grant)) {
-                    notify(() -> grant.revokedBy(named.getRevokedBy()));
-                }
+            CompletableFuture<GrantLoss> loss = grants.remove(key);
+            if (loss != null) {
+                FencingToken token = new FencingToken(key.lock(), key.value());
+                notify(() -> loss.complete(DefaultGrant.revoked(token, id, named.getRevokedBy())));
             }
         }
     }
@@ -592,17 +615,18 @@ final class DefaultSession implements Session {
         synchronized (jeopardyLock) {
             episode = jeopardy;
         }
-        List<DefaultGrant> held = new ArrayList<>();
-        for (DefaultGrant grant : grants) {
-            if (grants.remove(grant)) { // one tracked meanwhile is told by track, which finds the loss
-                held.add(grant);
+        Map<FencingToken, CompletableFuture<GrantLoss>> held = new LinkedHashMap<>();
+        for (GrantKey key : grants.keySet()) {
+            CompletableFuture<GrantLoss> grantLoss = grants.remove(key);
+            if (grantLoss != null) { // one tracked meanwhile is told by track, which finds the loss
+                held.put(new FencingToken(key.lock(), key.value()), grantLoss);
             }
         }
         // In one task and in this order, so that jeopardy's listeners always run before (never after) lost's.
         Runnable notify = () -> {
             episode.complete(Duration.ZERO);
             if (cause != SessionLoss.Cause.CLOSED) { // a close is asked for, not lost
-                held.forEach(grant -> grant.sessionLost(ending));
+                held.forEach((token, grantLoss) -> grantLoss.complete(DefaultGrant.sessionLost(token, ending)));
                 lost.complete(ending);
             }
             ended.complete(ending);

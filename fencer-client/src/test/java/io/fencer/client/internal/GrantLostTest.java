@@ -126,4 +126,28 @@ class GrantLostTest {
         CompletableFuture<GrantLoss> lost = orders.lost().toCompletableFuture();
         assertThat(lost).as("a released grant is not lost").isNotDone();
     }
+
+    /**
+     * A holder acquiring its lock again and again without releasing each grant object keeps one entry in its
+     * session, not one an acquire (tracking grants one entry an object once grew without bound), and every object
+     * still learns of the loss.
+     */
+    @Test
+    void track_lockAcquiredManyTimesWithoutRelease_keepsOneEntryAndTellsEveryGrant() {
+        Session session = openSession();
+        Grant first = session.lock("orders").acquire(PATIENCE);
+        Grant last = first;
+        for (int i = 0; i < 200; i++) {
+            last = session.lock("orders").acquire(PATIENCE);
+        }
+        assertThat(((DefaultSession) session).grantsTracked()).isEqualTo(1);
+        server.locks.keepAliveMode = FakeLocks.KeepAliveMode.EXPIRE;
+
+        ticker.set(Duration.ofSeconds(1));
+        Grant lastGrant = last;
+        await().atMost(PATIENCE).until(() -> lastGrant.lost().toCompletableFuture().isDone());
+
+        assertThat(first.lost().toCompletableFuture()).isDone();
+        assertThat(((DefaultSession) session).grantsTracked()).isZero();
+    }
 }

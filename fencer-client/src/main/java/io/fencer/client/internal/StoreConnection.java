@@ -22,8 +22,9 @@ import io.grpc.StatusRuntimeException;
  * replicated store, of which the leader answers. One lazily made channel per endpoint, a current endpoint that
  * follows the leader, and the loop every call goes through.
  *
- * <p>Following the leader: an answer NOT_LEADER means the peer took nothing (a replicated store checks leadership
- * before it proposes, and Ratis refuses a proposal it does not append), so every call, idempotent or not, moves to
+ * <p>Following the leader: an answer NOT_LEADER means the peer took nothing (a peer answers so only from its check
+ * before it proposes; a leader that stops leading with the call in its log answers UNAVAILABLE, may or may not have
+ * been applied, which only an idempotent call sends again), so every call, idempotent or not, moves to
  * the leader named (or to the next endpoint when none is named) and is sent again at once; once a peer has so
  * answered, the call's budget lasts at least {@link Router#ELECTION_WAIT_NANOS}, so that a call made during an
  * election outlives it. A call retried after a transport failure moves to the next endpoint too. A

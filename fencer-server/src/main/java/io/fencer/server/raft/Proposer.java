@@ -3,7 +3,6 @@ package io.fencer.server.raft;
 import io.fencer.core.FencerException;
 import io.fencer.server.net.DiskReserve;
 import io.fencer.core.InternalException;
-import io.fencer.core.NotLeaderException;
 import io.fencer.core.Ticker;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Command;
@@ -171,8 +170,9 @@ public final class Proposer implements AutoCloseable {
 
     /**
      * Proposes {@code command}; the future completes with its result once applied, or fails with
-     * {@link NotLeaderException} / {@link UnavailableException} (the command may or may not have been applied)
-     * or {@link InternalException}. A command that breaks {@link CommandChecks#checkProposal} fails at once with
+     * {@link UnavailableException} (the command may or may not have been applied: never {@code NotLeaderException},
+     * which callers take to mean nothing was done, so leadership is checked before proposing) or
+     * {@link InternalException}. A command that breaks {@link CommandChecks#checkProposal} fails at once with
      * {@link io.fencer.core.InvalidArgumentException} and never reaches the log; so does every command while this
      * peer is halted ({@link RaftLockStateMachine#halt()}), with {@link UnavailableException} naming the halt.
      */
@@ -568,8 +568,13 @@ public final class Proposer implements AutoCloseable {
         }
         org.apache.ratis.protocol.exceptions.NotLeaderException notLeader = reply.getNotLeaderException();
         if (notLeader != null) {
+            // Not NOT_LEADER, which says nothing was done: the services check leadership before they propose, so
+            // this is a leader that stepped down after the entry was submitted, and Ratis answers so every entry
+            // still in flight, which a new leader (or this peer, leading again) may yet commit and apply.
             RaftPeer suggested = notLeader.getSuggestedLeader();
-            return new NotLeaderException(suggested == null ? "" : raft.clientAddress(suggested.getId()));
+            return new UnavailableException("this peer stopped leading while the command was in its log: it may or"
+                    + " may not have been applied (a new leader may still commit it); the leader is "
+                    + (suggested == null ? "not known yet" : raft.clientAddress(suggested.getId())));
         }
         RaftException exception = reply.getException();
         ApplyHalt halted = stateMachine.halt();

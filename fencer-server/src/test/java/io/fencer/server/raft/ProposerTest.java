@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.Ticker;
+import io.fencer.core.UnavailableException;
 import io.fencer.lock.Command;
 import io.fencer.lock.Event;
 import io.fencer.lock.Limits;
@@ -26,6 +27,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.TransferLeadershipRequest;
+import org.apache.ratis.server.RaftServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -341,6 +345,29 @@ class ProposerTest {
         } finally {
             other.close();
         }
+    }
+
+    /**
+     * A leader that steps down with a command in its log answers that command's caller "not leader", though the
+     * entry may still commit and apply (here it is committed and applies once let go): the proposer once passed that
+     * on as NOT_LEADER, which callers read as "nothing was done" and sent again. It is UNAVAILABLE, maybe applied.
+     */
+    @Test
+    void propose_leaderStepsDownWithTheEntryInFlight_failsUnavailableMaybeAppliedAndTheEntryApplies()
+            throws Exception {
+        CompletableFuture<Result> held = holdingTheApplyOf(command(1));
+        long entry = lastLogIndex();
+
+        RaftServer server = raft.server();
+        server.transferLeadershipAsync(new TransferLeadershipRequest(ClientId.randomId(), server.getId(),
+                RaftNode.GROUP_ID, 1, null, WAIT.toMillis())); // no new leader named: step down
+
+        assertThat(held).as("the step-down answered the command in flight").failsWithin(WAIT)
+                .withThrowableOfType(ExecutionException.class).havingCause()
+                .isExactlyInstanceOf(UnavailableException.class)
+                .withMessageContaining("may or may not have been applied");
+        releaseApply.release();
+        await().atMost(WAIT).until(() -> raft.appliedIndex() >= entry);
     }
 
     /** A release of a session that does not exist: queued, logged and applied (refused) like any release. */

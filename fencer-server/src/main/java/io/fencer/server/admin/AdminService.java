@@ -16,6 +16,7 @@ import io.fencer.server.raft.ApplyHalt;
 import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
+import io.fencer.server.rpc.InFlightLimit;
 import io.fencer.server.rpc.Replies;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
@@ -32,12 +33,15 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
     private static final Logger LOG = LoggerFactory.getLogger(AdminService.class);
     /** The most bytes of a backup in one message. */
     static final int CHUNK_BYTES_MAX = 1 << 20;
+    /** The most backups in flight on one server ({@code backupsInFlightMax}, operations.md). */
+    static final int BACKUPS_IN_FLIGHT_MAX = 2;
 
     private final RaftNode raft;
     private final RaftLockStateMachine stateMachine;
     private final Proposer proposer;
     private final Authorizer authorizer;
     private final LongSupplier wallClockMillis;
+    private final InFlightLimit backups = new InFlightLimit("backupsInFlightMax", BACKUPS_IN_FLIGHT_MAX, "backup");
 
     /**
      * @param wallClockMillis the time written into a backup's head, for people to read; nothing depends on it
@@ -70,18 +74,25 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
         Replies.send(out, response, error);
     }
 
+    /**
+     * Streams a backup (admin.proto). Each holds its whole file until its client has read it, so at most
+     * {@link #BACKUPS_IN_FLIGHT_MAX} are in flight; a slot is freed when the stream completes, fails or is cancelled.
+     */
     @Override
     public void backup(BackupRequest request, StreamObserver<BackupChunk> out) {
         ServerCallStreamObserver<BackupChunk> call = (ServerCallStreamObserver<BackupChunk>) out;
+        Runnable slot;
         try {
             authorizer.checkPrefix(Permission.ADMIN, "");
             checkLeader();
+            slot = backups.take();
         } catch (RuntimeException e) {
             Replies.send(out, null, e);
             return;
         }
-        Stream stream = new Stream(call);
+        Stream stream = new Stream(call, slot);
         call.setOnReadyHandler(stream::drain); // only while this method runs, so before the file exists
+        call.setOnCancelHandler(stream::cancelled);
         RaftGroupId group = raft.groupId();
         long started = System.nanoTime();
         proposer.read(machine -> new BackupFile.Contents(BackupFile.Kind.BACKUP, wallClockMillis.getAsLong(),
@@ -89,7 +100,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
                 .thenApply(BackupFile::write)
                 .whenComplete((file, error) -> {
                     if (error != null) {
-                        Replies.send(out, null, error);
+                        stream.fail(error);
                         return;
                     }
                     LOG.info("backup taken: {} bytes of group {} in {} ms", file.length, group.getUuid(),
@@ -98,24 +109,40 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
                 });
     }
 
-    /** A backup file sent in chunks as the client asks for them (its flow control), then the call completed. */
+    /**
+     * A backup file sent in chunks as the client asks for them (its flow control), then the call completed. The
+     * stream's slot and its file are let go when it ends however it ends; a stream cancelled while its file is made
+     * keeps its slot until the file exists, so cancelled backups cannot pile up files being made.
+     */
     private static final class Stream {
         private final ServerCallStreamObserver<BackupChunk> call;
+        private final Runnable slot;
         private byte[] file; // guarded by this
         private int offset; // guarded by this
-        private boolean completed; // guarded by this
+        private boolean making = true; // guarded by this
+        private boolean ended; // guarded by this
 
-        Stream(ServerCallStreamObserver<BackupChunk> call) {
+        Stream(ServerCallStreamObserver<BackupChunk> call, Runnable slot) {
             this.call = call;
+            this.slot = slot;
         }
 
-        synchronized void start(byte[] file) {
-            this.file = file;
+        synchronized void start(byte[] made) {
+            making = false;
+            if (ended) {
+                end(); // cancelled while it was made
+                return;
+            }
+            this.file = made;
             drain();
         }
 
         synchronized void drain() {
-            if (file == null || completed || call.isCancelled()) {
+            if (file == null || ended) {
+                return;
+            }
+            if (call.isCancelled()) {
+                end();
                 return;
             }
             while (call.isReady() && offset < file.length) {
@@ -124,8 +151,33 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
                 offset += length;
             }
             if (offset == file.length) {
-                completed = true;
+                end();
                 call.onCompleted();
+            }
+        }
+
+        synchronized void cancelled() {
+            end();
+        }
+
+        void fail(Throwable error) {
+            synchronized (this) {
+                making = false;
+                boolean endedBefore = ended;
+                end();
+                if (endedBefore) {
+                    return;
+                }
+            }
+            Replies.send(call, null, error);
+        }
+
+        /** Ends the stream: drops the file, and frees the slot unless the file is still being made. */
+        private void end() {
+            ended = true;
+            file = null;
+            if (!making) {
+                slot.run();
             }
         }
     }

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 /**
  * One {@code Store.Backup} call: pieces of the store's backup made on the store's workers (they read RocksDB) only
  * while the client can take them (gRPC's flow control), so a slow client holds neither memory nor a thread; the
- * snapshot is released when the call ends, however it ends.
+ * snapshot and the call's slot among the backups in flight are released when the call ends, however it ends.
  */
 final class BackupStream implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(BackupStream.class);
@@ -25,16 +25,20 @@ final class BackupStream implements Runnable {
     private final ServerCallStreamObserver<StoreBackupChunk> call;
     private final StoreBackup backup;
     private final Executor workers;
+    private final Runnable slot;
     private final AtomicBoolean scheduled = new AtomicBoolean();
     private final long startedNanos = System.nanoTime();
     /** Guarded by this. */
     private boolean ended;
     private long bytesSent;
 
-    BackupStream(ServerCallStreamObserver<StoreBackupChunk> call, StoreBackup backup, Executor workers) {
+    /** @param slot frees the call's slot among the backups in flight; run once the snapshot is released */
+    BackupStream(ServerCallStreamObserver<StoreBackupChunk> call, StoreBackup backup, Executor workers,
+            Runnable slot) {
         this.call = call;
         this.backup = backup;
         this.workers = workers;
+        this.slot = slot;
     }
 
     /** Sets the call's handlers and sends the first pieces; call from the service method, before it returns. */
@@ -66,7 +70,7 @@ final class BackupStream implements Runnable {
                     byte[] piece = backup.next(CHUNK_BYTES_MAX);
                     if (piece == null) {
                         ended = true;
-                        backup.close();
+                        release();
                         call.onCompleted();
                         LOG.info("store backup sent: {} bytes, snapshot at sequence {}, in {} ms", bytesSent,
                                 backup.sequence(), (System.nanoTime() - startedNanos) / 1_000_000);
@@ -87,6 +91,11 @@ final class BackupStream implements Runnable {
         }
     }
 
+    private void release() {
+        backup.close();
+        slot.run();
+    }
+
     private synchronized boolean isEnded() {
         return ended;
     }
@@ -95,7 +104,7 @@ final class BackupStream implements Runnable {
         synchronized (this) {
             ended = true;
         }
-        backup.close();
+        release();
     }
 
     private void fail(Throwable error) {
@@ -105,7 +114,7 @@ final class BackupStream implements Runnable {
             }
             ended = true;
         }
-        backup.close();
+        release();
         LOG.warn("store backup failed after {} bytes: {}", bytesSent, error.getMessage());
         Replies.send(call, null, error);
     }

@@ -32,6 +32,7 @@ import io.fencer.core.UnavailableException;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.Permission;
 import io.fencer.server.rpc.ErrorCatalogue;
+import io.fencer.server.rpc.InFlightLimit;
 import io.fencer.server.rpc.PipelineStream;
 import io.fencer.server.rpc.StreamFlow;
 import io.fencer.server.rpc.Replies;
@@ -80,6 +81,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     static final long UNIT_TIMEOUT_MILLIS_MAX = 60_000;
     /** The most scopes of one ImportScopes request (store.proto). */
     static final int IMPORT_SCOPES_MAX = 1_000;
+    /** The most store backups in flight on one server ({@code storeBackupsInFlightMax}, operations.md). */
+    static final int BACKUPS_IN_FLIGHT_MAX = 2;
 
     private final StoreCalls calls;
     /** The data directory's reserve: writes are refused while its file system is short of it. */
@@ -93,6 +96,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final Map<String, TrackedUnit> units = new ConcurrentHashMap<>();
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
     private final StreamFlow pipelineFlow = new StreamFlow("store.pipeline");
+    private final InFlightLimit backups = new InFlightLimit("storeBackupsInFlightMax", BACKUPS_IN_FLIGHT_MAX,
+            "store backup");
 
     /** A unit addressed by id, with the count of ops buffered in it and when this service saw it ended. */
     private record TrackedUnit(StoreUnit unit, AtomicInteger opsBuffered, AtomicLong endedAtNanos) {
@@ -154,19 +159,25 @@ final class StoreService extends StoreGrpc.StoreImplBase {
 
     /**
      * Streams a backup of the whole store (store.proto): needs {@code admin} on every scope under an ACL, checked
-     * before the snapshot is taken; the pieces are made on the workers as the client reads them.
+     * before the snapshot is taken; the pieces are made on the workers as the client reads them. Each pins a
+     * snapshot until it ends, so at most {@link #BACKUPS_IN_FLIGHT_MAX} are in flight.
      */
     @Override
     public void backup(StoreBackupRequest request, StreamObserver<StoreBackupChunk> out) {
         StoreBackup backup;
+        Runnable slot = null;
         try {
             authorizer.checkPrefix(Permission.ADMIN, "");
+            slot = backups.take();
             backup = calls.engine().openBackup(System.currentTimeMillis());
         } catch (RuntimeException e) {
+            if (slot != null) {
+                slot.run();
+            }
             Replies.send(out, null, e);
             return;
         }
-        new BackupStream((ServerCallStreamObserver<StoreBackupChunk>) out, backup, workers).start();
+        new BackupStream((ServerCallStreamObserver<StoreBackupChunk>) out, backup, workers, slot).start();
     }
 
     /**

@@ -6,11 +6,7 @@ import io.fencer.lock.Limits;
 import io.fencer.lock.LockStateMachine;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -46,7 +42,7 @@ final class BackupCommand implements Callable<Integer> {
         BackupFile.Contents contents = BackupFile.read(file, BackupFile.Kind.BACKUP, "the backup received",
                 Limits.DEFAULT);
         LockStateMachine state = contents.machine(Limits.DEFAULT);
-        write(out, file);
+        WholeFile.write(out, channel -> WholeFile.writeAll(channel, file), written -> null);
         PrintWriter stdout = spec.commandLine().getOut();
         stdout.println("fencer backup wrote " + out + ": " + file.length + " bytes, group " + contents.sourceGroup()
                 + " at log index " + contents.appliedIndex() + ", generation " + state.generation()
@@ -54,17 +50,5 @@ final class BackupCommand implements Callable<Integer> {
                 + state.lockCount() + " locks");
         stdout.flush();
         return Main.EXIT_OK;
-    }
-
-    /** Writes {@code bytes} to a temporary file beside {@code target}, forces it, and renames it into place. */
-    static void write(Path target, byte[] bytes) throws IOException {
-        Path absolute = target.toAbsolutePath();
-        Path temporary = absolute.resolveSibling(absolute.getFileName() + ".tmp");
-        try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-            channel.write(java.nio.ByteBuffer.wrap(bytes));
-            channel.force(true);
-        }
-        Files.move(temporary, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 }

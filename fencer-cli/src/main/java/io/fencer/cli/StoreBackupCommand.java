@@ -9,10 +9,7 @@ import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.Callable;
@@ -67,21 +64,7 @@ final class StoreBackupCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--backup-timeout " + Durations.format(backupTimeout)
                     + " is outside (0s, " + Durations.format(BACKUP_TIMEOUT_MAX) + "]");
         }
-        Path target = out.toAbsolutePath();
-        Path temporary = target.resolveSibling(target.getFileName() + ".tmp");
-        StoreBackupFile.Summary summary;
-        boolean kept = false;
-        try {
-            copy(temporary);
-            summary = StoreBackupFile.verify(temporary);
-            Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            kept = true;
-            syncDirectory(target.getParent());
-        } finally {
-            if (!kept) {
-                Files.deleteIfExists(temporary);
-            }
-        }
+        StoreBackupFile.Summary summary = WholeFile.write(out, this::copy, StoreBackupFile::verify);
         PrintWriter stdout = spec.commandLine().getOut();
         stdout.println("fencer store backup wrote " + out + ": " + summary.fileBytes() + " bytes, "
                 + summary.scopes().size() + " scopes, " + summary.dataRecords() + " keys, "
@@ -91,21 +74,12 @@ final class StoreBackupCommand implements Callable<Integer> {
         return Main.EXIT_OK;
     }
 
-    /** Streams the store's backup into {@code temporary} and forces it to disk. */
-    private void copy(Path temporary) throws IOException {
-        try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
-             FencedStore client = timeouts.apply(tls.apply(Fencer.newStoreBuilder().endpoint(store))).build()) {
+    /** Streams the store's backup into the temporary file's channel. */
+    private void copy(FileChannel channel) throws IOException {
+        try (FencedStore client = timeouts.apply(tls.apply(Fencer.newStoreBuilder().endpoint(store))).build()) {
             OutputStream file = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16);
             client.backup(file, backupTimeout);
             file.flush();
-            channel.force(true);
-        }
-    }
-
-    static void syncDirectory(Path directory) throws IOException {
-        try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
-            channel.force(true);
         }
     }
 }

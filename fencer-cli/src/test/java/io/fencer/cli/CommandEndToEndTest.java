@@ -199,6 +199,24 @@ class CommandEndToEndTest {
         assertThat(exec.err()).contains("fencer: lease on " + execToken + " lost: ").contains("; stopping sleep");
     }
 
+    // Regression: fencer backup left FILE.tmp behind when the file could not be put in place.
+    @Test
+    void backup_outCannotBeReplaced_failsLeavingNoTemporaryFileAndTheTargetAsItWas(@TempDir Path directory)
+            throws Exception {
+        Path out = directory.resolve("fencer.fbk");
+        Files.createDirectory(out); // a non-empty directory: the rename onto it fails
+        Files.writeString(out.resolve("kept"), "as it was");
+
+        CommandRun run = CommandRun.run("backup", "--out", out.toString(), "--server", endpoint);
+
+        assertThat(run.exitCode()).as(run.out()).isEqualTo(Main.EXIT_ERROR);
+        assertThat(run.err()).startsWith("fencer: ").contains("fencer.fbk");
+        try (java.util.stream.Stream<Path> left = Files.list(directory)) {
+            assertThat(left).as("nothing beside the target").containsExactly(out);
+        }
+        assertThat(Files.readString(out.resolve("kept"))).isEqualTo("as it was");
+    }
+
     private static long jsonLong(String json, String name) {
         Matcher matcher = Pattern.compile("\"" + name + "\":(\\d+)").matcher(json);
         assertThat(matcher.find()).as("%s in %s", name, json).isTrue();

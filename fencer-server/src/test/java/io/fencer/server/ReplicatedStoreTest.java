@@ -187,6 +187,37 @@ class ReplicatedStoreTest {
     }
 
     /**
+     * Units whose deadline passed on the leader no longer count toward {@code unitsOpenMax}: they were kept in the
+     * leader's table until another call touched their scope, so units abandoned on enough scopes refused every new
+     * unit on any other scope for as long as that peer led. Their clients are told they timed out, as a single
+     * node tells them.
+     */
+    @Test
+    void beginUnit_afterUnitsOnOtherScopesPassedTheirDeadline_isNotRefusedForThem() throws Exception {
+        io.fencer.core.ManualTicker ticker = new io.fencer.core.ManualTicker();
+        group = new PeerGroup(dataRoot, 3, config -> config.withStore(io.fencer.store.StoreOptions.defaults()
+                .withUnitsOpenMax(2).withTicker(ticker)), false).startFounders();
+        String leader = group.awaitLeader();
+        String abandoned = beginUnit(leader, "first", 1_000).getUnitId();
+        beginUnit(leader, "second", 1_000);
+        ticker.advance(Duration.ofSeconds(2));
+
+        BeginUnitResponse begun = beginUnit(leader, "third", 30_000);
+
+        assertThat(begun.getUnitId()).isNotEmpty();
+        ErrorDetail expired = TestServers.failure(() -> store(leader).commitUnit(CommitUnitRequest.newBuilder()
+                .setUnitId(abandoned).build()));
+        assertThat(expired.getReason()).isEqualTo(Reason.REASON_LIMIT_EXCEEDED);
+        assertThat(expired.getLimit()).isEqualTo("unitTimeout");
+        assertThat(expired.getMessage()).contains("not committed within its timeout", "nothing was applied");
+    }
+
+    private BeginUnitResponse beginUnit(String peer, String scope, long timeoutMillis) {
+        return store(peer).beginUnit(BeginUnitRequest.newBuilder().setScope(scope)
+                .setSequencer(Sequencer.format(new FencingToken(scope, 4))).setTimeoutMillis(timeoutMillis).build());
+    }
+
+    /**
      * Writes to a scope while its unit's commit waits for the log are answered, and so is the commit: the commit once
      * held its unit's lock while it waited and then took the leader's table of units to leave it, while such a write
      * held that table and waited for the unit's lock, so both hung, and every later write and unit on the leader

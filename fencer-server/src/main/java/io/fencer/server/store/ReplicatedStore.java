@@ -245,6 +245,9 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         synchronized (units) {
             checkOpenUnit(scope, token);
             if (units.size() >= options.unitsOpenMax()) {
+                dropExpiredUnits();
+            }
+            if (units.size() >= options.unitsOpenMax()) {
                 throw new io.fencer.core.LimitExceededException("unitsOpenMax", options.unitsOpenMax(),
                         options.unitsOpenMax() + " units are open, the most allowed; token " + token
                                 + " cannot begin one on scope '" + scope + "'");
@@ -278,6 +281,16 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
                     + " aborts or times out; token " + token + " may not write meanwhile (a higher token would"
                     + " preempt the unit)");
         }
+    }
+
+    /**
+     * Drops the units past their deadline, as a single node's sweep expires its units: nothing else ends a unit its
+     * client abandoned but a call to its scope. Call holding {@link #units}; a unit whose commit began before its
+     * deadline is waited for, as {@link #checkOpenUnit} waits for it.
+     */
+    private void dropExpiredUnits() {
+        long now = ticker.nanoTime();
+        units.values().removeIf(unit -> unit.pastDeadlineAt(now) && !unit.isOpenAt(now));
     }
 
     /** Commits {@code unit} as one log entry; see {@link ReplicatedUnit#commit}. */

@@ -77,9 +77,16 @@ final class ReplicatedUnit implements StoreUnit {
         return token;
     }
 
+    /** Returns the state; past its deadline an open unit is expired, so the service forgets it as a node's. */
     @Override
     public synchronized Unit.State state() {
+        isOpenAt(ticker.nanoTime());
         return state;
+    }
+
+    /** Returns true when the deadline has passed at {@code nowNanos}, whatever the state; without the monitor. */
+    boolean pastDeadlineAt(long nowNanos) {
+        return nowNanos - deadlineNanos >= 0;
     }
 
     /** Returns true while open and within its deadline at {@code nowNanos}; ends it as expired once past. */

@@ -119,8 +119,7 @@ public final class StoreRestore {
     private static Result build(Path file, Path building, FenceFloor floor) throws IOException {
         StoreDatabase database = StoreDatabase.open(building, SyncedWrites.ROCKSDB, null);
         long[] raised = {0};
-        try {
-            Batches batches = new Batches(database);
+        try (Batches batches = new Batches(database)) {
             StoreBackupFile.Summary summary = StoreBackupFile.read(file, (tag, key, value) -> {
                 byte[] stored = value;
                 if (tag == StoreBackupFile.TAG_FENCE) {
@@ -166,8 +165,11 @@ public final class StoreRestore {
         };
     }
 
-    /** Records gathered into batches of at most {@link #BATCH_BYTES_MAX}, each written as it fills, the last synced. */
-    private static final class Batches {
+    /**
+     * Records gathered into batches of at most {@link #BATCH_BYTES_MAX}, each written as it fills, the last synced.
+     * Closing frees the batch being gathered: a restore that fails midway must not leave its native memory behind.
+     */
+    private static final class Batches implements AutoCloseable {
         private final StoreDatabase database;
         private WriteBatch batch = new WriteBatch();
         private long bytes;
@@ -190,6 +192,10 @@ public final class StoreRestore {
 
         void flush() throws RocksDBException {
             write(true);
+        }
+
+        @Override
+        public void close() {
             batch.close();
         }
 

@@ -53,9 +53,13 @@ final class ScopeTable {
         return scopes.get(scope);
     }
 
-    /** Returns true when {@code scope} is persisted, or a placeholder some request holds. */
-    boolean contains(String scope) {
-        return scopes.containsKey(scope);
+    /**
+     * Returns true when {@code scope} is persisted; false for a placeholder, which a read leaves while it holds the
+     * guard: a request that may create the scope must be checked then too ({@link #checkCreatable}).
+     */
+    boolean isPersisted(String scope) {
+        ScopeState state = scopes.get(scope);
+        return state != null && state.binding != null;
     }
 
     /** Returns the number of persisted scopes plus reservations. */
@@ -68,7 +72,7 @@ final class ScopeTable {
      * first, before a placeholder is made for it: see {@link #checkCreatable}.
      */
     ScopeState lockFor(String scope, FencingToken token) {
-        if (!scopes.containsKey(scope)) {
+        if (!isPersisted(scope)) {
             checkCreatable(scope, token);
         }
         return lock(scope);

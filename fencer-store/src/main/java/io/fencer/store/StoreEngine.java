@@ -294,7 +294,7 @@ public final class StoreEngine implements AutoCloseable {
         if (idempotencyKey != null) {
             LockNames.check("idempotencyKey", idempotencyKey);
         }
-        if (!scopes.contains(scope)) { // refused before it makes a placeholder
+        if (!scopes.isPersisted(scope)) { // refused before it makes a placeholder, or waits for a read's
             ScopeTable.checkCreatable(scope, token);
         }
         // hashed on the submitting thread: the committer's one thread serves every scope

@@ -43,6 +43,34 @@ class StoreEngineNamesTest {
         }
     }
 
+    /**
+     * The rule holds while a read of the scope has left its temporary placeholder (as {@link StoreEngine#scope}
+     * does while it holds the scope's guard): the check was made only for a name absent from the table, so a write
+     * or unit arriving during such a read created the scope, and on one replica only when the read ran there.
+     */
+    @Test
+    void writeAndBegin_ofANewScopeWithHiddenCharacters_whileAReadHoldsItsPlaceholder_areRefused() {
+        try (StoreEngine store = StoreEngine.open(dir, StoreOptions.defaults())) {
+            ScopeState read = store.scopes().lock(OLD_NAME);
+            java.util.concurrent.CompletableFuture<Unit> begun;
+            try {
+                assertThatThrownBy(() -> store.writeAsync(OLD_NAME, sequencer(OLD_NAME, 1), put("k", "v"), null))
+                        .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("U+200B");
+                begun = java.util.concurrent.CompletableFuture.supplyAsync(() -> store.begin(OLD_NAME,
+                        sequencer(OLD_NAME, 2), Duration.ofSeconds(5)));
+                // refused at once, or (unchecked) waiting for the guard the read holds
+                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                        .until(() -> begun.isDone() || read.guard.hasQueuedThreads());
+            } finally {
+                store.scopes().unlock(read);
+            }
+
+            assertThatThrownBy(() -> begun.get(10, java.util.concurrent.TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(InvalidArgumentException.class).hasMessageContaining("U+200B");
+            assertThat(store.scope(OLD_NAME).exists()).as("nothing was created").isFalse();
+        }
+    }
+
     @Test
     void open_ofAScopeKeptBeforeTheRule_loadsAndTakesWritesAndUnits() throws Exception {
         StoreDatabase database = StoreDatabase.open(dir, SyncedWrites.ROCKSDB, null);

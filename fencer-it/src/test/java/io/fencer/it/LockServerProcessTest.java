@@ -1,6 +1,7 @@
 package io.fencer.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.fencer.client.Fencer;
@@ -9,6 +10,8 @@ import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import io.fencer.client.TokenStatus;
 import io.fencer.core.FencingToken;
+import io.fencer.core.SessionExpiredException;
+import io.fencer.core.UnavailableException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -108,6 +111,52 @@ class LockServerProcessTest {
             assertThat(outcome.get(30, TimeUnit.SECONDS)).as("the interrupted acquire fails").isNotNull();
             await().atMost(Duration.ofSeconds(30)).until(() -> fencer.describe("queue").waiterSessionIds().isEmpty());
             assertThat(fencer.describe("queue").holder()).isEqualTo(held.token());
+        }
+    }
+
+    /**
+     * Regression: an acquire waiting on a server that froze (SIGSTOP: its connections stay open and silent) waited
+     * for its whole wait, an hour here, although its session was lost after a ttl; it must end with the session's
+     * loss, saying that whether it was granted is unknown.
+     */
+    @Test
+    void acquire_waitingWhenTheServerFreezes_endsWithTheSessionsLossAsUnknown() throws Exception {
+        FencerProcess.Ports ports = FencerProcess.Ports.free();
+        FencerProcess server = startServer(ports);
+        FencerClient fencer = connect(ports);
+        FencerClient control = Fencer.newBuilder().endpoints(ports.endpoint()).callTimeout(Duration.ofSeconds(2))
+                .build();
+        toClose.add(control);
+        Duration waiterTtl = Duration.ofSeconds(3);
+        try (Session holder = fencer.openSession(Duration.ofSeconds(10));
+                Session waiter = fencer.openSession(waiterTtl);
+                Grant held = holder.lock("frozen").acquire(Duration.ofSeconds(30))) {
+            CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+            Thread waiting = new Thread(() -> {
+                try (Grant never = waiter.lock("frozen").acquire(Duration.ofHours(1))) {
+                    outcome.complete(null);
+                } catch (Throwable failure) {
+                    outcome.complete(failure);
+                }
+            });
+            waiting.setDaemon(true);
+            waiting.start();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> control.describe("frozen").waiterSessionIds().contains(waiter.id()));
+
+            server.pause();
+            long pausedAt = System.nanoTime();
+            assertThatThrownBy(() -> control.describe("frozen")).as("the frozen server answers nothing")
+                    .isInstanceOf(UnavailableException.class);
+
+            Throwable failure = outcome.get(15, TimeUnit.SECONDS);
+            long endedAfterMillis = (System.nanoTime() - pausedAt) / 1_000_000;
+            assertThat(failure).isInstanceOf(SessionExpiredException.class)
+                    .hasMessageContaining("session " + waiter.id()).hasMessageContaining("unknown");
+            // The session is lost within its ttl of the freeze; the wait goes on a second for an answer on its way.
+            assertThat(endedAfterMillis).as("ms from the freeze to the acquire's end")
+                    .isLessThan(waiterTtl.toMillis() + 2_000);
+            server.resume();
         }
     }
 

@@ -564,6 +564,15 @@ final class DefaultSession implements Session {
         }
     }
 
+    /**
+     * Returns the failure of a call, {@code operation}, that was waiting for a grant when this session ended: the
+     * service may have granted it meanwhile, and such a grant ends with the session.
+     */
+    SessionExpiredException endedWhileWaiting(String operation) {
+        return new SessionExpiredException(id, operation + " gave up its wait: " + ended(loss.get()).getMessage()
+                + "; whether it was granted is unknown, and a grant it may have got ends with the session");
+    }
+
     private SessionExpiredException ended(SessionLoss known) {
         return new SessionExpiredException(id, "session " + id + " is " + (known.cause() == SessionLoss.Cause.CLOSED
                 ? "closed" : "lost (" + known.cause() + "): " + known.detail()));

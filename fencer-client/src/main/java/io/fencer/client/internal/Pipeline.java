@@ -102,13 +102,22 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
      */
     <UnaryRequestT, UnaryResponseT> UnaryResponseT call(MethodDescriptor<UnaryRequestT, UnaryResponseT> method,
             UnaryRequestT request, long timeoutNanos) {
+        return call(method, request, timeoutNanos, null);
+    }
+
+    /**
+     * As {@link #call(MethodDescriptor, Object, long)}, given up (cancelled at the server) as soon as {@code abort},
+     * when not null, names a failure, which the call then throws.
+     */
+    <UnaryRequestT, UnaryResponseT> UnaryResponseT call(MethodDescriptor<UnaryRequestT, UnaryResponseT> method,
+            UnaryRequestT request, long timeoutNanos, Router.Abort abort) {
         if (!codec.carries(method)) {
             throw new IllegalArgumentException("the pipeline does not carry " + method.getFullMethodName());
         }
         ResponseT response;
         try {
             long callId = nextCallId.incrementAndGet();
-            response = open().call(callId, codec.request(callId, request), timeoutNanos);
+            response = open().call(callId, codec.request(callId, request), timeoutNanos, abort);
         } catch (StatusRuntimeException failure) {
             if (failure.getStatus().getCode() != Status.Code.UNIMPLEMENTED) {
                 throw failure;
@@ -116,7 +125,7 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
             unsupported = true; // an older server: it never saw the call, so the unary form is a first attempt
             LOG.log(System.Logger.Level.DEBUG, "the server has no {0}; calls go unary",
                     codec.method().getFullMethodName());
-            return UnaryCalls.call(channel, method, request, timeoutNanos);
+            return UnaryCalls.call(channel, method, request, timeoutNanos, abort);
         }
         return cast(codec.answer(response));
     }
@@ -206,10 +215,10 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
             call.request(1);
         }
 
-        ResponseT call(long callId, RequestT request, long timeoutNanos) {
+        ResponseT call(long callId, RequestT request, long timeoutNanos, Router.Abort abort) {
             Waiter<ResponseT> waiter = new Waiter<>(Thread.currentThread());
             send(callId, request, waiter);
-            return waiter.await(timeoutNanos, () -> abandon(callId));
+            return waiter.await(timeoutNanos, abort, () -> abandon(callId));
         }
 
         void send(long callId, RequestT request, Outcome<ResponseT> outcome) {
@@ -319,9 +328,13 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
             LockSupport.unpark(thread);
         }
 
-        /** Waits for the outcome; on timeout or interrupt runs {@code abandon} and fails as a unary call would. */
+        /**
+         * Waits for the outcome; on timeout or interrupt runs {@code abandon} and fails as a unary call would, and
+         * when {@code abort} (asked every {@link Router.Abort#CHECK_NANOS}, unless null) names a failure, runs it
+         * and throws that.
+         */
         @SuppressWarnings("unchecked")
-        ResponseT await(long timeoutNanos, Runnable abandon) {
+        ResponseT await(long timeoutNanos, Router.Abort abort, Runnable abandon) {
             long deadline = System.nanoTime() + timeoutNanos;
             while (outcome == null) {
                 long remaining = deadline - System.nanoTime();
@@ -331,11 +344,16 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
                             + NANOSECONDS.toMillis(timeoutNanos) + " ms (enforced by the client)")
                             .asRuntimeException();
                 }
-                LockSupport.parkNanos(this, remaining);
+                LockSupport.parkNanos(this, abort == null ? remaining : Math.min(remaining, Router.Abort.CHECK_NANOS));
                 if (Thread.interrupted()) {
                     abandon.run();
                     Thread.currentThread().interrupt();
                     throw Status.CANCELLED.withDescription("the calling thread was interrupted").asRuntimeException();
+                }
+                RuntimeException aborted = abort == null || outcome != null ? null : abort.why();
+                if (aborted != null) {
+                    abandon.run();
+                    throw aborted;
                 }
             }
             Object result = outcome;

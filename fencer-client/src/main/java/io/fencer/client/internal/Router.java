@@ -67,22 +67,45 @@ final class Router implements PeerDirectory.Members, AutoCloseable {
      * when it has no answer within {@code timeoutNanos} (see {@link UnaryCalls} for why the client, not gRPC,
      * enforces it).
      */
-    record AttemptCalls(Channel channel, Pipeline<?, ?> pipeline, long timeoutNanos) {
+    record AttemptCalls(Channel channel, Pipeline<?, ?> pipeline, long timeoutNanos, Abort abort) {
+        AttemptCalls(Channel channel, Pipeline<?, ?> pipeline, long timeoutNanos) {
+            this(channel, pipeline, timeoutNanos, null);
+        }
+
         /**
          * Calls {@code method} and waits for its answer; fails as a gRPC blocking stub does. Acquire and Release
          * travel on the endpoint's {@link Pipeline} stream when it has one.
          */
         <RequestT, ResponseT> ResponseT call(MethodDescriptor<RequestT, ResponseT> method, RequestT request) {
             if (pipeline != null && pipeline.carries(method)) {
-                return pipeline.call(method, request, timeoutNanos);
+                return pipeline.call(method, request, timeoutNanos, abort);
             }
-            return UnaryCalls.call(channel, method, request, timeoutNanos);
+            return UnaryCalls.call(channel, method, request, timeoutNanos, abort);
         }
 
         /** Returns the same way with another deadline: an Acquire's is its wait plus a margin. */
         AttemptCalls withTimeoutNanos(long nanos) {
-            return new AttemptCalls(channel, pipeline, nanos);
+            return new AttemptCalls(channel, pipeline, nanos, abort);
         }
+
+        /** Returns the same way, its calls given up (cancelled at the peer) as soon as {@code abort} says why. */
+        AttemptCalls abortedBy(Abort abort) {
+            return new AttemptCalls(channel, pipeline, timeoutNanos, abort);
+        }
+    }
+
+    /**
+     * What ends a long wait for an answer before its deadline, from outside the call: a waiting Acquire's session
+     * that ended meanwhile (a frozen or cut-off peer keeps its connection open and says nothing, so the deadline
+     * alone, the wait plus a margin, could hold the caller for an hour).
+     */
+    @FunctionalInterface
+    interface Abort {
+        /** How often a waiting call asks. */
+        long CHECK_NANOS = MILLISECONDS.toNanos(50);
+
+        /** Returns the failure the call is to end with, or null to keep waiting. */
+        RuntimeException why();
     }
 
     /**

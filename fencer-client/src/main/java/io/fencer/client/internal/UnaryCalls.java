@@ -52,6 +52,15 @@ final class UnaryCalls {
      */
     static <RequestT, ResponseT> ResponseT call(Channel channel, MethodDescriptor<RequestT, ResponseT> method,
             RequestT request, long timeoutNanos) {
+        return call(channel, method, request, timeoutNanos, null);
+    }
+
+    /**
+     * As {@link #call(Channel, MethodDescriptor, Object, long)}, cancelled as soon as {@code abort}, when not null,
+     * names a failure, which the call then throws.
+     */
+    static <RequestT, ResponseT> ResponseT call(Channel channel, MethodDescriptor<RequestT, ResponseT> method,
+            RequestT request, long timeoutNanos, Router.Abort abort) {
         CallerExecutor executor = new CallerExecutor();
         StreamWatch watch = new StreamWatch();
         ClientCall<RequestT, ResponseT> call = channel.newCall(method,
@@ -70,7 +79,13 @@ final class UnaryCalls {
                             + NANOSECONDS.toMillis(timeoutNanos) + " ms (enforced by the client)")
                             .asRuntimeException();
                 }
-                executor.waitAndDrain(remainingNanos);
+                executor.waitAndDrain(abort == null ? remainingNanos : Math.min(remainingNanos,
+                        Router.Abort.CHECK_NANOS));
+                RuntimeException aborted = abort == null || response.isDone() ? null : abort.why();
+                if (aborted != null) {
+                    call.cancel("the call was given up", null);
+                    throw aborted;
+                }
             }
             return answer(response);
         } catch (InterruptedException e) {

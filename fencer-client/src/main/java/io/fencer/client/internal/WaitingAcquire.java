@@ -12,10 +12,44 @@ import java.util.function.LongFunction;
  * The one way a session calls a method that may wait for a grant (Acquire, AcquirePermit, AcquireAll): one request
  * id for every attempt; each attempt asks to wait for what remains of the wait, with a gRPC deadline a margin beyond
  * it so the server answers {@code acquired=false} itself; a transport failure mid-wait is retried on the leader
- * until the wait and then the client's call timeout are spent.
+ * until the wait and then the client's call timeout are spent. The wait ends early when the session ends: a frozen
+ * or cut-off peer keeps its connection open and answers nothing, and no grant of an ended session is handed out.
  */
 final class WaitingAcquire {
     private WaitingAcquire() {}
+
+    /**
+     * How long a waiting attempt goes on once its session has ended: an answer already on its way still arrives, so
+     * that a grant it brings is given back ({@link DefaultSession#checkHandOut}) rather than left to the session's
+     * expiry on the service.
+     */
+    static final long ANSWER_IN_FLIGHT_NANOS = MILLISECONDS.toNanos(1_000);
+
+    /** Ends a waiting attempt {@link #ANSWER_IN_FLIGHT_NANOS} after it finds its session ended. One thread's. */
+    private static final class SessionEnd implements Router.Abort {
+        private final DefaultSession session;
+        private final String operation;
+        private boolean endSeen;
+        private long endSeenNanos;
+
+        SessionEnd(DefaultSession session, String operation) {
+            this.session = session;
+            this.operation = operation;
+        }
+
+        @Override
+        public RuntimeException why() {
+            if (session.isAlive()) {
+                return null;
+            }
+            long now = System.nanoTime();
+            if (!endSeen) {
+                endSeen = true;
+                endSeenNanos = now;
+            }
+            return now - endSeenNanos >= ANSWER_IN_FLIGHT_NANOS ? session.endedWhileWaiting(operation) : null;
+        }
+    }
 
     /** What is left of a wait of {@code waitMillis} that ends at {@code deadlineNanos}, rounded up. */
     static long leftMillis(long waitMillis, long deadlineNanos) {
@@ -27,7 +61,8 @@ final class WaitingAcquire {
      * Calls {@code method} for {@code session} with requests made by {@code withWaitMillis} (the same request with
      * the attempt's wait in milliseconds), and returns the answer.
      *
-     * @throws SessionExpiredException when the service ended the session; the session is marked lost first
+     * @throws SessionExpiredException when the service ended the session; the session is marked lost first; or
+     *     when the session ended while the call waited, whose outcome is then unknown
      * @throws SessionUnauthenticatedException when the service refused the session's secret; marked likewise
      */
     static <RequestT> AcquireResponse call(DefaultSession session, String operation, long waitMillis,
@@ -37,10 +72,14 @@ final class WaitingAcquire {
         long waitDeadlineNanos = System.nanoTime() + waitNanos;
         long marginNanos = router.attemptTimeoutNanos();
         try {
+            SessionEnd sessionEnd = new SessionEnd(session, operation);
             return router.call(operation, waitNanos + router.callTimeoutNanos(), calls -> {
+                if (!session.isAlive()) {
+                    throw session.endedWhileWaiting(operation);
+                }
                 long remainingMillis = leftMillis(waitMillis, waitDeadlineNanos);
                 return calls.withTimeoutNanos(MILLISECONDS.toNanos(remainingMillis) + marginNanos)
-                        .call(method, withWaitMillis.apply(remainingMillis));
+                        .abortedBy(sessionEnd).call(method, withWaitMillis.apply(remainingMillis));
             });
         } catch (SessionExpiredException e) {
             session.expiredByServer(e);

@@ -67,7 +67,9 @@ public interface Session extends AutoCloseable {
      * {@link Grant#release()} does; {@link Grant#close()} may return before).
      *
      * @throws io.fencer.core.NotHolderException when the token is not the one this session holds the lock under
-     *     (superseded, already released, or the lock is another session's); nothing changed
+     *     (superseded, already released, or the lock is another session's); nothing changed. A retry after an attempt
+     *     whose answer was lost that finds the token no longer held returns instead: that attempt may have released
+     *     it, and the grant has ended either way
      * @throws io.fencer.core.SessionExpiredException when the session has ended: its locks are released already
      */
     void release(FencingToken token);

@@ -165,14 +165,25 @@ final class DefaultSession implements Session {
     /**
      * Releases {@code token} for this session, even while the session is known lost as UNREACHABLE (the service may
      * still hold it). A retry after an attempt whose answer was lost may find that attempt already released the lock:
-     * the service then answers NOT_HOLDER, as for any token that is not this session's.
+     * the service then answers NOT_HOLDER, as for any token that is not this session's; since the grant has ended
+     * either way, that retry's NOT_HOLDER is a release, unless it names {@code token} as the lock's holder still (a
+     * token of another session, which no attempt could release). A refusal of the first attempt is the caller's.
      */
     void releaseToken(FencingToken token) {
         releasedTokens.releasing(token);
         ReleaseRequest request = releaseRequest(token);
+        AtomicInteger attempts = new AtomicInteger();
         try {
-            releaseAnswered(token, router().call("Release " + token,
-                    calls -> calls.call(LocksGrpc.getReleaseMethod(), request)));
+            releaseAnswered(token, router().call("Release " + token, calls -> {
+                attempts.incrementAndGet();
+                return calls.call(LocksGrpc.getReleaseMethod(), request);
+            }));
+        } catch (NotHolderException refused) {
+            if (attempts.get() == 1 || refused.current() == token.value()) {
+                throw refused;
+            }
+            LOG.log(System.Logger.Level.DEBUG, "the release of {0} was retried and found it released, perhaps by its"
+                    + " first attempt: {1}", token, refused.getMessage());
         } catch (SessionExpiredException e) {
             expiredByServer(e);
             throw e;

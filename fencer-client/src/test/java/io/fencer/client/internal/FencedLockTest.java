@@ -211,6 +211,29 @@ class FencedLockTest {
         assertThat(server.locks.releases).hasSize(1);
     }
 
+    /**
+     * Regression: a release whose first attempt released the lock and lost its answer was retried, refused NOT_HOLDER,
+     * and reported to the caller as NotHolderException, whose contract is that nothing changed.
+     */
+    @Test
+    void sessionRelease_firstAnswerLostAndRetryAnsweredNotHolder_returnsAsReleased() {
+        Session session = client.openSession(Duration.ofSeconds(10));
+        Grant grant = session.lock("orders").acquire(Duration.ofSeconds(1));
+        AtomicInteger attempts = new AtomicInteger();
+        server.locks.onRelease = request -> {
+            if (attempts.incrementAndGet() == 1) {
+                server.locks.release(request);
+                throw FakeLocks.plainUnavailable(); // applied, but the answer is lost
+            }
+            return server.locks.release(request); // NOT_HOLDER: the first attempt released it
+        };
+
+        session.release(grant.token());
+
+        assertThat(attempts.get()).as("the release was retried").isEqualTo(2);
+        assertThat(server.locks.releases).hasSize(2);
+    }
+
     @Test
     void grantClose_afterSessionClosed_doesNotCall() {
         Session session = client.openSession(Duration.ofSeconds(10));

@@ -153,9 +153,10 @@ class LockServerProcessTest {
             long endedAfterMillis = (System.nanoTime() - pausedAt) / 1_000_000;
             assertThat(failure).isInstanceOf(SessionExpiredException.class)
                     .hasMessageContaining("session " + waiter.id()).hasMessageContaining("unknown");
-            // The session is lost within its ttl of the freeze; the wait goes on a second for an answer on its way.
+            // The session is lost within its ttl of the freeze; the wait notices within half a second and goes on a
+            // second for an answer on its way (a second more for a loaded machine).
             assertThat(endedAfterMillis).as("ms from the freeze to the acquire's end")
-                    .isLessThan(waiterTtl.toMillis() + 2_000);
+                    .isLessThan(waiterTtl.toMillis() + 2_500);
             server.resume();
         }
     }

@@ -101,8 +101,11 @@ final class Router implements PeerDirectory.Members, AutoCloseable {
      */
     @FunctionalInterface
     interface Abort {
-        /** How often a waiting call asks. */
-        long CHECK_NANOS = MILLISECONDS.toNanos(50);
+        /**
+         * How often a waiting call asks: rarely, since every waiter wakes to ask (64 callers queued on one lock
+         * asking every 50 ms would wake a thread 1,280 times a second, as many as their hand-offs themselves do).
+         */
+        long CHECK_NANOS = MILLISECONDS.toNanos(500);
 
         /** Returns the failure the call is to end with, or null to keep waiting. */
         RuntimeException why();

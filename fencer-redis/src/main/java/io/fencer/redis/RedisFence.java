@@ -8,6 +8,7 @@ import io.fencer.core.LockMode;
 import io.fencer.core.LockNames;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.StaleTokenException;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -175,10 +176,15 @@ public final class RedisFence {
         write(token, key, null, "del", List.of());
     }
 
-    /** Returns the scope's accepted token value, or {@link FencingToken#NONE} when it has none. */
+    /**
+     * Returns the scope's accepted token value, or {@link FencingToken#NONE} when it has none.
+     *
+     * @throws RedisException naming the fence key when it holds no token, as the fenced read and write do
+     */
     public long accepted(String scope) {
-        String accepted = commands.get(fenceKey(scope));
-        return accepted == null ? FencingToken.NONE : Long.parseLong(accepted);
+        String fenceKey = fenceKey(scope);
+        String accepted = commands.get(fenceKey);
+        return accepted == null ? FencingToken.NONE : acceptedValue(fenceKey, accepted);
     }
 
     /**
@@ -211,7 +217,7 @@ public final class RedisFence {
         }
         if (admitted == 0) {
             throw refusals.refused(scope, new StaleTokenException(scope, token.value(),
-                    Long.parseLong((String) reply.get(1)), policy));
+                    acceptedValue(fenceKey(scope), (String) reply.get(1)), policy));
         }
         return reply.size() > 2 ? (String) reply.get(2) : null;
     }
@@ -239,7 +245,7 @@ public final class RedisFence {
         }
         if (admitted == 0) {
             throw refusals.refused(scope, new StaleTokenException(scope, token.value(),
-                    Long.parseLong((String) reply.get(1)), policy));
+                    acceptedValue(fenceKey(scope), (String) reply.get(1)), policy));
         }
     }
 
@@ -252,6 +258,29 @@ public final class RedisFence {
             scriptSha = commands.scriptLoad(SCRIPT);
             return commands.evalsha(scriptSha, ScriptOutputType.MULTI, keys, values);
         }
+    }
+
+    /**
+     * Reads a fence key's text as the scripts do, "0" or a decimal without sign or leading zero, and fails as they
+     * do, naming the key, on anything else; a number above every token (which the scripts, comparing text, let
+     * refuse every writer) fails too rather than escaping as a bare NumberFormatException.
+     */
+    private static long acceptedValue(String fenceKey, String text) {
+        if (text.equals("0")) {
+            return FencingToken.NONE;
+        }
+        if (text.matches("[1-9][0-9]{0,18}")) {
+            try {
+                long value = Long.parseLong(text);
+                if (value <= FencingToken.VALUE_MAX) {
+                    return value;
+                }
+            } catch (NumberFormatException aboveLongRange) {
+                // falls through to the error below
+            }
+        }
+        throw new RedisException("fencer: fence key " + fenceKey + " does not hold a token: '"
+                + InvalidArgumentException.printable(text) + "'");
     }
 
     private void checkKey(String key) {

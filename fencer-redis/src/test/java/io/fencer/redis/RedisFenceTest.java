@@ -12,6 +12,7 @@ import io.fencer.core.StaleTokenException;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.fencer.testing.FreePorts;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -188,6 +189,34 @@ class RedisFenceTest {
 
         assertThatThrownBy(() -> fence.get(new FencingToken("orders", 1), "orders:42"))
                 .hasMessageContaining("fencer:fence:orders").hasMessageContaining("does not hold a token");
+    }
+
+    /**
+     * accepted() parsed the fence key with Long.parseLong, so a key holding no token failed with a bare
+     * NumberFormatException not naming the key (or, for "-5", answered a negative token the scripts refuse).
+     */
+    @Test
+    void accepted_whenFenceKeyHoldsNoToken_failsNamingTheKey() {
+        RedisFence fence = new RedisFence(connection);
+        for (String notAToken : List.of("not a token", "-5", "+5", "007", "99999999999999999999")) {
+            redis.set("fencer:fence:orders", notAToken);
+
+            assertThatThrownBy(() -> fence.accepted("orders")).as(notAToken)
+                    .isInstanceOf(RedisException.class)
+                    .hasMessageContaining("fencer:fence:orders").hasMessageContaining("does not hold a token");
+        }
+    }
+
+    /** A fence key above every token made the write's refusal fail parsing it, with a bare NumberFormatException. */
+    @Test
+    void set_whenFenceKeyHoldsANumberAboveEveryToken_failsNamingTheKey() {
+        RedisFence fence = new RedisFence(connection);
+        redis.set("fencer:fence:orders", "99999999999999999999");
+
+        assertThatThrownBy(() -> fence.set(new FencingToken("orders", 1), "orders:42", "v"))
+                .isInstanceOf(RedisException.class)
+                .hasMessageContaining("fencer:fence:orders").hasMessageContaining("does not hold a token");
+        assertThat(redis.get("orders:42")).isNull();
     }
 
     @Test

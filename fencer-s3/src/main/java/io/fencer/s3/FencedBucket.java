@@ -148,7 +148,7 @@ public final class FencedBucket {
                     + InvalidArgumentException.printable(name) + "' of " + content.length
                     + " bytes is larger than contentBytesMax " + contentBytesMax);
         }
-        ObjectStore.Fence fence = admit(readFence(), token, name, false);
+        ObjectStore.Fence fence = admit(readFence(), token, name, true, false);
         String dataKey = prefix + DATA_FOLDER + String.format("%0" + TOKEN_DIGITS + "d", token.value()) + "-"
                 + UUID.randomUUID().toString().replace("-", "");
         store.createData(dataKey, content, Map.of(META_TOKEN, Long.toString(token.value()),
@@ -176,7 +176,7 @@ public final class FencedBucket {
     public void delete(FencingToken token, String name) {
         checkToken(token);
         checkName(name);
-        commit(admit(readFence(), token, name, false), token, name, null);
+        commit(admit(readFence(), token, name, false, false), token, name, null);
     }
 
     /**
@@ -288,8 +288,12 @@ public final class FencedBucket {
         return fence;
     }
 
-    /** Refuses {@code token} unless {@code fence} admits it and has room for {@code name}; returns the fence. */
-    private ObjectStore.Fence admit(ObjectStore.Fence fence, FencingToken token, String name, boolean atCommit) {
+    /**
+     * Refuses {@code token} unless {@code fence} admits it and, when the call {@code adds} {@code name} (a write, not
+     * a delete, which adds no line to the fence), has room for it; returns the fence.
+     */
+    private ObjectStore.Fence admit(ObjectStore.Fence fence, FencingToken token, String name, boolean adds,
+            boolean atCommit) {
         FenceState state = fence.state();
         if (!policy.admits(token.value(), state.accepted())) {
             FenceState.Entry current = state.objects().get(name);
@@ -298,7 +302,7 @@ public final class FencedBucket {
             throw new StaleObjectWriteException(stale, name, atCommit,
                     current == null ? FencingToken.NONE : current.token());
         }
-        if (!state.objects().containsKey(name) && state.objects().size() >= objectsMax) {
+        if (adds && !state.objects().containsKey(name) && state.objects().size() >= objectsMax) {
             throw new LimitExceededException("objectsMax", objectsMax, "fenced bucket s3://" + store.bucket() + "/"
                     + prefix + " tracks " + state.objects().size() + " objects, its limit objectsMax; '"
                     + InvalidArgumentException.printable(name) + "' is new");
@@ -328,7 +332,7 @@ public final class FencedBucket {
                 return; // an earlier attempt committed, though its answer was lost (the SDK retried it)
             }
             try {
-                admit(fence, token, name, true);
+                admit(fence, token, name, entry != null, true);
             } catch (RuntimeException refused) {
                 if (created != null) {
                     store.deleteQuietly(created);

@@ -284,6 +284,24 @@ class FencedBucketTest {
                 .isInstanceOf(StaleTokenException.class);
     }
 
+    /**
+     * The objectsMax check counted a delete as a new name, so deleting a name that is not there on a bucket at its
+     * limit failed saying the name "is new", though such a delete only raises the fence and adds no line to it.
+     */
+    @Test
+    void delete_absentNameOnBucketAtObjectsMax_raisesTheFence(TestInfo test) {
+        FencedBucket bucket = FencedBucket.builder(s3, S3TestServer.BUCKET, prefix(test), "reports").objectsMax(1)
+                .open();
+        bucket.write(new FencingToken("reports", 3), "daily.csv", bytes("x"));
+
+        bucket.delete(new FencingToken("reports", 4), "weekly.csv");
+
+        assertThat(bucket.accepted()).isEqualTo(4);
+        assertThat(text(bucket.read("daily.csv").orElseThrow())).isEqualTo("x");
+        assertThatThrownBy(() -> bucket.write(new FencingToken("reports", 5), "weekly.csv", bytes("y")))
+                .isInstanceOf(LimitExceededException.class).hasMessageContaining("'weekly.csv' is new");
+    }
+
     @Test
     void sweep_writerDiedBeforeItsCommit_deletesOnlyDataObjectsNoWriteCanCommit(TestInfo test) {
         String prefix = prefix(test);

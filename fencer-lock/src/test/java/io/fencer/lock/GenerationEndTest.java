@@ -3,6 +3,7 @@ package io.fencer.lock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.core.FencingToken;
+import io.fencer.core.LockMode;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -82,6 +83,49 @@ class GenerationEndTest {
         assertThat(last.events()).contains(new Event.WaitDropped(3, "a", "ab"), new Event.WaitDropped(3, "b", "ab"));
         assertThat(machine.session(3).orElseThrow().waiting()).isEmpty();
         assertThat(machine.lockCount()).isZero();
+    }
+
+    /**
+     * Readers let in from the queue up to the end of the generation left the reader behind them queued while readers
+     * held: a wait nothing could ever grant, and a state that broke the invariants, so that no snapshot of it loaded.
+     */
+    @Test
+    void release_readersQueuedBeforeTheEnd_grantsUpToItAndDropsTheReaderLeftBehind() throws IOException {
+        LockStateMachine machine = machine(LAST - 1, 3);
+        apply(machine, new Command.Acquire(1, HASH, "a", "r1", true));
+        apply(machine, new Command.Acquire(2, HASH, "a", "r2", true, LockMode.SHARED));
+        apply(machine, new Command.Acquire(3, HASH, "a", "r3", true, LockMode.SHARED));
+
+        Applied released = apply(machine, new Command.Release(1, HASH, "a", LAST - 1));
+
+        assertThat(released.events()).contains(new Event.WaitDropped(3, "a", "r3"));
+        assertThat(issued).extracting(FencingToken::value).containsExactly(LAST - 1, LAST);
+        assertThat(machine.session(3).orElseThrow().waiting()).isEmpty();
+        LockStateMachine restored = LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(
+                LockMachineFixture.snapshot(machine))), LIMITS);
+        assertThat(LockMachineFixture.snapshot(restored)).isEqualTo(LockMachineFixture.snapshot(machine));
+    }
+
+    /**
+     * The same queue reached another way: the floor reached the end while a reader held and a writer waited ahead of
+     * a reader; the writer's wait ended, and the reader was left at the head of the queue behind the reader.
+     */
+    @Test
+    void cancelWait_writerAheadOfAReaderAfterTheFloorReachedTheEnd_dropsTheReaderLeftBehind() {
+        LockStateMachine machine = machine(LAST - 1, 4);
+        apply(machine, new Command.Acquire(1, HASH, "b", "r1", true, LockMode.SHARED));
+        apply(machine, new Command.Acquire(2, HASH, "b", "w2", true));
+        apply(machine, new Command.Acquire(3, HASH, "b", "r3", true, LockMode.SHARED));
+        for (long value = LAST - 1; value <= LAST; value++) { // another lock takes the last tokens, into the floor
+            apply(machine, new Command.Acquire(4, HASH, "a", "a" + value, false));
+            apply(machine, new Command.Release(4, HASH, "a", value));
+        }
+
+        Applied cancelled = apply(machine, new Command.CancelWait(2, HASH, "b", "w2"));
+
+        assertThat(machine.floor()).isEqualTo(LAST);
+        assertThat(cancelled.events()).contains(new Event.WaitDropped(3, "b", "r3"));
+        assertThat(machine.session(3).orElseThrow().waiting()).isEmpty();
     }
 
     @Test

@@ -101,7 +101,11 @@ final class Handoff {
             for (String name : group == null ? List.of(record.name) : group) {
                 LockRecord each = state.locks.get(name);
                 if (each != record) {
-                    each.waiters.remove(session.id);
+                    if (each == null || each.waiters.remove(session.id) == null) {
+                        // A multi-lock leaving its queues one by one (cancelled, or its session ended) already left
+                        // this one, and its departure from the one before led here: counted out there.
+                        continue;
+                    }
                     others.add(each);
                 }
                 session.removeWaiting(name);

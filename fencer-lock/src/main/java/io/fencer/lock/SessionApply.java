@@ -128,6 +128,9 @@ final class SessionApply {
     private void dropWaits(SessionRecord session, List<Event> events) {
         long sessionId = session.id;
         for (String name : List.copyOf(session.waiting())) {
+            if (!session.waiting().contains(name)) {
+                continue; // a multi-lock wait that the end of the generation dropped as an earlier wait left
+            }
             LockRecord record = state.locks.get(name);
             String requestId = record.waiters.remove(sessionId).requestId();
             state.waiterCount--;

@@ -128,6 +128,51 @@ class GenerationEndTest {
         assertThat(machine.session(3).orElseThrow().waiting()).isEmpty();
     }
 
+    /**
+     * A multi-lock leaving its queues one by one, whose departure from one lock let the end of the generation drop the
+     * waits of the next, its own among them: the wait was counted out twice at the locks it had already left.
+     */
+    @Test
+    void cancelWait_multiLockLeavingLocksWhoseWaitsTheEndDrops_countsEveryWaitOutOnce() {
+        LockStateMachine machine = twoMultiLocksQueuedAtTheEnd();
+
+        Applied cancelled = apply(machine, new Command.CancelWait(2, HASH, "d", "bcd"));
+
+        assertThat(machine.waiterCount()).isZero();
+        assertThat(cancelled.events()).contains(new Event.WaitDropped(3, "d", "dc"),
+                new Event.WaitDropped(3, "c", "dc"));
+        assertThat(machine.session(2).orElseThrow().waiting()).isEmpty();
+        assertThat(machine.session(3).orElseThrow().waiting()).isEmpty();
+    }
+
+    /** The same departure when the multi-lock's session ends: its wait on the last lock was gone when it got there. */
+    @Test
+    void expireSession_multiLockLeavingLocksWhoseWaitsTheEndDrops_endsTheSession() {
+        LockStateMachine machine = twoMultiLocksQueuedAtTheEnd();
+
+        Applied expired = apply(machine, new Command.ExpireSession(2, false));
+
+        assertThat(expired.result()).isInstanceOf(Result.SessionEnded.class);
+        assertThat(machine.waiterCount()).isZero();
+        assertThat(machine.session(3).orElseThrow().waiting()).isEmpty();
+    }
+
+    /**
+     * Session 2 waits for b, c and d (b is held), session 3 for d and c behind it, and the floor is at the end of the
+     * generation: when session 2 leaves c, the end drops session 3's wait, and with it d's queue, session 2's wait too.
+     */
+    private LockStateMachine twoMultiLocksQueuedAtTheEnd() {
+        LockStateMachine machine = machine(LAST - 1, 3);
+        apply(machine, new Command.Acquire(1, HASH, "b", "b1", false));
+        apply(machine, Command.AcquireAll.of(2, HASH, List.of("b", "c", "d"), "bcd", true));
+        apply(machine, Command.AcquireAll.of(3, HASH, List.of("d", "c"), "dc", true));
+        for (long value = LAST - 1; value <= LAST; value++) { // another lock takes the last tokens, into the floor
+            apply(machine, new Command.Acquire(1, HASH, "x", "x" + value, false));
+            apply(machine, new Command.Release(1, HASH, "x", value));
+        }
+        return machine;
+    }
+
     @Test
     void release_permitWaiterQueuedAtTheEnd_isNotGrantedPastIt() {
         LockStateMachine machine = machine(LAST, 2);

@@ -2,6 +2,7 @@ package io.fencer.lock;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.LockMode;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 
@@ -175,10 +176,16 @@ final class LockInvariants {
             throw broken("lock %s has %d shared holders and %s", record.name, record.sharedHolders.size(),
                     record.held() ? "the exclusive holder session " + record.holderSessionId : "a lock-delay");
         }
+        Map<Long, Long> sessionIdsByToken = new HashMap<>();
         for (Map.Entry<Long, Long> holder : record.sharedHolders.entrySet()) {
             if (holder.getValue() < 1 || holder.getValue() > record.lastToken) {
                 throw broken("lock %s shared holder %d has token %d outside [1, lastToken %d]", record.name,
                         holder.getKey(), holder.getValue(), record.lastToken);
+            }
+            Long other = sessionIdsByToken.put(holder.getValue(), holder.getKey());
+            if (other != null) { // every grant takes a token of its own
+                throw broken("lock %s shared holders %d and %d both hold token %d", record.name, other,
+                        holder.getKey(), holder.getValue());
             }
             SessionRecord session = state.sessions.get(holder.getKey());
             if (session == null || !session.held().contains(record.name)) {

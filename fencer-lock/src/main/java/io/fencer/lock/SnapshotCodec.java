@@ -191,6 +191,9 @@ final class SnapshotCodec {
         for (int i = 0; i < count; i++) {
             long id = in.readLong();
             long ttlMillis = in.readLong();
+            if (ttlMillis < 1) { // not the configured bounds, which may have narrowed since: none admits less than 1 ms
+                throw new IOException("session " + id + " has ttl " + ttlMillis + " ms, below 1 ms");
+            }
             String requestId = in.readUTF();
             Limits.checkRequestId(requestId, true);
             String identity = CommandCodec.VERSION_ONE_IDENTITY;

@@ -1,6 +1,7 @@
 package io.fencer.lock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
@@ -8,6 +9,7 @@ import io.fencer.core.LockMode;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -182,6 +184,22 @@ class ReadWriteLockTest {
         assertThat(bytes[0]).isEqualTo((byte) 4);
         assertThat(restored.list("", 10)).isEqualTo(machine.list("", 10));
         assertThat(LockMachineFixture.snapshot(restored)).isEqualTo(bytes);
+    }
+
+    /** Shared holders' tokens were not checked for uniqueness on read: two readers holding one token loaded. */
+    @Test
+    void readSnapshot_twoReadersHoldingOneToken_refusedNamingThemAndTheToken() {
+        long first = open();
+        long second = open();
+        shared(first, "r1");
+        shared(second, "r2");
+        byte[] corrupt = LockMachineFixture.snapshot(machine);
+        // The last shared holder's token is the last long before the semaphores' count.
+        ByteBuffer.wrap(corrupt).putLong(corrupt.length - 4 - 8, 1);
+
+        assertThatThrownBy(() -> LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(corrupt)),
+                Limits.DEFAULT)).isInstanceOf(IOException.class)
+                .hasMessageContaining("lock db shared holders " + first + " and " + second + " both hold token 1");
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.fencer.core.LockMode;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -104,6 +105,23 @@ class UsageAndLeaseBoundTest {
         assertThat(session.identity()).isEqualTo("anonymous");
         assertThat(session.leaseBoundMillis()).isEqualTo(4_000);
         assertThat(session.takeoverLeaseMillis()).isEqualTo(4_000);
+    }
+
+    /**
+     * A session's ttl was not range-checked on read: a ttl of 0 with no lease bound loaded, a session a new leader
+     * would give no lease at all. No configured bounds admit a ttl below 1 ms (the bounds in force are not the test:
+     * an operator may narrow them after a session opened).
+     */
+    @Test
+    void readSnapshot_sessionWithTtlZero_refusedNamingTheSessionAndTtl() {
+        long session = open(ALICE);
+        byte[] corrupt = LockMachineFixture.snapshot(machine);
+        // The session's ttl follows version, last id, floor, the session count and its id (a version-4 snapshot).
+        ByteBuffer.wrap(corrupt).putLong(1 + 8 + 8 + 4 + 8, 0);
+
+        assertThatThrownBy(() -> LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(corrupt)),
+                Limits.DEFAULT)).isInstanceOf(IOException.class)
+                .hasMessageContaining("session " + session + " has ttl 0 ms, below 1 ms");
     }
 
     @Test

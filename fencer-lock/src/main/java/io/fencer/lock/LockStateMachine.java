@@ -378,7 +378,7 @@ public final class LockStateMachine {
     }
 
     /**
-     * Reads a state written by {@link #writeSnapshot}, or by an earlier release (snapshot versions 1 to 3; see
+     * Reads a state written by {@link #writeSnapshot}, or by an earlier release (snapshot versions 1 to 4; see
      * {@link SnapshotCodec} for how each loads). The state is checked whole: a corrupt snapshot fails with an
      * {@link IOException} saying what is wrong, never yields a machine that breaks its invariants.
      */

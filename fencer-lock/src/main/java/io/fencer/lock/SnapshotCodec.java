@@ -17,9 +17,9 @@ import java.util.Set;
 
 /**
  * The snapshot format of the lock state, its one owner: {@link LockStateMachine#writeSnapshot} and
- * {@link LockStateMachine#readSnapshot} come here. Versioned by a leading byte; this class writes version 4 and reads
- * versions 1 to 4, since a server upgraded on its old data directory restores its last snapshot before it replays
- * its log (see {@link CommandCodec} for why old data must load).
+ * {@link LockStateMachine#readSnapshot} come here. Versioned by a leading byte; this class writes version 5 (version 4
+ * while the group is at format level 4, see below) and reads versions 1 to 5, since a server upgraded on its old data
+ * directory restores its last snapshot before it replays its log (see {@link CommandCodec} for why old data must load).
  *
  * <p>Format (version 4, in {@link DataOutput}'s big-endian encodings, strings as {@code writeUTF}): {@code
  * version:u8, sessionIdLast:i64, floor:i64}; the sessions in id order, each {@code id:i64, ttlMillis:i64, requestId,
@@ -123,7 +123,7 @@ final class SnapshotCodec {
     }
 
     /**
-     * Reads a state written by {@link #write}, or by an earlier release (versions 1 to 3). The state is checked
+     * Reads a state written by {@link #write}, or by an earlier release (versions 1 to 4). The state is checked
      * whole: a corrupt snapshot fails with an {@link IOException} saying what is wrong, never yields a machine that
      * breaks its invariants. The quota usage is rebuilt as the sessions are read, and starts with no changes to
      * publish: a state read whole has nothing new but its whole usage.

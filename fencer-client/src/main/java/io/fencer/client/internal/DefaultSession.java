@@ -86,7 +86,7 @@ final class DefaultSession implements Session {
      * another object of the same grant, and each must learn of its loss), so that this holds one entry a grant, not
      * one an acquire. Whoever removes an entry from here completes it.
      */
-    private final Map<GrantKey, CompletableFuture<GrantLoss>> grants = new ConcurrentHashMap<>();
+    private final Map<GrantKey, Tracked> grants = new ConcurrentHashMap<>();
     /**
      * The revocations the service has named for this session, most recent last: every keepalive answer repeats them
      * (at most 8), so the known ones are skipped; and a grant tracked after its revocation was named learns it here.
@@ -95,6 +95,9 @@ final class DefaultSession implements Session {
     private final LinkedHashMap<GrantKey, String> revocationsKnown = new LinkedHashMap<>();
     /** Revocations remembered: twice what the service repeats per session. */
     static final int REVOCATIONS_KNOWN_MAX = 16;
+
+    /** A tracked grant: its token as granted (with its mode) and its loss, shared by every object of it. */
+    private record Tracked(FencingToken token, CompletableFuture<GrantLoss> loss) {}
 
     /** A grant by its lock and token value (a session holds a lock in one mode only). */
     private record GrantKey(String lock, long value) {
@@ -476,32 +479,36 @@ final class DefaultSession implements Session {
      * revocation already) or the session is lost (at once if it was lost before).
      */
     CompletableFuture<GrantLoss> track(FencingToken token) {
-        CompletableFuture<GrantLoss> loss = grants.computeIfAbsent(GrantKey.of(token), key -> new CompletableFuture<>());
-        tellIfEndedAlready(token, loss);
-        return loss;
+        Tracked tracked = grants.computeIfAbsent(GrantKey.of(token), key -> new Tracked(token,
+                new CompletableFuture<>()));
+        tellIfEndedAlready(tracked);
+        return tracked.loss();
     }
 
     /** Tracks {@code loss} again after its grant's release failed: the grant is still held. */
     void retrack(FencingToken token, CompletableFuture<GrantLoss> loss) {
-        CompletableFuture<GrantLoss> tracked = grants.putIfAbsent(GrantKey.of(token), loss);
-        if (tracked != null && tracked != loss) {
-            tracked.whenComplete((ending, failure) -> loss.complete(ending)); // acquired again meanwhile: rare
+        Tracked again = new Tracked(token, loss);
+        Tracked tracked = grants.putIfAbsent(GrantKey.of(token), again);
+        if (tracked != null && tracked.loss() != loss) {
+            tracked.loss().whenComplete((ending, failure) -> loss.complete(ending)); // acquired again meanwhile: rare
         }
-        tellIfEndedAlready(token, loss);
+        tellIfEndedAlready(tracked == null ? again : tracked);
     }
 
-    private void tellIfEndedAlready(FencingToken token, CompletableFuture<GrantLoss> loss) {
+    private void tellIfEndedAlready(Tracked tracked) {
+        FencingToken token = tracked.token();
+        CompletableFuture<GrantLoss> loss = tracked.loss();
         GrantKey key = GrantKey.of(token);
         String revokedBy;
         synchronized (revocationsKnown) {
             revokedBy = revocationsKnown.get(key);
         }
-        if (revokedBy != null && grants.remove(key, loss)) {
+        if (revokedBy != null && grants.remove(key, tracked)) {
             notify(() -> loss.complete(DefaultGrant.revoked(token, id, revokedBy)));
         }
         SessionLoss known = this.loss.get();
         // A loss recorded before the put may have missed this grant: tell it here (completing twice is harmless).
-        if (known != null && grants.remove(key, loss) && known.cause() != SessionLoss.Cause.CLOSED) {
+        if (known != null && grants.remove(key, tracked) && known.cause() != SessionLoss.Cause.CLOSED) {
             notify(() -> loss.complete(DefaultGrant.sessionLost(token, known)));
         }
     }
@@ -513,7 +520,7 @@ final class DefaultSession implements Session {
 
     /** Stops tracking the grant of {@code token}: it is released, or being released, and so is every object of it. */
     void untrack(FencingToken token, CompletableFuture<GrantLoss> loss) {
-        grants.remove(GrantKey.of(token), loss);
+        grants.computeIfPresent(GrantKey.of(token), (key, tracked) -> tracked.loss() == loss ? null : tracked);
     }
 
     /**
@@ -534,10 +541,10 @@ final class DefaultSession implements Session {
             }
             LOG.log(System.Logger.Level.WARNING, "grant {0}#{1} of session {2} was revoked by ''{3}''", key.lock(),
                     Long.toString(key.value()), id, named.getRevokedBy());
-            CompletableFuture<GrantLoss> loss = grants.remove(key);
-            if (loss != null) {
-                FencingToken token = new FencingToken(key.lock(), key.value());
-                notify(() -> loss.complete(DefaultGrant.revoked(token, id, named.getRevokedBy())));
+            Tracked tracked = grants.remove(key);
+            if (tracked != null) {
+                notify(() -> tracked.loss().complete(DefaultGrant.revoked(tracked.token(), id,
+                        named.getRevokedBy())));
             }
         }
     }
@@ -635,18 +642,18 @@ final class DefaultSession implements Session {
         synchronized (jeopardyLock) {
             episode = jeopardy;
         }
-        Map<FencingToken, CompletableFuture<GrantLoss>> held = new LinkedHashMap<>();
+        List<Tracked> held = new ArrayList<>();
         for (GrantKey key : grants.keySet()) {
-            CompletableFuture<GrantLoss> grantLoss = grants.remove(key);
-            if (grantLoss != null) { // one tracked meanwhile is told by track, which finds the loss
-                held.put(new FencingToken(key.lock(), key.value()), grantLoss);
+            Tracked tracked = grants.remove(key);
+            if (tracked != null) { // one tracked meanwhile is told by track, which finds the loss
+                held.add(tracked);
             }
         }
         // In one task and in this order, so that jeopardy's listeners always run before (never after) lost's.
         Runnable notify = () -> {
             episode.complete(Duration.ZERO);
             if (cause != SessionLoss.Cause.CLOSED) { // a close is asked for, not lost
-                held.forEach((token, grantLoss) -> grantLoss.complete(DefaultGrant.sessionLost(token, ending)));
+                held.forEach(grant -> grant.loss().complete(DefaultGrant.sessionLost(grant.token(), ending)));
                 lost.complete(ending);
             }
             ended.complete(ending);

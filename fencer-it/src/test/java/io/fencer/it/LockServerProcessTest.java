@@ -153,8 +153,8 @@ class LockServerProcessTest {
             long endedAfterMillis = (System.nanoTime() - pausedAt) / 1_000_000;
             assertThat(failure).isInstanceOf(SessionExpiredException.class)
                     .hasMessageContaining("session " + waiter.id()).hasMessageContaining("unknown");
-            // The session is lost within its ttl of the freeze; the wait notices within half a second and goes on a
-            // second for an answer on its way (a second more for a loaded machine).
+            // The session is lost within its ttl of the freeze, when the waiting thread wakes to look, and the wait
+            // goes on a second for an answer on its way (half a second more for a loaded machine).
             assertThat(endedAfterMillis).as("ms from the freeze to the acquire's end")
                     .isLessThan(waiterTtl.toMillis() + 2_500);
             server.resume();

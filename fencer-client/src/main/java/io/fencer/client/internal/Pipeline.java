@@ -330,7 +330,7 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
 
         /**
          * Waits for the outcome; on timeout or interrupt runs {@code abandon} and fails as a unary call would, and
-         * when {@code abort} (asked every {@link Router.Abort#CHECK_NANOS}, unless null) names a failure, runs it
+         * when {@code abort} (asked when it says, unless null) names a failure, runs it
          * and throws that.
          */
         @SuppressWarnings("unchecked")
@@ -344,7 +344,7 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
                             + NANOSECONDS.toMillis(timeoutNanos) + " ms (enforced by the client)")
                             .asRuntimeException();
                 }
-                LockSupport.parkNanos(this, abort == null ? remaining : Math.min(remaining, Router.Abort.CHECK_NANOS));
+                LockSupport.parkNanos(this, abort == null ? remaining : Math.min(remaining, abort.askAgainInNanos()));
                 if (Thread.interrupted()) {
                     abandon.run();
                     Thread.currentThread().interrupt();

@@ -99,16 +99,16 @@ final class Router implements PeerDirectory.Members, AutoCloseable {
      * that ended meanwhile (a frozen or cut-off peer keeps its connection open and says nothing, so the deadline
      * alone, the wait plus a margin, could hold the caller for an hour).
      */
-    @FunctionalInterface
     interface Abort {
-        /**
-         * How often a waiting call asks: rarely, since every waiter wakes to ask (64 callers queued on one lock
-         * asking every 50 ms would wake a thread 1,280 times a second, as many as their hand-offs themselves do).
-         */
-        long CHECK_NANOS = MILLISECONDS.toNanos(500);
-
         /** Returns the failure the call is to end with, or null to keep waiting. */
         RuntimeException why();
+
+        /**
+         * Returns how long the waiting call may sleep before it asks {@link #why} again (at least a millisecond): not
+         * a fixed period, since every waiter wakes to ask, and 64 callers queued on one lock asking twice a second
+         * cost their hand-offs measurably.
+         */
+        long askAgainInNanos();
     }
 
     /**

@@ -80,7 +80,7 @@ final class UnaryCalls {
                             .asRuntimeException();
                 }
                 executor.waitAndDrain(abort == null ? remainingNanos : Math.min(remainingNanos,
-                        Router.Abort.CHECK_NANOS));
+                        abort.askAgainInNanos()));
                 RuntimeException aborted = abort == null || response.isDone() ? null : abort.why();
                 if (aborted != null) {
                     call.cancel("the call was given up", null);

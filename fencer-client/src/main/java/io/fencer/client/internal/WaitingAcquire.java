@@ -25,7 +25,15 @@ final class WaitingAcquire {
      */
     static final long ANSWER_IN_FLIGHT_NANOS = MILLISECONDS.toNanos(1_000);
 
-    /** Ends a waiting attempt {@link #ANSWER_IN_FLIGHT_NANOS} after it finds its session ended. One thread's. */
+    /** The least a waiting attempt sleeps between two questions to its session. */
+    static final long ASK_MIN_NANOS = MILLISECONDS.toNanos(1);
+
+    /**
+     * Ends a waiting attempt {@link #ANSWER_IN_FLIGHT_NANOS} after it finds its session ended. It asks when the
+     * session's local lease would run out, the one moment the session can end with nothing to tell the waiter
+     * (a leader that froze or was cut off): a session the service ended or closed has its waits dropped there, and
+     * their calls answered. One thread's.
+     */
     private static final class SessionEnd implements Router.Abort {
         private final DefaultSession session;
         private final String operation;
@@ -48,6 +56,13 @@ final class WaitingAcquire {
                 endSeenNanos = now;
             }
             return now - endSeenNanos >= ANSWER_IN_FLIGHT_NANOS ? session.endedWhileWaiting(operation) : null;
+        }
+
+        @Override
+        public long askAgainInNanos() {
+            long nanos = endSeen ? endSeenNanos + ANSWER_IN_FLIGHT_NANOS - System.nanoTime()
+                    : session.leaseRemaining().toNanos();
+            return Math.max(ASK_MIN_NANOS, nanos);
         }
     }
 

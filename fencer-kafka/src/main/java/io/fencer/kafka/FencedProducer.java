@@ -17,10 +17,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
-import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.Serializer;
 
 /**
@@ -54,7 +52,6 @@ public final class FencedProducer<K, V> implements AutoCloseable {
     public static final String TRANSACTIONAL_ID_PREFIX = "fencer.";
     /** The most records one {@link #send(List)} sends in its transaction. */
     public static final int RECORDS_PER_TRANSACTION_MAX = 10_000;
-    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
 
     private final String lock;
     private final Map<String, Object> config;
@@ -144,10 +141,6 @@ public final class FencedProducer<K, V> implements AutoCloseable {
      * @throws IllegalStateException when no grant was taken up, or the producer was fenced or closed
      * @throws IllegalArgumentException when a record already carries the header {@value #SEQUENCER_HEADER}, or there
      *     are more than {@value #RECORDS_PER_TRANSACTION_MAX} records
-     * @throws KafkaException saying the records may or may not have been committed when the commit got no answer
-     *     within {@code max.block.ms} (or was interrupted): the broker may still commit them, and no abort can follow
-     *     a commit; the producer is closed, and the next {@link #onGrant} settles the transaction (the broker
-     *     finishes a commit it took, aborts any other) before anything else is sent
      * @throws KafkaException for other failures; the transaction was aborted when it could be
      */
     public void send(List<ProducerRecord<K, V>> records) {
@@ -166,13 +159,11 @@ public final class FencedProducer<K, V> implements AutoCloseable {
             throw new IllegalStateException("no grant of lock '" + lock + "' taken up (call onGrant after each"
                     + " grant), or the producer was fenced or closed");
         }
-        boolean committing = false;
         try {
             producer.beginTransaction();
             for (ProducerRecord<K, V> record : records) {
                 producer.send(stamped(record));
             }
-            committing = true;
             producer.commitTransaction();
         } catch (ProducerFencedException | InvalidProducerEpochException e) {
             closeProducer();
@@ -181,9 +172,6 @@ public final class FencedProducer<K, V> implements AutoCloseable {
             if (isFenced(e)) {
                 closeProducer();
                 throw fenced(e);
-            }
-            if (committing && (e instanceof TimeoutException || e instanceof InterruptException)) {
-                throw maybeCommitted(e, records.size());
             }
             abortQuietly(e);
             throw e;
@@ -215,26 +203,6 @@ public final class FencedProducer<K, V> implements AutoCloseable {
         return fenced;
     }
 
-    /**
-     * The commit went out but its answer did not come back: the broker may still commit, and the Kafka producer
-     * refuses an abort while a commit is pending, so the producer is closed and the error says the outcome is unknown.
-     */
-    private KafkaException maybeCommitted(KafkaException cause, int records) {
-        KafkaException unknown = new KafkaException("the commit of " + records + " record(s) under " + token
-                + " (transactional id " + transactionalId(lock) + ") "
-                + (cause instanceof InterruptException ? "was interrupted" : "got no answer within max.block.ms")
-                + ": they may or may not have been committed (all of them or none); the producer is closed, and the"
-                + " next onGrant settles the transaction before anything else is sent", cause);
-        KafkaProducer<K, V> closing = producer;
-        producer = null;
-        try {
-            closing.close(CLOSE_TIMEOUT);
-        } catch (KafkaException e) { // an interrupted thread may not wait for the close
-            unknown.addSuppressed(e);
-        }
-        return unknown;
-    }
-
     private void abortQuietly(KafkaException cause) {
         try {
             producer.abortTransaction();
@@ -255,7 +223,7 @@ public final class FencedProducer<K, V> implements AutoCloseable {
 
     private void closeProducer() {
         if (producer != null) {
-            producer.close(CLOSE_TIMEOUT);
+            producer.close(Duration.ofSeconds(5));
             producer = null;
         }
     }

@@ -3,17 +3,21 @@ package io.fencer.store;
 import io.fencer.core.FencerException;
 import io.fencer.core.UnavailableException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.WriteBatch;
 
 /**
- * Imports whole scopes of another store ({@link StoreEngine#importScope}): a scope this store does not hold is written
- * whole (its fence and every key) in one synced batch under its guard; one it holds identically is left alone (its
- * accepted token raised to the imported one when that is higher, never lowered); one it holds differently is refused.
+ * Imports whole scopes of another store ({@link StoreEngine#importScopes}): a scope this store does not hold is
+ * written whole (its fence and every key) in one batch under its guard, RocksDB's log synced once after the last of
+ * the import; one it holds identically is left alone (its accepted token raised to the imported one when that is
+ * higher, never lowered); one it holds differently is refused.
  *
  * <p>Why "identically" compares every key, not only the fence: a scope of the same binding and revision may still
  * hold other values (two stores that took different writes as often), and skipping it would silently keep one
@@ -28,22 +32,50 @@ final class ScopeImports {
         this.scopes = scopes;
     }
 
-    /** Imports one checked scope; see the class comment. */
-    ImportOutcome importScope(ImportedScope scope) {
+    /**
+     * Imports {@code imported} in order, each refused with {@code refusal}'s outcome when that is not null, and syncs
+     * RocksDB's log once after them when any was written; see the class comment.
+     */
+    List<ImportOutcome> importScopes(List<ImportedScope> imported, Function<ImportedScope, ImportOutcome> refusal) {
+        List<ImportOutcome> outcomes = new ArrayList<>(imported.size());
         database.enter();
         try {
-            ScopeState state = scopes.lock(scope.scope());
-            try {
-                return state.persisted ? compare(state, scope) : create(state, scope);
-            } catch (UnavailableException e) {
-                throw e;
-            } catch (FencerException e) {
-                return new ImportOutcome(scope.scope(), ImportOutcome.Kind.REFUSED, 0, e.getMessage());
-            } finally {
-                scopes.unlock(state);
+            boolean written = false;
+            for (ImportedScope scope : imported) {
+                ImportOutcome refused = refusal.apply(scope);
+                ImportOutcome outcome = refused != null ? refused : importScope(scope);
+                written |= outcome.kind() == ImportOutcome.Kind.IMPORTED;
+                outcomes.add(outcome);
             }
+            if (written) {
+                sync(imported.size());
+            }
+            return outcomes;
         } finally {
             database.exit();
+        }
+    }
+
+    private void sync(int scopeCount) {
+        try {
+            database.syncWal();
+        } catch (RocksDBException e) {
+            throw new UnavailableException("syncing the import of " + scopeCount + " scopes to disk failed; any of"
+                    + " them may or may not have been applied: " + e.getMessage(), e);
+        }
+    }
+
+    /** Imports one checked scope, its batch written but not synced; call between the database's enter and exit. */
+    private ImportOutcome importScope(ImportedScope scope) {
+        ScopeState state = scopes.lock(scope.scope());
+        try {
+            return state.persisted ? compare(state, scope) : create(state, scope);
+        } catch (UnavailableException e) {
+            throw e;
+        } catch (FencerException e) {
+            return new ImportOutcome(scope.scope(), ImportOutcome.Kind.REFUSED, 0, e.getMessage());
+        } finally {
+            scopes.unlock(state);
         }
     }
 
@@ -56,7 +88,7 @@ final class ScopeImports {
                 batch.put(database.dataFamily(), StoreCodec.dataKey(scope.scope(), key.key()),
                         StoreCodec.dataValue(key.writtenBy(), key.value()));
             }
-            database.writeSynced(batch);
+            database.writeBeforeSync(batch); // synced once for the whole import, in importScopes
             state.lock = scope.lock();
             state.policy = scope.policy();
             state.applied(scope.accepted(), scope.revision());

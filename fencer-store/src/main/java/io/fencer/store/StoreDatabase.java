@@ -65,7 +65,7 @@ final class StoreDatabase {
     private final SyncedWrites syncedWrites;
     private final WriteOptions syncWrite = new WriteOptions().setSync(true);
     /** For idempotency evictions: losing one in a crash only resurrects a valid first result. */
-    private final WriteOptions sweepWrite = new WriteOptions().setSync(false);
+    private final WriteOptions unsyncedWrite = new WriteOptions().setSync(false);
     /** Read-held by every operation that touches RocksDB, write-held by close: no use after free. */
     private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
     /** Guarded by {@link #lifecycle}. */
@@ -165,9 +165,22 @@ final class StoreDatabase {
         syncedWrites.put(db, syncWrite, family, key, value);
     }
 
+    /**
+     * Writes {@code batch} as a synced write would, but without waiting for the disk: {@link #syncWal} must follow
+     * before anything that relies on it is answered. Call between enter and exit.
+     */
+    void writeBeforeSync(WriteBatch batch) throws RocksDBException {
+        syncedWrites.write(db, unsyncedWrite, batch);
+    }
+
+    /** Syncs RocksDB's log: every write made before is on disk when this returns. Call between enter and exit. */
+    void syncWal() throws RocksDBException {
+        syncedWrites.syncWal(db);
+    }
+
     /** Writes {@code batch} without a sync, for evictions a crash may undo. Call between enter and exit. */
     void writeUnsynced(WriteBatch batch) throws RocksDBException {
-        db.write(sweepWrite, batch);
+        db.write(unsyncedWrite, batch);
     }
 
     /** Returns an iterator over {@code family}, to be closed by the caller; call between enter and exit, or on open. */
@@ -226,7 +239,7 @@ final class StoreDatabase {
             }
             db.close();
             syncWrite.close();
-            sweepWrite.close();
+            unsyncedWrite.close();
             familyOptions.close();
             databaseOptions.close();
         } finally {

@@ -8,7 +8,7 @@ import org.rocksdb.WriteOptions;
 
 /**
  * The store's synced RocksDB writes: every write the engine must have on disk before it answers (a batch of
- * queued writes, a unit's commit, a fence record alone) goes through one. {@link #ROCKSDB} makes them; tests in
+ * queued writes, a unit's commit, a fence record alone, an import's log sync) goes through one. {@link #ROCKSDB} makes them; tests in
  * this package pass another through {@code StoreEngine.open(Path, StoreOptions, SyncedWrites)} to reach the failure
  * paths of a real write.
  */
@@ -24,6 +24,11 @@ interface SyncedWrites {
         public void put(RocksDB db, WriteOptions sync, ColumnFamilyHandle family, byte[] key, byte[] value)
                 throws RocksDBException {
             db.put(family, sync, key, value);
+        }
+
+        @Override
+        public void syncWal(RocksDB db) throws RocksDBException {
+            db.syncWal();
         }
     };
 
@@ -44,6 +49,11 @@ interface SyncedWrites {
                 throws RocksDBException {
             db.put(family, Unsynced.OPTIONS, key, value);
         }
+
+        @Override
+        public void syncWal(RocksDB db) {
+            // the Raft log is the replica's durability; see above
+        }
     };
 
     /** The unsynced write options, made on first use: after the database opened, which loads RocksDB's library. */
@@ -59,4 +69,10 @@ interface SyncedWrites {
     /** Puts one record to {@code db} with the engine's synced write options {@code sync}. */
     void put(RocksDB db, WriteOptions sync, ColumnFamilyHandle family, byte[] key, byte[] value)
             throws RocksDBException;
+
+    /**
+     * Syncs RocksDB's log: every write made before, with or without a sync, is on disk when this returns. An import
+     * of many scopes writes each without a sync and then syncs once, rather than once a scope.
+     */
+    void syncWal(RocksDB db) throws RocksDBException;
 }

@@ -46,4 +46,12 @@ final class RefusingSyncedWrites implements SyncedWrites {
     private static WriteOptions withoutWal() {
         return new WriteOptions().setSync(true).setDisableWAL(true);
     }
+
+    @Override
+    public void syncWal(RocksDB db) throws RocksDBException {
+        if (refusing) {
+            throw new RocksDBException("the log's sync was refused by the test");
+        }
+        db.syncWal();
+    }
 }

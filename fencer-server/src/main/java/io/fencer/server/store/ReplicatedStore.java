@@ -196,7 +196,7 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         return StoreWire.scopeInfo(reply.getScope());
     }
 
-    /** Imports whole scopes as one log entry; every replica applies it ({@link StoreEngine#importScope}). */
+    /** Imports whole scopes as one log entry; every replica applies it ({@link StoreEngine#importScopes}). */
     @Override
     public List<io.fencer.store.ImportOutcome> importScopes(List<io.fencer.store.ImportedScope> scopes) {
         io.fencer.api.v1.ImportScopesRequest.Builder request = io.fencer.api.v1.ImportScopesRequest.newBuilder();
@@ -555,10 +555,8 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
                 }
             }
             case IMPORT_SCOPES -> {
-                List<io.fencer.store.ImportOutcome> outcomes = new java.util.ArrayList<>();
-                for (io.fencer.api.v1.ImportedScope scope : entry.getImportScopes().getScopesList()) {
-                    outcomes.add(engine.importScope(StoreWire.importedScope(scope)));
-                }
+                List<io.fencer.store.ImportOutcome> outcomes = engine.importScopes(entry.getImportScopes()
+                        .getScopesList().stream().map(StoreWire::importedScope).toList());
                 return StoreLogReply.newBuilder().setImported(StoreWire.outcomes(outcomes)).build();
             }
             default -> throw new InvalidArgumentException("call", entry.getCallCase().name(),

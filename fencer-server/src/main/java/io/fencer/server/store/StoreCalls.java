@@ -34,7 +34,7 @@ interface StoreCalls {
     StoreUnit begin(String scope, String sequencer, Duration timeout);
 
     /**
-     * Imports whole scopes, each as {@link StoreEngine#importScope}, in order; blocks until durable. The caller
+     * Imports whole scopes as {@link StoreEngine#importScopes} does, in order; blocks until durable. The caller
      * checked them ({@link io.fencer.store.ImportedScope#check}) and the caller's permission.
      */
     List<ImportOutcome> importScopes(List<ImportedScope> scopes);
@@ -127,7 +127,7 @@ interface StoreCalls {
 
             @Override
             public List<ImportOutcome> importScopes(List<ImportedScope> scopes) {
-                return scopes.stream().map(engine::importScope).toList();
+                return engine.importScopes(scopes);
             }
 
             @Override

@@ -1,12 +1,14 @@
 package io.fencer.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import io.fencer.client.TokenStatus;
+import io.fencer.core.UnavailableException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,9 +24,10 @@ import org.junit.jupiter.api.parallel.ResourceAccessMode;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
- * Three peers as three processes: the leader is killed (SIGKILL) while clients hold and wait for locks. A new leader
- * takes over, the clients follow it by themselves, sessions survive, and every token granted after the failover
- * exceeds every token granted before it, lock by lock.
+ * Three peers as three processes: the leader is killed (SIGKILL) or frozen (SIGSTOP) while clients hold and wait for
+ * locks. A new leader takes over, the clients follow it by themselves, sessions survive, a waiting acquire hears its
+ * grant from the new leader, and every token granted after the failover exceeds every token granted before it, lock
+ * by lock.
  */
 // Never beside a chaos run: beside the partition chaos's fenced run and control (two groups of three at once), the
 // failover starved, the sessions' keepalives went unanswered past their 8 s ttl, and both sessions were lost.
@@ -82,6 +85,48 @@ class ThreePeerFailoverProcessTest {
                             .isGreaterThan(maxBefore.get(lock));
                 }
             }
+        }
+    }
+
+    /**
+     * Regression: an acquire queued on a leader that froze (SIGSTOP: its connections stay open and silent) stayed on
+     * that connection for its whole wait, five minutes here, while the sessions' keepalives, which time out, followed
+     * the new leader; the lock released there was granted to the waiter's session with no call left to hear it. The
+     * client's connection keepalive now ends the silent call, and the wait is asked again of the new leader.
+     */
+    @Test
+    void pauseLeader_whileAnAcquireWaits_theWaiterFollowsTheNewLeaderAndHearsItsGrant() throws Exception {
+        startGroup();
+        String[] endpoints = ports.stream().map(FencerProcess.Ports::endpoint).toArray(String[]::new);
+        try (FencerClient fencer = Fencer.newBuilder().endpoints(endpoints).callTimeout(Duration.ofSeconds(30))
+                .build()) {
+            Session holder = fencer.openSession(Duration.ofSeconds(8));
+            Session waiter = fencer.openSession(Duration.ofSeconds(8));
+            Grant held = holder.lock("alpha").acquire(Duration.ofSeconds(30));
+            CompletableFuture<Grant> waiting = CompletableFuture.supplyAsync(
+                    () -> waiter.lock("alpha").acquire(Duration.ofMinutes(5)));
+            SeedScenarioProcessTest.await(() -> fencer.describe("alpha").waiterSessionIds().contains(waiter.id()));
+
+            int leader = leaderIndex();
+            peers.get(leader).pause();
+            try (FencerClient direct = Fencer.newBuilder().endpoints(ports.get(leader).endpoint())
+                    .callTimeout(Duration.ofSeconds(2)).build()) {
+                assertThatThrownBy(() -> direct.describe("alpha")).as("the frozen leader answers nothing")
+                        .isInstanceOf(UnavailableException.class);
+            }
+            SeedScenarioProcessTest.await(() -> leaderIndexOrMinusOne(leader) >= 0);
+            SeedScenarioProcessTest.await(() -> statusOrNull(fencer, held) == TokenStatus.Status.CURRENT);
+            held.close();
+            long releasedAt = System.nanoTime();
+
+            Grant next = waiting.get(60, TimeUnit.SECONDS);
+            long heardAfterMillis = (System.nanoTime() - releasedAt) / 1_000_000;
+            System.out.printf("the waiter heard its grant %d ms after the release at the new leader%n",
+                    heardAfterMillis);
+            assertThat(next.token().value()).isGreaterThan(held.token().value());
+            assertThat(fencer.validate(next.token()).status()).isEqualTo(TokenStatus.Status.CURRENT);
+            assertThat(waiter.isAlive()).isTrue();
+            next.close();
         }
     }
 

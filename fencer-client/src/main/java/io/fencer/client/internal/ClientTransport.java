@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 
 /**
  * How a client reaches its endpoints: plaintext, or TLS trusting a CA and optionally presenting a client
@@ -18,6 +19,17 @@ final class ClientTransport {
     /** The protocol versions the client offers: those Fencer servers accept. */
     static final List<String> PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
     private static final ClientTransport PLAINTEXT = new ClientTransport(null, "plaintext");
+    /**
+     * How long a connection with calls in flight may hear nothing before the client pings it. A peer frozen while it
+     * led (SIGSTOP, a descheduled VM) keeps its connections open and silent: a call waiting on it, such as an acquire
+     * queued behind a holder, would wait its whole time there while the session's keepalives, which time out, follow
+     * the new leader, which may grant the lock to that session with no call left to hear it. Not below the 5 s every
+     * Fencer server permits (a client pinging more often is disconnected); pings go only while calls are in flight
+     * and nothing else was heard, so a busy connection sends none.
+     */
+    static final long KEEPALIVE_SECONDS = 10;
+    /** How long a ping may go unanswered before the connection is closed and its calls fail UNAVAILABLE. */
+    static final long KEEPALIVE_TIMEOUT_SECONDS = 5;
 
     private final SslContext sslContext; // null = plaintext
     private final String description;
@@ -93,7 +105,8 @@ final class ClientTransport {
             host = host.substring(1, host.length() - 1);
         }
         NettyChannelBuilder builder = NettyChannelBuilder.forAddress(host, Integer.parseInt(endpoint.substring(colon
-                + 1)));
+                + 1))).keepAliveTime(KEEPALIVE_SECONDS, TimeUnit.SECONDS)
+                .keepAliveTimeout(KEEPALIVE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
         return sslContext == null ? builder.usePlaintext() : builder.sslContext(sslContext);
     }
 

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.ResourceAccessMode;
@@ -29,6 +30,9 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  */
 @ResourceLock(value = TestResources.CHAOS, mode = ResourceAccessMode.READ)
 @ResourceLock(value = TestResources.LAUNCHER_ARCHIVE, mode = ResourceAccessMode.READ)
+// The long tier: twelve JVMs starting at once load both cores for seconds and slow every test beside it; the full suite
+// keeps LockExecProcessTest (a command run to its end under its lease, and stopped when the lease is lost).
+@Tag(Soak.TAG)
 class TwelveLockExecsProcessTest {
     private static final int EXECS = 12;
     private static final Duration PATIENCE = Duration.ofSeconds(120);

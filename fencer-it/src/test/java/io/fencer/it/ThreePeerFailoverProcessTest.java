@@ -34,6 +34,8 @@ import org.junit.jupiter.api.parallel.ResourceLock;
 @ResourceLock(value = TestResources.CHAOS, mode = ResourceAccessMode.READ)
 class ThreePeerFailoverProcessTest {
     private static final List<String> LOCKS = List.of("alpha", "beta", "gamma");
+    /** The sessions' ttl: it outlasts a failover on a loaded machine (detection, election, reconnection). */
+    private static final Duration TTL = Duration.ofSeconds(8);
 
     @TempDir
     Path dir;
@@ -47,13 +49,9 @@ class ThreePeerFailoverProcessTest {
 
     @Test
     void killLeader_whileHoldingAndWaiting_newLeaderGrantsOnlyHigherTokens() throws Exception {
-        startGroup();
-        String[] endpoints = ports.stream().map(FencerProcess.Ports::endpoint).toArray(String[]::new);
-        try (FencerClient fencer = Fencer.newBuilder().endpoints(endpoints).callTimeout(Duration.ofSeconds(30))
-                .build()) {
-            // The ttl outlasts a failover on a loaded machine (detection, election, reconnection).
-            Session holder = fencer.openSession(Duration.ofSeconds(8));
-            Session waiter = fencer.openSession(Duration.ofSeconds(8));
+        try (FencerClient fencer = startGroupAndConnect()) {
+            Session holder = fencer.openSession(TTL);
+            Session waiter = fencer.openSession(TTL);
             Map<String, Long> maxBefore = new HashMap<>();
             for (String lock : LOCKS) {
                 for (int i = 0; i < 3; i++) {
@@ -96,12 +94,9 @@ class ThreePeerFailoverProcessTest {
      */
     @Test
     void pauseLeader_whileAnAcquireWaits_theWaiterFollowsTheNewLeaderAndHearsItsGrant() throws Exception {
-        startGroup();
-        String[] endpoints = ports.stream().map(FencerProcess.Ports::endpoint).toArray(String[]::new);
-        try (FencerClient fencer = Fencer.newBuilder().endpoints(endpoints).callTimeout(Duration.ofSeconds(30))
-                .build()) {
-            Session holder = fencer.openSession(Duration.ofSeconds(8));
-            Session waiter = fencer.openSession(Duration.ofSeconds(8));
+        try (FencerClient fencer = startGroupAndConnect()) {
+            Session holder = fencer.openSession(TTL);
+            Session waiter = fencer.openSession(TTL);
             Grant held = holder.lock("alpha").acquire(Duration.ofSeconds(30));
             CompletableFuture<Grant> waiting = CompletableFuture.supplyAsync(
                     () -> waiter.lock("alpha").acquire(Duration.ofMinutes(5)));
@@ -136,6 +131,13 @@ class ThreePeerFailoverProcessTest {
         } catch (RuntimeException e) {
             return null;
         }
+    }
+
+    /** Starts the group and returns a client of all three peers. */
+    private FencerClient startGroupAndConnect() throws Exception {
+        startGroup();
+        String[] endpoints = ports.stream().map(FencerProcess.Ports::endpoint).toArray(String[]::new);
+        return Fencer.newBuilder().endpoints(endpoints).callTimeout(Duration.ofSeconds(30)).build();
     }
 
     private void startGroup() throws Exception {

@@ -64,7 +64,10 @@ final class StoreDatabase {
     private final ColumnFamilyHandle idempotencyFamily;
     private final SyncedWrites syncedWrites;
     private final WriteOptions syncWrite = new WriteOptions().setSync(true);
-    /** For idempotency evictions: losing one in a crash only resurrects a valid first result. */
+    /**
+     * For idempotency evictions (losing one in a crash only resurrects a valid first result) and an import's scopes,
+     * whose one log sync follows the last of them.
+     */
     private final WriteOptions unsyncedWrite = new WriteOptions().setSync(false);
     /** Read-held by every operation that touches RocksDB, write-held by close: no use after free. */
     private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();

@@ -9,6 +9,7 @@ import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.LockTimeoutException;
+import io.fencer.client.ScopeInfo;
 import io.fencer.client.Session;
 import io.fencer.client.StaleWriteException;
 import io.fencer.client.StoreUnit;
@@ -26,6 +27,7 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.OptionalLong;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
@@ -87,6 +89,8 @@ public final class Worker {
     /** A permit for each {@code go} the harness sent, and one when it asks the worker to stop. */
     private final Semaphore go = new Semaphore(0);
     private int elementsAdded;
+    /** The control's tokens (fencing off); null until its first write. */
+    private ControlTokens controlTokens;
     /** The grant the worker holds and its session, or null: what the watcher looks at. */
     private volatile Held held;
     /**
@@ -403,20 +407,29 @@ public final class Worker {
             } else {
                 // fenced without a unit: a replicated store's cycle, whose claim raised the fence before the read
                 receipt = store.put(scope, key, stored, options.fencing() ? grant.sequencer()
-                        : unfencedSequencer(scope));
+                        : controlTokens(store).sequencer(scope, grant.token()));
             }
             history.append(HistoryEvent.of(history.nowMicros(), options.id(), Type.OK, op).withToken(token)
                     .withValue(value).withRevision(receipt.revision()).withTarget(slot));
             control.println(WorkerControl.wrote(token));
             control.flush();
         } catch (RuntimeException e) {
+            if (controlTokens != null && e instanceof StaleWriteException) {
+                controlTokens.refused(scope);
+            }
             noteFailure(outcomeOfWrite(e), op, token, value, slot, describe(e));
         }
     }
 
-    /** The sequencer every write of the control presents: one constant token, so the store orders nothing. */
-    private static String unfencedSequencer(String scope) {
-        return new FencingToken(scope, 1).sequencer();
+    /** The control's tokens (fencing off), made on first use. */
+    private ControlTokens controlTokens(FencedStore store) {
+        if (controlTokens == null) {
+            controlTokens = new ControlTokens(scope -> {
+                ScopeInfo fence = store.fence(scope);
+                return fence.exists() ? OptionalLong.of(fence.accepted()) : OptionalLong.empty();
+            });
+        }
+        return controlTokens;
     }
 
     private void release(Grant grant) {

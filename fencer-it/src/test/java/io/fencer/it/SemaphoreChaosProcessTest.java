@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.ResourceLock;
@@ -27,6 +28,9 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * was refused (the pause hurt); the control, the same schedule with fencing off, must find lost updates per slot.
  */
 @ResourceLock(TestResources.CHAOS)
+// The long tier: the full suite keeps SemaphoreCheckTest (the per-slot check), SemaphoreExecProcessTest (real
+// processes holding slots) and the lock's chaos runs, whose writes pass the same token check in the store.
+@Tag(Soak.TAG)
 class SemaphoreChaosProcessTest {
     private static final int WORKERS = 4;
     private static final int PERMITS = 2;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.LockMode;
+import io.fencer.core.TokenExhaustedException;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -67,6 +68,22 @@ class GenerationEndTest {
         assertThat(machine.highestToken()).isEqualTo(LAST);
         assertThat(last.events()).contains(new Event.WaitDropped(3, "a", "r3"), new Event.WaitDropped(4, "a", "r4"));
         assertThat(((Result.Granted) again.result()).token().value()).isGreaterThan(LAST);
+    }
+
+    /** Regression: the refusal at a generation's end named the maximum token value, which no grant had reached. */
+    @Test
+    void acquire_atTheEndOfItsGeneration_isRefusedNamingTheGenerationsEndNotTheMaximum() {
+        LockStateMachine machine = machine(LAST, 2);
+        apply(machine, new Command.Acquire(1, HASH, "a", "r1", true));
+        apply(machine, new Command.Release(1, HASH, "a", LAST));
+
+        Applied refused = apply(machine, new Command.Acquire(2, HASH, "a", "r2", true));
+
+        assertThat(((Result.Rejected) refused.result()).error()).isInstanceOf(TokenExhaustedException.class)
+                .hasMessageContaining("last token " + LAST + " is the last of token generation 0, which ends at "
+                        + LAST).hasMessageNotContaining(Long.toString(FencingToken.VALUE_MAX));
+        assertThat(new TokenExhaustedException("a", FencingToken.VALUE_MAX))
+                .hasMessageContaining("reached the maximum " + FencingToken.VALUE_MAX);
     }
 
     @Test

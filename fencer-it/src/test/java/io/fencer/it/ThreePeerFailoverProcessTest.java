@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
+import io.fencer.client.LockEvent;
 import io.fencer.client.Session;
 import io.fencer.client.TokenStatus;
+import io.fencer.client.Watch;
+import io.fencer.core.FencingToken;
 import io.fencer.core.UnavailableException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -41,9 +45,13 @@ class ThreePeerFailoverProcessTest {
     Path dir;
     private final List<FencerProcess> peers = new ArrayList<>();
     private final List<FencerProcess.Ports> ports = new ArrayList<>();
+    private FencerClient watching;
 
     @AfterEach
     void stopPeers() {
+        if (watching != null) {
+            watching.close();
+        }
         peers.forEach(FencerProcess::close);
     }
 
@@ -90,10 +98,12 @@ class ThreePeerFailoverProcessTest {
      * Regression: an acquire queued on a leader that froze (SIGSTOP: its connections stay open and silent) stayed on
      * that connection for its whole wait, five minutes here, while the sessions' keepalives, which time out, followed
      * the new leader; the lock released there was granted to the waiter's session with no call left to hear it. The
-     * client's connection keepalive now ends the silent call, and the wait is asked again of the new leader.
+     * client's connection keepalive now ends the silent call, and the wait is asked again of the new leader. A watch
+     * begun on the leader before it froze is such a call too: it resumes on another peer and hears the grant there
+     * (its control: the grant of {@code beacon}, heard from the leader before the freeze).
      */
     @Test
-    void pauseLeader_whileAnAcquireWaits_theWaiterFollowsTheNewLeaderAndHearsItsGrant() throws Exception {
+    void pauseLeader_whileAnAcquireWaitsAndAWatchListens_bothFollowTheNewLeaderAndHearTheGrant() throws Exception {
         try (FencerClient fencer = startGroupAndConnect()) {
             Session holder = fencer.openSession(TTL);
             Session waiter = fencer.openSession(TTL);
@@ -103,6 +113,13 @@ class ThreePeerFailoverProcessTest {
             SeedScenarioProcessTest.await(() -> fencer.describe("alpha").waiterSessionIds().contains(waiter.id()));
 
             int leader = leaderIndex();
+            watching = leaderFirstClient(leader);
+            List<LockEvent> events = new CopyOnWriteArrayList<>();
+            Watch watch = watching.watch("", events::add); // on the first endpoint: the leader about to freeze
+            SeedScenarioProcessTest.await(() -> watch.position().revision() > 0);
+            FencingToken beacon = holder.lock("beacon").tryAcquire().orElseThrow().token();
+            SeedScenarioProcessTest.await(() -> tokens(events, LockEvent.Kind.GRANTED).contains(beacon));
+
             peers.get(leader).pause();
             try (FencerClient direct = Fencer.newBuilder().endpoints(ports.get(leader).endpoint())
                     .callTimeout(Duration.ofSeconds(2)).build()) {
@@ -113,6 +130,9 @@ class ThreePeerFailoverProcessTest {
             SeedScenarioProcessTest.await(() -> statusOrNull(fencer, held) == TokenStatus.Status.CURRENT);
             held.close();
             long releasedAt = System.nanoTime();
+            SeedScenarioProcessTest.await(() -> tokens(events, LockEvent.Kind.RELEASED).contains(held.token()));
+            System.out.printf("the watch begun on the frozen leader heard the release %d ms after it%n",
+                    (System.nanoTime() - releasedAt) / 1_000_000);
 
             Grant next = waiting.get(60, TimeUnit.SECONDS);
             long heardAfterMillis = (System.nanoTime() - releasedAt) / 1_000_000;
@@ -121,8 +141,27 @@ class ThreePeerFailoverProcessTest {
             assertThat(next.token().value()).isGreaterThan(held.token().value());
             assertThat(fencer.validate(next.token()).status()).isEqualTo(TokenStatus.Status.CURRENT);
             assertThat(waiter.isAlive()).isTrue();
+            SeedScenarioProcessTest.await(() -> tokens(events, LockEvent.Kind.GRANTED).contains(next.token()));
             next.close();
+            watch.close();
         }
+    }
+
+    private static List<FencingToken> tokens(List<LockEvent> events, LockEvent.Kind kind) {
+        return events.stream().filter(e -> e.kind() == kind).map(LockEvent::token).toList();
+    }
+
+    /** A client whose first endpoint, where its watches begin, is peer {@code first}'s. */
+    private FencerClient leaderFirstClient(int first) {
+        List<String> endpoints = new ArrayList<>();
+        endpoints.add(ports.get(first).endpoint());
+        for (int i = 0; i < ports.size(); i++) {
+            if (i != first) {
+                endpoints.add(ports.get(i).endpoint());
+            }
+        }
+        return Fencer.newBuilder().endpoints(endpoints.toArray(String[]::new)).callTimeout(Duration.ofSeconds(30))
+                .build();
     }
 
     private static TokenStatus.Status statusOrNull(FencerClient fencer, Grant grant) {

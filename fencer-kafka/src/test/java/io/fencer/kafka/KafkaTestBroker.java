@@ -33,26 +33,47 @@ final class KafkaTestBroker implements AutoCloseable {
 
     private final KafkaRaftServer server;
     private final String bootstrap;
+    private final KafkaReplyHold hold;
 
-    private KafkaTestBroker(KafkaRaftServer server, String bootstrap) {
+    private KafkaTestBroker(KafkaRaftServer server, String bootstrap, KafkaReplyHold hold) {
         this.server = server;
         this.bootstrap = bootstrap;
+        this.hold = hold;
     }
 
     /** Formats a log directory under {@code dir} and starts the broker on it; returns once it serves. */
     static KafkaTestBroker start(Path dir) {
-        int[] ports = FreePorts.choose(2);
+        return start(dir, false);
+    }
+
+    /**
+     * As {@link #start(Path)}; when {@code proxied}, the broker also listens on a second listener, PROXIED, advertised
+     * at the address of a {@link KafkaReplyHold} in front of it ({@link #proxiedBootstrap()}). A client bootstrapped
+     * there is told the PROXIED addresses, the listener it connected on, so all of its connections pass the hold,
+     * while the broker's own traffic and the other clients stay on PLAINTEXT.
+     */
+    static KafkaTestBroker start(Path dir, boolean proxied) {
+        int[] ports = FreePorts.choose(proxied ? 3 : 2);
+        KafkaReplyHold hold = proxied ? KafkaReplyHold.start(ports[2]) : null;
+        String listeners = "PLAINTEXT://127.0.0.1:" + ports[0] + ",CONTROLLER://127.0.0.1:" + ports[1];
+        String advertised = "PLAINTEXT://127.0.0.1:" + ports[0];
+        String protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT";
+        if (proxied) {
+            listeners += ",PROXIED://127.0.0.1:" + ports[2];
+            advertised += ",PROXIED://127.0.0.1:" + hold.port();
+            protocols += ",PROXIED:PLAINTEXT";
+        }
         Path logDir = dir.resolve("kafka-logs");
         Properties props = new Properties();
         props.putAll(Map.ofEntries(
                 Map.entry("process.roles", "broker,controller"),
                 Map.entry("node.id", "1"),
                 Map.entry("controller.quorum.voters", "1@127.0.0.1:" + ports[1]),
-                Map.entry("listeners", "PLAINTEXT://127.0.0.1:" + ports[0] + ",CONTROLLER://127.0.0.1:" + ports[1]),
-                Map.entry("advertised.listeners", "PLAINTEXT://127.0.0.1:" + ports[0]),
+                Map.entry("listeners", listeners),
+                Map.entry("advertised.listeners", advertised),
                 Map.entry("controller.listener.names", "CONTROLLER"),
                 Map.entry("inter.broker.listener.name", "PLAINTEXT"),
-                Map.entry("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"),
+                Map.entry("listener.security.protocol.map", protocols),
                 Map.entry("log.dirs", logDir.toString()),
                 Map.entry("num.partitions", "1"),
                 Map.entry("auto.create.topics.enable", "false"),
@@ -65,12 +86,19 @@ final class KafkaTestBroker implements AutoCloseable {
                 Map.entry("group.initial.rebalance.delay.ms", "0"),
                 Map.entry("share.coordinator.state.topic.replication.factor", "1"),
                 Map.entry("share.coordinator.state.topic.min.isr", "1")));
-        format(dir, props);
-        KafkaRaftServer server = new KafkaRaftServer(KafkaConfig.fromProps(props, false), Time.SYSTEM);
-        server.startup();
-        KafkaTestBroker broker = new KafkaTestBroker(server, "127.0.0.1:" + ports[0]);
-        broker.createTopic("fencer-broker-ready"); // answers only once the broker has registered and serves
-        return broker;
+        try {
+            format(dir, props);
+            KafkaRaftServer server = new KafkaRaftServer(KafkaConfig.fromProps(props, false), Time.SYSTEM);
+            server.startup();
+            KafkaTestBroker broker = new KafkaTestBroker(server, "127.0.0.1:" + ports[0], hold);
+            broker.createTopic("fencer-broker-ready"); // answers only once the broker has registered and serves
+            return broker;
+        } catch (RuntimeException e) {
+            if (hold != null) {
+                hold.close();
+            }
+            throw e;
+        }
     }
 
     private static void format(Path dir, Properties props) {
@@ -95,6 +123,19 @@ final class KafkaTestBroker implements AutoCloseable {
         return bootstrap;
     }
 
+    /** The address of the hold in front of the PROXIED listener; only on a broker started proxied. */
+    String proxiedBootstrap() {
+        return "127.0.0.1:" + hold().port();
+    }
+
+    /** The hold in front of the PROXIED listener; only on a broker started proxied. */
+    KafkaReplyHold hold() {
+        if (hold == null) {
+            throw new IllegalStateException("the broker was started without its PROXIED listener");
+        }
+        return hold;
+    }
+
     /** Creates {@code topic} with one partition and one replica; waits until the broker confirms it. */
     void createTopic(String topic) {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
@@ -110,7 +151,13 @@ final class KafkaTestBroker implements AutoCloseable {
 
     @Override
     public void close() {
-        server.shutdown();
-        server.awaitShutdown();
+        try {
+            server.shutdown();
+            server.awaitShutdown();
+        } finally {
+            if (hold != null) {
+                hold.close();
+            }
+        }
     }
 }

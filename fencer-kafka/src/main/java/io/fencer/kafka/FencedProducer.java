@@ -17,8 +17,10 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.Serializer;
 
 /**
@@ -141,6 +143,10 @@ public final class FencedProducer<K, V> implements AutoCloseable {
      * @throws IllegalStateException when no grant was taken up, or the producer was fenced or closed
      * @throws IllegalArgumentException when a record already carries the header {@value #SEQUENCER_HEADER}, or there
      *     are more than {@value #RECORDS_PER_TRANSACTION_MAX} records
+     * @throws KafkaException saying the records may or may not have been committed when the commit got no answer
+     *     within {@code max.block.ms} (or was interrupted): the broker may still commit them, all or none, and no
+     *     abort can follow a commit; the Kafka producer is closed at once, and the next {@link #onGrant} settles the
+     *     transaction (the broker finishes a commit it took, aborts any other) before anything else is sent
      * @throws KafkaException for other failures; the transaction was aborted when it could be
      */
     public void send(List<ProducerRecord<K, V>> records) {
@@ -159,11 +165,13 @@ public final class FencedProducer<K, V> implements AutoCloseable {
             throw new IllegalStateException("no grant of lock '" + lock + "' taken up (call onGrant after each"
                     + " grant), or the producer was fenced or closed");
         }
+        boolean committing = false;
         try {
             producer.beginTransaction();
             for (ProducerRecord<K, V> record : records) {
                 producer.send(stamped(record));
             }
+            committing = true;
             producer.commitTransaction();
         } catch (ProducerFencedException | InvalidProducerEpochException e) {
             closeProducer();
@@ -172,6 +180,9 @@ public final class FencedProducer<K, V> implements AutoCloseable {
             if (isFenced(e)) {
                 closeProducer();
                 throw fenced(e);
+            }
+            if (committing && (e instanceof TimeoutException || e instanceof InterruptException)) {
+                throw maybeCommitted(e, records.size());
             }
             abortQuietly(e);
             throw e;
@@ -201,6 +212,28 @@ public final class FencedProducer<K, V> implements AutoCloseable {
                 + " was superseded (probably paused past its lease); nothing of its transaction was committed");
         fenced.initCause(cause);
         return fenced;
+    }
+
+    /**
+     * The commit was asked for and no answer came in time: the broker may have taken it and may still commit, and the
+     * Kafka producer refuses an abort while a commit is pending, so the error says the outcome is unknown. The
+     * producer is closed without waiting: the commit is in the broker's hands or lost, waiting tells the caller
+     * nothing more, and a graceful close would wait for the answer that is missing.
+     */
+    private KafkaException maybeCommitted(KafkaException cause, int records) {
+        KafkaException unknown = new KafkaException("the commit of " + records + " record(s) under " + token
+                + " (transactional id " + transactionalId(lock) + ") "
+                + (cause instanceof InterruptException ? "was interrupted" : "got no answer within max.block.ms")
+                + ": they may or may not have been committed (all of them or none); the producer is closed, and the"
+                + " next onGrant settles the transaction before anything else is sent", cause);
+        KafkaProducer<K, V> closing = producer;
+        producer = null;
+        try {
+            closing.close(Duration.ZERO);
+        } catch (KafkaException e) { // an interrupted thread's close may fail
+            unknown.addSuppressed(e);
+        }
+        return unknown;
     }
 
     private void abortQuietly(KafkaException cause) {

@@ -236,10 +236,15 @@ public final class FencedProducer<K, V> implements AutoCloseable {
         return unknown;
     }
 
+    /**
+     * Aborts the failed transaction; when the Kafka producer refuses (a KafkaException, or an IllegalStateException
+     * from a producer in a state that takes no abort), the refusal joins {@code cause}, which stays the error the
+     * caller sees, and the producer is closed: the next {@link #onGrant} starts afresh.
+     */
     private void abortQuietly(KafkaException cause) {
         try {
             producer.abortTransaction();
-        } catch (KafkaException e) {
+        } catch (KafkaException | IllegalStateException e) {
             cause.addSuppressed(e);
             closeProducer();
         }

@@ -33,6 +33,8 @@ public interface FencedLock {
      *
      * @throws LockTimeoutException when {@code wait} passed first; the wait was cancelled
      * @throws io.fencer.core.SessionExpiredException when the session ended meanwhile
+     * @throws io.fencer.core.UnavailableException when the calling thread was interrupted (the interrupt is kept, and
+     *     what the service granted meanwhile is given back in the background), or no peer answered in time
      */
     Grant acquire(Duration wait);
 
@@ -46,6 +48,8 @@ public interface FencedLock {
      * @throws LockTimeoutException when {@code wait} passed first; the wait was cancelled
      * @throws io.fencer.core.InvalidArgumentException when the session holds or waits for the lock exclusively
      * @throws io.fencer.core.SessionExpiredException when the session ended meanwhile
+     * @throws io.fencer.core.UnavailableException when the calling thread was interrupted (the interrupt is kept, and
+     *     what the service granted meanwhile is given back in the background), or no peer answered in time
      */
     Grant acquireShared(Duration wait);
 

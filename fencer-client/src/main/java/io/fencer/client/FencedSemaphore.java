@@ -24,6 +24,8 @@ public interface FencedSemaphore {
      *
      * @throws LockTimeoutException when {@code wait} passed first; the wait was cancelled
      * @throws io.fencer.core.SessionExpiredException when the session ended meanwhile
+     * @throws io.fencer.core.UnavailableException when the calling thread was interrupted (the interrupt is kept, and
+     *     what the service granted meanwhile is given back in the background), or no peer answered in time
      */
     PermitGrant acquire(Duration wait);
 

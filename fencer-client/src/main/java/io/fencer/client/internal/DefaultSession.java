@@ -566,6 +566,16 @@ final class DefaultSession implements Session {
         return client.router();
     }
 
+    /** The client's event threads, which may block: where work after a caller gave up runs. */
+    Executor events() {
+        return client.events();
+    }
+
+    /** True when an acquire of this session handed out a grant of {@code token}'s lock under that token. */
+    boolean handedOut(FencingToken token) {
+        return grants.containsKey(GrantKey.of(token));
+    }
+
     DefaultFencerClient client() {
         return client;
     }

@@ -153,6 +153,15 @@ final class RetryBudget {
         return changesState ? "; the call may or may not have taken effect" : "; a read, it changed nothing";
     }
 
+    /**
+     * Returns the failure of a call whose thread was interrupted during an attempt, which it gave up (cancelled): the
+     * interrupt is the whole story, and what the attempt did is as unknown as after any lost answer. The thread's
+     * interrupt is left set.
+     */
+    UnavailableException interrupted(String operation) {
+        return new UnavailableException(operation + " was interrupted" + outcome(), last);
+    }
+
     /** Returns the latest failure recorded. */
     StatusRuntimeException lastFailure() {
         return last;

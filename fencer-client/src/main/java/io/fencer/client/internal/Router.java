@@ -336,10 +336,13 @@ final class Router implements PeerDirectory.Members, AutoCloseable {
                 return result;
             } catch (StatusRuntimeException failure) {
                 answered |= !Unreachable.neverSent(failure);
-                if (!isRetryable(failure) || closed || Thread.currentThread().isInterrupted()) {
+                if (!isRetryable(failure) || closed) {
                     throw WireErrors.toException(failure);
                 }
                 budget.failed(failure);
+                if (Thread.currentThread().isInterrupted()) {
+                    throw budget.interrupted(operation);
+                }
                 if (!electing && answeredByGroup(failure)) {
                     electing = true; // from now on the call waits out an election at the least
                     budget.extendTo(System.nanoTime() + ELECTION_WAIT_NANOS);

@@ -302,10 +302,13 @@ final class StoreConnection implements PeerDirectory.Members, AutoCloseable {
                 return result;
             } catch (StatusRuntimeException failure) {
                 answered |= !Unreachable.neverSent(failure);
-                if (!Router.isRetryable(failure) || Thread.currentThread().isInterrupted()) {
+                if (!Router.isRetryable(failure)) {
                     throw WireErrors.toException(failure);
                 }
                 budget.failed(failure);
+                if (Thread.currentThread().isInterrupted()) {
+                    throw budget.interrupted(operation);
+                }
                 boolean refusedUntaken = notLeader(failure);
                 if (!electing && Router.answeredByGroup(failure)) {
                     electing = true; // the group is electing: the call waits one out at the least

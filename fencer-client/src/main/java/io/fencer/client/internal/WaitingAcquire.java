@@ -3,9 +3,13 @@ package io.fencer.client.internal;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 
 import io.fencer.api.v1.AcquireResponse;
+import io.fencer.core.FencingToken;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;
+import io.fencer.core.UnavailableException;
 import io.grpc.MethodDescriptor;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongFunction;
 
 /**
@@ -24,6 +28,14 @@ final class WaitingAcquire {
      * expiry on the service.
      */
     static final long ANSWER_IN_FLIGHT_NANOS = MILLISECONDS.toNanos(1_000);
+
+    /**
+     * How long the acquire asked again after an interrupt waits: long enough for the service to handle the cancel of
+     * the interrupted call first (see {@link #giveBackLater}); a grant it gets within it is given back too.
+     */
+    static final long GIVE_BACK_WAIT_MILLIS = 1_000;
+
+    private static final System.Logger LOG = System.getLogger(WaitingAcquire.class.getName());
 
     /** The least a waiting attempt sleeps between two questions to its session. */
     static final long ASK_MIN_NANOS = MILLISECONDS.toNanos(1);
@@ -102,6 +114,70 @@ final class WaitingAcquire {
         } catch (SessionUnauthenticatedException e) {
             session.unauthenticatedByServer(e);
             throw e;
+        } catch (UnavailableException e) {
+            if (!Thread.currentThread().isInterrupted()) {
+                throw e;
+            }
+            giveBackLater(session, operation, method, withWaitMillis.apply(GIVE_BACK_WAIT_MILLIS));
+            throw new UnavailableException(e.getMessage() + "; the client asks the service once more in the"
+                    + " background and gives back what the session was granted", e);
+        }
+    }
+
+    /**
+     * After an interrupt the call was given up, but its request may have been granted meanwhile: the service drops the
+     * answer of a call its client cancelled, so the session would hold the grant, unknown to anyone, until it ends.
+     * So the same request is asked again on an event thread (the interrupted caller must not wait): an acquire by a
+     * session that holds the lock (slot, locks) is answered with that grant, one that waits keeps its place, and
+     * whatever it is granted is released. It waits {@link #GIVE_BACK_WAIT_MILLIS}, not zero, because a waiting
+     * request of the same session and lock that arrives before the service has handled the cancel shares its wait:
+     * the cancel then leaves the place to it, and it is answered once the service has settled both.
+     */
+    private static <RequestT> void giveBackLater(DefaultSession session, String operation,
+            MethodDescriptor<RequestT, AcquireResponse> method, RequestT request) {
+        try {
+            session.events().execute(() -> giveBack(session, operation, method, request));
+        } catch (RejectedExecutionException closing) {
+            LOG.log(System.Logger.Level.DEBUG, "{0}: the client is closing, which ends the session and its grants",
+                    operation);
+        }
+    }
+
+    private static <RequestT> void giveBack(DefaultSession session, String operation,
+            MethodDescriptor<RequestT, AcquireResponse> method, RequestT request) {
+        Router router = session.router();
+        AcquireResponse answer;
+        try {
+            if (!session.isAlive()) {
+                return; // its grants ended with it
+            }
+            long waitNanos = MILLISECONDS.toNanos(GIVE_BACK_WAIT_MILLIS);
+            answer = router.call(operation + " (asked again after an interrupt)", waitNanos + router.callTimeoutNanos(),
+                    calls -> calls.withTimeoutNanos(waitNanos + router.attemptTimeoutNanos()).call(method, request));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "{0} was interrupted and could not be asked again ({1}): a grant it"
+                    + " may have got stays with session {2} until the session ends", operation, e.getMessage(),
+                    session.id());
+            return;
+        }
+        if (!answer.getAcquired()) {
+            return;
+        }
+        List<io.fencer.api.v1.FencingToken> wire = answer.getTokensCount() > 0 ? answer.getTokensList()
+                : List.of(answer.getToken());
+        for (io.fencer.api.v1.FencingToken each : wire) {
+            FencingToken token = Protos.token(each);
+            if (session.handedOut(token)) {
+                continue; // another acquire of this session holds it as its own grant
+            }
+            try {
+                session.releaseToken(token);
+                LOG.log(System.Logger.Level.INFO, "gave back {0}, granted to an interrupted {1}", token, operation);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "could not give back {0}, granted to an interrupted {1} ({2}): it"
+                        + " stays with session {3} until the session ends", token, operation, e.getMessage(),
+                        session.id());
+            }
         }
     }
 }

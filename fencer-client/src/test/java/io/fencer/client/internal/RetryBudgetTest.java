@@ -83,6 +83,29 @@ class RetryBudgetTest {
         }
     }
 
+    /**
+     * Regression: a call whose thread was interrupted mid-attempt failed with the bare "CANCELLED: the calling thread
+     * was interrupted", never saying that a call that changes state may have taken effect.
+     */
+    @Test
+    void interrupted_duringAnAttemptThatChangesState_saysItMayHaveTakenEffect() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(60_000), slept::add, true);
+        budget.failed(Status.CANCELLED.withDescription("the calling thread was interrupted").asRuntimeException());
+
+        assertThat(budget.interrupted("Write orders/1")).isInstanceOf(UnavailableException.class)
+                .hasMessage("Write orders/1 was interrupted; the call may or may not have taken effect")
+                .hasCause(budget.lastFailure());
+    }
+
+    @Test
+    void interrupted_duringARead_saysItChangedNothing() {
+        RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(60_000), slept::add, false);
+        budget.failed(Status.CANCELLED.withDescription("the calling thread was interrupted").asRuntimeException());
+
+        assertThat(budget.interrupted("Describe orders")).hasMessage("Describe orders was interrupted; a read, it"
+                + " changed nothing");
+    }
+
     @Test
     void nextBackoffNanos_doublesWithJitterUpToTheMaximum() {
         RetryBudget budget = new RetryBudget(MILLISECONDS.toNanos(1_000), slept::add);

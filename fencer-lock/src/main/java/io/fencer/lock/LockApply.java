@@ -42,6 +42,10 @@ final class LockApply {
         }
         LockRecord record = state.locks.get(acquire.lock());
         if (record != null) {
+            Result.Rejected grouped = waitedForByGroup(session, record);
+            if (grouped != null) {
+                return grouped;
+            }
             Result again = acquireAgain(session, acquire, record);
             if (again != null) {
                 return again;
@@ -77,6 +81,23 @@ final class LockApply {
         }
         return holding != null ? new Result.Granted(holding) : new Result.Queued(record.name,
                 record.positionOf(session.id));
+    }
+
+    /**
+     * Refuses, from format level 5, a plain acquire of a lock the session waits for through a multi-lock: it would
+     * answer that wait's place as its own, and a wait is cancelled by session and lock alone ({@link
+     * Command.CancelWait}), so the plain call's end would take the whole multi-lock out of every queue, and its grant
+     * would be handed out twice. Below level 5 the previous release may still apply the same entry: null, as it did.
+     */
+    private Result.Rejected waitedForByGroup(SessionRecord session, LockRecord record) {
+        LockRecord.Waiter waiting = record.waiters.get(session.id);
+        if (waiting == null || waiting.group() == null
+                || state.formatLevel < LockStateMachine.FORMAT_LEVEL_ONE_WAIT_PER_LOCK) {
+            return null;
+        }
+        return new Result.Rejected(new InvalidArgumentException("lock", record.name, "session " + session.id
+                + " waits for lock '" + InvalidArgumentException.printable(record.name) + "' through multi-lock "
+                + waiting.group() + ": a session waits for a lock once; let that wait end first"));
     }
 
     /** Grants a lock nobody holds, waits for or delays; {@code existing} is its record, or null when none. */

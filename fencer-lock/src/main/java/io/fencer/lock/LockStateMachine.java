@@ -67,6 +67,11 @@ public final class LockStateMachine {
      * group at level 4 may still run it, so it applies such commands as that release did).
      */
     public static final int FORMAT_LEVEL_DISJOINT_NAMES = 5;
+    /**
+     * The level from which a plain acquire of a lock its session waits for through a multi-lock is refused (the
+     * previous release answered it with the multi-lock's place; a group at level 4 may still run it).
+     */
+    public static final int FORMAT_LEVEL_ONE_WAIT_PER_LOCK = 5;
     /** The level from which the log carries the replicated store's entries ({@link Command.StoreEntry}). */
     public static final int FORMAT_LEVEL_STORE = 5;
 

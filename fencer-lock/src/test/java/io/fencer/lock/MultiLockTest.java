@@ -96,6 +96,44 @@ class MultiLockTest {
         assertThat(machine.describe("b").orElseThrow().waiters()).isEmpty();
     }
 
+    /**
+     * Regression: a plain acquire of a lock that the session's own multi-lock waited for answered that wait's place,
+     * so a try of the multi-lock's second lock was answered with a CancelWait of it (the service gives up an orphaned
+     * place so), which took the whole multi-lock out of every queue, and a waiting acquire shared the multi-lock's
+     * grant as a plain one. From format level 5 it is refused, as a multi-lock overlapping another wait is.
+     */
+    @Test
+    void acquire_ofALockItsSessionsMultiLockWaitsFor_isRefusedAndTheMultiLockKeepsItsWait() {
+        apply(new Command.SetFormatLevel(LockStateMachine.FORMAT_LEVEL));
+        long holder = open();
+        apply(new Command.Acquire(holder, HASH, "b", "hold-b", false));
+        long group = open();
+        all(group, "ab", "a", "b");
+
+        for (boolean waitQueued : new boolean[] {false, true}) {
+            Result refused = apply(new Command.Acquire(group, HASH, "b", "b-alone", waitQueued)).result();
+            assertThat(refused).isInstanceOf(Result.Rejected.class);
+            assertThat(((Result.Rejected) refused).error()).isInstanceOf(InvalidArgumentException.class)
+                    .hasMessageContaining("waits for lock 'b' through multi-lock [a, b]");
+        }
+        Applied released = apply(new Command.Release(holder, HASH, "b", 1));
+
+        assertThat(released.events()).contains(new Event.Granted(group, "ab", new FencingToken("a", 1), "tester"),
+                new Event.Granted(group, "ab", new FencingToken("b", 2), "tester"));
+    }
+
+    /** A group still at level 4 may run the previous release, so it applies such an acquire as that release did. */
+    @Test
+    void acquire_ofALockItsSessionsMultiLockWaitsForBelowLevel5_answersThePlaceAsBefore() {
+        long holder = open();
+        apply(new Command.Acquire(holder, HASH, "b", "hold-b", false));
+        long group = open();
+        all(group, "ab", "a", "b");
+
+        assertThat(apply(new Command.Acquire(group, HASH, "b", "b-alone", false)).result())
+                .isEqualTo(new Result.Queued("b", 0));
+    }
+
     @Test
     void acquireAll_namingALockTwice_isInvalidArgumentNamingIt() {
         assertThatThrownBy(() -> Command.AcquireAll.of(1, HASH, List.of("a", "b", "a"), "r", true))

@@ -62,6 +62,12 @@ final class LockInvariants {
         if (record.lastToken < 0 || record.lastToken > FencingToken.VALUE_MAX) {
             throw broken("lock %s lastToken %d is outside [0, %d]", name, record.lastToken, FencingToken.VALUE_MAX);
         }
+        if (record.lastToken > state.tokenCeiling()) {
+            // No grant passes its generation's end: a token past it belongs to the next generation, which a group
+            // restored from an earlier backup issues again.
+            throw broken("lock %s lastToken %d is past the end of token generation %d, %d", name, record.lastToken,
+                    state.generation, state.tokenCeiling());
+        }
         if (record.held() != (record.holderTokenValue != FencingToken.NONE)) {
             throw broken("lock %s has holder session %d but token %d", name, record.holderSessionId,
                     record.holderTokenValue);

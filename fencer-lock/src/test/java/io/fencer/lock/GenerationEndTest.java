@@ -1,6 +1,7 @@
 package io.fencer.lock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.LockMode;
@@ -68,6 +69,27 @@ class GenerationEndTest {
         assertThat(machine.highestToken()).isEqualTo(LAST);
         assertThat(last.events()).contains(new Event.WaitDropped(3, "a", "r3"), new Event.WaitDropped(4, "a", "r4"));
         assertThat(((Result.Granted) again.result()).token().value()).isGreaterThan(LAST);
+    }
+
+    /**
+     * Regression: a snapshot's floor was checked against its generation's end, its locks' tokens were not, so a state
+     * holding a token past the end loaded. Made here by a group at level 4, whose tokens end at the maximum value,
+     * raised to level 5 after granting past generation 0's end: the only way such a state arises but corruption.
+     */
+    @Test
+    void readSnapshot_lockTokenPastItsGenerationsEnd_refusedNamingTheLockAndTheEnd() {
+        LockStateMachine machine = LockStateMachine.withFloor(LIMITS, LAST - 1);
+        machine.apply(new Command.OpenSession("", 10_000, "ann", HASH));
+        machine.apply(new Command.Acquire(1, HASH, "a", "r1", false));
+        machine.apply(new Command.Release(1, HASH, "a", LAST));
+        machine.apply(new Command.Acquire(1, HASH, "a", "r2", false)); // LAST + 1: level 4 ends at the maximum
+        machine.apply(new Command.SetFormatLevel(LockStateMachine.FORMAT_LEVEL_GENERATIONS));
+        byte[] corrupt = LockMachineFixture.snapshot(machine);
+
+        assertThatThrownBy(() -> LockStateMachine.readSnapshot(new DataInputStream(new ByteArrayInputStream(corrupt)),
+                LIMITS)).isInstanceOf(IOException.class)
+                .hasMessageContaining("lock a lastToken " + (LAST + 1) + " is past the end of token generation 0, "
+                        + LAST);
     }
 
     /** Regression: the refusal at a generation's end named the maximum token value, which no grant had reached. */

@@ -100,6 +100,7 @@ final class StoreConnection implements PeerDirectory.Members, AutoCloseable {
     /** Told when a NOT_LEADER answer names a leader not known, or a call moves on without one named. */
     private volatile Runnable unknownLeaderListener = () -> { };
     private final java.util.Map<String, Endpoint> channels = new java.util.concurrent.ConcurrentHashMap<>();
+    private boolean closed; // guarded by channels
     private final ClientTransport transport;
     private final ClientEventLoops eventLoops = new ClientEventLoops("fencer-store-client");
     private final boolean pipelining;
@@ -171,16 +172,27 @@ final class StoreConnection implements PeerDirectory.Members, AutoCloseable {
     }
 
     private Endpoint channelOf(String endpoint) {
-        return channels.computeIfAbsent(endpoint, address -> {
-            ManagedChannel channel = eventLoops.use(transport.channelBuilder(address))
-                    // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
-                    .disableRetry()
-                    // the store accepts batches up to 4 MiB and reads return values up to 1 MiB
-                    .maxInboundMessageSize(8 * 1024 * 1024)
-                    .build();
-            return new Endpoint(channel, StoreGrpc.newBlockingStub(channel),
-                    pipelining ? Pipeline.store(channel) : null, PeersGrpc.newBlockingStub(channel));
-        });
+        Endpoint made = channels.get(endpoint);
+        if (made != null) {
+            return made;
+        }
+        synchronized (channels) { // against close(): no channel is made after it, or missed by it
+            if (closed) {
+                throw new IllegalStateException("the FencedStore is closed");
+            }
+            return channels.computeIfAbsent(endpoint, this::connect);
+        }
+    }
+
+    private Endpoint connect(String address) {
+        ManagedChannel channel = eventLoops.use(transport.channelBuilder(address))
+                // Fencer retries by itself, idempotently; gRPC's transparent retry buffers every call for nothing
+                .disableRetry()
+                // the store accepts batches up to 4 MiB and reads return values up to 1 MiB
+                .maxInboundMessageSize(8 * 1024 * 1024)
+                .build();
+        return new Endpoint(channel, StoreGrpc.newBlockingStub(channel), pipelining ? Pipeline.store(channel) : null,
+                PeersGrpc.newBlockingStub(channel));
     }
 
     /**
@@ -367,6 +379,9 @@ final class StoreConnection implements PeerDirectory.Members, AutoCloseable {
     /** Shuts the channels down, waiting briefly for calls in flight. Idempotent. */
     @Override
     public void close() {
+        synchronized (channels) {
+            closed = true;
+        }
         for (Endpoint endpoint : channels.values()) {
             if (endpoint.pipeline() != null) {
                 endpoint.pipeline().close(); // an open stream would hold the channel's graceful shutdown up

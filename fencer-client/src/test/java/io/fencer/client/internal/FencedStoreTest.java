@@ -29,6 +29,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -321,6 +322,29 @@ class FencedStoreTest {
                     .hasMessageNotContaining("DEADLINE_EXCEEDED");
             assertThat(attempts[0]).isEqualTo(1);
             assertThat(server.count("Fence")).isEqualTo(1);
+        }
+    }
+
+    /**
+     * Regression: a call retried while its client closed made a channel to the next store after the close and sent
+     * the call there: the close had shut every channel it knew of, and the new one was never shut down. The close
+     * comes here in the retry's pause; the other store must see nothing.
+     */
+    @Test
+    void call_clientClosedWhileItPausesBeforeARetry_endsWithoutReachingAnotherStore() {
+        server.failNext("Fence", FakeStore.unavailable());
+        try (FakeStore other = FakeStore.start(dir.resolve("other"))) {
+            AtomicReference<StoreConnection> self = new AtomicReference<>();
+            StoreConnection connection = new StoreConnection(server.endpoint() + "," + other.endpoint(),
+                    Duration.ofSeconds(5).toNanos(), nanos -> self.get().close());
+            self.set(connection);
+            FenceRequest request = FenceRequest.newBuilder().setScope("orders").build();
+
+            assertThatThrownBy(() -> connection.call("Fence of scope 'orders'", StoreConnection.Retry.IDEMPOTENT,
+                    null, calls -> calls.stub().fence(request)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+            assertThat(server.count("Fence")).as("the first attempt").isEqualTo(1);
+            assertThat(other.count("Fence")).as("no attempt after the close").isZero();
         }
     }
 

@@ -331,6 +331,12 @@ public final class FencedBucket {
             if (created != null && now != null && now.dataKey().equals(created)) {
                 return; // an earlier attempt committed, though its answer was lost (the SDK retried it)
             }
+            if (created == null && now == null && fence.state().accepted() == token.value()) {
+                // A delete: the fence is what its commit leaves (the name gone, the fence at its token), most likely
+                // by an earlier attempt whose answer was lost; under STRICT a second commit would be refused as
+                // stale, under AT_LEAST it would change nothing.
+                return;
+            }
             try {
                 admit(fence, token, name, entry != null, true);
             } catch (RuntimeException refused) {

@@ -22,7 +22,13 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.http.SdkHttpMethod;
+import software.amazon.awssdk.http.SdkHttpRequest;
+import software.amazon.awssdk.http.SdkHttpResponse;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
 import software.amazon.awssdk.services.s3.model.S3Exception;
@@ -57,6 +63,48 @@ class FencedBucketTest {
     private static List<String> keys(String prefix) {
         return s3.listObjectsV2Paginator(b -> b.bucket(S3TestServer.BUCKET).prefix(prefix)).contents().stream()
                 .map(S3Object::key).sorted().toList();
+    }
+
+    /**
+     * Regression: under STRICT a delete whose commit landed but whose answer was lost (the SDK retried it and the retry
+     * found the fence changed, by this very commit) read the fence again, found its own token accepted and reported
+     * itself stale. The answer is lost here by turning the server's first answer to the fence's put into a 500.
+     */
+    @Test
+    void delete_strictCommitLandedButItsAnswerLost_succeeds(TestInfo test) {
+        String prefix = prefix(test);
+        FencedBucket writer = FencedBucket.builder(s3, S3TestServer.BUCKET, prefix, "reports")
+                .policy(FencePolicy.STRICT).open();
+        writer.write(new FencingToken("reports", 7), "daily.csv", bytes("seven"));
+        AtomicInteger lost = new AtomicInteger();
+        try (S3Client losing = clientLosingTheFirstFenceAnswer(prefix + FencedBucket.FENCE_OBJECT_NAME, lost)) {
+            FencedBucket bucket = FencedBucket.builder(losing, S3TestServer.BUCKET, prefix, "reports")
+                    .policy(FencePolicy.STRICT).open();
+
+            bucket.delete(new FencingToken("reports", 8), "daily.csv");
+
+            assertThat(lost).as("the commit's answer was lost once").hasValue(1);
+            assertThat(bucket.read("daily.csv")).isEmpty();
+            assertThat(bucket.accepted()).isEqualTo(8);
+        }
+    }
+
+    /** A client whose first 2xx answer to a put of {@code fenceKey} reaches it as a 500, after the put applied. */
+    private static S3Client clientLosingTheFirstFenceAnswer(String fenceKey, AtomicInteger lost) {
+        ExecutionInterceptor loseOnce = new ExecutionInterceptor() {
+            @Override
+            public SdkHttpResponse modifyHttpResponse(Context.ModifyHttpResponse context,
+                    ExecutionAttributes attributes) {
+                SdkHttpRequest request = context.httpRequest();
+                if (request.method() == SdkHttpMethod.PUT && request.encodedPath().endsWith("/" + fenceKey)
+                        && context.httpResponse().isSuccessful() && lost.compareAndSet(0, 1)) {
+                    return context.httpResponse().toBuilder().statusCode(500).build();
+                }
+                return context.httpResponse();
+            }
+        };
+        return S3TestServer.client(S3TestServer.get().endpoint(), b -> b.overrideConfiguration(
+                o -> o.addExecutionInterceptor(loseOnce)));
     }
 
     @Test

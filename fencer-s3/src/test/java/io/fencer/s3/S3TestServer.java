@@ -14,6 +14,7 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.http.apache5.Apache5HttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.S3ClientBuilder;
 
 /**
  * A real S3-compatible server for the tests: Adobe's S3Mock (from Maven Central), a Spring Boot application serving
@@ -74,13 +75,19 @@ final class S3TestServer {
     }
 
     static S3Client client(String endpoint) {
-        return S3Client.builder()
+        return client(endpoint, builder -> { });
+    }
+
+    /** As {@link #client(String)}, with {@code more} applied to the builder last (an interceptor, say). */
+    static S3Client client(String endpoint, java.util.function.Consumer<S3ClientBuilder> more) {
+        S3ClientBuilder builder = S3Client.builder()
                 .endpointOverride(URI.create(endpoint))
                 .forcePathStyle(true)
                 .region(Region.US_EAST_1)
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create("fencer", "test")))
-                .httpClientBuilder(Apache5HttpClient.builder())
-                .build();
+                .httpClientBuilder(Apache5HttpClient.builder());
+        more.accept(builder);
+        return builder.build();
     }
 
     /**

@@ -129,7 +129,9 @@ class FencedDirectoryTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", ".", "..", "a/b", "..\\x", ".fencer-fence", ".fencer-lock", "line\nbreak"})
+    // "lone\uD800surrogate": a regression, the unpaired surrogate was written to the fence as '?'
+    @ValueSource(strings = {"", ".", "..", "a/b", "..\\x", ".fencer-fence", ".fencer-lock", "line\nbreak",
+        "lone\uD800surrogate"})
     void write_nameThatIsNotAPlainFileName_isRefusedNamingIt(String name) {
         assertThatThrownBy(() -> files.write(token(1), name, bytes("x")))
                 .isInstanceOfSatisfying(InvalidArgumentException.class, e -> assertThat(e.field()).isEqualTo("name"))

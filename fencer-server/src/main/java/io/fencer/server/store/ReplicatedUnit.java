@@ -37,7 +37,7 @@ final class ReplicatedUnit implements StoreUnit {
     /** The engine's checks of one op's key and value ({@link io.fencer.store.StoreEngine#checkUnitOp}). */
     private final Consumer<Op> opCheck;
     private final Function<ReplicatedUnit, WriteResult> committer;
-    private final List<Op> ops = new ArrayList<>();
+    private ArrayList<Op> ops = new ArrayList<>();
     private long bytes;
     private Unit.State state = Unit.State.OPEN;
     private long preemptedBy;
@@ -92,7 +92,7 @@ final class ReplicatedUnit implements StoreUnit {
     /** Returns true while open and within its deadline at {@code nowNanos}; ends it as expired once past. */
     synchronized boolean isOpenAt(long nowNanos) {
         if (state == Unit.State.OPEN && nowNanos - deadlineNanos >= 0) {
-            state = Unit.State.EXPIRED;
+            end(Unit.State.EXPIRED);
         }
         return state == Unit.State.OPEN;
     }
@@ -100,16 +100,26 @@ final class ReplicatedUnit implements StoreUnit {
     /** Ends the open unit because a higher token wrote to its scope or began a unit there. */
     synchronized void preempt(long higherToken) {
         if (state == Unit.State.OPEN) {
-            state = Unit.State.PREEMPTED;
             preemptedBy = higherToken;
+            end(Unit.State.PREEMPTED);
         }
     }
 
     /** Ends the open unit because this peer no longer leads (its ops could only be committed by the leader). */
     synchronized void abandon() {
         if (state == Unit.State.OPEN) {
-            state = Unit.State.ABORTED;
+            end(Unit.State.ABORTED);
         }
+    }
+
+    /**
+     * Ends the unit in {@code next} and lets its buffered ops go: the service remembers an ended unit for up to a
+     * minute, to answer a retried call, and what that needs is its state and result, not a batch's bytes of ops.
+     */
+    private void end(Unit.State next) {
+        state = next;
+        ops = new ArrayList<>(0);
+        bytes = 0;
     }
 
     /** Returns the buffered ops, for the commit's log entry. */
@@ -148,17 +158,17 @@ final class ReplicatedUnit implements StoreUnit {
         checkOpen();
         try {
             result = committer.apply(this);
-            state = Unit.State.COMMITTED;
+            end(Unit.State.COMMITTED);
             return result;
         } catch (io.fencer.core.NotLeaderException e) {
-            state = Unit.State.ABORTED; // refused before the log: nothing was applied, and only a leader holds units
+            end(Unit.State.ABORTED); // refused before the log: nothing was applied, and only a leader holds units
             throw e;
         } catch (StaleTokenException e) {
-            state = Unit.State.PREEMPTED;
             preemptedBy = e.accepted();
+            end(Unit.State.PREEMPTED);
             throw e;
         } catch (FencerException e) {
-            state = Unit.State.FAILED;
+            end(Unit.State.FAILED);
             throw e;
         }
     }
@@ -166,7 +176,7 @@ final class ReplicatedUnit implements StoreUnit {
     @Override
     public synchronized void abort() {
         if (state == Unit.State.OPEN) {
-            state = Unit.State.ABORTED;
+            end(Unit.State.ABORTED);
         }
     }
 

@@ -109,6 +109,9 @@ public final class Unit {
         lock.lock();
         try {
             checkOpen();
+            if (units.pastDeadline(this)) {
+                throw expired(); // its commit could only be refused; the sweep or the commit ends it
+            }
             units.checks().checkUnitTotals(this, ops.size() + 1, bytes + op.bytes());
             ops.add(op);
             bytes += op.bytes();
@@ -171,15 +174,19 @@ public final class Unit {
             case COMMITTED -> throw new InvalidArgumentException("unit", id, "unit " + id + " of scope '" + scope
                     + "' is already committed");
             case PREEMPTED -> throw new StaleTokenException(scope, token.value(), preemptedBy, policy);
-            case EXPIRED -> throw new LimitExceededException("unitTimeout", timeout.toMillis(), "unit " + id
-                    + " of scope '" + scope + "' (token " + token + ") was aborted: not committed within its timeout "
-                    + timeout + "; nothing was applied");
+            case EXPIRED -> throw expired();
             case ABORTED -> throw new InvalidArgumentException("unit", id, "unit " + id + " of scope '" + scope
                     + "' was aborted; nothing was applied");
             case FAILED -> throw new InvalidArgumentException("unit", id, "unit " + id + " of scope '" + scope
                     + "' failed at its commit; it may or may not have been applied");
             default -> throw new IllegalStateException("unknown unit state " + state);
         }
+    }
+
+    private LimitExceededException expired() {
+        return new LimitExceededException("unitTimeout", timeout.toMillis(), "unit " + id + " of scope '" + scope
+                + "' (token " + token + ") was aborted: not committed within its timeout " + timeout
+                + "; nothing was applied");
     }
 
     @Override

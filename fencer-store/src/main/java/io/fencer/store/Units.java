@@ -55,6 +55,11 @@ final class Units {
         return checks;
     }
 
+    /** True when {@code unit}'s deadline has passed by the ticker, whether or not the sweep has ended it yet. */
+    boolean pastDeadline(Unit unit) {
+        return ticker.nanoTime() - unit.deadlineNanos() >= 0;
+    }
+
     /** Begins a unit of a checked {@code token} and {@code timeout}; see {@link StoreEngine#begin}. */
     Unit begin(String scope, FencingToken token, Duration timeout) {
         database.enter();

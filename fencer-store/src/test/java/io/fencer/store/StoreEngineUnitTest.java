@@ -160,6 +160,23 @@ class StoreEngineUnitTest {
         assertThat(store.unitsOpen()).isZero();
     }
 
+    /**
+     * Regression: an op added past the unit's deadline was taken until the sweep ended the unit, though its commit could
+     * only be refused; the caller learned of the timeout only at the commit.
+     */
+    @Test
+    void add_pastDeadlineBeforeSweep_isRefusedNamingTheTimeout() {
+        Unit unit = store.begin("orders", sequencer("orders", 2), TIMEOUT);
+        unit.put(bytes("a"), bytes("in time"));
+        ticker.advance(TIMEOUT);
+
+        assertThatThrownBy(() -> unit.put(bytes("b"), bytes("late"))).isInstanceOfSatisfying(
+                LimitExceededException.class, e -> assertThat(e.limit()).isEqualTo("unitTimeout"))
+                .hasMessageContaining("not committed within its timeout");
+        assertThatThrownBy(unit::commit).isInstanceOf(LimitExceededException.class);
+        assertThat(store.unitsOpen()).isZero();
+    }
+
     @Test
     void abort_appliesNothingAndReleasesScope() {
         Unit unit = store.begin("orders", sequencer("orders", 2), TIMEOUT);

@@ -6,8 +6,10 @@ import static org.awaitility.Awaitility.await;
 
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
+import io.fencer.client.Grant;
 import io.fencer.client.LockEvent;
 import io.fencer.client.Session;
+import io.fencer.client.TokenStatus;
 import io.fencer.client.Watch;
 import io.fencer.core.UnavailableException;
 import io.fencer.testing.FencerTestServer;
@@ -63,6 +65,32 @@ class InterruptedAcquireTest {
             assertGrantedThenGivenBack(events, session.id());
             await().atMost(GIVE_BACK_MAX).until(() -> client.describe("jobs/nightly").holder() == null);
             assertThat(session.lock("jobs/nightly").tryAcquire()).as("the session can take it again").isPresent();
+        }
+    }
+
+    /**
+     * The holder acquiring again gets its grant back: when that acquire is interrupted, the grant it would have been
+     * answered with is the one the session handed out before, and the give-back leaves it alone. Watched for longer
+     * than the give-back's own wait.
+     */
+    @Test
+    void acquire_interruptedWhileItsSessionHoldsTheLock_leavesTheGrantHandedOutBefore() throws Exception {
+        try (Session session = client.openSession(TTL)) {
+            Grant held = session.lock("jobs/weekly").acquire(WAIT);
+            Thread.currentThread().interrupt();
+            try {
+                assertThatThrownBy(() -> session.lock("jobs/weekly").acquire(WAIT))
+                        .isInstanceOf(UnavailableException.class).hasMessageContaining("was interrupted");
+            } finally {
+                Thread.interrupted();
+            }
+
+            long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+            while (System.nanoTime() < until) {
+                assertThat(client.validate(held.token()).status()).isEqualTo(TokenStatus.Status.CURRENT);
+                Thread.sleep(100);
+            }
+            held.close();
         }
     }
 

@@ -93,10 +93,10 @@ final class DefaultFencedLock implements FencedLock {
             if (token.isEmpty()) {
                 return Optional.empty();
             }
-            if (!session.releasedAlready(token.get().token())) {
-                DefaultGrant grant = new DefaultGrant(session, token.get().token(), token.get().sequencer());
-                session.checkHandOut(List.of(grant));
-                return Optional.of(grant);
+            List<DefaultGrant> made = session.handOut(List.of(token.get().token()), List.of(token.get().sequencer()));
+            if (made != null) {
+                session.checkHandOut(made);
+                return Optional.of(made.get(0));
             }
             if (round == RELEASED_GRANT_ROUNDS_MAX) {
                 throw new UnavailableException("Acquire of lock '" + name + "' was answered " + round + " times with"

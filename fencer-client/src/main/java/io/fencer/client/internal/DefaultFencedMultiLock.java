@@ -81,16 +81,16 @@ final class DefaultFencedMultiLock implements FencedMultiLock {
             if (!response.getAcquired()) {
                 return Optional.empty();
             }
-            List<FencingToken> released = new ArrayList<>();
-            for (io.fencer.api.v1.FencingToken wire : response.getTokensList()) {
-                FencingToken token = Protos.token(wire);
-                if (session.releasedAlready(token)) {
-                    released.add(token);
-                }
+            List<FencingToken> tokens = tokens(response);
+            List<String> sequencers = new ArrayList<>(tokens.size());
+            for (int i = 0; i < tokens.size(); i++) {
+                sequencers.add(Protos.sequencer(response.getTokens(i), tokens.get(i)));
             }
-            if (released.isEmpty()) {
-                return Optional.of(grants(response));
+            List<DefaultGrant> made = session.handOut(tokens, sequencers);
+            if (made != null) {
+                return Optional.of(grants(made));
             }
+            List<FencingToken> released = tokens.stream().filter(session::releasedAlready).toList();
             if (round == DefaultFencedLock.RELEASED_GRANT_ROUNDS_MAX) {
                 throw new UnavailableException(operation + " was answered " + round + " times with grants this"
                         + " session released, " + released + ": the releases have not taken effect yet");
@@ -107,7 +107,8 @@ final class DefaultFencedMultiLock implements FencedMultiLock {
         }
     }
 
-    private MultiGrant grants(AcquireResponse response) {
+    /** Returns the answer's tokens, one per lock in the order named, checked against the names. */
+    private List<FencingToken> tokens(AcquireResponse response) {
         if (response.getTokensCount() != names.size()) {
             throw new InternalException(operation + " was answered with " + response.getTokensCount() + " tokens");
         }
@@ -120,11 +121,10 @@ final class DefaultFencedMultiLock implements FencedMultiLock {
             }
             tokens.add(token);
         }
-        List<DefaultGrant> grants = new ArrayList<>(names.size());
-        for (int i = 0; i < names.size(); i++) {
-            grants.add(new DefaultGrant(session, tokens.get(i), Protos.sequencer(response.getTokens(i),
-                    tokens.get(i))));
-        }
+        return tokens;
+    }
+
+    private MultiGrant grants(List<DefaultGrant> grants) {
         session.checkHandOut(grants);
         List<Grant> held = List.copyOf(grants);
         return new MultiGrant() {

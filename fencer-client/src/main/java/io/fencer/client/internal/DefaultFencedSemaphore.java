@@ -82,10 +82,10 @@ final class DefaultFencedSemaphore implements FencedSemaphore {
                 return Optional.empty();
             }
             FencingToken token = answer.get().token();
-            if (!session.releasedAlready(token)) {
-                DefaultGrant grant = new DefaultGrant(session, token, answer.get().sequencer());
-                session.checkHandOut(List.of(grant));
-                return Optional.of(new Permit(grant, PermitSlots.parse(token.lock()).permit()));
+            List<DefaultGrant> made = session.handOut(List.of(token), List.of(answer.get().sequencer()));
+            if (made != null) {
+                session.checkHandOut(made);
+                return Optional.of(new Permit(made.get(0), PermitSlots.parse(token.lock()).permit()));
             }
             if (round == DefaultFencedLock.RELEASED_GRANT_ROUNDS_MAX) {
                 throw new UnavailableException("AcquirePermit of semaphore '" + name + "' was answered " + round

@@ -87,6 +87,8 @@ final class DefaultSession implements Session {
      * one an acquire. Whoever removes an entry from here completes it.
      */
     private final Map<GrantKey, Tracked> grants = new ConcurrentHashMap<>();
+    /** Makes a grant's hand-out and its give-back after an interrupt exclusive (see {@link #handOut}). */
+    private final Object handOutGuard = new Object();
     /**
      * The revocations the service has named for this session, most recent last: every keepalive answer repeats them
      * (at most 8), so the known ones are skipped; and a grant tracked after its revocation was named learns it here.
@@ -571,9 +573,39 @@ final class DefaultSession implements Session {
         return client.events();
     }
 
-    /** True when an acquire of this session handed out a grant of {@code token}'s lock under that token. */
-    boolean handedOut(FencingToken token) {
-        return grants.containsKey(GrantKey.of(token));
+    /**
+     * Makes the grants of {@code tokens} (with their {@code sequencers}), tracked, unless one of them this session
+     * released or is releasing ({@link #releasedAlready}); returns null then. One step against
+     * {@link #claimForGiveBack}, so that an acquire never hands out a grant an interrupted acquire's give-back releases.
+     */
+    List<DefaultGrant> handOut(List<FencingToken> tokens, List<String> sequencers) {
+        synchronized (handOutGuard) {
+            for (FencingToken token : tokens) {
+                if (releasedAlready(token)) {
+                    return null;
+                }
+            }
+            List<DefaultGrant> made = new ArrayList<>(tokens.size());
+            for (int i = 0; i < tokens.size(); i++) {
+                made.add(new DefaultGrant(this, tokens.get(i), sequencers.get(i)));
+            }
+            return made;
+        }
+    }
+
+    /**
+     * Claims {@code token}, granted to an interrupted acquire, for release: false when an acquire of this session
+     * handed it out meanwhile (the holder acquiring again gets its grant back), else it is noted as being released,
+     * so that no acquire hands it out from now on, and the caller releases it.
+     */
+    boolean claimForGiveBack(FencingToken token) {
+        synchronized (handOutGuard) {
+            if (grants.containsKey(GrantKey.of(token))) {
+                return false;
+            }
+            releasedTokens.releasing(token);
+            return true;
+        }
     }
 
     DefaultFencerClient client() {

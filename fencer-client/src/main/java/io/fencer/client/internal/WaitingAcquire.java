@@ -167,8 +167,8 @@ final class WaitingAcquire {
                 : List.of(answer.getToken());
         for (io.fencer.api.v1.FencingToken each : wire) {
             FencingToken token = Protos.token(each);
-            if (session.handedOut(token)) {
-                continue; // another acquire of this session holds it as its own grant
+            if (!session.claimForGiveBack(token)) {
+                continue; // another acquire of this session handed it out as its own grant
             }
             try {
                 session.releaseToken(token);

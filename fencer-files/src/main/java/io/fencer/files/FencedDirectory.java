@@ -208,25 +208,13 @@ public final class FencedDirectory {
             why = "names starting with '.fencer-' are the fence's own files";
         } else if (name.chars().anyMatch(Character::isISOControl)) {
             why = "it contains a control character";
-        } else if (hasUnpairedSurrogate(name)) {
+        } else if (!StandardCharsets.UTF_8.newEncoder().canEncode(name)) { // an unpaired surrogate
             why = "it is not valid UTF-8 (an unpaired surrogate, which the fence would record as '?')";
         }
         if (why != null) {
             throw new InvalidArgumentException("name", name, "file name '" + InvalidArgumentException.printable(name)
                     + "' refused: " + why);
         }
-    }
-
-    private static boolean hasUnpairedSurrogate(String name) {
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < name.length() && Character.isLowSurrogate(name.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     @Override

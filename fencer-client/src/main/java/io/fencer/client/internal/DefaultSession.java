@@ -568,11 +568,6 @@ final class DefaultSession implements Session {
         return client.router();
     }
 
-    /** The client's event threads, which may block: where work after a caller gave up runs. */
-    Executor events() {
-        return client.events();
-    }
-
     /**
      * Makes the grants of {@code tokens} (with their {@code sequencers}), tracked, unless one of them this session
      * released or is releasing ({@link #releasedAlready}); returns null then. One step against

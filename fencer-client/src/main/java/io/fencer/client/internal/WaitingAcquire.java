@@ -136,7 +136,7 @@ final class WaitingAcquire {
     private static <RequestT> void giveBackLater(DefaultSession session, String operation,
             MethodDescriptor<RequestT, AcquireResponse> method, RequestT request) {
         try {
-            session.events().execute(() -> giveBack(session, operation, method, request));
+            session.client().events().execute(() -> giveBack(session, operation, method, request));
         } catch (RejectedExecutionException closing) {
             LOG.log(System.Logger.Level.DEBUG, "{0}: the client is closing, which ends the session and its grants",
                     operation);

@@ -63,6 +63,12 @@ final class PortLimitOptions {
                     + "one or two per server).")
     int grpcConnectionsPerAddressMax;
 
+    @Option(names = "--backup-stall-timeout", paramLabel = "DURATION", defaultValue = "1m",
+            converter = Durations.Converter.class,
+            description = "gRPC port: how long a backup may wait for its client to take its next piece before the "
+                    + "server ends it, freeing its place among the backups in flight (default: ${DEFAULT-VALUE}).")
+    Duration backupStallTimeout;
+
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;
 
@@ -71,7 +77,7 @@ final class PortLimitOptions {
         try {
             return new PortLimits(handshakeTimeout, headerReadTimeout, bodyReadTimeout, httpIdleTimeout,
                     httpConnectionsMax, httpConnectionsPerAddressMax, grpcIdleTimeout, grpcConnectionsMax,
-                    grpcConnectionsPerAddressMax);
+                    grpcConnectionsPerAddressMax, backupStallTimeout);
         } catch (IllegalArgumentException e) {
             String message = e.getMessage();
             for (Map.Entry<String, String> name : OPTION_NAMES.entrySet()) {
@@ -87,5 +93,5 @@ final class PortLimitOptions {
             "httpIdleTimeout", "--http-idle-timeout", "httpConnectionsMax", "--http-connections-max",
             "httpConnectionsPerAddressMax", "--http-connections-per-address-max", "grpcIdleTimeout",
             "--grpc-idle-timeout", "grpcConnectionsMax", "--grpc-connections-max", "grpcConnectionsPerAddressMax",
-            "--grpc-connections-per-address-max");
+            "--grpc-connections-per-address-max", "backupStallTimeout", "--backup-stall-timeout");
 }

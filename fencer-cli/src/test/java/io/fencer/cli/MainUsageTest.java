@@ -131,6 +131,7 @@ class MainUsageTest {
                 + "--http-connections-max 1024]",
         "store-server --grpc-connections-max 0 | --grpc-connections-max 0 must lie in [1, 1000000]",
         "server --header-read-timeout 0s | --header-read-timeout PT0S must lie in [1ms, PT24H]",
+        "server --backup-stall-timeout 0s | --backup-stall-timeout PT0S must lie in [1ms, PT24H]",
     })
     void execute_badArguments_exitsTwoWithAMessageNamingTheProblem(String arguments, String message) {
         CommandRun run = CommandRun.run(arguments.trim().split(" +"));
@@ -176,13 +177,14 @@ class MainUsageTest {
         ServerConfig set = serverCommand("server", "--handshake-timeout", "3s", "--header-read-timeout", "2s",
                 "--body-read-timeout", "4s", "--http-idle-timeout", "1m", "--http-connections-max", "100",
                 "--http-connections-per-address-max", "10", "--grpc-idle-timeout", "1h", "--grpc-connections-max",
-                "200", "--grpc-connections-per-address-max", "20").config();
+                "200", "--grpc-connections-per-address-max", "20", "--backup-stall-timeout", "5m").config();
         StoreServerConfig store = storeServerCommand("store-server", "--grpc-connections-per-address-max", "7")
                 .config();
 
         assertThat(defaults.ports()).isEqualTo(PortLimits.DEFAULT);
         assertThat(set.ports()).isEqualTo(new PortLimits(Duration.ofSeconds(3), Duration.ofSeconds(2),
-                Duration.ofSeconds(4), Duration.ofMinutes(1), 100, 10, Duration.ofHours(1), 200, 20));
+                Duration.ofSeconds(4), Duration.ofMinutes(1), 100, 10, Duration.ofHours(1), 200, 20,
+                Duration.ofMinutes(5)));
         assertThat(store.ports().grpcConnectionsPerAddressMax()).isEqualTo(7);
         assertThat(storeServerCommand("store-server").config().ports()).isEqualTo(PortLimits.DEFAULT);
     }

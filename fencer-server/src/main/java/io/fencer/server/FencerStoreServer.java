@@ -85,7 +85,7 @@ public final class FencerStoreServer implements AutoCloseable {
         authorizer = config.acl() == null ? Authorizer.allowingEveryone() : Authorizer.fromFile(config.acl());
         // No lock service here: a CreateScope's grant is checked by its signature alone (ScopeClaims).
         store = StoreRole.open(config.dataDir(), config.store().withKeys(config.tokenKeys()), registry, authorizer,
-                null, io.fencer.server.store.RefusalListener.NONE);
+                null, io.fencer.server.store.RefusalListener.NONE, config.ports().backupStallTimeout());
         ServerServiceDefinition service = ServerInterceptors.intercept(store.service(),
                 new RefusedCalls(registry, config.store().ticker()));
         if (testIdentities != null) {

@@ -18,8 +18,11 @@ import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
 import io.fencer.server.rpc.InFlightLimit;
 import io.fencer.server.rpc.Replies;
+import io.fencer.server.rpc.StallWatch;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.LongSupplier;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.slf4j.Logger;
@@ -41,18 +44,25 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
     private final Proposer proposer;
     private final Authorizer authorizer;
     private final LongSupplier wallClockMillis;
+    private final ScheduledExecutorService timers;
+    private final Duration stallTimeout;
     private final InFlightLimit backups = new InFlightLimit("backupsInFlightMax", BACKUPS_IN_FLIGHT_MAX, "backup");
 
     /**
      * @param wallClockMillis the time written into a backup's head, for people to read; nothing depends on it
+     * @param timers where a backup's stall is looked for
+     * @param stallTimeout how long a backup may wait for its client to take its next chunk
+     *     ({@link io.fencer.server.net.PortLimits#backupStallTimeout})
      */
     public AdminService(RaftNode raft, RaftLockStateMachine stateMachine, Proposer proposer, Authorizer authorizer,
-            LongSupplier wallClockMillis) {
+            LongSupplier wallClockMillis, ScheduledExecutorService timers, Duration stallTimeout) {
         this.raft = raft;
         this.stateMachine = stateMachine;
         this.proposer = proposer;
         this.authorizer = authorizer;
         this.wallClockMillis = wallClockMillis;
+        this.timers = timers;
+        this.stallTimeout = stallTimeout;
     }
 
     @Override
@@ -76,7 +86,8 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
 
     /**
      * Streams a backup (admin.proto). Each holds its whole file until its client has read it, so at most
-     * {@link #BACKUPS_IN_FLIGHT_MAX} are in flight; a slot is freed when the stream completes, fails or is cancelled.
+     * {@link #BACKUPS_IN_FLIGHT_MAX} are in flight; a slot is freed when the stream completes, fails, is cancelled or
+     * stalls (its client takes no chunk for the stall timeout).
      */
     @Override
     public void backup(BackupRequest request, StreamObserver<BackupChunk> out) {
@@ -105,7 +116,8 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
                     }
                     LOG.info("backup taken: {} bytes of group {} in {} ms", file.length, group.getUuid(),
                             (System.nanoTime() - started) / 1_000_000);
-                    stream.start(file);
+                    stream.start(file, StallWatch.start(call, timers, stallTimeout, "backupStallTimeout",
+                            stream::fail));
                 });
     }
 
@@ -121,14 +133,16 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
         private int offset; // guarded by this
         private boolean making = true; // guarded by this
         private boolean ended; // guarded by this
+        private StallWatch stall; // guarded by this
 
         Stream(ServerCallStreamObserver<BackupChunk> call, Runnable slot) {
             this.call = call;
             this.slot = slot;
         }
 
-        synchronized void start(byte[] made) {
+        synchronized void start(byte[] made, StallWatch watch) {
             making = false;
+            stall = watch;
             if (ended) {
                 end(); // cancelled while it was made
                 return;
@@ -149,6 +163,7 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
                 int length = Math.min(CHUNK_BYTES_MAX, file.length - offset);
                 call.onNext(BackupChunk.newBuilder().setData(ByteString.copyFrom(file, offset, length)).build());
                 offset += length;
+                stall.sent();
             }
             if (offset == file.length) {
                 end();
@@ -176,6 +191,9 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
         private void end() {
             ended = true;
             file = null;
+            if (stall != null) {
+                stall.stop();
+            }
             if (!making) {
                 slot.run();
             }

@@ -23,16 +23,21 @@ import java.time.Duration;
  *     the process's file descriptor limit when that is lower (see {@link #effectiveConnectionsMax})
  * @param grpcConnectionsPerAddressMax most gRPC connections from one remote address; default 512 (a Fencer client
  *     holds one or two per endpoint, so one host runs hundreds of client processes)
+ * @param backupStallTimeout how long a backup (lock or store) may wait for its client to take its next piece before
+ *     the server ends it and frees its place among the backups in flight, its file or snapshot: a client that opens a
+ *     backup and stops reading would otherwise hold them while its connection lives; checked once per timeout, so a
+ *     stalled backup ends between one and two timeouts after its last piece went out; default 1 min
  */
 public record PortLimits(Duration handshakeTimeout, Duration headerReadTimeout, Duration bodyReadTimeout,
         Duration httpIdleTimeout, int httpConnectionsMax, int httpConnectionsPerAddressMax, Duration grpcIdleTimeout,
-        int grpcConnectionsMax, int grpcConnectionsPerAddressMax) {
+        int grpcConnectionsMax, int grpcConnectionsPerAddressMax, Duration backupStallTimeout) {
     /** The longest timeout of any kind: past it a "timeout" no longer bounds anything an operator would notice. */
     public static final Duration TIMEOUT_MAX = Duration.ofHours(24);
     /** The most connections any cap may allow: far beyond what one process's file descriptors allow anyway. */
     public static final int CONNECTIONS_MAX = 1_000_000;
     public static final PortLimits DEFAULT = new PortLimits(Duration.ofSeconds(10), Duration.ofSeconds(5),
-            Duration.ofSeconds(10), Duration.ofSeconds(30), 1_024, 256, Duration.ofMinutes(30), 4_096, 512);
+            Duration.ofSeconds(10), Duration.ofSeconds(30), 1_024, 256, Duration.ofMinutes(30), 4_096, 512,
+            Duration.ofMinutes(1));
 
     public PortLimits {
         checkTimeout("handshakeTimeout", handshakeTimeout);
@@ -40,6 +45,7 @@ public record PortLimits(Duration handshakeTimeout, Duration headerReadTimeout, 
         checkTimeout("bodyReadTimeout", bodyReadTimeout);
         checkTimeout("httpIdleTimeout", httpIdleTimeout);
         checkTimeout("grpcIdleTimeout", grpcIdleTimeout);
+        checkTimeout("backupStallTimeout", backupStallTimeout);
         checkCaps("http", httpConnectionsMax, httpConnectionsPerAddressMax);
         checkCaps("grpc", grpcConnectionsMax, grpcConnectionsPerAddressMax);
     }
@@ -64,7 +70,7 @@ public record PortLimits(Duration handshakeTimeout, Duration headerReadTimeout, 
     public PortLimits withHandshakeTimeout(Duration handshakeTimeout) {
         return new PortLimits(handshakeTimeout, headerReadTimeout, bodyReadTimeout, httpIdleTimeout,
                 httpConnectionsMax, httpConnectionsPerAddressMax, grpcIdleTimeout, grpcConnectionsMax,
-                grpcConnectionsPerAddressMax);
+                grpcConnectionsPerAddressMax, backupStallTimeout);
     }
 
     /** Returns these limits with the HTTP ports' timeouts: headers, body, and keep-alive idle. */
@@ -72,27 +78,34 @@ public record PortLimits(Duration handshakeTimeout, Duration headerReadTimeout, 
             Duration httpIdleTimeout) {
         return new PortLimits(handshakeTimeout, headerReadTimeout, bodyReadTimeout, httpIdleTimeout,
                 httpConnectionsMax, httpConnectionsPerAddressMax, grpcIdleTimeout, grpcConnectionsMax,
-                grpcConnectionsPerAddressMax);
+                grpcConnectionsPerAddressMax, backupStallTimeout);
     }
 
     /** Returns these limits with each HTTP port's connection caps. */
     public PortLimits withHttpConnections(int httpConnectionsMax, int httpConnectionsPerAddressMax) {
         return new PortLimits(handshakeTimeout, headerReadTimeout, bodyReadTimeout, httpIdleTimeout,
                 httpConnectionsMax, httpConnectionsPerAddressMax, grpcIdleTimeout, grpcConnectionsMax,
-                grpcConnectionsPerAddressMax);
+                grpcConnectionsPerAddressMax, backupStallTimeout);
     }
 
     public PortLimits withGrpcIdleTimeout(Duration grpcIdleTimeout) {
         return new PortLimits(handshakeTimeout, headerReadTimeout, bodyReadTimeout, httpIdleTimeout,
                 httpConnectionsMax, httpConnectionsPerAddressMax, grpcIdleTimeout, grpcConnectionsMax,
-                grpcConnectionsPerAddressMax);
+                grpcConnectionsPerAddressMax, backupStallTimeout);
     }
 
     /** Returns these limits with the gRPC port's connection caps. */
     public PortLimits withGrpcConnections(int grpcConnectionsMax, int grpcConnectionsPerAddressMax) {
         return new PortLimits(handshakeTimeout, headerReadTimeout, bodyReadTimeout, httpIdleTimeout,
                 httpConnectionsMax, httpConnectionsPerAddressMax, grpcIdleTimeout, grpcConnectionsMax,
-                grpcConnectionsPerAddressMax);
+                grpcConnectionsPerAddressMax, backupStallTimeout);
+    }
+
+    /** Returns these limits with {@code backupStallTimeout}. */
+    public PortLimits withBackupStallTimeout(Duration backupStallTimeout) {
+        return new PortLimits(handshakeTimeout, headerReadTimeout, bodyReadTimeout, httpIdleTimeout,
+                httpConnectionsMax, httpConnectionsPerAddressMax, grpcIdleTimeout, grpcConnectionsMax,
+                grpcConnectionsPerAddressMax, backupStallTimeout);
     }
 
     /**

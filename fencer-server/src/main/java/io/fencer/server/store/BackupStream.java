@@ -4,10 +4,13 @@ import com.google.protobuf.ByteString;
 import io.fencer.api.v1.StoreBackupChunk;
 import io.fencer.core.LimitExceededException;
 import io.fencer.server.rpc.Replies;
+import io.fencer.server.rpc.StallWatch;
 import io.fencer.store.StoreBackup;
 import io.grpc.stub.ServerCallStreamObserver;
+import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,7 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One {@code Store.Backup} call: pieces of the store's backup made on the store's workers (they read RocksDB) only
  * while the client can take them (gRPC's flow control), so a slow client holds neither memory nor a thread; the
- * snapshot and the call's slot among the backups in flight are released when the call ends, however it ends.
+ * snapshot and the call's slot among the backups in flight are released when the call ends, however it ends: a
+ * client that takes nothing for the stall timeout ends it too ({@link StallWatch}).
  */
 final class BackupStream implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(BackupStream.class);
@@ -27,6 +31,7 @@ final class BackupStream implements Runnable {
     private final Executor workers;
     private final Runnable slot;
     private final AtomicBoolean scheduled = new AtomicBoolean();
+    private volatile StallWatch stall;
     private final long startedNanos = System.nanoTime();
     /** Guarded by this. */
     private boolean ended;
@@ -41,8 +46,13 @@ final class BackupStream implements Runnable {
         this.slot = slot;
     }
 
-    /** Sets the call's handlers and sends the first pieces; call from the service method, before it returns. */
-    void start() {
+    /**
+     * Sets the call's handlers and sends the first pieces; call from the service method, before it returns.
+     *
+     * @param timers where the backup's stall is looked for, once per {@code stallTimeout}
+     */
+    void start(ScheduledExecutorService timers, Duration stallTimeout) {
+        stall = StallWatch.start(call, timers, stallTimeout, "backupStallTimeout", this::fail);
         call.setOnReadyHandler(this::schedule);
         call.setOnCancelHandler(this::cancelled);
         schedule();
@@ -78,6 +88,7 @@ final class BackupStream implements Runnable {
                     }
                     call.onNext(StoreBackupChunk.newBuilder().setData(ByteString.copyFrom(piece)).build());
                     bytesSent += piece.length;
+                    stall.sent();
                 }
             }
         } catch (RuntimeException e) {
@@ -92,6 +103,7 @@ final class BackupStream implements Runnable {
     }
 
     private void release() {
+        stall.stop();
         backup.close();
         slot.run();
     }

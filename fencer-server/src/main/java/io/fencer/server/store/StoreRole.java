@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -50,7 +51,8 @@ public final class StoreRole implements AutoCloseable {
     private final StoreService service;
 
     private StoreRole(StoreCalls calls, ReplicatedStore replicated, io.fencer.core.TokenKeys claimKeys,
-            DiskReserve disk, MeterRegistry registry, Authorizer authorizer, ScopeClaims.LockHolders holders, RefusalListener refused) {
+            DiskReserve disk, MeterRegistry registry, Authorizer authorizer, ScopeClaims.LockHolders holders,
+            RefusalListener refused, Duration backupStallTimeout) {
         this.calls = calls;
         this.replicated = replicated;
         this.workers = new ThreadPoolExecutor(WORKERS, WORKERS, 0, TimeUnit.MILLISECONDS,
@@ -60,7 +62,7 @@ public final class StoreRole implements AutoCloseable {
         Ticker ticker = replicated == null ? calls.engine().options().ticker() : replicated.ticker();
         this.service = new StoreService(calls, disk, ticker, workers, WORK_QUEUE_MAX,
                 new StoreMetrics(registry, ticker, refused), authorizer,
-                new ScopeClaims(authorizer, claimKeys, holders));
+                new ScopeClaims(authorizer, claimKeys, holders), sweeper, backupStallTimeout);
         service.pipelineFlow().register(registry);
         sweeper.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_MILLIS, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
     }
@@ -69,24 +71,27 @@ public final class StoreRole implements AutoCloseable {
      * Opens the engine in {@code directory} and starts the role's threads; {@code authorizer} checks each call, and
      * {@code holders} tells the current grant of a lock for CreateScope ({@link ScopeClaims}): the lock service's
      * beside the hosted store, null for a standalone store server, which checks the grant's signature alone;
-     * {@code refused} is told of each refused write and commit (the console's feed; {@link RefusalListener#NONE}).
+     * {@code refused} is told of each refused write and commit (the console's feed; {@link RefusalListener#NONE});
+     * a backup whose client takes nothing for {@code backupStallTimeout} is ended
+     * ({@link io.fencer.server.net.PortLimits#backupStallTimeout}).
      */
     public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer,
-            ScopeClaims.LockHolders holders, RefusalListener refused) {
-        return open(directory, options, registry, authorizer, holders, refused, () -> { });
+            ScopeClaims.LockHolders holders, RefusalListener refused, Duration backupStallTimeout) {
+        return open(directory, options, registry, authorizer, holders, refused, backupStallTimeout, () -> { });
     }
 
     /**
      * Opens the store as {@link #open(Path, StoreOptions, MeterRegistry, Authorizer, ScopeClaims.LockHolders,
-     * RefusalListener)} does, with {@code check} run before every store call but Backup: it throws to refuse the call
+     * RefusalListener, Duration)} does, with {@code check} run before every store call but Backup: it throws to refuse the call
      * (a single peer's store, once its group has grown beyond it).
      */
     public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer,
-            ScopeClaims.LockHolders holders, RefusalListener refused, Runnable check) {
+            ScopeClaims.LockHolders holders, RefusalListener refused, Duration backupStallTimeout, Runnable check) {
         StoreEngine engine = StoreEngine.open(directory, options);
         try {
             return new StoreRole(StoreCalls.guarded(StoreCalls.local(engine), check), null, options.keys(),
-                    DiskReserve.of(directory, options.ticker()), registry, authorizer, holders, refused);
+                    DiskReserve.of(directory, options.ticker()), registry, authorizer, holders, refused,
+                    backupStallTimeout);
         } catch (IOException e) {
             engine.close();
             throw new UncheckedIOException("cannot read the file system of " + directory, e);
@@ -97,13 +102,15 @@ public final class StoreRole implements AutoCloseable {
      * Serves the replicated store of a group of peers ({@link ReplicatedStore}), which the caller opened and attached
      * to the state machine; closing the role closes it. Its claims check the token's signature with {@code keys}.
      * {@code refused} is told of each write and commit this peer served and the store refused. Writes are refused
-     * while the replica's file system (the data directory's, which holds the Raft log too) is short of its reserve.
+     * while the replica's file system (the data directory's, which holds the Raft log too) is short of its reserve;
+     * a backup whose client takes nothing for {@code backupStallTimeout} is ended.
      */
     public static StoreRole replicated(ReplicatedStore store, io.fencer.core.TokenKeys keys, MeterRegistry registry,
-            Authorizer authorizer, ScopeClaims.LockHolders holders, RefusalListener refused) {
+            Authorizer authorizer, ScopeClaims.LockHolders holders, RefusalListener refused,
+            Duration backupStallTimeout) {
         try {
             return new StoreRole(store, store, keys, DiskReserve.of(store.engine().directory(), store.ticker()),
-                    registry, authorizer, holders, refused);
+                    registry, authorizer, holders, refused, backupStallTimeout);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the file system of " + store.engine().directory(), e);
         }

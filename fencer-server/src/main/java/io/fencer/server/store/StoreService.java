@@ -59,6 +59,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -93,6 +94,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final Ticker ticker;
     private final Authorizer authorizer;
     private final ScopeClaims claims;
+    private final ScheduledExecutorService timers;
+    private final Duration backupStallTimeout;
     private final Map<String, TrackedUnit> units = new ConcurrentHashMap<>();
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
     private final StreamFlow pipelineFlow = new StreamFlow("store.pipeline");
@@ -105,7 +108,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     }
 
     StoreService(StoreCalls calls, DiskReserve disk, Ticker ticker, Executor workers, int workQueueMax,
-            StoreMetrics metrics, Authorizer authorizer, ScopeClaims claims) {
+            StoreMetrics metrics, Authorizer authorizer, ScopeClaims claims, ScheduledExecutorService timers,
+            Duration backupStallTimeout) {
         this.calls = calls;
         this.disk = disk;
         this.authorizer = authorizer;
@@ -114,6 +118,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         this.workQueueMax = workQueueMax;
         this.metrics = metrics;
         this.ticker = ticker;
+        this.timers = timers;
+        this.backupStallTimeout = backupStallTimeout;
     }
 
     /**
@@ -177,7 +183,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             Replies.send(out, null, e);
             return;
         }
-        new BackupStream((ServerCallStreamObserver<StoreBackupChunk>) out, backup, workers, slot).start();
+        new BackupStream((ServerCallStreamObserver<StoreBackupChunk>) out, backup, workers, slot).start(timers,
+                backupStallTimeout);
     }
 
     /**

@@ -103,7 +103,8 @@ final class ServerCommand implements Callable<Integer> {
 
     @Option(names = "--acl", paramLabel = "FILE",
             description = "ACL file of 'IDENTITY PERMISSION PREFIX' lines (lock, read, write, admin) every call is "
-                    + "checked against, and of 'IDENTITY quota sessions|locks|waiters N' lines that set an identity's "
+                    + "checked against, and of 'IDENTITY quota sessions|locks|waiters|watchers N' lines that set an "
+                    + "identity's "
                     + "quotas; SIGHUP reloads it (default: every caller may do everything).")
     Path aclFile;
 
@@ -122,6 +123,11 @@ final class ServerCommand implements Callable<Integer> {
             description = "Most waits one identity's sessions may have queued at once (default: ${DEFAULT-VALUE}, a "
                     + "tenth of the waiters one lock may queue).")
     int waitersPerIdentityMax = IdentityQuotas.DEFAULT.waitersPerIdentityMax();
+
+    @Option(names = "--watchers-per-identity-max", paramLabel = "N",
+            description = "Most Watch streams one identity may have open on this peer at once (default: "
+                    + "${DEFAULT-VALUE}, a tenth of a peer's watchers).")
+    int watchersPerIdentityMax = IdentityQuotas.DEFAULT.watchersPerIdentityMax();
 
     @Option(names = "--lock-delay", paramLabel = "DURATION", defaultValue = "0s", converter = Durations.Converter.class,
             description = "How long a lock freed by session expiry stays unavailable (default: ${DEFAULT-VALUE}).")
@@ -244,10 +250,11 @@ final class ServerCommand implements Callable<Integer> {
             throw usage("--linger " + Durations.format(linger) + " is longer than the "
                     + Durations.format(ServerConfig.LINGER_MAX) + " allowed");
         }
-        if (sessionsPerIdentityMax < 1 || locksPerIdentityMax < 1 || waitersPerIdentityMax < 1) {
-            throw usage("--sessions-per-identity-max, --locks-per-identity-max and --waiters-per-identity-max must be"
-                    + " at least 1; got " + sessionsPerIdentityMax + ", " + locksPerIdentityMax + ", "
-                    + waitersPerIdentityMax);
+        if (sessionsPerIdentityMax < 1 || locksPerIdentityMax < 1 || waitersPerIdentityMax < 1
+                || watchersPerIdentityMax < 1) {
+            throw usage("--sessions-per-identity-max, --locks-per-identity-max, --waiters-per-identity-max and "
+                    + "--watchers-per-identity-max must be at least 1; got " + sessionsPerIdentityMax + ", "
+                    + locksPerIdentityMax + ", " + waitersPerIdentityMax + ", " + watchersPerIdentityMax);
         }
         Path data = dataDir.toAbsolutePath().normalize();
         ServerConfig defaults = ServerConfig.defaults(data);
@@ -256,7 +263,8 @@ final class ServerCommand implements Callable<Integer> {
                 SkewedTicker.fromSystemProperty(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
                 aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tlsFiles, http,
                 defaults.watch(), replySpin, peerAuth(data, tlsFiles), portLimits.limits(),
-                new IdentityQuotas(sessionsPerIdentityMax, locksPerIdentityMax, waitersPerIdentityMax), linger);
+                new IdentityQuotas(sessionsPerIdentityMax, locksPerIdentityMax, waitersPerIdentityMax,
+                        watchersPerIdentityMax), linger);
     }
 
     /**

@@ -18,12 +18,12 @@ class ServerQuotaOptionsTest {
     @Test
     void quotaOptions_given_arriveInTheConfig_andDefaultToATenthOfTheServersLimits() {
         ServerConfig set = config("--sessions-per-identity-max", "5", "--locks-per-identity-max", "7",
-                "--waiters-per-identity-max", "2");
+                "--waiters-per-identity-max", "2", "--watchers-per-identity-max", "9");
         ServerConfig defaults = config();
 
-        assertThat(set.quotas()).isEqualTo(new IdentityQuotas(5, 7, 2));
+        assertThat(set.quotas()).isEqualTo(new IdentityQuotas(5, 7, 2, 9));
         assertThat(defaults.quotas()).isEqualTo(IdentityQuotas.DEFAULT).isEqualTo(new IdentityQuotas(10_000, 100_000,
-                1_000));
+                1_000, 100));
     }
 
     @Test
@@ -31,6 +31,9 @@ class ServerQuotaOptionsTest {
         assertThatThrownBy(() -> config("--locks-per-identity-max", "0"))
                 .isInstanceOf(CommandLine.ParameterException.class)
                 .hasMessageContaining("--locks-per-identity-max").hasMessageContaining("at least 1");
+        assertThatThrownBy(() -> config("--watchers-per-identity-max", "0"))
+                .isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessageContaining("--watchers-per-identity-max").hasMessageContaining("at least 1");
     }
 
     private ServerConfig config(String... options) {

@@ -400,7 +400,8 @@ public final class FencerServer implements AutoCloseable {
         return new IdentityQuotas(
                 rules.quota(quotaIdentity, Quota.SESSIONS).orElse(defaults.sessionsPerIdentityMax()),
                 rules.quota(quotaIdentity, Quota.LOCKS).orElse(defaults.locksPerIdentityMax()),
-                rules.quota(quotaIdentity, Quota.WAITERS).orElse(defaults.waitersPerIdentityMax()));
+                rules.quota(quotaIdentity, Quota.WAITERS).orElse(defaults.waitersPerIdentityMax()),
+                rules.quota(quotaIdentity, Quota.WATCHERS).orElse(defaults.watchersPerIdentityMax()));
     }
 
     /** Returns how a server's ports are secured, for its start-up line. */

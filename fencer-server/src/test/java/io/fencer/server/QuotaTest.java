@@ -12,21 +12,26 @@ import com.google.common.util.concurrent.ListenableFuture;
 import io.fencer.api.v1.AcquireAllRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.ErrorDetail;
+import io.fencer.api.v1.LockEvent;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.Reason;
+import io.fencer.api.v1.WatchRequest;
 import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.rpc.TestIdentities;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -41,7 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
 class QuotaTest {
     private static final long TTL_MILLIS = 10_000;
     private static final Duration WAIT_MAX = Duration.ofSeconds(30);
-    private static final IdentityQuotas QUOTAS = new IdentityQuotas(3, 4, 1);
+    private static final IdentityQuotas QUOTAS = new IdentityQuotas(3, 4, 1, 2);
 
     @TempDir
     Path dir;
@@ -257,6 +262,31 @@ class QuotaTest {
         assertQuota(failure(() -> openSession(as("bob"), TTL_MILLIS)), "bob", "sessionsPerIdentityMax", 3);
     }
 
+    // Regression: one client could open every Watch stream a peer allows (watchersMax, 1,000) and leave every other
+    // client's Watch refused, the console's live view among them.
+    @Test
+    void watch_overWatchersQuota_refusedNamingIdentityAndQuota_whileAnotherIdentityWatches() throws Exception {
+        start(QUOTAS, null);
+        List<Watching> alices = List.of(Watching.open(channel, "alice"), Watching.open(channel, "alice"));
+        alices.forEach(Watching::awaitStarted);
+
+        Watching third = Watching.open(channel, "alice");
+        Watching bobs = Watching.open(channel, "bob");
+
+        StatusRuntimeException refused = third.awaitRefused();
+        assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertQuota(TestServers.detail(refused), "alice", "watchersPerIdentityMax", 2);
+        assertThat(TestServers.detail(refused).getMessage()).contains("'alice' has 2 Watch streams open");
+        bobs.awaitStarted(); // another identity watches
+        assertThat(server.watchStreams()).as("the refused stream holds nothing").isEqualTo(3);
+
+        alices.get(0).cancel();
+        await().atMost(WAIT_MAX).until(() -> server.watchStreams() == 2);
+        Watching again = Watching.open(channel, "alice");
+        again.awaitStarted(); // a cancelled stream counts no more
+        List.of(alices.get(1), bobs, again).forEach(Watching::cancel);
+    }
+
     private static void assertQuota(ErrorDetail detail, String identity, String quota, long value) {
         assertThat(detail.getReason()).isEqualTo(Reason.REASON_LIMIT_EXCEEDED);
         assertThat(detail.getIdentity()).isEqualTo(identity);
@@ -289,5 +319,54 @@ class QuotaTest {
         TestServers.close(channel);
         server.close();
         start(quotas, acl);
+    }
+
+    /** A Watch of every lock opened by one identity: its first event (the start) or its refusal. */
+    private static final class Watching implements ClientResponseObserver<WatchRequest, LockEvent> {
+        private final CompletableFuture<LockEvent> started = new CompletableFuture<>();
+        private final CompletableFuture<Throwable> ended = new CompletableFuture<>();
+        private volatile ClientCallStreamObserver<WatchRequest> call;
+
+        static Watching open(ManagedChannel channel, String identity) {
+            Watching watching = new Watching();
+            LocksGrpc.newStub(channel).withInterceptors(TestIdentities.as(identity))
+                    .watch(WatchRequest.newBuilder().setPrefix("").build(), watching);
+            return watching;
+        }
+
+        void awaitStarted() {
+            assertThat(started).as("the watch started; it ended with %s", ended.getNow(null))
+                    .succeedsWithin(WAIT_MAX).extracting(LockEvent::getKind).isEqualTo(LockEvent.Kind.KIND_START);
+        }
+
+        StatusRuntimeException awaitRefused() {
+            assertThat(ended).succeedsWithin(WAIT_MAX).isInstanceOf(StatusRuntimeException.class);
+            assertThat(started).as("a refused watch starts nothing").isNotDone();
+            return (StatusRuntimeException) ended.join();
+        }
+
+        void cancel() {
+            call.cancel("the test is done with it", null);
+        }
+
+        @Override
+        public void beforeStart(ClientCallStreamObserver<WatchRequest> requestStream) {
+            call = requestStream;
+        }
+
+        @Override
+        public void onNext(LockEvent event) {
+            started.complete(event);
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            ended.complete(error);
+        }
+
+        @Override
+        public void onCompleted() {
+            ended.complete(null);
+        }
     }
 }

@@ -5,7 +5,8 @@ import java.util.Optional;
 
 /**
  * A per-identity quota an ACL file may set ({@code IDENTITY quota KIND NUMBER}), as the word the file uses and the
- * name of the quota it sets: what the sessions one identity opened may hold at once on the lock server.
+ * name of the quota it sets: what the sessions one identity opened may hold at once on the lock server, and the Watch
+ * streams it may have open on one peer.
  */
 public enum Quota {
     /** Sessions open: {@code sessionsPerIdentityMax}. */
@@ -13,7 +14,9 @@ public enum Quota {
     /** Lock records held or waited for: {@code locksPerIdentityMax}. */
     LOCKS("locksPerIdentityMax"),
     /** Waits queued: {@code waitersPerIdentityMax}. */
-    WAITERS("waitersPerIdentityMax");
+    WAITERS("waitersPerIdentityMax"),
+    /** Watch streams open on one peer: {@code watchersPerIdentityMax}. */
+    WATCHERS("watchersPerIdentityMax");
 
     private final String limit;
 
@@ -21,7 +24,10 @@ public enum Quota {
         this.limit = limit;
     }
 
-    /** Returns the word of this quota in ACL files: {@code sessions}, {@code locks} or {@code waiters}. */
+    /**
+     * Returns the word of this quota in ACL files: {@code sessions}, {@code locks}, {@code waiters} or
+     * {@code watchers}.
+     */
     public String word() {
         return name().toLowerCase(Locale.ROOT);
     }

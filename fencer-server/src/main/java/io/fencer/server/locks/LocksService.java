@@ -121,6 +121,8 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     private final WatchHub watches;
     /** The per-identity quotas, checked before a command that may take more is proposed. */
     private final QuotaLedger quotas;
+    /** The quotas of each identity, for those this peer counts itself (its Watch streams). */
+    private final Function<String, IdentityQuotas> quotasOf;
 
     public LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
             RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers, TokenKeys keys,
@@ -139,6 +141,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         this.authorizer = authorizer;
         this.watches = watches;
         this.quotas = new QuotaLedger(stateMachine::usage, quotasOf);
+        this.quotasOf = quotasOf;
         this.keepAlives = new KeepAliveStreams(raft, keeper, authorizer, this::checkLeader, proposer::durableMark);
     }
 
@@ -611,7 +614,8 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
 
     /**
      * Streams lock events under a prefix from this peer's history (see locks.proto): served by every peer, leader or
-     * not, so no leadership check. Needs {@code read} on the whole prefix, as List.
+     * not, so no leadership check. Needs {@code read} on the whole prefix, as List. Each identity may have
+     * {@code watchersPerIdentityMax} streams open on this peer.
      */
     @Override
     public void watch(WatchRequest request, StreamObserver<LockEvent> out) {
@@ -623,7 +627,9 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             }
             String prefix = RequestChecks.prefix(request.getPrefix());
             authorizer.checkPrefix(Permission.READ, prefix);
-            watches.watch(prefix, request.getFromRevision(), request.getFromOrdinal(), call);
+            String identity = Identities.quotaIdentity();
+            watches.watch(prefix, request.getFromRevision(), request.getFromOrdinal(), call,
+                    new WatchHub.Watcher(identity, quotasOf.apply(identity).watchersPerIdentityMax()));
         } catch (RuntimeException e) {
             Replies.send(call, null, e);
         }

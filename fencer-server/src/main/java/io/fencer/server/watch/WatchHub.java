@@ -13,7 +13,9 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -39,6 +41,7 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
     private final Object lock = new Object();
     private final Kept[] ring; // guarded by lock
     private final Set<WatchStream> streams = ConcurrentHashMap.newKeySet();
+    private final Map<String, Integer> streamsByIdentity = new HashMap<>(); // guarded by lock
     private final Executor sender;
     /** The sender's thread, stopped at close; null when the sender is someone else's (tests). */
     private final ExecutorService senderThread;
@@ -144,9 +147,10 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
      *
      * @throws RevisionOutOfRangeException when the history no longer holds every event from that position
      * @throws InvalidArgumentException when the revision is later than the next entry this peer applies
-     * @throws LimitExceededException when {@code watchersMax} streams are open
+     * @throws LimitExceededException when {@code watchersMax} streams are open, or the watcher's quota of them
      */
-    public void watch(String prefix, long fromRevision, int fromOrdinal, ServerCallStreamObserver<LockEvent> call) {
+    public void watch(String prefix, long fromRevision, int fromOrdinal, ServerCallStreamObserver<LockEvent> call,
+            Watcher watcher) {
         WatchStream stream;
         synchronized (lock) {
             if (closed) {
@@ -156,12 +160,20 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
                 throw new LimitExceededException("watchersMax", limits.watchersMax(), "cannot open a Watch: "
                         + streams.size() + " are open on this peer, watchersMax is " + limits.watchersMax());
             }
+            int open = streamsByIdentity.getOrDefault(watcher.identity(), 0);
+            if (open >= watcher.quota()) {
+                throw new LimitExceededException("watchersPerIdentityMax", watcher.quota(), watcher.identity(),
+                        "identity '" + InvalidArgumentException.printable(watcher.identity()) + "' has " + open
+                        + " Watch streams open on this peer; 1 more would pass its quota watchersPerIdentityMax of "
+                        + watcher.quota() + ": end those it no longer reads, or ask the operator for a higher quota");
+            }
             long startRevision = fromRevision == 0 ? appliedRevision + 1 : fromRevision;
             int startOrdinal = fromRevision == 0 ? 0 : fromOrdinal;
             checkStart(fromRevision, fromOrdinal, startRevision);
             stream = new WatchStream(this, call, prefix, firstSequenceFrom(startRevision, startOrdinal),
-                    LockEvents.start(startRevision, startOrdinal), sender);
+                    LockEvents.start(startRevision, startOrdinal), sender, watcher.identity());
             streams.add(stream);
+            streamsByIdentity.merge(watcher.identity(), 1, Integer::sum);
         }
         stream.wake();
     }
@@ -230,9 +242,23 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
         }
     }
 
-    /** Forgets an ended stream. */
+    /** Forgets an ended stream, and counts it no more against its identity's quota. */
     void remove(WatchStream stream) {
-        streams.remove(stream);
+        synchronized (lock) {
+            if (streams.remove(stream)) {
+                streamsByIdentity.computeIfPresent(stream.identity(), (identity, open) -> open == 1 ? null : open - 1);
+            }
+        }
+    }
+
+    /**
+     * Who opens a Watch: its quota identity ({@code io.fencer.server.rpc.Identities#quotaIdentity()}) and that
+     * identity's quota of streams on this peer ({@code watchersPerIdentityMax}).
+     */
+    public record Watcher(String identity, int quota) {
+        public Watcher {
+            Objects.requireNonNull(identity, "identity");
+        }
     }
 
     /** Counts one stream ended because the history moved past its next event. */

@@ -25,14 +25,17 @@ final class WatchStream {
     private final ServerCallStreamObserver<LockEvent> call;
     private final String prefix;
     private final Executor sender;
+    /** The quota identity that opened it, whose count of streams it is in. */
+    private final String identity;
     private final AtomicBoolean scheduled = new AtomicBoolean();
     private long cursor; // guarded by this: the sequence number of the next history event to look at
     private LockEvent start; // guarded by this: the first message, null once sent
     private boolean closed; // guarded by this
 
     WatchStream(WatchHub hub, ServerCallStreamObserver<LockEvent> call, String prefix, long cursor, LockEvent start,
-            Executor sender) {
+            Executor sender, String identity) {
         this.hub = hub;
+        this.identity = identity;
         this.call = call;
         this.prefix = prefix;
         this.cursor = cursor;
@@ -40,6 +43,10 @@ final class WatchStream {
         this.sender = sender;
         call.setOnCancelHandler(this::cancelled);
         call.setOnReadyHandler(this::wake);
+    }
+
+    String identity() {
+        return identity;
     }
 
     /** Schedules a send of what is new, unless one is scheduled and has not started yet. */

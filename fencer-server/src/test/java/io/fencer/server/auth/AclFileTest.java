@@ -53,6 +53,7 @@ class AclFileTest {
                 anonymous             quota locks    100
                 anonymous@10.0.0.7    quota locks    5
                 *                     quota waiters  20
+                console               quota watchers 300
                 """);
 
         assertThat(acl.ruleCount()).as("quota lines are no permission rules").isEqualTo(1);
@@ -62,13 +63,14 @@ class AclFileTest {
         assertThat(acl.quota("anonymous@10.0.0.7", Quota.LOCKS)).as("one address's own line").hasValue(5);
         assertThat(acl.quota("ops", Quota.LOCKS)).as("a named identity is not anonymous").isEmpty();
         assertThat(acl.quota("ops", Quota.WAITERS)).as("any identity").hasValue(20);
+        assertThat(acl.quota("console", Quota.WATCHERS)).hasValue(300);
         assertThat(acl.allowsSomewhere("batch", Permission.LOCK)).as("a quota grants no permission").isFalse();
     }
 
     @Test
     void parse_malformedQuotaLines_failNamingTheLine() {
         assertRefused("batch quota sessions\n", 1, "has 3 fields, expected IDENTITY quota KIND NUMBER");
-        assertRefused("batch quota minutes 5\n", 1, "unknown quota 'minutes': expected sessions, locks or waiters");
+        assertRefused("batch quota minutes 5\n", 1, "unknown quota 'minutes': expected sessions, locks, waiters or watchers");
         assertRefused("batch quota locks 0\n", 1, "sets quota locks to '0': expected a number from 1 to 100000000");
         assertRefused("batch quota locks lots\n", 1, "sets quota locks to 'lots'");
         assertRefused("batch quota locks 5\nbatch quota locks 6\n", 2,

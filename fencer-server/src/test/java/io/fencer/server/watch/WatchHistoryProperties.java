@@ -169,7 +169,7 @@ class WatchHistoryProperties {
 
         FakeStream watch(String prefix, long fromRevision, int fromOrdinal) {
             FakeStream stream = new FakeStream();
-            hub.watch(prefix, fromRevision, fromOrdinal, stream);
+            hub.watch(prefix, fromRevision, fromOrdinal, stream, new WatchHub.Watcher("tester", 1_000));
             return stream;
         }
 

@@ -17,6 +17,7 @@ class WatchHubTest {
     private final java.util.ArrayDeque<Runnable> sends = new java.util.ArrayDeque<>();
     private final WatchHub hub = new WatchHub(new WatchLimits(10, 2), sends::add);
     private long revision = 1;
+    private static final WatchHub.Watcher WATCHER = new WatchHub.Watcher("tester", 10);
 
     private void runSends() {
         while (!sends.isEmpty()) {
@@ -38,7 +39,7 @@ class WatchHubTest {
         hub.onStateLoaded(0);
         EvictingStream stream = new EvictingStream();
         stream.reading = false;
-        hub.watch("", 1, 0, stream);
+        hub.watch("", 1, 0, stream, WATCHER);
         runSends();
         grant("a", 1); // kept: 1 of 2; the stream does not read yet
         stream.evictOnReady = () -> {
@@ -55,7 +56,7 @@ class WatchHubTest {
         assertThat(stream.error).hasMessageContaining("watchEventsKeptMax");
         // Control: a stream from the oldest revision kept reads on without an error.
         EvictingStream fresh = new EvictingStream();
-        hub.watch("", 3, 0, fresh);
+        hub.watch("", 3, 0, fresh, WATCHER);
         runSends();
         assertThat(fresh.error).isNull();
         assertThat(fresh.received).extracting(LockEvent::getLock).containsExactly("", "c");

@@ -232,26 +232,40 @@ public final class JdbcFence {
 
     /**
      * Runs {@code work} in one fenced transaction: opens a connection, turns autoCommit off, checks
-     * {@code token}, runs {@code work}, commits. On any exception it rolls back and rethrows:
+     * {@code token}, runs {@code work}, commits. On an exception before the commit it rolls back and rethrows:
      * {@link StaleTokenException} and other unchecked exceptions as they are, a {@link SQLException} wrapped in
-     * {@link FencedSqlException}. Always restores autoCommit and closes the connection.
+     * {@link FencedSqlException}. Always restores autoCommit and closes the connection; a failure of those after a
+     * successful commit is thrown as a {@link FencedSqlException} too, though the transaction committed.
+     *
+     * @throws FencedSqlException with {@link FencedSqlException#outcomeUnknown()} true when the commit itself
+     *     failed: the transaction may or may not have been committed (its answer may be what was lost), so read
+     *     back before retrying a write that is not idempotent
      */
     public <T> T run(DataSource dataSource, FencingToken token, Work<T> work) {
         Objects.requireNonNull(work, "work");
         try (Connection connection = dataSource.getConnection()) {
             boolean autoCommit = connection.getAutoCommit();
             connection.setAutoCommit(false);
+            T result;
             try {
                 check(connection, token);
-                T result = work.run(connection);
-                connection.commit();
-                return result;
+                result = work.run(connection);
             } catch (Throwable failure) {
-                rollbackQuietly(connection, failure);
+                endFailed(connection, autoCommit, failure);
                 throw failure;
-            } finally {
-                connection.setAutoCommit(autoCommit);
             }
+            try {
+                connection.commit();
+            } catch (Throwable commitFailure) {
+                endFailed(connection, autoCommit, commitFailure);
+                if (commitFailure instanceof SQLException sqlFailure) {
+                    // Not "rolled back": the COMMIT may have reached the database and committed, its answer lost.
+                    throw FencedSqlException.commitFailed(token, sqlFailure);
+                }
+                throw commitFailure;
+            }
+            connection.setAutoCommit(autoCommit);
+            return result;
         } catch (SQLException e) {
             throw new FencedSqlException("fenced transaction of " + token + " failed", e);
         }
@@ -489,6 +503,21 @@ public final class JdbcFence {
                 throw e;
             }
             // A concurrent transaction inserted the row first; the conditional update below decides.
+        }
+    }
+
+    /**
+     * Rolls back and restores autoCommit after {@code failure}, which stays the error thrown: their own failures,
+     * likely when the connection is gone, join it as suppressed. After a failed commit the rollback is not for a
+     * COMMIT the database received (that ended the transaction, committed or not) but for one that never left the
+     * driver: restoring autoCommit on a connection still in its transaction would commit it.
+     */
+    private static void endFailed(Connection connection, boolean autoCommit, Throwable failure) {
+        rollbackQuietly(connection, failure);
+        try {
+            connection.setAutoCommit(autoCommit);
+        } catch (SQLException restoreFailure) {
+            failure.addSuppressed(restoreFailure);
         }
     }
 

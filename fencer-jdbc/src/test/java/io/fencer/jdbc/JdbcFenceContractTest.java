@@ -148,7 +148,8 @@ abstract class JdbcFenceContractTest {
         assertThatThrownBy(() -> fence.run(dataSource(), token, connection -> {
             insertOrder(connection, "failing_orders", "lost", 5);
             throw new SQLException("simulated failure of the caller's write", "XX000");
-        })).isInstanceOf(FencedSqlException.class).hasRootCauseMessage("simulated failure of the caller's write");
+        })).isInstanceOfSatisfying(FencedSqlException.class, failure -> assertThat(failure.outcomeUnknown()).isFalse())
+                .hasRootCauseMessage("simulated failure of the caller's write");
 
         assertThat(count("SELECT COUNT(*) FROM failing_orders")).isZero();
         try (Connection connection = dataSource().getConnection()) {

@@ -8,6 +8,7 @@ import io.fencer.core.StaleTokenException;
 import io.fencer.testing.FreePorts;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -16,8 +17,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.postgresql.ds.PGSimpleDataSource;
 
-/** The fence contract on an embedded PostgreSQL, plus durability of the accepted token across a restart. */
+/**
+ * The fence contract on an embedded PostgreSQL, plus durability of the accepted token across a restart, and what
+ * {@link JdbcFence#run} reports when the answer to its COMMIT is lost on the way back.
+ */
 class PostgresJdbcFenceTest extends JdbcFenceContractTest {
     private static EmbeddedPostgres postgres;
 
@@ -119,6 +124,72 @@ class PostgresJdbcFenceTest extends JdbcFenceContractTest {
             other.shutdownNow();
         }
         assertThat(count("SELECT COUNT(*) FROM pipelined_log")).isZero();
+    }
+
+    @Test
+    void run_commitAnswerLost_reportsOutcomeUnknownAndTheRowIsCommitted() throws Exception {
+        JdbcFence fence = fence("lost_answer_fence");
+        execute("CREATE TABLE lost_answer_orders (item VARCHAR(64), token BIGINT)");
+        FencingToken token = new FencingToken("lost-answer", 7);
+        try (AnswerLosingProxy proxy = AnswerLosingProxy.start(postgres.getPort())) {
+            assertThatThrownBy(() -> fence.run(throughProxy(proxy), token, connection -> {
+                insertOrder(connection, "lost_answer_orders", "once", 7);
+                proxy.arm(); // the insert's answer is in: what the client sends next is run's COMMIT
+                return null;
+            })).isInstanceOfSatisfying(FencedSqlException.class, failure -> {
+                assertThat(failure.outcomeUnknown()).isTrue();
+                assertThat(failure).hasMessageContaining("may or may not have been committed")
+                        .hasMessageContaining(token.toString()).hasMessageContaining("read back");
+                // The commit's own error (the connection's end), not a later failure on the closed connection
+                // (rollback, restoring autoCommit: 08003) in its place.
+                assertThat(failure.getCause().getSQLState()).isEqualTo("08006");
+            });
+            assertThat(proxy.sentWhileArmed()).as("the statement whose answer was lost").contains("COMMIT");
+            assertThat(proxy.answersLost()).isEqualTo(1);
+        }
+        // The control on a direct connection: the server did commit, so a "rolled back" report would be false and
+        // a retry would insert the row twice.
+        assertThat(count("SELECT COUNT(*) FROM lost_answer_orders WHERE item = 'once'")).isEqualTo(1);
+        try (Connection connection = dataSource().getConnection()) {
+            assertThat(fence.accepted(connection, token.lock())).isEqualTo(token.value());
+        }
+    }
+
+    @Test
+    void run_workFailsWithSqlError_reportsOutcomeKnownAndNothingIsCommitted() throws Exception {
+        JdbcFence fence = fence("erring_fence");
+        execute("CREATE TABLE erring_orders (item VARCHAR(64) PRIMARY KEY, token BIGINT)");
+        FencingToken token = new FencingToken("erring", 7);
+        try (AnswerLosingProxy proxy = AnswerLosingProxy.start(postgres.getPort())) {
+            assertThatThrownBy(() -> fence.run(throughProxy(proxy), token, connection -> {
+                insertOrder(connection, "erring_orders", "twice", 7);
+                insertOrder(connection, "erring_orders", "twice", 7); // refused by the server: duplicate key
+                return null;
+            })).isInstanceOfSatisfying(FencedSqlException.class, failure -> {
+                assertThat(failure.outcomeUnknown()).isFalse();
+                assertThat(failure.getMessage()).doesNotContain("may or may not");
+                assertThat(failure.getCause().getSQLState()).isEqualTo("23505");
+            });
+            assertThat(proxy.answersLost()).isZero();
+        }
+        assertThat(count("SELECT COUNT(*) FROM erring_orders")).isZero();
+        try (Connection connection = dataSource().getConnection()) {
+            assertThat(fence.accepted(connection, token.lock())).isEqualTo(FencingToken.NONE);
+        }
+    }
+
+    /**
+     * Returns a data source whose connections go through {@code proxy} to the embedded server, with a socket timeout
+     * so that a proxy that failed to cut would fail the test instead of hanging it.
+     */
+    private static DataSource throughProxy(AnswerLosingProxy proxy) {
+        PGSimpleDataSource proxied = new PGSimpleDataSource();
+        proxied.setServerNames(new String[] {"127.0.0.1"});
+        proxied.setPortNumbers(new int[] {proxy.port()});
+        proxied.setDatabaseName("postgres");
+        proxied.setUser("postgres");
+        proxied.setSocketTimeout(60);
+        return proxied;
     }
 
     @Test

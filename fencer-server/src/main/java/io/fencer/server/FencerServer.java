@@ -284,8 +284,9 @@ public final class FencerServer implements AutoCloseable {
         List<ServerServiceDefinition> services = new ArrayList<>();
         services.add(intercepted(MalformedRequests.guard(service.bindService(), INBOUND_MESSAGE_BYTES_MAX),
                 refusals));
-        services.add(intercepted(MalformedRequests.guard(new AdminService(raft, stateMachine, proposer, authorizer,
-                System::currentTimeMillis, timers, config.ports().backupStallTimeout()).bindService(), INBOUND_MESSAGE_BYTES_MAX), refusals));
+        AdminService backups = new AdminService(raft, stateMachine, proposer, authorizer, System::currentTimeMillis,
+                timers, config.ports().backupStallTimeout());
+        services.add(intercepted(MalformedRequests.guard(backups.bindService(), INBOUND_MESSAGE_BYTES_MAX), refusals));
         services.add(intercepted(MalformedRequests.guard(new PeersService(raft, authorizer).bindService(),
                 INBOUND_MESSAGE_BYTES_MAX), refusals));
         // The console's feed of refused store writes; every peer keeps those of the writes it served.
@@ -299,7 +300,8 @@ public final class FencerServer implements AutoCloseable {
         } else if (config.store() != null) {
             Path local = config.dataDir().resolve("store");
             store = StoreRole.open(local, config.store().withKeys(config.tokenKeys()), metrics.registry(), authorizer,
-                    this::describeLock, refused::record, config.ports().backupStallTimeout(), () -> checkAlone(local));
+                    this::describeLock, refused::record, config.ports().backupStallTimeout(),
+                    () -> checkAlone(local));
             services.add(intercepted(store.service(), refusals));
         }
         // Each service's guard enforces its own limit; the transport reads up to twice the largest (GrpcEndpoints).

@@ -39,10 +39,10 @@ import java.util.Set;
  *   anonymous quota  locks     1000
  * </pre>
  *
- * <p>KIND is {@code sessions}, {@code locks}, {@code waiters} or {@code watchers}; NUMBER is 1 to {@value #QUOTA_MAX}. For quotas,
- * IDENTITY may also be {@code anonymous@ADDRESS}, one anonymous caller's address as errors name it; {@code anonymous}
- * sets the quota of each anonymous address (each its own), and {@code *} of every identity without a line of its own.
- * A quota set twice for one IDENTITY and KIND is refused.
+ * <p>KIND is {@code sessions}, {@code locks}, {@code waiters} or {@code watchers}; NUMBER is 1 to
+ * {@value #QUOTA_MAX}. For quotas, IDENTITY may also be {@code anonymous@ADDRESS}, one anonymous caller's address as
+ * errors name it; {@code anonymous} sets the quota of each anonymous address (each its own), and {@code *} of every
+ * identity without a line of its own. A quota set twice for one IDENTITY and KIND is refused.
  *
  * <p>Fields are separated by spaces or tabs and contain none. IDENTITY is a client certificate's CN, {@code
  * anonymous} for callers without one, or {@code *} for every identity. PERMISSION is {@code lock}, {@code read},

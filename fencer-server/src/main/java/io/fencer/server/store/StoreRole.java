@@ -82,8 +82,8 @@ public final class StoreRole implements AutoCloseable {
 
     /**
      * Opens the store as {@link #open(Path, StoreOptions, MeterRegistry, Authorizer, ScopeClaims.LockHolders,
-     * RefusalListener, Duration)} does, with {@code check} run before every store call but Backup: it throws to refuse the call
-     * (a single peer's store, once its group has grown beyond it).
+     * RefusalListener, Duration)} does, with {@code check} run before every store call but Backup: it throws to refuse
+     * the call (a single peer's store, once its group has grown beyond it).
      */
     public static StoreRole open(Path directory, StoreOptions options, MeterRegistry registry, Authorizer authorizer,
             ScopeClaims.LockHolders holders, RefusalListener refused, Duration backupStallTimeout, Runnable check) {

@@ -63,6 +63,7 @@ public final class JdbcFence {
     public static final String TABLE_DEFAULT = "fencer_fence";
     /** SQLState class of integrity constraint violations (duplicate key). */
     private static final String INTEGRITY_VIOLATION_CLASS = "23";
+    private static final System.Logger LOG = System.getLogger(JdbcFence.class.getName());
 
     private final Dialect dialect;
     private final String table;
@@ -234,8 +235,10 @@ public final class JdbcFence {
      * Runs {@code work} in one fenced transaction: opens a connection, turns autoCommit off, checks
      * {@code token}, runs {@code work}, commits. On an exception before the commit it rolls back and rethrows:
      * {@link StaleTokenException} and other unchecked exceptions as they are, a {@link SQLException} wrapped in
-     * {@link FencedSqlException}. Always restores autoCommit and closes the connection; a failure of those after a
-     * successful commit is thrown as a {@link FencedSqlException} too, though the transaction committed.
+     * {@link FencedSqlException}. Always restores autoCommit and closes the connection. Once the commit has
+     * succeeded, it returns {@code work}'s result even if restoring autoCommit or closing the connection then fails
+     * (a connection dropped right after the commit's answer): the transaction committed, and that failure is logged
+     * as a warning, not thrown.
      *
      * @throws FencedSqlException with {@link FencedSqlException#outcomeUnknown()} true when the commit itself
      *     failed: the transaction may or may not have been committed (its answer may be what was lost), so read
@@ -243,31 +246,91 @@ public final class JdbcFence {
      */
     public <T> T run(DataSource dataSource, FencingToken token, Work<T> work) {
         Objects.requireNonNull(work, "work");
-        try (Connection connection = dataSource.getConnection()) {
-            boolean autoCommit = connection.getAutoCommit();
-            connection.setAutoCommit(false);
-            T result;
+        Connection connection;
+        boolean autoCommit;
+        T result;
+        try {
+            connection = dataSource.getConnection();
             try {
-                check(connection, token);
-                result = work.run(connection);
+                autoCommit = connection.getAutoCommit();
+                connection.setAutoCommit(false);
+                result = commitFenced(connection, autoCommit, token, work);
             } catch (Throwable failure) {
-                endFailed(connection, autoCommit, failure);
+                closeAfterFailure(connection, failure);
                 throw failure;
             }
-            try {
-                connection.commit();
-            } catch (Throwable commitFailure) {
-                endFailed(connection, autoCommit, commitFailure);
-                if (commitFailure instanceof SQLException sqlFailure) {
-                    // Not "rolled back": the COMMIT may have reached the database and committed, its answer lost.
-                    throw FencedSqlException.commitFailed(token, sqlFailure);
-                }
-                throw commitFailure;
-            }
-            connection.setAutoCommit(autoCommit);
-            return result;
         } catch (SQLException e) {
             throw new FencedSqlException("fenced transaction of " + token + " failed", e);
+        }
+        endCommitted(connection, autoCommit, token);
+        return result;
+    }
+
+    /**
+     * Checks {@code token}, runs {@code work} and commits, returning its result; on a failure before or at the
+     * commit, rolls back and restores autoCommit ({@link #endFailed}) and rethrows, a failed commit as a
+     * {@link FencedSqlException} whose outcome is unknown. The caller closes the connection.
+     */
+    private <T> T commitFenced(Connection connection, boolean autoCommit, FencingToken token, Work<T> work)
+            throws SQLException {
+        T result;
+        try {
+            check(connection, token);
+            result = work.run(connection);
+        } catch (Throwable failure) {
+            endFailed(connection, autoCommit, failure);
+            throw failure;
+        }
+        try {
+            connection.commit();
+        } catch (Throwable commitFailure) {
+            endFailed(connection, autoCommit, commitFailure);
+            if (commitFailure instanceof SQLException sqlFailure) {
+                // Not "rolled back": the COMMIT may have reached the database and committed, its answer lost.
+                throw FencedSqlException.commitFailed(token, sqlFailure);
+            }
+            throw commitFailure;
+        }
+        return result;
+    }
+
+    /**
+     * Restores autoCommit and closes the connection of a committed transaction, and logs, not throws, their
+     * failure: thrown, it would read as the transaction's (FencedSqlException without outcomeUnknown: rolled back),
+     * and a caller retrying a committed write would apply it twice. The caller's result stands. The connection is
+     * then the pool's or driver's to mend or discard (a pool resets autoCommit on return and evicts a broken
+     * connection; a plain one is closed or lost with its socket). Logged, not dropped, because a pool whose close
+     * fails may be leaking connections; System.Logger is the JDK's, so this costs the adapter no dependency.
+     */
+    private static void endCommitted(Connection connection, boolean autoCommit, FencingToken token) {
+        Exception failure = null;
+        try {
+            connection.setAutoCommit(autoCommit);
+        } catch (SQLException | RuntimeException restoreFailure) {
+            failure = restoreFailure;
+        }
+        try {
+            connection.close(); // even after a failed restore: a pooled connection must go back to its pool
+        } catch (SQLException | RuntimeException closeFailure) {
+            if (failure == null) {
+                failure = closeFailure;
+            } else {
+                failure.addSuppressed(closeFailure);
+            }
+        }
+        if (failure != null) {
+            LOG.log(System.Logger.Level.WARNING, "the fenced transaction of " + token + " committed, but restoring"
+                    + " autoCommit or closing its connection failed afterwards; the transaction's result stands",
+                    failure);
+        }
+    }
+
+    /** Closes the connection of a failed run; a failure to close joins {@code failure} as suppressed. */
+    private static void closeAfterFailure(Connection connection, Throwable failure) {
+        try {
+            connection.close();
+        } catch (SQLException | RuntimeException closeFailure) {
+            failure.addSuppressed(closeFailure);
         }
     }
 

@@ -25,6 +25,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * its answer. What the client sent while armed is kept, so that a test can check which statement lost its answer
  * (PostgreSQL's simple Query message carries the statement's text, {@code COMMIT} for a commit). Cuts once, then
  * forwards everything until armed again.
+ *
+ * <p>Armed to deliver some answers first ({@link #arm(int)}), it lets the server's answers to that many of the client's
+ * next messages through and cuts at the answer to the message after them: the connection drops after those answers
+ * reached the client, as after a COMMIT's answer when the driver sends its next statement (a driver's
+ * {@code setAutoCommit(true)} after the commit).
  */
 final class AnswerLosingProxy implements AutoCloseable {
     private static final int CONNECT_TIMEOUT_MILLIS = 5_000;
@@ -39,6 +44,7 @@ final class AnswerLosingProxy implements AutoCloseable {
     private final Object gate = new Object();
     private final ByteArrayOutputStream sentWhileArmed = new ByteArrayOutputStream(); // guarded by gate
     private boolean armed; // guarded by gate
+    private int answersToDeliver; // guarded by gate
     private int answersLost; // guarded by gate
     private volatile boolean closed;
 
@@ -71,8 +77,17 @@ final class AnswerLosingProxy implements AutoCloseable {
 
     /** Cuts the connection on which the client sends next when the server starts to answer it. */
     void arm() {
+        arm(0);
+    }
+
+    /**
+     * Lets the server's answers to the client's next {@code answersToDeliver} messages through, then cuts the
+     * connection when the server starts to answer the message after them.
+     */
+    void arm(int answersToDeliver) {
         synchronized (gate) {
             armed = true;
+            this.answersToDeliver = answersToDeliver;
         }
     }
 
@@ -176,13 +191,21 @@ final class AnswerLosingProxy implements AutoCloseable {
             }
         }
 
-        /** Whether the server's bytes just read answer what the client sent while armed; disarms when they do. */
+        /**
+         * Whether the server's bytes just read answer what the client sent while armed and are not among the answers
+         * to deliver first; disarms when they are lost.
+         */
         private boolean answerToLose() {
             synchronized (gate) {
                 if (!sentWhileArmed) {
                     return false;
                 }
                 sentWhileArmed = false;
+                if (answersToDeliver > 0) {
+                    // Still armed: the client's next message, sent once it has this answer, is recorded in turn.
+                    answersToDeliver--;
+                    return false;
+                }
                 armed = false;
                 answersLost++;
                 return true;

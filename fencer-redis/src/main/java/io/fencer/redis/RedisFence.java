@@ -18,7 +18,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -40,8 +42,19 @@ import java.util.Objects;
  * token in decimal (absent means {@link FencingToken#NONE}). The script is loaded once with SCRIPT LOAD and
  * called with EVALSHA; when Redis has forgotten it (SCRIPT FLUSH, restart, failover) it is reloaded and the call
  * retried once. Thread-safe: Lettuce connections are. Redis errors and connection failures surface as Lettuce's
- * unchecked {@link io.lettuce.core.RedisException}. Not for Redis Cluster: the fence key and the data key must
- * be on one node, which this class does not arrange.
+ * unchecked {@link io.lettuce.core.RedisException}. Not for Redis Cluster: the fence key, the last-write key and the
+ * data key must be on one node, which this class does not arrange.
+ *
+ * <p>A write whose reply was lost. Lettuce is at-least-once by default: with auto-reconnect on, a command it sent
+ * but got no reply to (the connection dropped after Redis ran it) is sent again once it has reconnected, and the
+ * script runs a second time. Under AT_LEAST that run admits the same token again and applies the same write again,
+ * which changes nothing. Under STRICT it would find the fence at its own token and refuse the write Redis had applied,
+ * so each STRICT write call draws a random write id, and the script, when it admits a write, also records the id in
+ * the scope's last-write key ({@link #lastWriteKey}); a run that finds the fence at its token and its own id there is
+ * a repeat of the admitted write: answered admitted, and nothing is applied again. This covers the driver's re-send
+ * of the same command only: a call the caller makes again (after a timeout, say) is a new write with a new id, and
+ * is refused when the first one landed; a caller retrying on its own should read back first
+ * ({@link #accepted(String)} at its token, and the value it wrote, mean it landed). No key has a TTL.
  */
 public final class RedisFence {
     /** The default prefix of fence keys. */
@@ -53,6 +66,21 @@ public final class RedisFence {
     /** The most fields one {@link #hset} may write. */
     public static final int HASH_FIELDS_MAX = 1000;
 
+    /**
+     * What follows the fence key in the scope's last-write key: the control character U+001F, which
+     * {@link LockNames#check} refuses in every lock and scope name, so that no scope's fence key is another scope's
+     * last-write key.
+     */
+    static final String LAST_WRITE_SUFFIX = "\u001F" + "last-write";
+    private static final int WRITE_ID_BYTES = 16;
+    /**
+     * The source of STRICT write ids. Two calls on a scope with the same id and token would be taken for one (the
+     * second answered admitted and not applied: a lost write), so ids must not repeat across every thread and process
+     * writing to the scope: 128 bits from a SecureRandom, seeded by the operating system's entropy. Not
+     * ThreadLocalRandom: it keeps 64 bits of state per thread, seeded from the clock, so JVMs started alike can draw
+     * alike. Its few microseconds are small beside the round trip to Redis, and only STRICT draws one.
+     */
+    private static final SecureRandom WRITE_IDS = new SecureRandom();
     private static final String SCRIPT_RESOURCE = "fenced-write.lua";
     private static final String SCRIPT = loadScript();
     /**
@@ -134,13 +162,28 @@ public final class RedisFence {
     }
 
     /**
+     * Returns the key in which a STRICT fence records the write id of the last write it admitted on {@code scope}:
+     * the fence key, the character U+001F (the unit separator, a control character) and {@code last-write}
+     * ({@code fencer:fence:orders\x1flast-write} in redis-cli). No scope may hold a control character, so this is no
+     * scope's fence key; it starts with the prefix, so no data key may replace it. Absent until a STRICT write is
+     * admitted on the scope; AT_LEAST never reads or writes it.
+     */
+    public String lastWriteKey(String scope) {
+        return fenceKey(scope) + LAST_WRITE_SUFFIX;
+    }
+
+    /**
      * Sets string key {@code key} to {@code value} when the fence of {@code token.lock()} admits {@code token},
      * advancing the fence to it in the same step.
      *
      * @throws ModeMismatchException when {@code token} is a shared-mode grant, which may read ({@link #get}) but
      *     not write; nothing was sent to Redis
      * @throws StaleTokenException when the fence has accepted a newer token (AT_LEAST) or the same or newer
-     *     (STRICT); nothing was written
+     *     (STRICT); nothing was written. Not for Lettuce's re-send of this same call after its reply was lost
+     *     (at-least-once, on reconnecting): under STRICT the script knows it by the call's write id, and the call
+     *     returns normally with nothing applied twice. A call the caller makes again is a new write, refused under
+     *     STRICT when the first one landed: to learn whether a call whose outcome is unknown landed, read back
+     *     ({@link #accepted(String)} at its token, and the value)
      * @throws InvalidArgumentException when the key or value is empty, too long, or the key is a fence key
      */
     public void set(FencingToken token, String key, String value) {
@@ -152,6 +195,8 @@ public final class RedisFence {
      * Sets the given fields of hash key {@code key} (other fields stay) when the fence admits {@code token}, as
      * {@link #set}.
      *
+     * @throws StaleTokenException as {@link #set}: nothing was written; under STRICT not for Lettuce's re-send of
+     *     this same call after a lost reply
      * @throws InvalidArgumentException when {@code fields} is empty or has more than {@value #HASH_FIELDS_MAX}
      *     entries, or a field name or value is out of bounds
      */
@@ -171,7 +216,12 @@ public final class RedisFence {
         write(token, key, null, "hset", arguments);
     }
 
-    /** Deletes key {@code key} (of any type) when the fence admits {@code token}, as {@link #set}. */
+    /**
+     * Deletes key {@code key} (of any type) when the fence admits {@code token}, as {@link #set}.
+     *
+     * @throws StaleTokenException as {@link #set}: nothing was deleted; under STRICT not for Lettuce's re-send of
+     *     this same call after a lost reply
+     */
     public void del(FencingToken token, String key) {
         write(token, key, null, "del", List.of());
     }
@@ -229,24 +279,37 @@ public final class RedisFence {
         if (token.mode() != LockMode.EXCLUSIVE) { // readers overlap: none of them may write
             throw refusals.refused(scope, new ModeMismatchException(scope, token.value(), token.mode()));
         }
+        String fenceKey = fenceKey(scope);
+        String lastWriteKey = fenceKey + LAST_WRITE_SUFFIX; // sent under AT_LEAST too, for one layout; never touched
         String[] keys = logKey == null
-                ? new String[] {fenceKey(scope), key}
-                : new String[] {fenceKey(scope), key, logKey};
-        String[] values = new String[3 + arguments.size()];
+                ? new String[] {fenceKey, key, lastWriteKey}
+                : new String[] {fenceKey, key, lastWriteKey, logKey};
+        boolean strict = policy == FencePolicy.STRICT;
+        String[] values = new String[4 + arguments.size()];
         values[0] = Long.toString(token.value());
-        values[1] = policy == FencePolicy.STRICT ? "1" : "0";
-        values[2] = operation;
+        values[1] = strict ? "1" : "0";
+        // One id per call, the same in the NOSCRIPT retry below and in Lettuce's re-send of the command. STRICT only:
+        // AT_LEAST admits a repeat anyway, so its writes draw no id and keep none in Redis, and cost what they did.
+        values[2] = strict ? newWriteId() : "";
+        values[3] = operation;
         for (int i = 0; i < arguments.size(); i++) {
-            values[3 + i] = arguments.get(i);
+            values[4 + i] = arguments.get(i);
         }
-        List<Object> reply = evaluate(keys, values);
+        List<Object> reply = evaluate(keys, values); // admitted: 1 applied, 2 a repeat of this call, applied before
         if (reply.size() != 2 || !(reply.get(0) instanceof Long admitted) || !(reply.get(1) instanceof String)) {
             throw new IllegalStateException("fenced write script of scope '" + scope + "' answered " + reply);
         }
         if (admitted == 0) {
             throw refusals.refused(scope, new StaleTokenException(scope, token.value(),
-                    acceptedValue(fenceKey(scope), (String) reply.get(1)), policy));
+                    acceptedValue(fenceKey, (String) reply.get(1)), policy));
         }
+    }
+
+    /** Returns a new STRICT write id: {@value #WRITE_ID_BYTES} bytes from {@link #WRITE_IDS}, in hex. */
+    private static String newWriteId() {
+        byte[] id = new byte[WRITE_ID_BYTES];
+        WRITE_IDS.nextBytes(id);
+        return HexFormat.of().formatHex(id);
     }
 
     /** Calls the script by SHA; when Redis answers NOSCRIPT, loads it again and retries once. */

@@ -1,16 +1,24 @@
 -- The fenced write of io.fencer.redis.RedisFence: checks the presented token against the scope's fence and, when
 -- admitted, applies the write and advances the fence, all in one script call (Redis runs scripts atomically).
--- KEYS[1] fence key, KEYS[2] data key, KEYS[3] (optional) a list to which the admitted token is appended.
--- ARGV[1] presented token (decimal), ARGV[2] '1' for STRICT or '0' for AT_LEAST, ARGV[3] operation
--- (set, hset, del), ARGV[4..] its arguments. Returns {1, previously accepted} or {0, accepted} when refused.
+-- KEYS[1] fence key, KEYS[2] data key, KEYS[3] the scope's last-write key (STRICT only reads or writes it), KEYS[4]
+-- (optional) a list to which the admitted token is appended.
+-- ARGV[1] presented token (decimal), ARGV[2] '1' for STRICT or '0' for AT_LEAST, ARGV[3] the call's write id (STRICT;
+-- '' under AT_LEAST), ARGV[4] operation (set, hset, del), ARGV[5..] its arguments.
+-- Returns {1, previously accepted} when admitted and applied, {2, accepted} when this very call was admitted by an
+-- earlier run (a repeat: nothing applied again), or {0, accepted} when refused.
 -- Tokens are compared as decimal strings: Lua numbers are doubles and lose precision above 2^53.
 local function less(a, b)
   if #a ~= #b then return #a < #b end
   return a < b
 end
-local operation = ARGV[3]
+local strict = ARGV[2] == '1'
+local writeId = ARGV[3]
+local operation = ARGV[4]
 if operation ~= 'set' and operation ~= 'hset' and operation ~= 'del' then
   return redis.error_reply('ERR fencer: unknown fenced operation ' .. tostring(operation))
+end
+if strict and writeId == '' then
+  return redis.error_reply('ERR fencer: a STRICT fenced write needs a write id')
 end
 local accepted = redis.call('GET', KEYS[1])
 if not accepted then
@@ -19,26 +27,36 @@ elseif not (accepted == '0' or string.match(accepted, '^[1-9]%d*$')) then
   return redis.error_reply('ERR fencer: fence key ' .. KEYS[1] .. ' does not hold a token')
 end
 local presented = ARGV[1]
-local refused
-if ARGV[2] == '1' then
-  refused = not less(accepted, presented)
-else
-  refused = less(presented, accepted)
-end
-if refused then
+if strict then
+  if not less(accepted, presented) then
+    -- The fence is at this token already: either another call with the same token was admitted (refused: one write
+    -- per token), or this very call was, and runs again because its reply was lost and the driver sent it again
+    -- (Lettuce re-sends, after reconnecting, a command it sent but got no reply to). The last-write key tells them
+    -- apart exactly: it holds the write id of the write that moved the fence here. It is absent when the fence was
+    -- set by a version that kept no write ids, and then the call is refused, as that version did.
+    if accepted == presented and redis.call('GET', KEYS[3]) == writeId then
+      return {2, accepted}
+    end
+    return {0, accepted}
+  end
+elseif less(presented, accepted) then
   return {0, accepted}
 end
 -- The write goes first: a failing command (e.g. WRONGTYPE) aborts the script before the fence moves, and Redis
 -- does not roll back a script's earlier commands.
 if operation == 'set' then
-  redis.call('SET', KEYS[2], ARGV[4])
+  redis.call('SET', KEYS[2], ARGV[5])
 elseif operation == 'hset' then
-  redis.call('HSET', KEYS[2], unpack(ARGV, 4))
+  redis.call('HSET', KEYS[2], unpack(ARGV, 5))
 else
   redis.call('DEL', KEYS[2])
 end
-if KEYS[3] then
-  redis.call('RPUSH', KEYS[3], presented)
+if KEYS[4] then
+  redis.call('RPUSH', KEYS[4], presented)
 end
 redis.call('SET', KEYS[1], presented)
+if strict then
+  -- Only STRICT needs it (AT_LEAST admits a repeat anyway), so AT_LEAST's writes cost what they did.
+  redis.call('SET', KEYS[3], writeId)
+end
 return {1, accepted}

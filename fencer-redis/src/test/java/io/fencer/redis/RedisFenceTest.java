@@ -11,12 +11,14 @@ import io.fencer.core.ModeMismatchException;
 import io.fencer.core.StaleTokenException;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.fencer.testing.FreePorts;
+import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -32,6 +34,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import redis.embedded.RedisServer;
 
 /** Tests of {@link RedisFence} against a real redis-server (embedded-redis's 6.2 binary) on a free port. */
@@ -39,7 +42,10 @@ class RedisFenceTest {
     private static final int THREADS = 32;
     private static final int WRITES_PER_THREAD = 40;
     private static final int CONTROL_ROUNDS_MAX = 50;
+    /** The key in which a STRICT fence records the id of scope "orders"'s last admitted write. */
+    private static final String ORDERS_LAST_WRITE_KEY = "fencer:fence:orders" + "\u001F" + "last-write";
 
+    private static int port;
     private static RedisServer server;
     private static RedisClient client;
     private static StatefulRedisConnection<String, String> connection;
@@ -47,7 +53,7 @@ class RedisFenceTest {
 
     @BeforeAll
     static void startRedis() throws IOException {
-        int port = FreePorts.one();
+        port = FreePorts.one();
         server = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"")
                 .setting("appendonly no").build();
         server.start();
@@ -353,6 +359,173 @@ class RedisFenceTest {
         }
         assertThat(decrease).as("check-then-set outside Redis lets a stale token land after a newer one, "
                 + "within " + CONTROL_ROUNDS_MAX + " rounds").isPositive();
+    }
+
+    /**
+     * Regression: under STRICT a write whose reply was lost, which Lettuce (at-least-once by default) sent again once
+     * it had reconnected, ran the script a second time; that run found the fence at the write's own token and refused
+     * it, so set threw StaleTokenException for a write Redis had applied.
+     */
+    @Test
+    @Timeout(30)
+    void set_strictReplyLostAndLettuceResendsAfterReconnect_succeeds() {
+        try (LossyConnection lossy = new LossyConnection()) {
+            RedisFence fence = new RedisFence(lossy.connection, FencePolicy.STRICT, RedisFence.KEY_PREFIX_DEFAULT);
+            fence.set(new FencingToken("orders", 4), "orders:42", "by t4");
+            redis.configResetstat();
+            lossy.proxy.arm();
+
+            fence.set(new FencingToken("orders", 5), "orders:42", "by t5");
+
+            assertThat(lossy.proxy.repliesLost()).as("replies cut by the proxy").isEqualTo(1);
+            assertThat(lossy.proxy.connections()).as("connections: the first and Lettuce's reconnect").isEqualTo(2);
+            assertThat(evalshaCalls()).as("script runs: the write and Lettuce's re-send of it").isEqualTo(2);
+            assertThat(redis.get("orders:42")).isEqualTo("by t5");
+            assertThat(fence.accepted("orders")).isEqualTo(5);
+            assertThat(redis.get("fencer:fence:orders")).as("the fence key, a plain decimal").isEqualTo("5");
+        }
+    }
+
+    /** The re-sent write is answered admitted and applies nothing again: the token is logged once. */
+    @Test
+    @Timeout(30)
+    void setLogged_strictReplyLostAndLettuceResends_appliesTheWriteOnce() {
+        try (LossyConnection lossy = new LossyConnection()) {
+            RedisFence fence = new RedisFence(lossy.connection, FencePolicy.STRICT, RedisFence.KEY_PREFIX_DEFAULT);
+            redis.configResetstat();
+            lossy.proxy.arm();
+
+            fence.setLogged(new FencingToken("orders", 5), "orders:42", "by t5", "race:log");
+
+            assertThat(lossy.proxy.repliesLost()).as("replies cut by the proxy").isEqualTo(1);
+            assertThat(evalshaCalls()).as("script runs: the write and Lettuce's re-send of it").isEqualTo(2);
+            assertThat(readLog()).as("tokens admitted and applied").containsExactly(5L);
+            assertThat(redis.get("orders:42")).isEqualTo("by t5");
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void del_strictReplyLostAndLettuceResends_succeeds() {
+        try (LossyConnection lossy = new LossyConnection()) {
+            RedisFence fence = new RedisFence(lossy.connection, FencePolicy.STRICT, RedisFence.KEY_PREFIX_DEFAULT);
+            fence.set(new FencingToken("orders", 4), "orders:42", "by t4");
+            redis.configResetstat();
+            lossy.proxy.arm();
+
+            fence.del(new FencingToken("orders", 5), "orders:42");
+
+            assertThat(lossy.proxy.repliesLost()).as("replies cut by the proxy").isEqualTo(1);
+            assertThat(evalshaCalls()).as("script runs: the delete and Lettuce's re-send of it").isEqualTo(2);
+            assertThat(redis.exists("orders:42")).isZero();
+            assertThat(fence.accepted("orders")).isEqualTo(5);
+        }
+    }
+
+    /** Control: under AT_LEAST the re-sent write is admitted again (the fence admits its own token) and re-applied. */
+    @Test
+    @Timeout(30)
+    void set_atLeastReplyLostAndLettuceResends_succeeds() {
+        try (LossyConnection lossy = new LossyConnection()) {
+            RedisFence fence = new RedisFence(lossy.connection);
+            redis.configResetstat();
+            lossy.proxy.arm();
+
+            fence.setLogged(new FencingToken("orders", 5), "orders:42", "by t5", "race:log");
+
+            assertThat(lossy.proxy.repliesLost()).as("replies cut by the proxy").isEqualTo(1);
+            assertThat(evalshaCalls()).as("script runs: the write and Lettuce's re-send of it").isEqualTo(2);
+            assertThat(readLog()).as("tokens admitted and applied: twice").containsExactly(5L, 5L);
+            assertThat(redis.get("orders:42")).isEqualTo("by t5");
+            assertThat(redis.exists(ORDERS_LAST_WRITE_KEY)).as("no write id kept under AT_LEAST").isZero();
+        }
+    }
+
+    /** Control: a second call with the admitted token is a new write (a new write id), refused under STRICT. */
+    @Test
+    void writes_strictNewCallWithTheAdmittedToken_areRefused() {
+        RedisFence fence = new RedisFence(connection, FencePolicy.STRICT, RedisFence.KEY_PREFIX_DEFAULT);
+        FencingToken token = new FencingToken("orders", 5);
+        fence.set(token, "orders:42", "first");
+        String lastWrite = redis.get(ORDERS_LAST_WRITE_KEY);
+        assertThat(lastWrite).as("the admitted write's id").matches("[0-9a-f]{32}");
+
+        assertThatThrownBy(() -> fence.set(token, "orders:42", "again"))
+                .isInstanceOfSatisfying(StaleTokenException.class, e -> assertThat(e.accepted()).isEqualTo(5));
+        assertThatThrownBy(() -> fence.hset(token, "orders:43", Map.of("f", "v")))
+                .isInstanceOf(StaleTokenException.class);
+        assertThatThrownBy(() -> fence.del(token, "orders:42")).isInstanceOf(StaleTokenException.class);
+
+        assertThat(redis.get("orders:42")).isEqualTo("first");
+        assertThat(redis.exists("orders:43")).isZero();
+        assertThat(redis.get("fencer:fence:orders")).isEqualTo("5");
+        assertThat(redis.get(ORDERS_LAST_WRITE_KEY)).as("refusals record nothing").isEqualTo(lastWrite);
+        assertThat(fence.get(token, "orders:42")).isEqualTo("first");
+        assertThat(fence.lastWriteKey("orders")).isEqualTo(ORDERS_LAST_WRITE_KEY);
+        assertThatThrownBy(() -> fence.set(new FencingToken("orders", 6), ORDERS_LAST_WRITE_KEY, "forged"))
+                .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("fence key prefix");
+    }
+
+    /** Control: a fence key left by the earlier script (the token alone, no write id kept) fences as before. */
+    @Test
+    void set_strictFenceKeyWithoutWriteId_admitsAndRefusesAsBefore() {
+        redis.set("fencer:fence:orders", "5");
+        RedisFence fence = new RedisFence(connection, FencePolicy.STRICT, RedisFence.KEY_PREFIX_DEFAULT);
+
+        assertThatThrownBy(() -> fence.set(new FencingToken("orders", 5), "orders:42", "again"))
+                .isInstanceOfSatisfying(StaleTokenException.class, e -> assertThat(e.accepted()).isEqualTo(5));
+        assertThatThrownBy(() -> fence.del(new FencingToken("orders", 4), "orders:42"))
+                .isInstanceOf(StaleTokenException.class);
+        assertThat(redis.exists("orders:42", ORDERS_LAST_WRITE_KEY)).isZero();
+
+        fence.set(new FencingToken("orders", 6), "orders:42", "by t6");
+        assertThat(redis.get("orders:42")).isEqualTo("by t6");
+        assertThat(fence.accepted("orders")).isEqualTo(6);
+        new RedisFence(connection).set(new FencingToken("orders", 6), "orders:42", "by t6, AT_LEAST");
+        assertThat(redis.get("orders:42")).isEqualTo("by t6, AT_LEAST");
+    }
+
+    /**
+     * A connection of its own to the test's Redis through a {@link ReplyLosingProxy}: Lettuce's defaults
+     * (auto-reconnect on, so at-least-once: a command sent whose reply never came is sent again after the reconnect),
+     * and commands that time out after a few seconds, so that a proxy that fails to forward fails the test rather than
+     * hangs it.
+     */
+    private static final class LossyConnection implements AutoCloseable {
+        final ReplyLosingProxy proxy = ReplyLosingProxy.start(port);
+        final RedisClient client;
+        final StatefulRedisConnection<String, String> connection;
+
+        LossyConnection() {
+            RedisURI uri = RedisURI.create("127.0.0.1", proxy.port());
+            uri.setTimeout(Duration.ofSeconds(3));
+            client = RedisClient.create(uri);
+            client.setOptions(ClientOptions.builder().autoReconnect(true).build()); // the default, said out loud
+            try {
+                connection = client.connect();
+            } catch (RuntimeException e) {
+                client.shutdown();
+                proxy.close();
+                throw e;
+            }
+        }
+
+        @Override
+        public void close() {
+            connection.close();
+            client.shutdown();
+            proxy.close();
+        }
+    }
+
+    /** Returns how many EVALSHA commands Redis has run since its statistics were last reset. */
+    private static long evalshaCalls() {
+        for (String line : redis.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_evalsha:calls=")) {
+                return Long.parseLong(line.substring("cmdstat_evalsha:calls=".length(), line.indexOf(',')));
+            }
+        }
+        return 0;
     }
 
     /** Returns the newest token issued minus a random 0..31 (at least 1): interleaved, partly stale tokens. */

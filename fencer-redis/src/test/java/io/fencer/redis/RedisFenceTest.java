@@ -10,6 +10,7 @@ import io.fencer.core.LockMode;
 import io.fencer.core.ModeMismatchException;
 import io.fencer.core.StaleTokenException;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.fencer.testing.AnswerLosingProxy;
 import io.fencer.testing.FreePorts;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -377,7 +378,7 @@ class RedisFenceTest {
 
             fence.set(new FencingToken("orders", 5), "orders:42", "by t5");
 
-            assertThat(lossy.proxy.repliesLost()).as("replies cut by the proxy").isEqualTo(1);
+            assertThat(lossy.proxy.answersLost()).as("replies cut by the proxy").isEqualTo(1);
             assertThat(lossy.proxy.connections()).as("connections: the first and Lettuce's reconnect").isEqualTo(2);
             assertThat(evalshaCalls()).as("script runs: the write and Lettuce's re-send of it").isEqualTo(2);
             assertThat(redis.get("orders:42")).isEqualTo("by t5");
@@ -397,7 +398,7 @@ class RedisFenceTest {
 
             fence.setLogged(new FencingToken("orders", 5), "orders:42", "by t5", "race:log");
 
-            assertThat(lossy.proxy.repliesLost()).as("replies cut by the proxy").isEqualTo(1);
+            assertThat(lossy.proxy.answersLost()).as("replies cut by the proxy").isEqualTo(1);
             assertThat(evalshaCalls()).as("script runs: the write and Lettuce's re-send of it").isEqualTo(2);
             assertThat(readLog()).as("tokens admitted and applied").containsExactly(5L);
             assertThat(redis.get("orders:42")).isEqualTo("by t5");
@@ -415,7 +416,7 @@ class RedisFenceTest {
 
             fence.del(new FencingToken("orders", 5), "orders:42");
 
-            assertThat(lossy.proxy.repliesLost()).as("replies cut by the proxy").isEqualTo(1);
+            assertThat(lossy.proxy.answersLost()).as("replies cut by the proxy").isEqualTo(1);
             assertThat(evalshaCalls()).as("script runs: the delete and Lettuce's re-send of it").isEqualTo(2);
             assertThat(redis.exists("orders:42")).isZero();
             assertThat(fence.accepted("orders")).isEqualTo(5);
@@ -433,7 +434,7 @@ class RedisFenceTest {
 
             fence.setLogged(new FencingToken("orders", 5), "orders:42", "by t5", "race:log");
 
-            assertThat(lossy.proxy.repliesLost()).as("replies cut by the proxy").isEqualTo(1);
+            assertThat(lossy.proxy.answersLost()).as("replies cut by the proxy").isEqualTo(1);
             assertThat(evalshaCalls()).as("script runs: the write and Lettuce's re-send of it").isEqualTo(2);
             assertThat(readLog()).as("tokens admitted and applied: twice").containsExactly(5L, 5L);
             assertThat(redis.get("orders:42")).isEqualTo("by t5");
@@ -486,13 +487,13 @@ class RedisFenceTest {
     }
 
     /**
-     * A connection of its own to the test's Redis through a {@link ReplyLosingProxy}: Lettuce's defaults
+     * A connection of its own to the test's Redis through a {@link AnswerLosingProxy}: Lettuce's defaults
      * (auto-reconnect on, so at-least-once: a command sent whose reply never came is sent again after the reconnect),
      * and commands that time out after a few seconds, so that a proxy that fails to forward fails the test rather than
      * hangs it.
      */
     private static final class LossyConnection implements AutoCloseable {
-        final ReplyLosingProxy proxy = ReplyLosingProxy.start(port);
+        final AnswerLosingProxy proxy = AnswerLosingProxy.start(port);
         final RedisClient client;
         final StatefulRedisConnection<String, String> connection;
 

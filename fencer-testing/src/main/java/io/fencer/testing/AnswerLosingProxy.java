@@ -1,4 +1,4 @@
-package io.fencer.jdbc;
+package io.fencer.testing;
 
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
@@ -15,23 +15,24 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A TCP proxy on 127.0.0.1 in front of one database server that, once armed, lets the client's next bytes reach the
- * server and then cuts the connection as soon as the server starts to answer them, forwarding none of the answer: the
- * server receives the statement and carries it out (a COMMIT commits), and only the client never hears so, as when a
- * connection drops, or the server is killed, between the commit and its answer.
+ * A TCP proxy on 127.0.0.1 in front of one server (a database, Redis) that, once armed, lets the client's next bytes
+ * reach the server and then cuts the connection as soon as the server starts to answer them, forwarding none of the
+ * answer: the server receives the request and carries it out (a COMMIT commits, a script runs), and only the client
+ * never hears so, as when a connection drops, or the server is killed, between the work and its answer. The lost
+ * reply of a fault test, with the real server behind it.
  *
- * <p>It reads no protocol, because it needs none: armed once the client has had every earlier answer (a JDBC call
- * returns only with its answer), the next bytes the client sends are its next statement and the server's next bytes
- * its answer. What the client sent while armed is kept, so that a test can check which statement lost its answer
- * (PostgreSQL's simple Query message carries the statement's text, {@code COMMIT} for a commit). Cuts once, then
- * forwards everything until armed again.
+ * <p>It reads no protocol, because it needs none: armed once the client has had every earlier answer (a blocking call
+ * returns only with its answer), the next bytes the client sends are its next request and the server's next bytes
+ * its answer. What the client sent while armed is kept, so that a test can check which request lost its answer
+ * (PostgreSQL's simple Query message carries the statement's text, {@code COMMIT} for a commit; Redis's commands are
+ * text). Cuts once, then forwards everything until armed again; a client that reconnects is forwarded as before.
  *
  * <p>Armed to deliver some answers first ({@link #arm(int)}), it lets the server's answers to that many of the client's
  * next messages through and cuts at the answer to the message after them: the connection drops after those answers
  * reached the client, as after a COMMIT's answer when the driver sends its next statement (a driver's
  * {@code setAutoCommit(true)} after the commit).
  */
-final class AnswerLosingProxy implements AutoCloseable {
+public final class AnswerLosingProxy implements AutoCloseable {
     private static final int CONNECT_TIMEOUT_MILLIS = 5_000;
     private static final long JOIN_MILLIS = 5_000;
     private static final int BUFFER_BYTES = 8_192;
@@ -46,6 +47,7 @@ final class AnswerLosingProxy implements AutoCloseable {
     private boolean armed; // guarded by gate
     private int answersToDeliver; // guarded by gate
     private int answersLost; // guarded by gate
+    private int connections; // guarded by gate
     private volatile boolean closed;
 
     private AnswerLosingProxy(ServerSocket listener, int serverPort) {
@@ -59,7 +61,7 @@ final class AnswerLosingProxy implements AutoCloseable {
      * Listens on an ephemeral port of 127.0.0.1 (bound at once, so no other process can take it meanwhile) and
      * forwards each connection to {@code serverPort} there.
      */
-    static AnswerLosingProxy start(int serverPort) {
+    public static AnswerLosingProxy start(int serverPort) {
         try {
             ServerSocket listener = new ServerSocket();
             listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
@@ -71,12 +73,13 @@ final class AnswerLosingProxy implements AutoCloseable {
         }
     }
 
-    int port() {
+    /** Returns the port the proxy listens on, of 127.0.0.1. */
+    public int port() {
         return listener.getLocalPort();
     }
 
     /** Cuts the connection on which the client sends next when the server starts to answer it. */
-    void arm() {
+    public void arm() {
         arm(0);
     }
 
@@ -84,7 +87,7 @@ final class AnswerLosingProxy implements AutoCloseable {
      * Lets the server's answers to the client's next {@code answersToDeliver} messages through, then cuts the
      * connection when the server starts to answer the message after them.
      */
-    void arm(int answersToDeliver) {
+    public void arm(int answersToDeliver) {
         synchronized (gate) {
             armed = true;
             this.answersToDeliver = answersToDeliver;
@@ -92,16 +95,23 @@ final class AnswerLosingProxy implements AutoCloseable {
     }
 
     /** Returns what the client sent while the proxy was armed, as ISO-8859-1 text (a statement's text shows). */
-    String sentWhileArmed() {
+    public String sentWhileArmed() {
         synchronized (gate) {
             return sentWhileArmed.toString(StandardCharsets.ISO_8859_1);
         }
     }
 
     /** Returns how many answers the proxy dropped by cutting their connection. */
-    int answersLost() {
+    public int answersLost() {
         synchronized (gate) {
             return answersLost;
+        }
+    }
+
+    /** Returns how many client connections the proxy has accepted and forwarded (a reconnect counts again). */
+    public int connections() {
+        synchronized (gate) {
+            return connections;
         }
     }
 
@@ -124,6 +134,9 @@ final class AnswerLosingProxy implements AutoCloseable {
             }
             Link link = new Link(client, server);
             links.add(link);
+            synchronized (gate) {
+                connections++;
+            }
             if (closed) { // close() may have run between accept and add, and missed this link
                 link.close();
                 return;

@@ -16,22 +16,18 @@ import io.fencer.api.v1.LockEvent;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.Reason;
-import io.fencer.api.v1.WatchRequest;
 import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
 import io.fencer.server.rpc.TestIdentities;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.ClientCallStreamObserver;
-import io.grpc.stub.ClientResponseObserver;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -267,24 +263,31 @@ class QuotaTest {
     @Test
     void watch_overWatchersQuota_refusedNamingIdentityAndQuota_whileAnotherIdentityWatches() throws Exception {
         start(QUOTAS, null);
-        List<Watching> alices = List.of(Watching.open(channel, "alice"), Watching.open(channel, "alice"));
-        alices.forEach(Watching::awaitStarted);
+        List<Watching> alices = List.of(watchAs("alice"), watchAs("alice"));
+        for (Watching watching : alices) {
+            assertThat(watching.next().getKind()).as("a watch starts").isEqualTo(LockEvent.Kind.KIND_START);
+        }
 
-        Watching third = Watching.open(channel, "alice");
-        Watching bobs = Watching.open(channel, "bob");
+        Watching third = watchAs("alice");
+        Watching bobs = watchAs("bob");
 
-        StatusRuntimeException refused = third.awaitRefused();
+        StatusRuntimeException refused = third.error();
+        assertThat(third.skipped()).as("a refused watch starts nothing").isZero();
         assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
         assertQuota(TestServers.detail(refused), "alice", "watchersPerIdentityMax", 2);
         assertThat(TestServers.detail(refused).getMessage()).contains("'alice' has 2 Watch streams open");
-        bobs.awaitStarted(); // another identity watches
+        assertThat(bobs.next().getKind()).as("another identity watches").isEqualTo(LockEvent.Kind.KIND_START);
         assertThat(server.watchStreams()).as("the refused stream holds nothing").isEqualTo(3);
 
         alices.get(0).cancel();
         await().atMost(WAIT_MAX).until(() -> server.watchStreams() == 2);
-        Watching again = Watching.open(channel, "alice");
-        again.awaitStarted(); // a cancelled stream counts no more
+        Watching again = watchAs("alice");
+        assertThat(again.next().getKind()).as("a cancelled stream counts no more").isEqualTo(LockEvent.Kind.KIND_START);
         List.of(alices.get(1), bobs, again).forEach(Watching::cancel);
+    }
+
+    private Watching watchAs(String identity) {
+        return Watching.start(channel, Watching.from("", 0, 0), TestIdentities.as(identity));
     }
 
     private static void assertQuota(ErrorDetail detail, String identity, String quota, long value) {
@@ -319,54 +322,5 @@ class QuotaTest {
         TestServers.close(channel);
         server.close();
         start(quotas, acl);
-    }
-
-    /** A Watch of every lock opened by one identity: its first event (the start) or its refusal. */
-    private static final class Watching implements ClientResponseObserver<WatchRequest, LockEvent> {
-        private final CompletableFuture<LockEvent> started = new CompletableFuture<>();
-        private final CompletableFuture<Throwable> ended = new CompletableFuture<>();
-        private volatile ClientCallStreamObserver<WatchRequest> call;
-
-        static Watching open(ManagedChannel channel, String identity) {
-            Watching watching = new Watching();
-            LocksGrpc.newStub(channel).withInterceptors(TestIdentities.as(identity))
-                    .watch(WatchRequest.newBuilder().setPrefix("").build(), watching);
-            return watching;
-        }
-
-        void awaitStarted() {
-            assertThat(started).as("the watch started; it ended with %s", ended.getNow(null))
-                    .succeedsWithin(WAIT_MAX).extracting(LockEvent::getKind).isEqualTo(LockEvent.Kind.KIND_START);
-        }
-
-        StatusRuntimeException awaitRefused() {
-            assertThat(ended).succeedsWithin(WAIT_MAX).isInstanceOf(StatusRuntimeException.class);
-            assertThat(started).as("a refused watch starts nothing").isNotDone();
-            return (StatusRuntimeException) ended.join();
-        }
-
-        void cancel() {
-            call.cancel("the test is done with it", null);
-        }
-
-        @Override
-        public void beforeStart(ClientCallStreamObserver<WatchRequest> requestStream) {
-            call = requestStream;
-        }
-
-        @Override
-        public void onNext(LockEvent event) {
-            started.complete(event);
-        }
-
-        @Override
-        public void onError(Throwable error) {
-            ended.complete(error);
-        }
-
-        @Override
-        public void onCompleted() {
-            ended.complete(null);
-        }
     }
 }

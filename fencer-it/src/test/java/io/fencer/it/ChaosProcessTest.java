@@ -9,7 +9,6 @@ import io.fencer.chaos.fault.Fault;
 import io.fencer.chaos.fault.FaultSchedule;
 import io.fencer.chaos.process.Launcher;
 import io.fencer.chaos.workload.Workload;
-import io.fencer.cli.Main;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,7 +37,7 @@ class ChaosProcessTest {
     private static final Duration PEERS_RUN = Soak.pick(Duration.ofSeconds(16), Duration.ofSeconds(25));
     private static final Duration TTL = Duration.ofSeconds(2);
     private static final Duration INTERVAL = Duration.ofSeconds(2);
-    private static final Launcher LAUNCHER = Launcher.ofCurrentJvm(Main.class.getName());
+    private static final Launcher LAUNCHER = ChildJvm.launcher();
 
     @TempDir
     Path dir;

@@ -11,7 +11,6 @@ import io.fencer.chaos.history.HistoryEvent;
 import io.fencer.chaos.history.HistoryJson;
 import io.fencer.chaos.process.Launcher;
 import io.fencer.chaos.workload.Workload;
-import io.fencer.cli.Main;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -38,7 +37,7 @@ class ClockChaosProcessTest {
     private static final Duration INTERVAL = Duration.ofSeconds(1);
     private static final int WORKERS = 3;
     private static final Set<Fault.Kind> KINDS = EnumSet.of(Fault.Kind.CLOCK, Fault.Kind.PAUSE);
-    private static final Launcher LAUNCHER = Launcher.ofCurrentJvm(Main.class.getName());
+    private static final Launcher LAUNCHER = ChildJvm.launcher();
 
     @TempDir
     Path dir;

@@ -31,16 +31,18 @@ final class FencerProcess implements AutoCloseable {
     private final Path log;
 
     private FencerProcess(String name, List<String> arguments, Path log) throws IOException {
-        this(name, System.getProperty("java.class.path"), arguments, log);
+        this(name, ChildJvm.classPath(), ChildJvm.options(), arguments, log);
     }
 
-    private FencerProcess(String name, String classPath, List<String> arguments, Path log) throws IOException {
+    private FencerProcess(String name, String classPath, List<String> jvmOptions, List<String> arguments, Path log)
+            throws IOException {
         this.name = name;
         this.log = log;
         List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.addAll(List.of("-ea", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", classPath, "io.fencer.cli.Main"));
+        command.add(ChildJvm.java());
+        command.add("-ea");
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", classPath, "io.fencer.cli.Main"));
         command.addAll(arguments);
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(log.toFile());
         process = builder.start();
@@ -64,8 +66,9 @@ final class FencerProcess implements AutoCloseable {
     static FencerProcess serverOfRelease(Path releaseJar, String name, Path data, Ports ports, String... extra)
             throws IOException {
         Files.createDirectories(data.getParent());
-        return new FencerProcess(name, releaseJar.toString(), serverArguments(data, ports, extra),
-                data.getParent().resolve(name + ".log"));
+        // the quick-start options without the archive: it holds this build's classes, not the release's
+        return new FencerProcess(name, releaseJar.toString(), ChildJvm.QUICK_START,
+                serverArguments(data, ports, extra), data.getParent().resolve(name + ".log"));
     }
 
     private static List<String> serverArguments(Path data, Ports ports, String... extra) {

@@ -9,7 +9,6 @@ import io.fencer.chaos.fault.Fault;
 import io.fencer.chaos.fault.FaultSchedule;
 import io.fencer.chaos.process.Launcher;
 import io.fencer.chaos.workload.Workload;
-import io.fencer.cli.Main;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,7 +46,7 @@ class MembershipChaosProcessTest {
     /** The time a paused worker is given after it resumes, to make its stale write before the run ends. */
     private static final Duration AFTER_PAUSE = Duration.ofSeconds(8);
     private static final Set<Fault.Partition> PARTITIONS = EnumSet.of(Fault.Partition.LEADER_MINORITY);
-    private static final Launcher LAUNCHER = Launcher.ofCurrentJvm(Main.class.getName());
+    private static final Launcher LAUNCHER = ChildJvm.launcher();
 
     @TempDir
     Path dir;

@@ -10,7 +10,6 @@ import io.fencer.chaos.fault.Fault;
 import io.fencer.chaos.fault.FaultSchedule;
 import io.fencer.chaos.process.Launcher;
 import io.fencer.chaos.workload.Workload;
-import io.fencer.cli.Main;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -48,7 +47,7 @@ class PartitionChaosProcessTest {
     private static final Duration MIXED_RUN = Soak.pick(Duration.ofSeconds(25), Duration.ofSeconds(30));
     private static final Duration TTL = Duration.ofSeconds(2);
     private static final Duration INTERVAL = Duration.ofSeconds(3);
-    private static final Launcher LAUNCHER = Launcher.ofCurrentJvm(Main.class.getName());
+    private static final Launcher LAUNCHER = ChildJvm.launcher();
     /** The most runs the teeth test makes to find the race the lease fix closes. */
     private static final int TEETH_RUNS_MAX = 4;
 

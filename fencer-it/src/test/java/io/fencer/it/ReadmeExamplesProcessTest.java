@@ -209,9 +209,8 @@ class ReadmeExamplesProcessTest {
         Path script = dir.resolve("fencer");
         if (!Files.exists(script)) {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Files.writeString(script, "#!/bin/sh\nexec '" + java + "' -Xmx256m -XX:+UseSerialGC "
-                    + "-XX:TieredStopAtLevel=1 -cp '" + System.getProperty("java.class.path")
-                    + "' io.fencer.cli.Main \"$@\"\n");
+            Files.writeString(script, "#!/bin/sh\nexec '" + java + "' '" + String.join("' '", ChildJvm.options())
+                    + "' -cp '" + ChildJvm.classPath() + "' io.fencer.cli.Main \"$@\"\n");
             Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
         }
     }

@@ -9,7 +9,6 @@ import io.fencer.chaos.fault.Fault;
 import io.fencer.chaos.fault.FaultSchedule;
 import io.fencer.chaos.process.Launcher;
 import io.fencer.chaos.workload.Workload;
-import io.fencer.cli.Main;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,7 +40,7 @@ class ReplicatedStoreChaosProcessTest {
     /** The partitions that cut the store's leader off: alone, or with the worker that last read under a grant. */
     private static final Set<Fault.Partition> PARTITIONS = EnumSet.of(Fault.Partition.LEADER_ISOLATED,
             Fault.Partition.LEADER_MINORITY);
-    private static final Launcher LAUNCHER = Launcher.ofCurrentJvm(Main.class.getName());
+    private static final Launcher LAUNCHER = ChildJvm.launcher();
 
     @TempDir
     Path dir;

@@ -9,7 +9,6 @@ import io.fencer.chaos.fault.Fault;
 import io.fencer.chaos.fault.FaultSchedule;
 import io.fencer.chaos.process.Launcher;
 import io.fencer.chaos.workload.Workload;
-import io.fencer.cli.Main;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +38,7 @@ class SemaphoreChaosProcessTest {
     private static final Duration TTL = Duration.ofSeconds(2);
     private static final Duration INTERVAL = Duration.ofSeconds(2);
     private static final Set<Fault.Kind> KINDS = EnumSet.of(Fault.Kind.PAUSE, Fault.Kind.KILL_WORKER);
-    private static final Launcher LAUNCHER = Launcher.ofCurrentJvm(Main.class.getName());
+    private static final Launcher LAUNCHER = ChildJvm.launcher();
 
     @TempDir
     Path dir;

@@ -53,7 +53,9 @@ final class ChildJvm {
     /** The JVM options of a process started from this JVM's class path: {@link #QUICK_START} and the archive. */
     static List<String> options() {
         List<String> options = new ArrayList<>(QUICK_START);
-        archive().ifPresent(path -> options.add("-XX:SharedArchiveFile=" + path));
+        // the JVM's own warnings (an archive it cannot map) go to the log, never to the output a test reads
+        archive().ifPresent(path -> options.addAll(List.of("-XX:SharedArchiveFile=" + path, "-Xlog:disable",
+                "-Xlog:all=warning:stderr")));
         return options;
     }
 

@@ -242,7 +242,8 @@ public final class JdbcFence {
      *
      * @throws FencedSqlException with {@link FencedSqlException#outcomeUnknown()} true when the commit itself
      *     failed: the transaction may or may not have been committed (its answer may be what was lost), so read
-     *     back before retrying a write that is not idempotent
+     *     back before retrying a write that is not idempotent; false when the database refused the commit with an
+     *     integrity or transaction-rollback error (SQLState class 23 or 40) and rolled the transaction back
      */
     public <T> T run(DataSource dataSource, FencingToken token, Work<T> work) {
         Objects.requireNonNull(work, "work");
@@ -286,7 +287,7 @@ public final class JdbcFence {
         } catch (Throwable commitFailure) {
             endFailed(connection, autoCommit, commitFailure);
             if (commitFailure instanceof SQLException sqlFailure) {
-                // Not "rolled back": the COMMIT may have reached the database and committed, its answer lost.
+                // Not "rolled back" unless the database said so: the COMMIT may have committed, its answer lost.
                 throw FencedSqlException.commitFailed(token, sqlFailure);
             }
             throw commitFailure;

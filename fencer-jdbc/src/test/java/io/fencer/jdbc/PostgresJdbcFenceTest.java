@@ -13,6 +13,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -174,6 +175,32 @@ class PostgresJdbcFenceTest extends JdbcFenceContractTest {
             assertThat(proxy.answersLost()).isZero();
         }
         assertThat(count("SELECT COUNT(*) FROM erring_orders")).isZero();
+        try (Connection connection = dataSource().getConnection()) {
+            assertThat(fence.accepted(connection, token.lock())).isEqualTo(FencingToken.NONE);
+        }
+    }
+
+    @Test
+    void run_commitRefusedByADeferredConstraint_reportsRolledBackAndNothingIsCommitted() throws Exception {
+        JdbcFence fence = fence("deferred_fence");
+        execute("CREATE TABLE deferred_orders (item VARCHAR(64) UNIQUE DEFERRABLE INITIALLY DEFERRED, token BIGINT)");
+        FencingToken token = new FencingToken("deferred", 7);
+        AtomicBoolean workEnded = new AtomicBoolean();
+        assertThatThrownBy(() -> fence.run(dataSource(), token, connection -> {
+            insertOrder(connection, "deferred_orders", "twice", 7);
+            insertOrder(connection, "deferred_orders", "twice", 7); // checked at COMMIT, not here
+            workEnded.set(true);
+            return null;
+        })).isInstanceOfSatisfying(FencedSqlException.class, failure -> {
+            assertThat(failure.outcomeUnknown()).isFalse();
+            assertThat(failure).hasMessageContaining("refused the commit").hasMessageContaining("rolled")
+                    .hasMessageContaining(token.toString());
+            assertThat(failure.getMessage()).doesNotContain("may or may not");
+            assertThat(failure.getCause().getSQLState()).isEqualTo("23505");
+        });
+        // The control: the work ran to its end, so the refusal was the COMMIT's answer, not a statement's.
+        assertThat(workEnded).isTrue();
+        assertThat(count("SELECT COUNT(*) FROM deferred_orders")).isZero();
         try (Connection connection = dataSource().getConnection()) {
             assertThat(fence.accepted(connection, token.lock())).isEqualTo(FencingToken.NONE);
         }

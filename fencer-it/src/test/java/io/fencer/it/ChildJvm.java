@@ -15,6 +15,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -236,7 +237,7 @@ final class ChildJvm {
             return;
         }
         try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted((a, b) -> b.getNameCount() - a.getNameCount()).toList()) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) { // children before parents
                 Files.deleteIfExists(path);
             }
         } catch (IOException | UncheckedIOException e) {

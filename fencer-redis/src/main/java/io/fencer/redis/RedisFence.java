@@ -50,8 +50,9 @@ import java.util.Objects;
  * script runs a second time. Under AT_LEAST that run admits the same token again and applies the same write again,
  * which changes nothing. Under STRICT it would find the fence at its own token and refuse the write Redis had applied,
  * so each STRICT write call draws a random write id, and the script, when it admits a write, also records the id in
- * the scope's last-write key ({@link #lastWriteKey}); a run that finds the fence at its token and its own id there is
- * a repeat of the admitted write: answered admitted, and nothing is applied again. This covers the driver's re-send
+ * the scope's last-write key ({@link #lastWriteKey}), which keeps the last 16; a run that finds the fence at its token
+ * or past it (a newer holder wrote meanwhile) and its own id there is a repeat of the admitted write: answered
+ * admitted, since it was applied, and nothing is applied again. This covers the driver's re-send
  * of the same command only: a call the caller makes again (after a timeout, say) is a new write with a new id, and
  * is refused when the first one landed; a caller retrying on its own should read back first
  * ({@link #accepted(String)} at its token, and the value it wrote, mean it landed). No key has a TTL.
@@ -74,7 +75,7 @@ public final class RedisFence {
     static final String LAST_WRITE_SUFFIX = "\u001F" + "last-write";
     private static final int WRITE_ID_BYTES = 16;
     /**
-     * The source of STRICT write ids. Two calls on a scope with the same id and token would be taken for one (the
+     * The source of STRICT write ids. Two calls on a scope with the same id would be taken for one (the
      * second answered admitted and not applied: a lost write), so ids must not repeat across every thread and process
      * writing to the scope: 128 bits from a SecureRandom, seeded by the operating system's entropy. Not
      * ThreadLocalRandom: it keeps 64 bits of state per thread, seeded from the clock, so JVMs started alike can draw
@@ -162,7 +163,8 @@ public final class RedisFence {
     }
 
     /**
-     * Returns the key in which a STRICT fence records the write id of the last write it admitted on {@code scope}:
+     * Returns the key in which a STRICT fence records the write ids of the last 16 writes it admitted on
+     * {@code scope}, newest first, separated by spaces:
      * the fence key, the character U+001F (the unit separator, a control character) and {@code last-write}
      * ({@code fencer:fence:orders\x1flast-write} in redis-cli). No scope may hold a control character, so this is no
      * scope's fence key; it starts with the prefix, so no data key may replace it. Absent until a STRICT write is
@@ -180,8 +182,9 @@ public final class RedisFence {
      *     not write; nothing was sent to Redis
      * @throws StaleTokenException when the fence has accepted a newer token (AT_LEAST) or the same or newer
      *     (STRICT); nothing was written. Not for Lettuce's re-send of this same call after its reply was lost
-     *     (at-least-once, on reconnecting): under STRICT the script knows it by the call's write id, and the call
-     *     returns normally with nothing applied twice. A call the caller makes again is a new write, refused under
+     *     (at-least-once, on reconnecting): under STRICT the script knows it by the call's write id among the
+     *     scope's last 16, even past a newer token's write, and the call returns normally with nothing applied
+     *     twice. A call the caller makes again is a new write, refused under
      *     STRICT when the first one landed: to learn whether a call whose outcome is unknown landed, read back
      *     ({@link #accepted(String)} at its token, and the value)
      * @throws InvalidArgumentException when the key or value is empty, too long, or the key is a fence key

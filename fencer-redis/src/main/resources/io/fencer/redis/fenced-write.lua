@@ -11,6 +11,17 @@ local function less(a, b)
   if #a ~= #b then return #a < #b end
   return a < b
 end
+-- The last-write key holds the write ids of the scope's last RECENT_MAX admitted STRICT writes, newest first,
+-- separated by spaces (an earlier version kept the last one alone, which reads as a list of one).
+local RECENT_MAX = 16
+local function recentIds()
+  local ids = {}
+  local text = redis.call('GET', KEYS[3])
+  if text then
+    for id in string.gmatch(text, '%S+') do ids[#ids + 1] = id end
+  end
+  return ids
+end
 local strict = ARGV[2] == '1'
 local writeId = ARGV[3]
 local operation = ARGV[4]
@@ -29,13 +40,14 @@ end
 local presented = ARGV[1]
 if strict then
   if not less(accepted, presented) then
-    -- The fence is at this token already: either another call with the same token was admitted (refused: one write
-    -- per token), or this very call was, and runs again because its reply was lost and the driver sent it again
-    -- (Lettuce re-sends, after reconnecting, a command it sent but got no reply to). The last-write key tells them
-    -- apart exactly: it holds the write id of the write that moved the fence here. It is absent when the fence was
-    -- set by a version that kept no write ids, and then the call is refused, as that version did.
-    if accepted == presented and redis.call('GET', KEYS[3]) == writeId then
-      return {2, accepted}
+    -- The fence is at this token or past it: either another call was admitted with it or a newer one (refused: one
+    -- write per token), or this very call was, and runs again because its reply was lost and the driver sent it
+    -- again (Lettuce re-sends, after reconnecting, a command it sent but got no reply to), perhaps after a newer
+    -- token's write. The recent write ids tell them apart exactly, while this call is among the scope's last
+    -- RECENT_MAX writes: a write id is drawn at random for one call. Absent when the fence was set by a version that
+    -- kept no write ids, and then the call is refused, as that version did.
+    for _, id in ipairs(recentIds()) do
+      if id == writeId then return {2, accepted} end
     end
     return {0, accepted}
   end
@@ -57,6 +69,9 @@ end
 redis.call('SET', KEYS[1], presented)
 if strict then
   -- Only STRICT needs it (AT_LEAST admits a repeat anyway), so AT_LEAST's writes cost what they did.
-  redis.call('SET', KEYS[3], writeId)
+  local recent = recentIds()
+  local kept = {writeId}
+  for i = 1, math.min(#recent, RECENT_MAX - 1) do kept[#kept + 1] = recent[i] end
+  redis.call('SET', KEYS[3], table.concat(kept, ' '))
 end
 return {1, accepted}

@@ -423,6 +423,58 @@ class RedisFenceTest {
         }
     }
 
+    /**
+     * Regression: a STRICT write whose reply was lost while another holder wrote a newer token (the lease ran out
+     * just then) was applied, yet Lettuce's re-send found the fence past its token and set threw StaleTokenException,
+     * when the script knew only the last write's id; the caller then believed a key written that was not.
+     */
+    @Test
+    @Timeout(30)
+    void set_strictReplyLostAndANewerTokenWritesBeforeTheResend_succeedsAndTheNewerWriteStands() {
+        RedisFence direct = new RedisFence(connection, FencePolicy.STRICT, RedisFence.KEY_PREFIX_DEFAULT);
+        try (LossyConnection lossy = new LossyConnection()) {
+            RedisFence fence = new RedisFence(lossy.connection, FencePolicy.STRICT, RedisFence.KEY_PREFIX_DEFAULT);
+            fence.set(new FencingToken("orders", 4), "orders:42", "by t4");
+            redis.configResetstat();
+            lossy.proxy.armWith(() -> direct.set(new FencingToken("orders", 6), "orders:43", "by t6"));
+
+            fence.set(new FencingToken("orders", 5), "orders:42", "by t5");
+
+            assertThat(lossy.proxy.answersLost()).as("replies cut by the proxy").isEqualTo(1);
+            assertThat(evalshaCalls()).as("script runs: the write, the newer holder's, the re-send").isEqualTo(3);
+            assertThat(redis.get("orders:42")).isEqualTo("by t5");
+            assertThat(redis.get("orders:43")).isEqualTo("by t6");
+            assertThat(fence.accepted("orders")).isEqualTo(6);
+            assertThat(redis.get(ORDERS_LAST_WRITE_KEY)).as("the recent write ids, newest first")
+                    .matches("[0-9a-f]{32} [0-9a-f]{32} [0-9a-f]{32}");
+        }
+        // Control: a new call with the superseded token is a new write, and refused.
+        assertThatThrownBy(() -> direct.set(new FencingToken("orders", 5), "orders:42", "again"))
+                .isInstanceOfSatisfying(StaleTokenException.class, e -> assertThat(e.accepted()).isEqualTo(6));
+    }
+
+    /** The bound: once 16 newer writes have pushed a write's id out, its re-send is refused as before. */
+    @Test
+    @Timeout(30)
+    void set_strictReplyLostAndSixteenNewerWritesBeforeTheResend_isRefusedThoughApplied() {
+        RedisFence direct = new RedisFence(connection, FencePolicy.STRICT, RedisFence.KEY_PREFIX_DEFAULT);
+        try (LossyConnection lossy = new LossyConnection()) {
+            RedisFence fence = new RedisFence(lossy.connection, FencePolicy.STRICT, RedisFence.KEY_PREFIX_DEFAULT);
+            lossy.proxy.armWith(() -> {
+                for (int token = 6; token < 6 + 16; token++) {
+                    direct.set(new FencingToken("orders", token), "orders:43", "by t" + token);
+                }
+            });
+
+            assertThatThrownBy(() -> fence.set(new FencingToken("orders", 5), "orders:42", "by t5"))
+                    .isInstanceOfSatisfying(StaleTokenException.class, e -> assertThat(e.accepted()).isEqualTo(21));
+
+            assertThat(lossy.proxy.answersLost()).as("replies cut by the proxy").isEqualTo(1);
+            assertThat(redis.get("orders:42")).as("its first run, applied").isEqualTo("by t5");
+            assertThat(redis.get(ORDERS_LAST_WRITE_KEY).split(" ")).as("the ids kept").hasSize(16);
+        }
+    }
+
     /** Control: under AT_LEAST the re-sent write is admitted again (the fence admits its own token) and re-applied. */
     @Test
     @Timeout(30)

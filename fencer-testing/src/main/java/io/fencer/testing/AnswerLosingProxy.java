@@ -12,6 +12,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -46,6 +47,8 @@ public final class AnswerLosingProxy implements AutoCloseable {
     private final ByteArrayOutputStream sentWhileArmed = new ByteArrayOutputStream(); // guarded by gate
     private boolean armed; // guarded by gate
     private int answersToDeliver; // guarded by gate
+    private Runnable atCut; // guarded by gate
+    private Throwable atCutFailure; // guarded by gate
     private int answersLost; // guarded by gate
     private int connections; // guarded by gate
     private volatile boolean closed;
@@ -88,9 +91,24 @@ public final class AnswerLosingProxy implements AutoCloseable {
      * connection when the server starts to answer the message after them.
      */
     public void arm(int answersToDeliver) {
+        arm(answersToDeliver, null);
+    }
+
+    /**
+     * As {@link #arm()}, and runs {@code atCut} when it cuts: on the proxy's thread, after the server's answer has
+     * arrived and before the connection ends, so that while it runs the client has no answer and cannot send again
+     * (a test's other client writes there, between a request and a driver's re-send of it). A failure of
+     * {@code atCut} is thrown by {@link #close()}.
+     */
+    public void armWith(Runnable atCut) {
+        arm(0, Objects.requireNonNull(atCut, "atCut"));
+    }
+
+    private void arm(int answersToDeliver, Runnable atCut) {
         synchronized (gate) {
             armed = true;
             this.answersToDeliver = answersToDeliver;
+            this.atCut = atCut;
         }
     }
 
@@ -192,6 +210,7 @@ public final class AnswerLosingProxy implements AutoCloseable {
                 byte[] buffer = new byte[BUFFER_BYTES];
                 for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
                     if (answerToLose()) {
+                        runAtCut();
                         return; // the finally cuts both sides: the client reads the end of its stream
                     }
                     out.write(buffer, 0, n);
@@ -231,6 +250,24 @@ public final class AnswerLosingProxy implements AutoCloseable {
         }
     }
 
+    private void runAtCut() {
+        Runnable action;
+        synchronized (gate) {
+            action = atCut;
+            atCut = null;
+        }
+        if (action == null) {
+            return;
+        }
+        try {
+            action.run();
+        } catch (RuntimeException | Error e) {
+            synchronized (gate) {
+                atCutFailure = e;
+            }
+        }
+    }
+
     private static void closeQuietly(Closeable closeable) {
         try {
             closeable.close();
@@ -254,6 +291,11 @@ public final class AnswerLosingProxy implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        synchronized (gate) {
+            if (atCutFailure != null) {
+                throw new AssertionError("the action at the cut failed: " + atCutFailure, atCutFailure);
+            }
         }
     }
 }

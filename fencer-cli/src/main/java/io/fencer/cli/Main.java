@@ -87,8 +87,23 @@ public final class Main implements Runnable {
     /** Runs the command and exits the JVM with its exit code. */
     public static void main(String[] args) {
         configureNetty(System.getProperties());
+        String locale = ConsoleCharset.nativeEncoding();
+        int undecoded = ConsoleCharset.undecodedArgument(args);
+        if (undecoded >= 0) {
+            System.err.println(ConsoleCharset.undecodedMessage(undecoded, args.length, locale));
+            System.exit(EXIT_USAGE);
+        }
+        boolean utf8Output = ConsoleCharset.asciiLocale(locale);
+        if (utf8Output) {
+            ConsoleCharset.useUtf8ForStandardStreams(); // before any logger takes System.err
+        }
         configureJavaUtilLogging();
-        System.exit(newCommandLineFor(new Main(), args).execute(args));
+        CommandLine commandLine = newCommandLineFor(new Main(), args);
+        if (utf8Output) {
+            commandLine.setOut(ConsoleCharset.utf8Writer(System.out));
+            commandLine.setErr(ConsoleCharset.utf8Writer(System.err));
+        }
+        System.exit(commandLine.execute(args));
     }
 
     /**

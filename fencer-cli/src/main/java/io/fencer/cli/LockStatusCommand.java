@@ -5,6 +5,7 @@ import io.fencer.client.LockStatus;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -112,7 +113,7 @@ final class LockStatusCommand implements Callable<Integer> {
         for (String[] row : rows) {
             StringBuilder line = new StringBuilder();
             for (int column = 0; column < row.length; column++) {
-                line.append(String.format("%-" + widths[column] + "s", row[column])).append("  ");
+                line.append(String.format(Locale.ROOT, "%-" + widths[column] + "s", row[column])).append("  ");
             }
             text.append(line.toString().stripTrailing()).append('\n');
         }

@@ -2,6 +2,7 @@ package io.fencer.compare;
 
 import io.etcd.jetcd.ByteSequence;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 
 /**
  * Fencing tokens as etcd values. etcd compares values as byte strings, so a token is written as a decimal of a fixed
@@ -18,7 +19,7 @@ final class TokenValues {
         if (token < 0) {
             throw new IllegalArgumentException("token " + token + " is negative");
         }
-        return ByteSequence.from(String.format("%0" + WIDTH + "d", token), StandardCharsets.US_ASCII);
+        return ByteSequence.from(String.format(Locale.ROOT, "%0" + WIDTH + "d", token), StandardCharsets.US_ASCII);
     }
 
     /** Returns the token that {@link #encode} wrote as {@code value}. */

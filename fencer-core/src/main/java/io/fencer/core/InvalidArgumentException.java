@@ -1,5 +1,7 @@
 package io.fencer.core;
 
+import java.util.Locale;
+
 /** A request field is malformed or out of range; {@link #field()} and {@link #value()} name it. */
 public final class InvalidArgumentException extends FencerException {
     private static final long serialVersionUID = 1L;
@@ -43,7 +45,7 @@ public final class InvalidArgumentException extends FencerException {
                     && !(Character.isLowSurrogate(c) && i > 0 && Character.isHighSurrogate(shown.charAt(i - 1)));
             if (Character.isISOControl(c) || loneSurrogate || Character.getType(c) == Character.FORMAT
                     || c == '\u2028' || c == '\u2029') {
-                out.append(String.format("\\u%04x", (int) c));
+                out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
             } else {
                 out.append(c);
             }

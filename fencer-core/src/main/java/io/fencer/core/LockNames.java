@@ -5,6 +5,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 
 /**
  * Validation of lock and scope names: 1 to {@link #BYTES_MAX} bytes of valid UTF-8, no control characters.
@@ -88,7 +89,7 @@ public final class LockNames {
             int codePoint = name.codePointAt(i);
             String kind = hiddenKind(codePoint);
             if (kind != null) {
-                throw new InvalidArgumentException(field, name, String.format("%s name holds U+%04X (%s) at position"
+                throw new InvalidArgumentException(field, name, String.format(Locale.ROOT, "%s name holds U+%04X (%s) at position"
                         + " %d (code points counted from 0): a new name must not hold control, format (bidirectional"
                         + " or zero-width) or separator characters, which make different names look alike: '%s'",
                         field, codePoint, kind, position, InvalidArgumentException.printable(name)));
@@ -157,7 +158,7 @@ public final class LockNames {
     private static String hex(byte[] bytes, int offset, int length) {
         StringBuilder out = new StringBuilder();
         for (int i = 0; i < Math.min(length, 64); i++) {
-            out.append(String.format("%02x", bytes[offset + i] & 0xff));
+            out.append(String.format(Locale.ROOT, "%02x", bytes[offset + i] & 0xff));
         }
         return length > 64 ? out + "..." : out.toString();
     }

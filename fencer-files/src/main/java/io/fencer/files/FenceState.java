@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Base64;
 import java.util.Collections;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.zip.CRC32C;
@@ -54,7 +55,7 @@ record FenceState(String scope, long accepted, Pending pending, Map<String, Long
         byte[] body = text.toString().getBytes(StandardCharsets.UTF_8);
         CRC32C crc = new CRC32C();
         crc.update(body);
-        String trailer = String.format("crc32c %08x%n", crc.getValue());
+        String trailer = String.format(Locale.ROOT, "crc32c %08x%n", crc.getValue());
         byte[] out = new byte[body.length + trailer.length()];
         System.arraycopy(body, 0, out, 0, body.length);
         System.arraycopy(trailer.getBytes(StandardCharsets.US_ASCII), 0, out, body.length, trailer.length());
@@ -85,7 +86,7 @@ record FenceState(String scope, long accepted, Pending pending, Map<String, Long
         CRC32C crc = new CRC32C();
         crc.update(body);
         String stored = text.substring(trailerAt + "crc32c ".length(), text.length() - 1);
-        String computed = String.format("%08x", crc.getValue());
+        String computed = String.format(Locale.ROOT, "%08x", crc.getValue());
         if (!stored.equals(computed)) {
             throw new FenceFileCorruptException(file, "its checksum is " + computed + " but the file says '"
                     + stored + "'");

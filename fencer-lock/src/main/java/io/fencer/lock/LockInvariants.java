@@ -4,6 +4,7 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.LockMode;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -251,6 +252,6 @@ final class LockInvariants {
     }
 
     static IllegalStateException broken(String format, Object... values) {
-        return new IllegalStateException("lock state machine invariant broken: " + String.format(format, values));
+        return new IllegalStateException("lock state machine invariant broken: " + String.format(Locale.ROOT, format, values));
     }
 }

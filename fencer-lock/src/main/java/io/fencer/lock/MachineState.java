@@ -6,6 +6,7 @@ import io.fencer.core.LockMode;
 import io.fencer.core.SessionUnauthenticatedException;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -94,9 +95,9 @@ final class MachineState {
                 : "lock " + record.name + " granted exclusively while " + record.sharedHolders.size() + " share it";
         long value = Math.max(record.lastToken, floor) + 1;
         assert value > record.lastToken
-                : String.format("token %d <= lastToken %d for lock %s", value, record.lastToken, record.name);
-        assert value > floor : String.format("token %d <= floor %d for lock %s", value, floor, record.name);
-        assert value <= FencingToken.VALUE_MAX : String.format("token %d > max for lock %s", value, record.name);
+                : String.format(Locale.ROOT, "token %d <= lastToken %d for lock %s", value, record.lastToken, record.name);
+        assert value > floor : String.format(Locale.ROOT, "token %d <= floor %d for lock %s", value, floor, record.name);
+        assert value <= FencingToken.VALUE_MAX : String.format(Locale.ROOT, "token %d > max for lock %s", value, record.name);
         record.lastToken = value;
         if (mode == LockMode.EXCLUSIVE) {
             record.holderSessionId = session.id;

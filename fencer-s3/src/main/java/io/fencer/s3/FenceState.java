@@ -5,6 +5,7 @@ import io.fencer.core.LockNames;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Collections;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.zip.CRC32C;
@@ -61,7 +62,7 @@ record FenceState(String scope, long accepted, long revision, Map<String, Entry>
         byte[] body = text.toString().getBytes(StandardCharsets.UTF_8);
         CRC32C crc = new CRC32C();
         crc.update(body);
-        byte[] trailer = String.format("crc32c %08x%n", crc.getValue()).getBytes(StandardCharsets.US_ASCII);
+        byte[] trailer = String.format(Locale.ROOT, "crc32c %08x%n", crc.getValue()).getBytes(StandardCharsets.US_ASCII);
         byte[] out = new byte[body.length + trailer.length];
         System.arraycopy(body, 0, out, 0, body.length);
         System.arraycopy(trailer, 0, out, body.length, trailer.length);
@@ -95,7 +96,7 @@ record FenceState(String scope, long accepted, long revision, Map<String, Entry>
         CRC32C crc = new CRC32C();
         crc.update(text.substring(0, trailerAt).getBytes(StandardCharsets.UTF_8));
         String stored = text.substring(trailerAt + "crc32c ".length(), text.length() - 1);
-        String computed = String.format("%08x", crc.getValue());
+        String computed = String.format(Locale.ROOT, "%08x", crc.getValue());
         if (!stored.equals(computed)) {
             throw new Corrupt("its checksum is " + computed + " but the object says '" + stored + "'");
         }

@@ -15,6 +15,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.fencer.core.TokenKeys;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -149,7 +150,7 @@ public final class FencedBucket {
                     + " bytes is larger than contentBytesMax " + contentBytesMax);
         }
         ObjectStore.Fence fence = admit(readFence(), token, name, true, false);
-        String dataKey = prefix + DATA_FOLDER + String.format("%0" + TOKEN_DIGITS + "d", token.value()) + "-"
+        String dataKey = prefix + DATA_FOLDER + String.format(Locale.ROOT, "%0" + TOKEN_DIGITS + "d", token.value()) + "-"
                 + UUID.randomUUID().toString().replace("-", "");
         store.createData(dataKey, content, Map.of(META_TOKEN, Long.toString(token.value()),
                 META_SCOPE, FenceState.b64(scope), META_NAME, FenceState.b64(name)));

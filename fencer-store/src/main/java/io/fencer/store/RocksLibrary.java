@@ -21,6 +21,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.jar.JarEntry;
 import java.util.zip.CRC32;
@@ -108,7 +109,7 @@ final class RocksLibrary {
             throw new IOException("RocksDB's jar holds no native library " + resource + " for this platform");
         }
         Fingerprint fingerprint = fingerprint(url);
-        Path directory = ownDirectory(base).resolve(String.format("rocksdb-%08x-%d", fingerprint.crc32(),
+        Path directory = ownDirectory(base).resolve(String.format(Locale.ROOT, "rocksdb-%08x-%d", fingerprint.crc32(),
                 fingerprint.bytes()));
         Files.createDirectories(directory);
         Path library = directory.resolve(Environment.getJniLibraryFileName("rocksdbjni"));
@@ -206,7 +207,7 @@ final class RocksLibrary {
                 channel.force(true);
             }
             if (!copied.equals(expected)) {
-                throw new IOException(String.format("the copy of RocksDB's library read %d bytes with CRC-32 %08x,"
+                throw new IOException(String.format(Locale.ROOT, "the copy of RocksDB's library read %d bytes with CRC-32 %08x,"
                         + " where the jar lists %d bytes with %08x", copied.bytes(), copied.crc32(), expected.bytes(),
                         expected.crc32()));
             }

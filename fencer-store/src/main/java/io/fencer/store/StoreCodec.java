@@ -8,6 +8,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 
 /**
  * The byte layout of the store's three column families. Every record starts with a format version byte so the
@@ -154,7 +155,7 @@ final class StoreCodec {
         }
         StringBuilder hex = new StringBuilder("0x");
         for (int i = 0; i < Math.min(key.length, DESCRIBED_BYTES_MAX); i++) {
-            hex.append(String.format("%02x", key[i] & 0xff));
+            hex.append(String.format(Locale.ROOT, "%02x", key[i] & 0xff));
         }
         return key.length > DESCRIBED_BYTES_MAX ? hex + "..." : hex.toString();
     }

@@ -9,6 +9,7 @@ import io.fencer.server.net.HttpCall;
 import io.grpc.Channel;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
+import java.util.Locale;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -122,14 +123,14 @@ final class ConsoleEvents {
         JsonObject json = new JsonObject();
         json.addProperty("revision", event.getRevision());
         json.addProperty("ordinal", event.getOrdinal());
-        json.addProperty("kind", event.getKind().name().replace("KIND_", "").toLowerCase());
+        json.addProperty("kind", event.getKind().name().replace("KIND_", "").toLowerCase(Locale.ROOT));
         json.addProperty("lock", event.getLock());
         if (event.hasToken()) {
             json.addProperty("token", event.getToken().getValue());
         }
         json.addProperty("sessionId", event.getSessionId());
         if (event.getEndCause() != io.fencer.api.v1.EndCause.END_CAUSE_UNSPECIFIED) {
-            json.addProperty("endCause", event.getEndCause().name().replace("END_CAUSE_", "").toLowerCase());
+            json.addProperty("endCause", event.getEndCause().name().replace("END_CAUSE_", "").toLowerCase(Locale.ROOT));
         }
         if (!event.getRevokedBy().isEmpty()) {
             json.addProperty("revokedBy", event.getRevokedBy());

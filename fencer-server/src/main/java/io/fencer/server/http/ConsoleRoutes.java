@@ -38,6 +38,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
@@ -283,7 +284,7 @@ final class ConsoleRoutes {
             JsonObject json = new JsonObject();
             json.addProperty("id", peer.getId());
             json.addProperty("clientAddress", peer.getClientAddress());
-            json.addProperty("role", peer.getRole().name().replace("PEER_ROLE_", "").toLowerCase());
+            json.addProperty("role", peer.getRole().name().replace("PEER_ROLE_", "").toLowerCase(Locale.ROOT));
             json.addProperty("leader", peer.getLeader());
             json.addProperty("matchIndex", peer.getMatchIndex());
             array.add(json);
@@ -331,7 +332,7 @@ final class ConsoleRoutes {
         Throwable cause = failure.getCause() instanceof StatusRuntimeException ? failure.getCause() : failure;
         Status status = Status.fromThrowable(cause);
         JsonObject error = new JsonObject();
-        error.addProperty("code", status.getCode().name().toLowerCase());
+        error.addProperty("code", status.getCode().name().toLowerCase(Locale.ROOT));
         error.addProperty("message", status.getDescription() == null ? status.getCode().name()
                 : status.getDescription());
         JsonObject json = new JsonObject();

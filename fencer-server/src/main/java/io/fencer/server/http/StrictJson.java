@@ -22,6 +22,7 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -170,7 +171,7 @@ final class StrictJson {
                 String escaped = escapeSurrogates(text);
                 throw new InvalidArgumentException(where.isEmpty() ? "body" : where, escaped, "the " + what
                         + " body's " + (where.isEmpty() ? "value" : "'" + where + "'") + " has an unpaired surrogate "
-                        + String.format("\\u%04x", (int) c) + " at character " + i + " (" + escaped
+                        + String.format(Locale.ROOT, "\\u%04x", (int) c) + " at character " + i + " (" + escaped
                         + "): strings must be Unicode text");
             }
         }
@@ -178,7 +179,7 @@ final class StrictJson {
 
     private static String escapeSurrogates(String text) {
         StringBuilder escaped = new StringBuilder();
-        text.chars().forEach(c -> escaped.append(Character.isSurrogate((char) c) ? String.format("\\u%04x", c)
+        text.chars().forEach(c -> escaped.append(Character.isSurrogate((char) c) ? String.format(Locale.ROOT, "\\u%04x", c)
                 : String.valueOf((char) c)));
         return escaped.toString();
     }

@@ -47,6 +47,7 @@ final class ChildJvm {
     static final List<String> QUICK_START = List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
     private static final Duration STEP_TIMEOUT = Duration.ofSeconds(90);
     private static final Pattern SERVING = Pattern.compile("serving on (127\\.0\\.0\\.1:\\d+) ");
+    private static final Pattern CLASS_ID = Pattern.compile(" id: \\d+$");
     private static Optional<Path> archive;
 
     private ChildJvm() {}
@@ -120,10 +121,13 @@ final class ChildJvm {
             server.destroy();
             server.waitFor(STEP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         }
+        // One list, each line once. Java 19 and later number each class of a list from the list's own start
+        // ("name id: N"), so two lists give one number to two classes and the dump refuses the merge; the numbers
+        // serve only classes of other loaders than the JDK's, which these lists do not hold, so they are dropped.
         Set<String> classes = new LinkedHashSet<>();
         try (Stream<Path> lists = Files.list(work)) {
             for (Path list : lists.filter(path -> path.toString().endsWith(".classes")).sorted().toList()) {
-                classes.addAll(Files.readAllLines(list));
+                Files.readAllLines(list).forEach(line -> classes.add(CLASS_ID.matcher(line).replaceFirst("")));
             }
         }
         Path list = Files.write(work.resolve("all.list"), classes);

@@ -14,6 +14,7 @@ import io.fencer.core.StaleTokenException;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -348,6 +349,28 @@ class FencedBucketTest {
         assertThat(text(bucket.read("daily.csv").orElseThrow())).isEqualTo("x");
         assertThatThrownBy(() -> bucket.write(new FencingToken("reports", 5), "weekly.csv", bytes("y")))
                 .isInstanceOf(LimitExceededException.class).hasMessageContaining("'weekly.csv' is new");
+    }
+
+    /**
+     * Regression: the data object's key wrote its token with the default locale's digits, so a writer on a machine
+     * with an Arabic locale named it with Arabic-Indic digits, which sort after every other writer's.
+     */
+    @Test
+    void write_defaultLocaleWithOtherDigits_namesTheDataObjectWithAsciiDigits(TestInfo test) {
+        String prefix = prefix(test);
+        FencedBucket bucket = FencedBucket.open(s3, S3TestServer.BUCKET, prefix, "reports");
+        Locale before = Locale.getDefault();
+        Locale.setDefault(Locale.forLanguageTag("ar-SA"));
+        try {
+            assertThat(String.format("%d", 7)).as("the control: this locale's digits are not ASCII").isNotEqualTo("7");
+            bucket.write(new FencingToken("reports", 7), "daily.csv", bytes("seven"));
+        } finally {
+            Locale.setDefault(before);
+        }
+
+        assertThat(keys(prefix + FencedBucket.DATA_FOLDER)).singleElement()
+                .satisfies(key -> assertThat(key).contains("/0000000000000000007-"));
+        assertThat(text(bucket.read("daily.csv").orElseThrow())).isEqualTo("seven");
     }
 
     @Test

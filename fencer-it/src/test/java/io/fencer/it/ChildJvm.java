@@ -132,11 +132,12 @@ final class ChildJvm {
         }
         Path list = Files.write(work.resolve("all.list"), classes);
         Path dumped = work.resolve("archive.jsa");
-        run(java(work, "dump", List.of("-Xshare:dump", "-XX:SharedClassListFile=" + list,
+        run(java(work, "dump", jarClassPath(), List.of("-Xshare:dump", "-XX:SharedClassListFile=" + list,
                 "-XX:SharedArchiveFile=" + dumped)), work.resolve("dump.log"));
-        // -Xshare:on fails rather than running without when this JVM cannot map the archive: never keep such a one
-        run(java(work, "check", List.of("-Xshare:on", "-XX:SharedArchiveFile=" + dumped, Main.class.getName(),
-                "--version")), work.resolve("check.log"));
+        // -Xshare:on fails rather than running without when a JVM cannot map the archive: never keep one that the
+        // processes, with their class path, could not
+        run(java(work, "check", classPath(), List.of("-Xshare:on", "-XX:SharedArchiveFile=" + dumped,
+                Main.class.getName(), "--version")), work.resolve("check.log"));
         return Files.move(dumped, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
@@ -147,9 +148,13 @@ final class ChildJvm {
     }
 
     private static List<String> javaCommand(List<String> tail) {
+        return javaCommand(jarClassPath(), tail);
+    }
+
+    private static List<String> javaCommand(String classPath, List<String> tail) {
         List<String> command = new ArrayList<>(List.of(java()));
         command.addAll(QUICK_START);
-        command.addAll(List.of("-cp", classPath()));
+        command.addAll(List.of("-cp", classPath));
         command.addAll(tail);
         return command;
     }
@@ -160,8 +165,8 @@ final class ChildJvm {
         return new ProcessBuilder(command).redirectError(work.resolve(name + ".log").toFile()).start();
     }
 
-    private static Process java(Path work, String name, List<String> tail) throws IOException {
-        return new ProcessBuilder(javaCommand(tail)).redirectErrorStream(true)
+    private static Process java(Path work, String name, String classPath, List<String> tail) throws IOException {
+        return new ProcessBuilder(javaCommand(classPath, tail)).redirectErrorStream(true)
                 .redirectOutput(work.resolve(name + ".log").toFile()).start();
     }
 
@@ -192,11 +197,21 @@ final class ChildJvm {
     }
 
     /**
-     * This JVM's class path with its jars first and its directories (test classes) last, each entry absolute: a
-     * static archive cannot be dumped with a non-empty directory before the last jar it takes classes from, and no
-     * class these processes load is in two entries.
+     * This JVM's class path with its jars first and its directories (test classes) last, each entry absolute: the
+     * archive is dumped with the jars alone ({@link #jarClassPath()}), and a JVM maps it when its class path begins
+     * with the dump's (Java 25 refuses a non-empty directory among the dump's entries, Java 17 one before its last
+     * jar). No class these processes load is in two entries.
      */
     static String classPath() {
+        return String.join(File.pathSeparator, entries(true));
+    }
+
+    /** The jars of this JVM's class path, in order, absolute: the class path the archive is trained and dumped with. */
+    private static String jarClassPath() {
+        return String.join(File.pathSeparator, entries(false));
+    }
+
+    private static List<String> entries(boolean withDirectories) {
         List<String> jars = new ArrayList<>();
         List<String> directories = new ArrayList<>();
         for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
@@ -205,8 +220,10 @@ final class ChildJvm {
                 (Files.isDirectory(path) ? directories : jars).add(path.toString());
             }
         }
-        jars.addAll(directories);
-        return String.join(File.pathSeparator, jars);
+        if (withDirectories) {
+            jars.addAll(directories);
+        }
+        return jars;
     }
 
     /** A digest of the runtime and of each class-path entry's path, size and time: what a JVM checks on mapping. */

@@ -7,7 +7,7 @@ import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
-import io.fencer.testing.FencerTestServer;
+import io.fencer.testing.FencerExtension;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -32,24 +33,21 @@ class LocaleProcessTest {
     private static final Map<String, String> C_LOCALE = Map.of("LANG", "C", "LC_ALL", "C");
     private static final Map<String, String> UTF8_LOCALE = Map.of("LANG", "C.UTF-8", "LC_ALL", "C.UTF-8");
 
+    @RegisterExtension
+    static final FencerExtension FENCER = FencerExtension.server();
     @TempDir
     static Path directory;
-    private static FencerTestServer server;
     private static FencerClient client;
 
     @BeforeAll
-    static void startServer() throws Exception {
-        server = FencerTestServer.builder(directory.resolve("data")).start();
-        client = Fencer.newBuilder().endpoints(server.endpoint()).build();
+    static void connect() {
+        client = Fencer.connect(FENCER.endpoints());
     }
 
     @AfterAll
-    static void stop() {
+    static void disconnect() {
         if (client != null) {
             client.close();
-        }
-        if (server != null) {
-            server.close();
         }
     }
 
@@ -59,7 +57,7 @@ class LocaleProcessTest {
      */
     @Test
     void lockExec_nonAsciiNameInTheCLocale_isRefusedAndLocksNothing() throws Exception {
-        List<String> command = List.of("lock", "exec", NAME, "--server", server.endpoint(), "--", "sh", "-c",
+        List<String> command = List.of("lock", "exec", NAME, "--server", FENCER.endpoints(), "--", "sh", "-c",
                 "printf '%s %s' \"$FENCER_LOCK\" \"$FENCER_TOKEN_VALUE\"");
 
         Run before = run(UTF8_LOCALE, command);
@@ -88,7 +86,7 @@ class LocaleProcessTest {
     void lockStatus_inTheCLocale_writesNamesInUtf8() throws Exception {
         try (Session session = client.openSession(Duration.ofSeconds(30));
                 Grant grant = session.lock(NAME + "-held").acquire(Duration.ofSeconds(30))) {
-            List<String> command = List.of("lock", "status", "--json", "--server", server.endpoint());
+            List<String> command = List.of("lock", "status", "--json", "--server", FENCER.endpoints());
 
             Run c = run(C_LOCALE, command);
             Run utf8 = run(UTF8_LOCALE, command);

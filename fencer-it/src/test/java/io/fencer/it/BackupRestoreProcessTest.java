@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -60,7 +59,7 @@ class BackupRestoreProcessTest {
             grantAndWrite(session, store, 3, granted); // after the backup: it cannot know these
         }
         lost.kill9();
-        deleteTree(dir.resolve("lost"));
+        Trees.delete(dir.resolve("lost"));
         long highestLost = granted.stream().mapToLong(FencingToken::value).max().orElseThrow();
 
         List<FencerProcess.Ports> restored = restoreGroup(backup);
@@ -162,13 +161,5 @@ class BackupRestoreProcessTest {
     private FencerProcess.Finished cli(String... arguments) throws Exception {
         return track(FencerProcess.start("cli-" + processes.size(), dir.resolve("cli"), List.of(arguments)))
                 .finish(Duration.ofSeconds(60));
-    }
-
-    private static void deleteTree(Path root) throws Exception {
-        try (Stream<Path> paths = Files.walk(root)) {
-            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(path);
-            }
-        }
     }
 }

@@ -15,7 +15,6 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -257,10 +256,8 @@ final class ChildJvm {
         if (dir == null) {
             return;
         }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) { // children before parents
-                Files.deleteIfExists(path);
-            }
+        try {
+            Trees.delete(dir);
         } catch (IOException | UncheckedIOException e) {
             System.err.println("fencer-it: could not remove " + dir + ": " + e);
         }

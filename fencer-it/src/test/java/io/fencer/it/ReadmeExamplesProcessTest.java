@@ -208,8 +208,7 @@ class ReadmeExamplesProcessTest {
         environment.put("FENCER_STORE", "127.0.0.1:" + base);
         Path script = dir.resolve("fencer");
         if (!Files.exists(script)) {
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Files.writeString(script, "#!/bin/sh\nexec '" + java + "' '" + String.join("' '", ChildJvm.options())
+            Files.writeString(script, "#!/bin/sh\nexec '" + ChildJvm.java() + "' '" + String.join("' '", ChildJvm.options())
                     + "' -cp '" + ChildJvm.classPath() + "' io.fencer.cli.Main \"$@\"\n");
             Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
         }

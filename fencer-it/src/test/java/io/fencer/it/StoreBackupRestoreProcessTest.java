@@ -64,7 +64,7 @@ class StoreBackupRestoreProcessTest {
                         afterBackup.value());
             }
             lost.kill9();
-            deleteTree(dir.resolve("store"));
+            Trees.delete(dir.resolve("store"));
 
             try (Grant current = session.lock(LOCK).acquire(Duration.ofSeconds(30))) {
                 FencerProcess.Finished restored = cli("store", "restore", backup.toString(), "--data", dir.resolve("r1").toString(),
@@ -181,14 +181,6 @@ class StoreBackupRestoreProcessTest {
     private static List<Path> listing(Path directory) throws Exception {
         try (Stream<Path> entries = Files.list(directory)) {
             return entries.toList();
-        }
-    }
-
-    private static void deleteTree(Path root) throws Exception {
-        try (Stream<Path> paths = Files.walk(root)) {
-            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(path);
-            }
         }
     }
 }

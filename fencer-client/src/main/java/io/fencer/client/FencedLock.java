@@ -33,8 +33,9 @@ public interface FencedLock {
      *
      * @throws LockTimeoutException when {@code wait} passed first; the wait was cancelled
      * @throws io.fencer.core.SessionExpiredException when the session ended meanwhile
-     * @throws io.fencer.core.UnavailableException when the calling thread was interrupted (the interrupt is kept, and
-     *     what the service granted meanwhile is given back in the background), or no peer answered in time
+     * @throws io.fencer.core.UnavailableException when no peer answered in time, or the calling thread was
+     *     interrupted (the interrupt is kept): before the call, nothing is sent; during it, what the service granted
+     *     meanwhile is given back in the background
      */
     Grant acquire(Duration wait);
 
@@ -48,8 +49,9 @@ public interface FencedLock {
      * @throws LockTimeoutException when {@code wait} passed first; the wait was cancelled
      * @throws io.fencer.core.InvalidArgumentException when the session holds or waits for the lock exclusively
      * @throws io.fencer.core.SessionExpiredException when the session ended meanwhile
-     * @throws io.fencer.core.UnavailableException when the calling thread was interrupted (the interrupt is kept, and
-     *     what the service granted meanwhile is given back in the background), or no peer answered in time
+     * @throws io.fencer.core.UnavailableException when no peer answered in time, or the calling thread was
+     *     interrupted (the interrupt is kept): before the call, nothing is sent; during it, what the service granted
+     *     meanwhile is given back in the background
      */
     Grant acquireShared(Duration wait);
 

@@ -24,8 +24,9 @@ public interface FencedSemaphore {
      *
      * @throws LockTimeoutException when {@code wait} passed first; the wait was cancelled
      * @throws io.fencer.core.SessionExpiredException when the session ended meanwhile
-     * @throws io.fencer.core.UnavailableException when the calling thread was interrupted (the interrupt is kept, and
-     *     what the service granted meanwhile is given back in the background), or no peer answered in time
+     * @throws io.fencer.core.UnavailableException when no peer answered in time, or the calling thread was
+     *     interrupted (the interrupt is kept): before the call, nothing is sent; during it, what the service granted
+     *     meanwhile is given back in the background
      */
     PermitGrant acquire(Duration wait);
 

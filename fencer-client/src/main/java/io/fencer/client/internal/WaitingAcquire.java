@@ -91,9 +91,17 @@ final class WaitingAcquire {
      * @throws SessionExpiredException when the service ended the session; the session is marked lost first; or
      *     when the session ended while the call waited, whose outcome is then unknown
      * @throws SessionUnauthenticatedException when the service refused the session's secret; marked likewise
+     * @throws UnavailableException when the calling thread was interrupted before the call: nothing is sent
      */
     static <RequestT> AcquireResponse call(DefaultSession session, String operation, long waitMillis,
             MethodDescriptor<RequestT, AcquireResponse> method, LongFunction<RequestT> withWaitMillis) {
+        if (Thread.currentThread().isInterrupted()) {
+            // As Lock.lockInterruptibly: an interrupt pending on entry asks nothing of the service. Sent, the request
+            // would race the interrupt: granted and answered before the caller reached its wait, it returned a grant;
+            // otherwise it failed and the grant was given back, two outcomes for one call.
+            throw new UnavailableException(operation + " was not sent: the calling thread was interrupted before the"
+                    + " call (the interrupt is kept; nothing was asked of the service)");
+        }
         Router router = session.router();
         long waitNanos = MILLISECONDS.toNanos(waitMillis);
         long waitDeadlineNanos = System.nanoTime() + waitNanos;

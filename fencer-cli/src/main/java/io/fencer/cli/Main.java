@@ -10,6 +10,7 @@ import java.io.InputStream;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
@@ -87,6 +88,11 @@ public final class Main implements Runnable {
     /** Runs the command and exits the JVM with its exit code. */
     public static void main(String[] args) {
         configureNetty(System.getProperties());
+        // Before the first logger: slf4j-simple and java.util.logging format their timestamps in the default format
+        // locale, which wrote the year 2569 in a Thai locale (its Buddhist calendar) and Arabic-Indic digits in an
+        // Arabic one. A log is read by tools as much as by people; the command's own output already uses the root
+        // locale, and its messages are in English whatever the locale.
+        Locale.setDefault(Locale.Category.FORMAT, Locale.ROOT);
         String locale = ConsoleCharset.nativeEncoding();
         int undecoded = ConsoleCharset.undecodedArgument(args);
         if (undecoded >= 0) {

@@ -8,11 +8,14 @@ import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import io.fencer.testing.FencerExtension;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -94,6 +97,48 @@ class LocaleProcessTest {
             assertThat(c.exit()).as(c.err()).isZero();
             assertThat(c.out()).contains("\"lock\":\"" + NAME + "-held\"").isEqualTo(utf8.out());
             assertThat(grant.token().lock()).isEqualTo(NAME + "-held");
+        }
+    }
+
+    /**
+     * Regression: the server's log lines began {@code 2569-12-07T…} in a Thai locale (its Buddhist calendar), and with
+     * Arabic-Indic digits in an Arabic one: slf4j-simple formats its timestamps in the default locale.
+     */
+    @Test
+    void server_inThaiAndArabicLocales_logsGregorianTimestampsInAsciiDigits() throws Exception {
+        String year = Integer.toString(LocalDate.now().getYear());
+        for (String options : List.of("-Duser.language=th -Duser.country=TH", "-Duser.language=ar -Duser.country=EG")) {
+            List<String> lines = serverLogStart(options);
+
+            // The control: the locale reached the server's JVM.
+            assertThat(lines.get(0)).isEqualTo("Picked up JAVA_TOOL_OPTIONS: " + options);
+            assertThat(lines.get(1)).as(options).matches(year + "-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+                    + "\\.[0-9]{3}(Z|[+-][0-9]{2}:[0-9]{2}) \\[.*");
+        }
+    }
+
+    /**
+     * Starts {@code fencer server} on free ports with {@code JAVA_TOOL_OPTIONS} set to {@code options}, and returns
+     * its first two lines of errors and logs; stops it.
+     */
+    private static List<String> serverLogStart(String options) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(Launcher.ofCurrentJvm(Main.class.getName()).commandPrefix());
+        command.addAll(List.of("server", "--data", directory.resolve("server-" + System.nanoTime()).toString(),
+                "--port", "0"));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().put("JAVA_TOOL_OPTIONS", options);
+        Process process = builder.start();
+        try (BufferedReader err = new BufferedReader(new InputStreamReader(process.getErrorStream(),
+                StandardCharsets.UTF_8))) {
+            List<String> lines = new ArrayList<>();
+            for (String line = err.readLine(); line != null && lines.size() < 2; line = err.readLine()) {
+                lines.add(line);
+            }
+            assertThat(lines).as("the server's first lines").hasSize(2);
+            return lines;
+        } finally {
+            process.destroy();
+            assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("the server stopped").isTrue();
         }
     }
 

@@ -21,7 +21,9 @@ import picocli.CommandLine.Model.CommandSpec;
  * The steps of {@code fencer server --join}: before the start, ask the group for its peers (a peer of this id at
  * another address, or another peer at this address, is refused at once, changing nothing); after it, wait until the
  * group's leader adds this peer ({@code fencer peers add}) and sends it the log. A peer the group did not add within
- * the wait stops, removes the empty Raft storage it made, and says which command to run. Ratis needs this order:
+ * the wait stops, removes the empty Raft storage it made, and says which command to run, unless the group is copying
+ * its state to it then (a large snapshot takes as long as its bytes take): it waits on while the copy goes on,
+ * until the group has sent nothing for {@link #COPY_QUIET_MAX}. Ratis needs this order:
  * the leader catches a new peer up before it commits the change that adds it, and gives up on one that does not
  * answer within three election timeouts, so the peer must run before the add.
  */
@@ -29,6 +31,11 @@ final class JoinSteps {
     static final Duration WAIT_MAX = Duration.ofHours(24);
     private static final Duration POLL = Duration.ofMillis(200);
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * How long a peer that ran out of its wait goes on hearing nothing from the group before it gives up: a leader
+     * catching it up sends at least a heartbeat per election timeout, and gives up after three of them.
+     */
+    static final Duration COPY_QUIET_MAX = Duration.ofSeconds(10);
 
     private final CommandSpec spec;
     private final List<String> group;
@@ -82,11 +89,43 @@ final class JoinSteps {
         return true;
     }
 
+    /** What the wait watches of the server it started: {@link FencerServer}'s answers (a test's own in tests). */
+    interface Joiner {
+        /** Why the server is not in its group's configuration, or null once it is. */
+        String notInGroup();
+
+        /** How long ago another peer last sent the server anything on its Raft port, or null when none has. */
+        Duration sincePeerTraffic();
+
+        /** Stops the server. */
+        void close();
+
+        static Joiner of(FencerServer server) {
+            return new Joiner() {
+                @Override
+                public String notInGroup() {
+                    return server.notInGroup();
+                }
+
+                @Override
+                public Duration sincePeerTraffic() {
+                    return server.sincePeerTraffic();
+                }
+
+                @Override
+                public void close() {
+                    server.close();
+                }
+            };
+        }
+    }
+
     /**
      * Waits until the group has added {@code server}; returns false, having closed it, removed the Raft storage
-     * this start made and said which command to run, when it was not added within {@code wait}.
+     * this start made and said which command to run, when it was not added within {@code wait} and the group is not
+     * copying its state to it ({@link #copying}).
      */
-    boolean awaitAdded(FencerServer server, Duration wait) throws InterruptedException, IOException {
+    boolean awaitAdded(Joiner server, Duration wait) throws InterruptedException, IOException {
         PrintWriter err = spec.commandLine().getErr();
         if (server.notInGroup() != null) {
             err.println("fencer: peer " + config.id() + " waits to be added to the group, at most "
@@ -94,22 +133,43 @@ final class JoinSteps {
             err.flush();
         }
         long deadline = System.nanoTime() + wait.toNanos();
+        boolean saidCopying = false;
         while (server.notInGroup() != null) {
             if (System.nanoTime() - deadline > 0) {
-                server.close();
-                if (!restart) {
-                    deleteRaftStorage();
+                Duration sincePeerTraffic = server.sincePeerTraffic();
+                if (!copying(sincePeerTraffic)) {
+                    server.close();
+                    if (!restart) {
+                        deleteRaftStorage();
+                    }
+                    refuse("the group did not add peer " + config.id() + " within " + Durations.format(wait)
+                            + " (--join-wait)" + (sincePeerTraffic == null ? "" : ", and sent it nothing for the last "
+                            + Durations.format(COPY_QUIET_MAX)) + ": run " + addCommand() + " while this peer waits,"
+                            + " then promote it ('fencer peers promote " + config.id() + "')");
+                    return false;
                 }
-                refuse("the group did not add peer " + config.id() + " within " + Durations.format(wait)
-                        + " (--join-wait): run " + addCommand() + " while this peer waits, then promote it "
-                        + "('fencer peers promote " + config.id() + "')");
-                return false;
+                if (!saidCopying) {
+                    err.println("fencer: peer " + config.id() + ": --join-wait " + Durations.format(wait) + " ran out"
+                            + " while the group copies its state to this peer; it waits on while the copy goes on");
+                    err.flush();
+                    saidCopying = true;
+                }
             }
             Thread.sleep(POLL.toMillis());
         }
         err.println("fencer: peer " + config.id() + " is in the group's configuration");
         err.flush();
         return true;
+    }
+
+    /**
+     * Whether the group is still bringing this peer in, given how long ago another peer last sent it anything: the
+     * leader of a group that added it sends its snapshot and log, and heartbeats, until the change commits; one that
+     * gave up on it sends nothing more. So a wait that ran out during a long copy goes on, and one the group never
+     * answered (or abandoned) does not.
+     */
+    static boolean copying(Duration sincePeerTraffic) {
+        return sincePeerTraffic != null && sincePeerTraffic.compareTo(COPY_QUIET_MAX) < 0;
     }
 
     private void refuse(String why) {

@@ -88,7 +88,9 @@ final class ServerCommand implements Callable<Integer> {
 
     @Option(names = "--join-wait", paramLabel = "DURATION", defaultValue = "5m",
             converter = Durations.Converter.class,
-            description = "How long --join waits to be added (default: ${DEFAULT-VALUE}).")
+            description = {"How long --join waits to be added (default: ${DEFAULT-VALUE}); a wait",
+                "that runs out while the group copies its state to this peer goes",
+                "on while the copy does."})
     Duration joinWait;
 
     @Option(names = "--token-key", paramLabel = "FILE",
@@ -185,7 +187,7 @@ final class ServerCommand implements Callable<Integer> {
             return Main.EXIT_NOT_JOINED;
         }
         FencerServer server = joining == null ? FencerServer.start(config) : FencerServer.join(config);
-        if (joining != null && !joining.awaitAdded(server, joinWait)) {
+        if (joining != null && !joining.awaitAdded(JoinSteps.Joiner.of(server), joinWait)) {
             return Main.EXIT_NOT_JOINED;
         }
         Thread shutdown = new Thread(server::close, "fencer-server-shutdown");

@@ -555,6 +555,15 @@ public final class FencerServer implements AutoCloseable {
         return node == null ? "the server is not running" : node.notInGroup();
     }
 
+    /**
+     * Returns how long ago another peer last sent this one anything on the Raft port, or null when none has (or the
+     * server is not running): {@code fencer server --join} waits on past its wait while the group copies its state.
+     */
+    public Duration sincePeerTraffic() {
+        RaftNode node = raft;
+        return node == null ? null : node.sincePeerTraffic();
+    }
+
     /** Returns this peer's Raft term (for tests). */
     long currentTerm() {
         RaftNode node = raft;

@@ -43,9 +43,12 @@ class MembershipTest {
         TestSession session = openSession(locks, TTL_MILLIS);
         long last = grant(locks, session, 0);
         PeerGroup.Member n4 = group.newJoiner(4);
-        group.start(n4.id());
+        FencerServer joiner = group.start(n4.id());
+        assertThat(joiner.sincePeerTraffic()).as("a joiner hears nobody until the group adds it").isNull();
 
         ListPeersResponse added = group.add(leader, n4).getConfiguration();
+        assertThat(joiner.sincePeerTraffic()).as("then the leader's log and heartbeats").isNotNull()
+                .isLessThan(Duration.ofSeconds(5));
         last = grant(locks, session, last);
         group.awaitCaughtUp(leader, n4.id());
         ListPeersResponse promoted = group.promote(leader, n4.id()).getConfiguration();

@@ -48,6 +48,7 @@ import org.apache.ratis.thirdparty.io.netty.bootstrap.ServerBootstrap;
 import org.apache.ratis.thirdparty.io.netty.buffer.ByteBuf;
 import org.apache.ratis.thirdparty.io.netty.channel.Channel;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelHandlerContext;
+import org.apache.ratis.thirdparty.io.netty.channel.ChannelInboundHandlerAdapter;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelInitializer;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelOption;
 import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
@@ -138,6 +139,9 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     private final RefusalLog callFailures;
     private final Set<RaftPeerId> callFailureTracesLogged = ConcurrentHashMap.newKeySet();
     private volatile Channel listening;
+    /** When an admitted connection last brought bytes, by the settings' ticker; valid once {@link #admittedRead}. */
+    private volatile long admittedReadNanos;
+    private volatile boolean admittedRead;
 
     private PeerRpc(RaftServer server, PeerTransport type, PeerTransport.Settings settings, PeerHandshake handshake,
             EventLoopGroup linkGroup, RefusalLog refusals) {
@@ -284,8 +288,27 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         LOG.debug("{}: admitted a Raft connection from {}{}", getId(), channel.remoteAddress(),
                 peerId == null ? "" : " (peer " + peerId + ")");
         channel.pipeline().addLast(new IdleStateHandler(IDLE_CLOSE.toSeconds(), 0, 0, TimeUnit.SECONDS),
-                PeerFrames.decoder(settings.frameBytesMax()), new Calls());
+                new ReadClock(), PeerFrames.decoder(settings.frameBytesMax()), new Calls());
         return true;
+    }
+
+    /**
+     * Returns how long ago an admitted connection last brought bytes to this port, or null when none has: a peer
+     * started to join hears from nobody until the group adds it, and then hears the leader's appends and snapshot
+     * chunks, which keep arriving while its state is copied (a chunk's bytes too, long before the whole chunk is read).
+     */
+    Duration sinceAdmittedRead() {
+        return admittedRead ? Duration.ofNanos(settings.ticker().nanoTime() - admittedReadNanos) : null;
+    }
+
+    /** Notes the time of every read on an admitted connection, for {@link #sinceAdmittedRead}. */
+    private final class ReadClock extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelRead(ChannelHandlerContext context, Object message) {
+            admittedReadNanos = settings.ticker().nanoTime();
+            admittedRead = true;
+            context.fireChannelRead(message);
+        }
     }
 
     private static String hostOf(SocketAddress address) {

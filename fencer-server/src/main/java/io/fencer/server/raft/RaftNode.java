@@ -483,6 +483,15 @@ public final class RaftNode implements AutoCloseable {
         return groupId;
     }
 
+    /**
+     * Returns how long ago another peer last sent this one anything on its Raft port (null when none has yet, or
+     * Ratis runs another transport): while the group copies its state to a peer it is adding, a short time.
+     */
+    public Duration sincePeerTraffic() {
+        PeerRpc rpc = peerRpc();
+        return rpc == null ? null : rpc.sinceAdmittedRead();
+    }
+
     /** Returns the server's Raft port transport, or null when Ratis runs another (never, outside tests). */
     PeerRpc peerRpc() {
         return server.getServerRpc() instanceof PeerRpc rpc ? rpc : null;

@@ -31,14 +31,14 @@ final class FencerProcess implements AutoCloseable {
     private final Path log;
 
     private FencerProcess(String name, List<String> arguments, Path log) throws IOException {
-        this(name, ChildJvm.classPath(), ChildJvm.options(), arguments, log);
+        this(name, List.of(), ChildJvm.classPath(), ChildJvm.options(), arguments, log);
     }
 
-    private FencerProcess(String name, String classPath, List<String> jvmOptions, List<String> arguments, Path log)
-            throws IOException {
+    private FencerProcess(String name, List<String> prefix, String classPath, List<String> jvmOptions,
+            List<String> arguments, Path log) throws IOException {
         this.name = name;
         this.log = log;
-        List<String> command = new ArrayList<>();
+        List<String> command = new ArrayList<>(prefix);
         command.add(ChildJvm.java());
         command.add("-ea");
         command.addAll(jvmOptions);
@@ -57,6 +57,17 @@ final class FencerProcess implements AutoCloseable {
         return new FencerProcess(name, arguments, dir.resolve(name + ".log"));
     }
 
+    /**
+     * As {@link #start}, with the command run by {@code prefix} (e.g. {@code ip netns exec NAMESPACE}, to start the
+     * process on a host of a test network).
+     */
+    static FencerProcess start(String name, Path dir, List<String> prefix, List<String> arguments)
+            throws IOException {
+        Files.createDirectories(dir);
+        return new FencerProcess(name, prefix, ChildJvm.classPath(), ChildJvm.options(), arguments,
+                dir.resolve(name + ".log"));
+    }
+
     /** Starts a lock server on {@code ports} with {@code data}, and waits until it reports a known leader. */
     static FencerProcess server(String name, Path data, Ports ports, String... extra) throws IOException {
         return start(name, data.getParent(), serverArguments(data, ports, extra));
@@ -67,7 +78,7 @@ final class FencerProcess implements AutoCloseable {
             throws IOException {
         Files.createDirectories(data.getParent());
         // the quick-start options without the archive: it holds this build's classes, not the release's
-        return new FencerProcess(name, releaseJar.toString(), ChildJvm.QUICK_START,
+        return new FencerProcess(name, List.of(), releaseJar.toString(), ChildJvm.QUICK_START,
                 serverArguments(data, ports, extra), data.getParent().resolve(name + ".log"));
     }
 
@@ -134,6 +145,11 @@ final class FencerProcess implements AutoCloseable {
         return adminBody(adminPort, "/healthz");
     }
 
+    /** Returns the body of /healthz at {@code host:adminPort} (a host of a test network), or empty. */
+    static String health(String host, int adminPort) {
+        return adminBody(host, adminPort, "/healthz");
+    }
+
     /** Returns the body of /metrics (Prometheus text), or empty when it does not answer. */
     static String metrics(int adminPort) {
         return adminBody(adminPort, "/metrics");
@@ -150,9 +166,13 @@ final class FencerProcess implements AutoCloseable {
     }
 
     private static String adminBody(int adminPort, String path) {
+        return adminBody("127.0.0.1", adminPort, path);
+    }
+
+    private static String adminBody(String host, int adminPort, String path) {
         try {
             HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(
-                    URI.create("http://127.0.0.1:" + adminPort + path)).timeout(Duration.ofSeconds(2)).build(),
+                    URI.create("http://" + host + ":" + adminPort + path)).timeout(Duration.ofSeconds(2)).build(),
                     HttpResponse.BodyHandlers.ofString());
             return response.body();
         } catch (IOException e) {
@@ -256,6 +276,15 @@ final class FencerProcess implements AutoCloseable {
 
     boolean isAlive() {
         return process.isAlive();
+    }
+
+    /** Whether the whole of the process's stderr so far contains {@code text} ({@link #logText} keeps its end). */
+    boolean logContains(String text) {
+        try {
+            return Files.exists(log) && Files.readString(log).contains(text);
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     String logText() {

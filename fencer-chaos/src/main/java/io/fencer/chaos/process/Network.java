@@ -234,9 +234,14 @@ public final class Network implements AutoCloseable {
 
     /** Returns {@code launcher} wrapped to start its processes on {@code hostName}'s namespace. */
     public Launcher launcherOn(String hostName, Launcher launcher) {
-        List<String> prefix = new ArrayList<>(List.of(binary("ip"), "netns", "exec", host(hostName).namespace()));
+        List<String> prefix = new ArrayList<>(commandPrefixOn(hostName));
         prefix.addAll(launcher.commandPrefix());
         return new Launcher(prefix);
+    }
+
+    /** Returns what runs a command on {@code hostName}'s namespace when put before it: {@code ip netns exec NS}. */
+    public List<String> commandPrefixOn(String hostName) {
+        return List.of(binary("ip"), "netns", "exec", host(hostName).namespace());
     }
 
     /**
@@ -300,6 +305,22 @@ public final class Network implements AutoCloseable {
         List<String> all = new ArrayList<>(head);
         all.addAll(List.of(tail));
         return all.toArray(String[]::new);
+    }
+
+    /**
+     * Makes what reaches {@code hostName} arrive at most at {@code rate} (a {@code tc} rate, e.g. {@code 24mbit}): a
+     * token bucket on the bridge's end of its veth pair, whose queue holds a second of it, so a bulk transfer to the
+     * host (a snapshot, a log copied to a new peer) takes as long as its bytes take at that rate, and what it sends is
+     * not slowed. Lasts until the network is closed.
+     */
+    public synchronized void throttleInbound(String hostName, String rate) {
+        run("tc", "qdisc", "replace", "dev", host(hostName).hostLink(), "root", "tbf", "rate", rate, "burst", "64kb",
+                "latency", "1s");
+    }
+
+    /** Returns the address of {@code hostName} on this network's subnet. */
+    public String address(String hostName) {
+        return host(hostName).address();
     }
 
     /** Ends {@code hostName}'s flaky link. */

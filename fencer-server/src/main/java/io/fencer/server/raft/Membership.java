@@ -62,6 +62,12 @@ public final class Membership {
      * starting or which was installing a snapshot; one that never answers now fails its add after this.
      */
     static final Duration STAGING_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * The slowest link a new peer can be brought up to date over: a request of the copy (an appender batch or a
+     * snapshot chunk, 4 MiB at most) must arrive within Ratis's request timeout of 3 s, or it is sent again and the
+     * peer never answers. Measured: 13 MB of state crossed 24 Mbit/s in about 3.5 s; at 8 Mbit/s the add failed.
+     */
+    static final int COPY_LINK_MBITS_MIN = 12;
 
     /** What a change does. */
     public enum Kind { ADD, PROMOTE, REMOVE }
@@ -79,9 +85,11 @@ public final class Membership {
     }
 
     private final RaftNode node;
+    private final CatchUps catchUps;
 
     public Membership(RaftNode node) {
         this.node = Objects.requireNonNull(node, "node");
+        this.catchUps = new CatchUps(node);
     }
 
     /**
@@ -255,9 +263,13 @@ public final class Membership {
         Throwable failure = error != null ? io.fencer.server.rpc.ErrorCatalogue.unwrap(error)
                 : reply.isSuccess() ? null : reply.getException();
         if (failure == null) {
-            int marked = FencerMembership.markCaughtUp(node.division());
-            LOG.info("peer {}: the configuration change {} '{}' is committed{}", node.selfId(), kind, id,
-                    marked == 0 ? "" : " (" + marked + " new peer(s) marked caught up)");
+            FencerMembership.CatchUp catchUp = FencerMembership.markCaughtUp(node.division());
+            LOG.info("peer {}: the configuration change {} '{}' is committed{}{}", node.selfId(), kind, id,
+                    catchUp.marked() == 0 ? "" : " (" + catchUp.marked() + " new peer(s) marked caught up)",
+                    catchUp.pending() == 0 ? "" : " (" + catchUp.pending() + " new peer(s) marked once they hold it)");
+            if (catchUp.pending() > 0) {
+                catchUps.markWhenReady();
+            }
             return node.isLeader() ? configuration() : new Configuration(List.of(), 0, 0, false);
         }
         LOG.warn("peer {}: the configuration change {} '{}' failed: {}", node.selfId(), kind, id, failure.toString());
@@ -266,8 +278,10 @@ public final class Membership {
         }
         if (failure instanceof ReconfigurationTimeoutException) {
             throw new MembershipRefusedException(id, "the new peer did not answer or catch up within the staging "
-                    + "timeout (" + STAGING_TIMEOUT.toSeconds() + " s): start it first (`fencer server --id " + id + " --join ...`), check that its Raft "
-                    + "address is reachable and that it has the group's secret, then try again");
+                    + "timeout (" + STAGING_TIMEOUT.toSeconds() + " s): start it first (`fencer server --id " + id
+                    + " --join ...`), check that its Raft address is reachable, that it has the group's secret, and"
+                    + " that the link to it carries " + COPY_LINK_MBITS_MIN + " Mbit/s or more (each request of the"
+                    + " copy, up to 4 MiB, must cross it within the 3 s request timeout), then try again");
         }
         if (failure instanceof SetConfigurationException) {
             throw new MembershipRefusedException(id, "the configuration changed meanwhile (another change won): "

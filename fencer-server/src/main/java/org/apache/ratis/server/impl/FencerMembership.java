@@ -62,35 +62,50 @@ public final class FencerMembership {
         return progress;
     }
 
+    /** What {@link #markCaughtUp} did: the peers it marked, and those it left for a later call. */
+    public record CatchUp(int marked, int pending) {}
+
     /**
      * Marks every follower and listener of the committed configuration that the leader still counts as bootstrapping
-     * as caught up, and returns how many it marked; nothing while a new peer is staged.
+     * as caught up once it holds that configuration's entry (its match index has reached it), and returns how many
+     * it marked and how many wait for that entry; nothing while a new peer is staged.
      *
-     * <p>Why: Ratis 3.3.0 marks the peers it staged as caught up when their change commits only when they are voters
-     * ({@code containsInConf(id)} looks at voters alone), so a learner added by {@code setConfiguration} stays
+     * <p>Why mark: Ratis 3.3.0 marks the peers it staged as caught up when their change commits only when they are
+     * voters ({@code containsInConf(id)} looks at voters alone), so a learner added by {@code setConfiguration} stays
      * "bootstrapping" for the rest of the leader's term: every AppendEntries tells it that it is initializing, its
      * division stays STARTING, and once promoted it can neither vote (a vote needs RUNNING) nor stand for election.
      * A group that then lost another voter could elect no leader. A new leader marks every peer caught up when it
      * starts; this does the same for the peers its changes added.
+     *
+     * <p>Why wait for the entry: the change commits once the new peer is within Ratis's catch-up gap (1,000 entries)
+     * of the leader, which with large entries is many megabytes before it receives the entry that names it. Marked
+     * then, it turns RUNNING and starts an election timer while its configuration still leaves it out; any pause of
+     * the leader's appends longer than an election timeout (one large append over a slow link) makes it stand for
+     * election, find itself in no configuration, and shut its division down for good.
      */
-    public static int markCaughtUp(RaftServer.Division division) {
+    public static CatchUp markCaughtUp(RaftServer.Division division) {
         if (!(division instanceof RaftServerImpl server)) {
-            return 0;
+            return new CatchUp(0, 0);
         }
         LeaderStateImpl leader = server.getRole().getLeaderState().orElse(null);
         if (leader == null || leader.inStagingState()) {
-            return 0;
+            return new CatchUp(0, 0);
         }
         RaftConfigurationImpl conf = server.getRaftConf();
         int marked = 0;
+        int pending = 0;
         for (LogAppender appender : leader.getLogAppenders().toList()) {
             if (appender.getFollower() instanceof FollowerInfoImpl follower && !follower.isCaughtUp()
                     && conf.containsInConf(follower.getId(), RaftPeerRole.FOLLOWER, RaftPeerRole.LISTENER)) {
+                if (follower.getMatchIndex() < conf.getLogEntryIndex()) {
+                    pending++;
+                    continue;
+                }
                 follower.catchUp();
                 marked++;
             }
         }
-        return marked;
+        return new CatchUp(marked, pending);
     }
 
     private static Progress progressOf(FollowerInfo follower) {

@@ -94,6 +94,37 @@ class StoreServerAccessControlTest {
         assertDenied(failure(() -> store("reader").get(get("db/y", "k"))), "reader", "read", "db/y");
     }
 
+    /**
+     * Regression: one identity could keep all of a store's open units (10,000) for a unit's timeout and leave every
+     * other client refused. Here the ACL file gives {@code writer} a quota of 2.
+     */
+    @Test
+    void beginUnit_overUnitsQuota_refusedNamingIdentityAndQuota_whileAnotherIdentityIsServed() throws Exception {
+        Files.writeString(aclFile, "writer write jobs/\nother write jobs/\nwriter quota units 2\n");
+        server.reloadAcl();
+        String first = beginUnit("writer", "jobs/a");
+        beginUnit("writer", "jobs/b");
+
+        ErrorDetail refused = failure(() -> beginUnit("writer", "jobs/c"));
+        String others = beginUnit("other", "jobs/c");
+        store("writer").commitUnit(CommitUnitRequest.newBuilder().setUnitId(first).build());
+        String afterCommit = beginUnit("writer", "jobs/d");
+
+        assertThat(refused.getReason()).isEqualTo(Reason.REASON_LIMIT_EXCEEDED);
+        assertThat(refused.getIdentity()).isEqualTo("writer");
+        assertThat(refused.getLimit()).isEqualTo("unitsPerIdentityMax");
+        assertThat(refused.getLimitValue()).isEqualTo(2);
+        assertThat(refused.getMessage()).contains("'writer' has 2 units open", "unitsPerIdentityMax of 2");
+        assertThat(others).as("another identity is served").isNotEmpty();
+        assertThat(afterCommit).as("a committed unit leaves the count").isNotEmpty();
+    }
+
+    private String beginUnit(String identity, String scope) {
+        return store(identity).beginUnit(BeginUnitRequest.newBuilder().setScope(scope)
+                .setSequencer(Sequencer.format(new FencingToken(scope, 3))).setTimeoutMillis(10_000).build())
+                .getUnitId();
+    }
+
     private static void assertDenied(ErrorDetail detail, String identity, String permission, String scope) {
         assertThat(detail.getReason()).isEqualTo(Reason.REASON_PERMISSION_DENIED);
         assertThat(detail.getIdentity()).isEqualTo(identity);

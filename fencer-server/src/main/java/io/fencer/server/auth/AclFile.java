@@ -39,7 +39,7 @@ import java.util.Set;
  *   anonymous quota  locks     1000
  * </pre>
  *
- * <p>KIND is {@code sessions}, {@code locks}, {@code waiters} or {@code watchers}; NUMBER is 1 to
+ * <p>KIND is {@code sessions}, {@code locks}, {@code waiters}, {@code watchers} or {@code units}; NUMBER is 1 to
  * {@value #QUOTA_MAX}. For quotas, IDENTITY may also be {@code anonymous@ADDRESS}, one anonymous caller's address as
  * errors name it; {@code anonymous} sets the quota of each anonymous address (each its own), and {@code *} of every
  * identity without a line of its own. A quota set twice for one IDENTITY and KIND is refused.
@@ -185,7 +185,7 @@ public final class AclFile {
         checkName(identity, "identity", source, lineNumber);
         Quota quota = Quota.ofWord(fields.get(2)).orElseThrow(() -> new AclFileException(at(source, lineNumber)
                 + "has unknown quota '" + InvalidArgumentException.printable(fields.get(2))
-                + "': expected sessions, locks, waiters or watchers", lineNumber, null));
+                + "': expected sessions, locks, waiters, watchers or units", lineNumber, null));
         long value;
         try {
             value = Long.parseLong(fields.get(3));

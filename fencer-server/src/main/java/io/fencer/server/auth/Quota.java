@@ -5,8 +5,8 @@ import java.util.Optional;
 
 /**
  * A per-identity quota an ACL file may set ({@code IDENTITY quota KIND NUMBER}), as the word the file uses and the
- * name of the quota it sets: what the sessions one identity opened may hold at once on the lock server, and the Watch
- * streams it may have open on one peer.
+ * name of the quota it sets: what the sessions one identity opened may hold at once on the lock server, the Watch
+ * streams it may have open on one peer, and the store units it may have open at once.
  */
 public enum Quota {
     /** Sessions open: {@code sessionsPerIdentityMax}. */
@@ -16,7 +16,9 @@ public enum Quota {
     /** Waits queued: {@code waitersPerIdentityMax}. */
     WAITERS("waitersPerIdentityMax"),
     /** Watch streams open on one peer: {@code watchersPerIdentityMax}. */
-    WATCHERS("watchersPerIdentityMax");
+    WATCHERS("watchersPerIdentityMax"),
+    /** Store units open on one store (its leader's, for the replicated store): {@code unitsPerIdentityMax}. */
+    UNITS("unitsPerIdentityMax");
 
     private final String limit;
 
@@ -25,8 +27,8 @@ public enum Quota {
     }
 
     /**
-     * Returns the word of this quota in ACL files: {@code sessions}, {@code locks}, {@code waiters} or
-     * {@code watchers}.
+     * Returns the word of this quota in ACL files: {@code sessions}, {@code locks}, {@code waiters},
+     * {@code watchers} or {@code units}.
      */
     public String word() {
         return name().toLowerCase(Locale.ROOT);

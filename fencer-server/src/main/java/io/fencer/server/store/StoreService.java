@@ -31,7 +31,9 @@ import io.fencer.server.net.DiskReserve;
 import io.fencer.core.UnavailableException;
 import io.fencer.server.auth.Authorizer;
 import io.fencer.server.auth.Permission;
+import io.fencer.server.auth.Quota;
 import io.fencer.server.rpc.ErrorCatalogue;
+import io.fencer.server.rpc.Identities;
 import io.fencer.server.rpc.InFlightLimit;
 import io.fencer.server.rpc.PipelineStream;
 import io.fencer.server.rpc.StreamFlow;
@@ -97,6 +99,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final ScheduledExecutorService timers;
     private final Duration backupStallTimeout;
     private final Map<String, TrackedUnit> units = new ConcurrentHashMap<>();
+    private final UnitQuota unitQuota;
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
     private final StreamFlow pipelineFlow = new StreamFlow("store.pipeline");
     private final InFlightLimit backups = new InFlightLimit("storeBackupsInFlightMax", BACKUPS_IN_FLIGHT_MAX,
@@ -120,6 +123,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         this.ticker = ticker;
         this.timers = timers;
         this.backupStallTimeout = backupStallTimeout;
+        int unitsShare = UnitQuota.defaultQuota(calls.engine().options().unitsOpenMax());
+        this.unitQuota = new UnitQuota(identity -> authorizer.quota(identity, Quota.UNITS).orElse(unitsShare));
     }
 
     /**
@@ -293,7 +298,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             }
             authorize(Permission.WRITE, request.getScope());
             claims.checkFirstWrite(request.getScope(), request.getSequencer(), calls.engine());
-            StoreUnit unit = calls.begin(request.getScope(), request.getSequencer(), Duration.ofMillis(timeoutMillis));
+            StoreUnit unit = unitQuota.begin(Identities.quotaIdentity(), () -> calls.begin(request.getScope(),
+                    request.getSequencer(), Duration.ofMillis(timeoutMillis)));
             units.put(unit.id(), new TrackedUnit(unit, new AtomicInteger(), new AtomicLong(TrackedUnit.OPEN)));
             return BeginUnitResponse.newBuilder().setUnitId(unit.id()).setAccepted(unit.token().value()).build();
         });
@@ -349,10 +355,11 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     }
 
     /**
-     * Forgets ended units older than the retention, and the oldest ended ones beyond {@link #ENDED_UNITS_MAX};
-     * the store role calls it periodically.
+     * Forgets ended units older than the retention, and the oldest ended ones beyond {@link #ENDED_UNITS_MAX}, and
+     * drops the ended ones from the per-identity count; the store role calls it periodically.
      */
     void forgetEndedUnits() {
+        unitQuota.sweep();
         long now = ticker.nanoTime();
         long retentionNanos = ENDED_UNIT_RETENTION.toNanos();
         int ended = 0;

@@ -71,7 +71,7 @@ class AclFileTest {
     void parse_malformedQuotaLines_failNamingTheLine() {
         assertRefused("batch quota sessions\n", 1, "has 3 fields, expected IDENTITY quota KIND NUMBER");
         assertRefused("batch quota minutes 5\n", 1,
-                "unknown quota 'minutes': expected sessions, locks, waiters or watchers");
+                "unknown quota 'minutes': expected sessions, locks, waiters, watchers or units");
         assertRefused("batch quota locks 0\n", 1, "sets quota locks to '0': expected a number from 1 to 100000000");
         assertRefused("batch quota locks lots\n", 1, "sets quota locks to 'lots'");
         assertRefused("batch quota locks 5\nbatch quota locks 6\n", 2,

@@ -1,11 +1,13 @@
 package io.fencer.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencer.chaos.process.Network;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Session;
+import io.fencer.core.MembershipRefusedException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,8 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
  * a configuration that did not yet name it, stood for election when one 4 MiB append took longer than its election
  * timeout to arrive, found itself in no configuration and shut its Raft division down for good. Now the joiner says
  * its wait ran out during the copy (the fault was exercised) and waits on, the leader marks it caught up once it
- * holds the configuration that adds it, and it serves. The rate keeps each request of the copy within the Raft
- * port's 3-second request timeout.
+ * holds the configuration that adds it, and it serves. A promote meanwhile is refused (promoted, it would have met
+ * the same end), and succeeds once it serves. The rate keeps each request of the copy within the Raft port's 3-second
+ * request timeout.
  */
 class JoinSlowCopyProcessTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
@@ -81,6 +84,9 @@ class JoinSlowCopyProcessTest {
             long addStart = System.nanoTime();
             client.peers().add("n2", network.address("n2") + ":7072", network.address("n2") + ":7070");
             Duration add = Duration.ofNanos(System.nanoTime() - addStart);
+            assertThatThrownBy(() -> client.peers().promote("n2")).as("a promote before the joiner holds its add")
+                    .isInstanceOf(MembershipRefusedException.class)
+                    .hasMessageContaining("does not hold the configuration that adds it yet");
 
             await(() -> joiner.logContains("is in the group's configuration"), () -> "n2 in the group; "
                     + joiner.logText());
@@ -90,6 +96,10 @@ class JoinSlowCopyProcessTest {
             await(() -> FencerProcess.health(network.address("n2"), 7071).contains("\"status\":\"ok\""),
                     () -> "n2 healthy; " + FencerProcess.health(network.address("n2"), 7071) + joiner.logText());
             assertThat(joiner.logText()).doesNotContain("NOT_IN_CONF");
+            assertThat(client.peers().promote("n2")).as("promoted once it holds it").anySatisfy(peer -> {
+                assertThat(peer.id()).isEqualTo("n2");
+                assertThat(peer.voter()).isTrue();
+            });
             assertThat(client.peers().list()).anySatisfy(peer -> assertThat(peer.id()).isEqualTo("n2"));
         }
     }

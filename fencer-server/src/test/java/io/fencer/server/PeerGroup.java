@@ -222,14 +222,18 @@ final class PeerGroup implements AutoCloseable {
         return peers(via).remove(RemovePeerRequest.newBuilder().setId(id).build());
     }
 
-    /** Waits until the leader's List shows {@code id} live and caught up with the commit index. */
+    /**
+     * Waits until the leader's List shows {@code id} live and caught up with the commit index, holding the
+     * configuration that names it.
+     */
     void awaitCaughtUp(String leader, String id) {
         dumpingThreads("peer " + id + " never caught up with leader " + leader, () -> await().atMost(ELECTION_MAX)
                 .ignoreExceptions().until(() -> {
                     ListPeersResponse list = list(leader);
                     PeerInfo peer = list.getPeersList().stream().filter(p -> p.getId().equals(id)).findFirst()
                             .orElseThrow();
-                    return peer.getLive() && peer.getMatchIndex() + 10 >= list.getCommitIndex();
+                    return peer.getLive() && peer.getMatchIndex() + 10 >= list.getCommitIndex()
+                            && peer.getMatchIndex() >= list.getConfigurationIndex();
                 }));
     }
 

@@ -230,6 +230,13 @@ public final class Membership {
             throw new MembershipRefusedException(id, "the leader has not heard from the learner for "
                     + peer.lastHeardMillis() + " ms (live within " + LIVE_WITHIN.toMillis() + " ms): is it running?");
         }
+        if (peer.matchIndex() < seen.configurationIndex()) {
+            // Promoted then, Ratis would count it caught up and start its election timer while its own configuration
+            // leaves it out: its first missed heartbeat would make it find itself in no configuration and shut down.
+            throw new MembershipRefusedException(id, "the learner does not hold the configuration that adds it yet"
+                    + " (its log reaches index " + peer.matchIndex() + ", the configuration is at index "
+                    + seen.configurationIndex() + "): wait until it caught up");
+        }
         long lag = seen.commitIndex() - peer.matchIndex();
         if (lag > PROMOTE_LAG_ENTRIES_MAX) {
             throw new MembershipRefusedException(id, "the learner is " + lag + " entries behind the leader's commit "

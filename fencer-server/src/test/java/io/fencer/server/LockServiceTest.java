@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.ListenableFuture;
+import io.fencer.api.v1.AcquireAllRequest;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CloseSessionResponse;
@@ -212,6 +213,34 @@ class LockServiceTest {
 
         assertThat(regranted.getToken().getValue()).isGreaterThan(before.getToken().getValue());
         assertThat(otherAgain.getToken().getValue()).isGreaterThan(otherLockToken);
+    }
+
+    /**
+     * Regression: a session holding 7,000 locks of 256-byte names was answered with every token, some 4.3 MB, past
+     * the client's 4 MiB message limit: the close took effect, and the client read it as refused ({@code
+     * RESOURCE_EXHAUSTED: gRPC message exceeds maximum size}).
+     */
+    @Test
+    void closeSession_ofManyLocksWithLongNames_answersWithinAClientsMessageLimitAndCountsThemAll() {
+        TestSession session = openSession(stub, TTL_MILLIS);
+        String padding = "x".repeat(245);
+        int held = 7_040;
+        for (int first = 0; first < held; first += 64) {
+            AcquireAllRequest.Builder request = AcquireAllRequest.newBuilder().setSessionId(session.id())
+                    .setSessionSecret(session.secret()).setRequestId("many-" + first);
+            for (int i = first; i < first + 64; i++) {
+                request.addLocks(String.format(java.util.Locale.ROOT, "%05d-%s", i, padding));
+            }
+            assertThat(stub.acquireAll(request.build()).getAcquired()).isTrue();
+        }
+
+        CloseSessionResponse closed = TestServers.closeSession(stub, session);
+
+        assertThat(closed.getReleasedTotal()).isEqualTo(held);
+        assertThat(closed.getReleasedList()).as("the first 1,000").hasSize(1_000);
+        assertThat(closed.getSerializedSize()).as("bytes, against 4 MiB").isLessThan(1024 * 1024);
+        assertThat(TestServers.describe(stub, String.format(java.util.Locale.ROOT, "%05d-%s", held - 1, padding))
+                .hasHolder()).as("the last lock is free").isFalse();
     }
 
     @Test

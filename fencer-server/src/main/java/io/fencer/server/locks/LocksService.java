@@ -98,6 +98,11 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
      * its own file: who did what to which lock and token, done or refused.
      */
     private static final Logger AUDIT = LoggerFactory.getLogger("io.fencer.server.audit");
+    /**
+     * The most released tokens a CloseSession answer lists (locks.proto): 1,000 tokens of 256-byte names, some 600 KB
+     * with their sequencers, stay far below a client's 4 MiB message limit, where a session's 10,000 did not.
+     */
+    static final int RELEASED_LISTED_MAX = 1_000;
 
     private final RaftNode raft;
     private final Proposer proposer;
@@ -176,8 +181,10 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             SecretHash presented = authenticate(sessionId, request.getSessionSecret());
             return proposer.propose(new Command.CloseSession(sessionId, presented)).thenApply(result -> {
                 Result.SessionEnded ended = expect(result, Result.SessionEnded.class);
-                CloseSessionResponse.Builder response = CloseSessionResponse.newBuilder();
-                ended.released().forEach(token -> response.addReleased(Protos.token(token, null)));
+                CloseSessionResponse.Builder response = CloseSessionResponse.newBuilder()
+                        .setReleasedTotal(ended.released().size());
+                ended.released().stream().limit(RELEASED_LISTED_MAX)
+                        .forEach(token -> response.addReleased(Protos.token(token, null)));
                 return response.build();
             });
         });

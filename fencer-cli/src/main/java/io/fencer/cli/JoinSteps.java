@@ -25,7 +25,7 @@ import picocli.CommandLine.Model.CommandSpec;
  * its state to it then (a large snapshot takes as long as its bytes take): it waits on while the copy goes on,
  * until the group has sent nothing for {@link #COPY_QUIET_MAX}. Ratis needs this order:
  * the leader catches a new peer up before it commits the change that adds it, and gives up on one that does not
- * answer within three election timeouts, so the peer must run before the add.
+ * answer within its staging timeout (10 s), so the peer must run before the add.
  */
 final class JoinSteps {
     static final Duration WAIT_MAX = Duration.ofHours(24);
@@ -33,7 +33,8 @@ final class JoinSteps {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
     /**
      * How long a peer that ran out of its wait goes on hearing nothing from the group before it gives up: a leader
-     * catching it up sends at least a heartbeat per election timeout, and gives up after three of them.
+     * catching it up sends a request at least every few seconds (a 4 MiB one takes at most the 3 s request timeout to
+     * cross), and gives up on a peer that has not answered for its staging timeout, 10 s.
      */
     static final Duration COPY_QUIET_MAX = Duration.ofSeconds(10);
 

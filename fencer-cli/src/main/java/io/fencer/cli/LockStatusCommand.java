@@ -28,6 +28,11 @@ final class LockStatusCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print JSON: an object for NAME, an array for the list.")
     boolean json;
 
+    @Option(names = "--after", paramLabel = "NAME", converter = Converters.LockName.class,
+            description = "List only locks whose names sort after NAME: the last one a list showed, for the next "
+                    + LIST_LIMIT + ".")
+    String after;
+
     @Mixin
     ClientOptions client;
 
@@ -42,14 +47,15 @@ final class LockStatusCommand implements Callable<Integer> {
                 LockStatus status = fencer.describe(name);
                 out.println(json ? toJson(status) : table(List.of(status)));
             } else {
-                List<LockStatus> locks = fencer.list("", LIST_LIMIT);
+                List<LockStatus> locks = fencer.list("", after, LIST_LIMIT);
                 if (json) {
                     out.println(Json.array(locks.stream().map(LockStatusCommand::toJson).toList()));
                 } else {
                     out.println(locks.isEmpty() ? "no lock is held, waited for or delayed" : table(locks));
                 }
                 if (locks.size() >= LIST_LIMIT) {
-                    spec.commandLine().getErr().println("fencer: showing the first " + LIST_LIMIT + " locks only");
+                    spec.commandLine().getErr().println("fencer: showing " + LIST_LIMIT + " locks only; --after "
+                            + locks.get(locks.size() - 1).lock() + " lists the next");
                 }
             }
         }
@@ -66,22 +72,27 @@ final class LockStatusCommand implements Callable<Integer> {
                 .add("holderToken", status.holder() == null ? null : Long.valueOf(status.holder().value()))
                 .add("holderIdentity", status.holderIdentity())
                 .addLongs("waiterSessionIds", status.waiterSessionIds())
+                .add("waitersTotal", status.waitersTotal())
                 .add("lastToken", status.lastToken())
                 .add("delayed", status.delayed())
                 .add("lastEnd", status.lastEnd())
                 .addObjects("sharedHolders", status.sharedHolders().stream()
                         .map(token -> Json.object().add("token", token.toString()).add("value", token.value())
                                 .add("sequencer", token.sequencer()))
-                        .toList());
+                        .toList())
+                .add("sharedHoldersTotal", status.sharedHoldersTotal());
     }
 
-    /** Returns the exclusive holder's token, or how many readers share the lock and the latest one's token. */
+    /**
+     * Returns the exclusive holder's token, or how many readers share the lock and the earliest one's token (the
+     * latest may be past the first 1,000 the service lists).
+     */
     private static String holderText(LockStatus status) {
         if (status.holder() != null) {
             return status.holder().toString();
         }
         List<io.fencer.core.FencingToken> readers = status.sharedHolders();
-        return readers.isEmpty() ? "-" : readers.size() + " shared, latest " + readers.get(readers.size() - 1);
+        return readers.isEmpty() ? "-" : status.sharedHoldersTotal() + " shared, earliest " + readers.get(0);
     }
 
     /** Returns the locks as an aligned text table with a header row. */
@@ -93,7 +104,7 @@ final class LockStatusCommand implements Callable<Integer> {
                 status.lock(),
                 holderText(status),
                 status.holderIdentity() == null ? "-" : status.holderIdentity(),
-                Integer.toString(status.waiterSessionIds().size()),
+                Integer.toString(status.waitersTotal()),
                 Long.toString(status.lastToken()),
                 status.delayed() ? "yes" : "no",
                 status.lastEnd() == null ? "-" : status.lastEnd()});

@@ -92,6 +92,22 @@ class CommandEndToEndTest {
     }
 
     @Test
+    void lockStatus_afterAName_listsOnlyTheLocksPastIt() {
+        try (Session session = fencer.openSession(Duration.ofSeconds(10));
+             Grant first = session.lock("status-after/a").acquire(Duration.ofSeconds(30));
+             Grant second = session.lock("status-after/b").acquire(Duration.ofSeconds(30))) {
+            CommandRun after = CommandRun.run("lock", "status", "--after", "status-after/a", "--json", "--server",
+                    endpoint);
+            CommandRun tooLong = CommandRun.run("lock", "status", "--after", "x".repeat(300), "--server", endpoint);
+
+            assertThat(after.exitCode()).as(after.err()).isZero();
+            assertThat(after.out()).contains("\"lock\":\"status-after/b\"").doesNotContain("status-after/a");
+            assertThat(tooLong.exitCode()).isEqualTo(2);
+            assertThat(tooLong.err()).contains("--after").contains("300");
+        }
+    }
+
+    @Test
     void benchLock_shortRun_completesCyclesWithStrictlyIncreasingTokens() {
         CommandRun run = CommandRun.run("bench", "lock", "--duration", "2s", "--warmup", "0s", "--clients", "4",
                 "--json", "--server", endpoint);

@@ -25,7 +25,8 @@ class LockStatusCommandTest {
         assertThat(json).isEqualTo("{\"lock\":" + quotedLock + "\",\"holder\":" + quotedLock + "#9223372036854775806\","
                 + "\"holderSequencer\":\"" + holder.sequencer() + "\",\"holderToken\":9223372036854775806,"
                 + "\"holderIdentity\":\"billing \\\"eu\\\"\",\"waiterSessionIds\":[3,9223372036854775807],"
-                + "\"lastToken\":9223372036854775807,\"delayed\":true,\"lastEnd\":\"ended\\u0001\\n\",\"sharedHolders\":[]}");
+                + "\"waitersTotal\":2,\"lastToken\":9223372036854775807,\"delayed\":true,"
+                + "\"lastEnd\":\"ended\\u0001\\n\",\"sharedHolders\":[],\"sharedHoldersTotal\":0}");
         JsonObject read = JsonParser.parseString(json).getAsJsonObject();
         assertThat(read.get("lock").getAsString()).isEqualTo(lock);
         assertThat(read.get("lastToken").getAsLong()).isEqualTo(Long.MAX_VALUE);
@@ -39,21 +40,35 @@ class LockStatusCommandTest {
         String json = Json.array(List.of(LockStatusCommand.toJson(free), LockStatusCommand.toJson(free)));
 
         String one = "{\"lock\":\"free\",\"holder\":null,\"holderSequencer\":null,\"holderToken\":null,"
-                + "\"holderIdentity\":null,\"waiterSessionIds\":[],\"lastToken\":0,\"delayed\":false,"
-                + "\"lastEnd\":null,\"sharedHolders\":[]}";
+                + "\"holderIdentity\":null,\"waiterSessionIds\":[],\"waitersTotal\":0,\"lastToken\":0,"
+                + "\"delayed\":false,\"lastEnd\":null,\"sharedHolders\":[],\"sharedHoldersTotal\":0}";
         assertThat(json).isEqualTo("[" + one + "," + one + "]");
     }
 
     @Test
-    void tableAndJson_sharedLock_showTheReadersAndTheLatestToken() {
+    void tableAndJson_sharedLock_showTheReadersAndTheEarliestToken() {
         FencingToken first = new FencingToken("db", 3, io.fencer.core.LockMode.SHARED);
         FencingToken second = new FencingToken("db", 4, io.fencer.core.LockMode.SHARED);
         LockStatus shared = new LockStatus("db", null, null, List.of(), 4, false, null, List.of(first, second));
 
-        assertThat(LockStatusCommand.table(List.of(shared))).contains("2 shared, latest db#4(shared)");
+        assertThat(LockStatusCommand.table(List.of(shared))).contains("2 shared, earliest db#3(shared)");
         JsonObject read = JsonParser.parseString(LockStatusCommand.toJson(shared).toString()).getAsJsonObject();
         assertThat(read.getAsJsonArray("sharedHolders")).hasSize(2);
         assertThat(read.getAsJsonArray("sharedHolders").get(1).getAsJsonObject().get("sequencer").getAsString())
                 .isEqualTo(second.sequencer());
+    }
+
+    @Test
+    void tableAndJson_queuesListedInPart_showTheTotals() {
+        FencingToken first = new FencingToken("db", 3, io.fencer.core.LockMode.SHARED);
+        LockStatus shared = new LockStatus("db", null, null, List.of(7L), 1_503, false, null, List.of(first), 4_200,
+                1_500);
+
+        assertThat(LockStatusCommand.table(List.of(shared))).contains("1500 shared, earliest db#3(shared)")
+                .contains("  4200  ");
+        JsonObject read = JsonParser.parseString(LockStatusCommand.toJson(shared).toString()).getAsJsonObject();
+        assertThat(read.get("waitersTotal").getAsInt()).isEqualTo(4_200);
+        assertThat(read.get("sharedHoldersTotal").getAsInt()).isEqualTo(1_500);
+        assertThat(read.getAsJsonArray("waiterSessionIds")).hasSize(1);
     }
 }

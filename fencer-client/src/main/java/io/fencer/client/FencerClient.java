@@ -20,14 +20,30 @@ public interface FencerClient extends AutoCloseable {
      */
     Session openSession(Duration ttl);
 
-    /** Describes a lock: holder, token, waiters, last token issued. */
+    /**
+     * Describes a lock: holder, token, waiters, last token issued. Lists at most the first 1,000 waiters and shared
+     * holders; {@link LockStatus#waitersTotal()} and {@link LockStatus#sharedHoldersTotal()} count them all.
+     */
     LockStatus describe(String lock);
 
     /** Describes a semaphore: its permits, each slot's holder, its waiters (permits 0 when not in use). */
     SemaphoreStatus describeSemaphore(String semaphore);
 
-    /** Lists locks that are held, waited for or delayed, whose names start with {@code prefix}. */
-    List<LockStatus> list(String prefix, int limit);
+    /**
+     * Lists the first {@code limit} (1 to 1,000; 0: 1,000) locks that are held, waited for or delayed, whose names
+     * start with {@code prefix}, in name order, each as {@link #describe} shows it.
+     */
+    default List<LockStatus> list(String prefix, int limit) {
+        return list(prefix, null, limit);
+    }
+
+    /**
+     * Lists, as {@link #list(String, int)}, the locks whose names sort after {@code startAfter} (null or empty: from
+     * the first), so that a caller pages through every lock: a list shorter than {@code limit} is the last. The
+     * service answers in pages of about 1 MiB, which this call joins; the pages are separate reads, so a lock may
+     * come or go between them.
+     */
+    List<LockStatus> list(String prefix, String startAfter, int limit);
 
     /** Asks whether {@code token} is still its lock's holder, and if not, what superseded or ended it. */
     TokenStatus validate(FencingToken token);

@@ -127,16 +127,19 @@ final class LockRecord {
     }
 
     /**
-     * Returns the picture of this lock; {@code holderIdentity} is its exclusive holder session's, or null, and
-     * {@code shared} its shared holders.
+     * Returns the picture of this lock with at most its first {@code shownMax} waiters; {@code holderIdentity} is its
+     * exclusive holder session's, or null, and {@code shared} its first shared holders.
      */
-    LockView view(String holderIdentity, List<LockView.SharedHolderView> shared) {
-        List<LockView.WaiterView> queue = new ArrayList<>(waiters.size());
+    LockView view(String holderIdentity, List<LockView.SharedHolderView> shared, int shownMax) {
+        List<LockView.WaiterView> queue = new ArrayList<>(Math.min(shownMax, waiters.size()));
         for (Map.Entry<Long, Waiter> waiter : waiters.entrySet()) {
+            if (queue.size() == shownMax) {
+                break;
+            }
             queue.add(new LockView.WaiterView(waiter.getKey(), waiter.getValue().requestId(),
                     waiter.getValue().mode()));
         }
         return new LockView(name, holderToken(), holderSessionId, holderIdentity, queue, lastToken, delayed,
-                lastEnd, shared);
+                lastEnd, shared, waiters.size(), sharedHolders.size());
     }
 }

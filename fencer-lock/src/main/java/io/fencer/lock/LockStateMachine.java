@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * The lock service's deterministic state machine: sessions, locks, FIFO waiters and per-lock token counters
@@ -153,7 +154,7 @@ public final class LockStateMachine {
         List<LockView> slots = new ArrayList<>(record.permits);
         for (int permit = 0; permit < record.permits; permit++) {
             LockRecord slot = state.locks.get(record.slot(permit));
-            slots.add(slot == null ? null : view(slot));
+            slots.add(slot == null ? null : view(slot, Integer.MAX_VALUE));
         }
         List<LockView.WaiterView> queue = new ArrayList<>(record.waiters.size());
         for (Map.Entry<Long, String> waiter : record.waiters.entrySet()) {
@@ -169,33 +170,68 @@ public final class LockStateMachine {
 
     /** The state of one lock, or empty when it has no record (never used, or idle and dropped). */
     public Optional<LockView> describe(String lock) {
+        return describe(lock, Integer.MAX_VALUE);
+    }
+
+    /**
+     * The state of one lock with at most its first {@code shownMax} waiters and shared holders (and the count of
+     * each), or empty when it has no record. The cost follows what is shown, not the queue.
+     */
+    public Optional<LockView> describe(String lock, int shownMax) {
+        checkShownMax(shownMax);
         LockRecord record = state.locks.get(lock);
-        return record == null ? Optional.empty() : Optional.of(view(record));
+        return record == null ? Optional.empty() : Optional.of(view(record, shownMax));
     }
 
     /** Locks with a record (held, waited for or delayed) whose names start with {@code prefix}, in name order. */
     public List<LockView> list(String prefix, int limit) {
-        Objects.requireNonNull(prefix, "prefix");
         if (limit < 0) {
             throw new IllegalArgumentException("limit must not be negative: " + limit);
         }
         List<LockView> views = new ArrayList<>(Math.min(limit, state.locks.size()));
-        for (LockRecord record : state.locks.tailMap(prefix, true).values()) {
-            if (views.size() >= limit || !record.name.startsWith(prefix)) {
-                break;
-            }
-            views.add(view(record));
-        }
+        list(prefix, "", Integer.MAX_VALUE, view -> views.size() < limit && views.add(view));
         return views;
     }
 
-    private LockView view(LockRecord record) {
-        List<LockView.SharedHolderView> shared = new ArrayList<>(record.sharedHolders.size());
+    /**
+     * Shows {@code visitor} the locks with a record whose names start with {@code prefix} and sort after
+     * {@code startAfter} (empty: from the first), in name order, each with at most its first {@code shownMax} waiters
+     * and shared holders, until it returns false or none is left. Returns whether a lock followed the last one the
+     * visitor accepted: it returned false on one, and that one is not counted as shown.
+     */
+    public boolean list(String prefix, String startAfter, int shownMax, Predicate<LockView> visitor) {
+        Objects.requireNonNull(prefix, "prefix");
+        Objects.requireNonNull(startAfter, "startAfter");
+        checkShownMax(shownMax);
+        boolean fromPrefix = startAfter.compareTo(prefix) < 0;
+        for (LockRecord record : state.locks.tailMap(fromPrefix ? prefix : startAfter, fromPrefix).values()) {
+            if (!record.name.startsWith(prefix)) {
+                return false;
+            }
+            if (!visitor.test(view(record, shownMax))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void checkShownMax(int shownMax) {
+        if (shownMax < 0) {
+            throw new IllegalArgumentException("shownMax must not be negative: " + shownMax);
+        }
+    }
+
+    private LockView view(LockRecord record, int shownMax) {
+        List<LockView.SharedHolderView> shared = new ArrayList<>(Math.min(shownMax, record.sharedHolders.size()));
         for (Map.Entry<Long, Long> holder : record.sharedHolders.entrySet()) {
+            if (shared.size() == shownMax) {
+                break;
+            }
             shared.add(new LockView.SharedHolderView(FencingToken.of(record.lockName, holder.getValue(),
                     LockMode.SHARED), holder.getKey(), state.sessions.get(holder.getKey()).identity));
         }
-        return record.view(record.held() ? state.sessions.get(record.holderSessionId).identity : null, shared);
+        return record.view(record.held() ? state.sessions.get(record.holderSessionId).identity : null, shared,
+                shownMax);
     }
 
     /**

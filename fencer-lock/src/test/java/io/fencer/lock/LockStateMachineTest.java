@@ -600,6 +600,56 @@ class LockStateMachineTest extends LockMachineFixture {
     }
 
     @Test
+    void list_afterAName_startsPastItWithinThePrefixAndSaysWhetherMoreFollow() {
+        long session = open();
+        for (String name : List.of("orders", "orders/1", "orders/2", "orders/3", "users/1")) {
+            acquire(session, name);
+        }
+        List<String> seen = new java.util.ArrayList<>();
+
+        boolean more = machine.list("orders/", "orders/1", Integer.MAX_VALUE, view -> seen.add(view.lock()));
+
+        assertThat(seen).containsExactly("orders/2", "orders/3");
+        assertThat(more).as("users/1 does not match the prefix").isFalse();
+        seen.clear();
+        assertThat(machine.list("orders", "orders", Integer.MAX_VALUE, view -> seen.add(view.lock())))
+                .as("the visitor took all").isFalse();
+        assertThat(seen).as("a name equal to start_after is past").containsExactly("orders/1", "orders/2", "orders/3");
+        seen.clear();
+        assertThat(machine.list("orders/", "a", Integer.MAX_VALUE, view -> seen.add(view.lock()) && seen.size() < 2))
+                .as("orders/3 follows the two taken").isTrue();
+        assertThat(seen).as("a start before the prefix starts at it").containsExactly("orders/1", "orders/2");
+        assertThat(machine.list("orders/", "orders/3", 0, view -> false)).isFalse();
+    }
+
+    @Test
+    void describe_queuesLongerThanShown_showsTheFirstAndCountsAll() {
+        long holder = open();
+        FencingToken held = acquire(holder, "q");
+        for (int i = 0; i < 5; i++) {
+            queue(open(), "q", "wait-" + i);
+        }
+        long firstReader = open();
+        FencingToken earliest = apply(new Command.Acquire(firstReader, HASH, "r", "read-0", false,
+                io.fencer.core.LockMode.SHARED)).result() instanceof Result.Granted granted ? granted.token() : null;
+        for (int i = 1; i < 4; i++) {
+            apply(new Command.Acquire(open(), HASH, "r", "read-" + i, false, io.fencer.core.LockMode.SHARED));
+        }
+
+        LockView queue = machine.describe("q", 2).orElseThrow();
+        LockView readers = machine.describe("r", 2).orElseThrow();
+
+        assertThat(queue.holder()).isEqualTo(held);
+        assertThat(queue.waiters()).extracting(LockView.WaiterView::requestId).containsExactly("wait-0", "wait-1");
+        assertThat(queue.waitersTotal()).isEqualTo(5);
+        assertThat(readers.sharedHolders()).hasSize(2);
+        assertThat(readers.sharedHolders().get(0).token()).isEqualTo(earliest);
+        assertThat(readers.sharedHoldersTotal()).isEqualTo(4);
+        assertThat(machine.describe("q").orElseThrow().waiters()).as("shown whole").hasSize(5);
+        assertThatThrownBy(() -> machine.describe("q", -1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void queries_reportSessionsDelayedLocksAndCounters() {
         long first = open();
         long second = open();

@@ -112,6 +112,27 @@ class ConsoleTest {
     }
 
     @Test
+    void state_ofALockWithALongQueue_namesTheFirstWaitersAndCountsAll() throws Exception {
+        startHolding("anonymous admin *\n");
+        LocksGrpc.LocksFutureStub waits = LocksGrpc.newFutureStub(channel).withDeadlineAfter(60,
+                java.util.concurrent.TimeUnit.SECONDS);
+        int shown = 20; // the console's WAITERS_SHOWN_MAX
+        int waiters = shown + 5;
+        for (int i = 0; i < waiters; i++) {
+            waits.acquire(TestServers.acquireRequest(TestServers.openSession(TestServers.stub(channel), 60_000),
+                    "jobs/a", "w" + i, 50_000));
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> TestServers.stub(channel).describe(DescribeRequest
+                .newBuilder().setLock("jobs/a").build()).getWaitersTotal() == waiters);
+
+        JsonObject lock = post("state", "{\"prefix\": \"jobs/\"}", true).getAsJsonArray("locks").get(0)
+                .getAsJsonObject();
+
+        assertThat(lock.getAsJsonArray("waiters")).hasSize(shown);
+        assertThat(lock.get("waitersTotal").getAsInt()).isEqualTo(waiters);
+    }
+
+    @Test
     void refusals_ofAStaleWrite_areInTheConsolesJsonWithThePresentedAndAcceptedTokens() throws Exception {
         startHolding("anonymous admin *\n");
         LocksGrpc.LocksBlockingStub locks = TestServers.stub(channel);

@@ -259,21 +259,30 @@ public final class DefaultFencerClient implements FencerClient {
     }
 
     @Override
-    public List<LockStatus> list(String prefix, int limit) {
+    public List<LockStatus> list(String prefix, String startAfter, int limit) {
         if (limit < 0 || limit > LIST_LIMIT_MAX) {
             throw new InvalidArgumentException("limit", Integer.toString(limit),
                     "list limit must be between 0 (the default, " + LIST_LIMIT_MAX + ") and " + LIST_LIMIT_MAX
                             + ", got " + limit);
         }
         checkOpen();
-        ListRequest request = ListRequest.newBuilder().setPrefix(prefix == null ? "" : prefix).setLimit(limit).build();
+        int wanted = limit == 0 ? LIST_LIMIT_MAX : limit;
+        List<LockStatus> locks = new ArrayList<>();
+        String after = startAfter == null ? "" : startAfter;
         seeReleasesSent();
-        ListResponse response = router.read("List", calls -> calls.call(LocksGrpc.getListMethod(), request));
-        List<LockStatus> locks = new ArrayList<>(response.getLocksCount());
-        for (LockInfo info : response.getLocksList()) {
-            locks.add(Protos.lockStatus(info));
+        // The service cuts a page at about 1 MiB: ask on after its last lock until the limit or the end.
+        while (true) {
+            ListRequest request = ListRequest.newBuilder().setPrefix(prefix == null ? "" : prefix)
+                    .setStartAfter(after).setLimit(wanted - locks.size()).build();
+            ListResponse response = router.read("List", calls -> calls.call(LocksGrpc.getListMethod(), request));
+            for (LockInfo info : response.getLocksList()) {
+                locks.add(Protos.lockStatus(info));
+            }
+            if (!response.getMore() || response.getLocksCount() == 0 || locks.size() >= wanted) {
+                return List.copyOf(locks);
+            }
+            after = locks.get(locks.size() - 1).lock();
         }
-        return List.copyOf(locks);
     }
 
     @Override

@@ -91,8 +91,11 @@ final class Protos {
         for (io.fencer.api.v1.SharedHolder reader : info.getSharedHoldersList()) {
             readers.add(token(reader.getToken()));
         }
+        // A server before the totals sends 0 and lists all.
         return new LockStatus(info.getLock(), holder, holder == null ? null : identity(info.getHolderIdentity()),
-                waiters, info.getLastToken(), info.getDelayed(), endCause(info.getLastEnd()), readers);
+                waiters, info.getLastToken(), info.getDelayed(), endCause(info.getLastEnd()), readers,
+                Math.max(info.getWaitersTotal(), waiters.size()), Math.max(info.getSharedHoldersTotal(),
+                readers.size()));
     }
 
     static TokenStatus tokenStatus(ValidateResponse response) {

@@ -2,8 +2,10 @@ package io.fencer.client.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import io.fencer.api.v1.EndCause;
+import io.fencer.api.v1.ListRequest;
 import io.fencer.api.v1.ListResponse;
 import io.fencer.api.v1.LockInfo;
 import io.fencer.api.v1.ValidateResponse;
@@ -107,6 +109,59 @@ class ClientQueriesTest {
 
         assertThat(locks).extracting(LockStatus::lock).containsExactly("jobs/a", "jobs/b");
         assertThat(locks).extracting(LockStatus::lastToken).containsExactly(1L, 2L);
+    }
+
+    @Test
+    void list_pagesCutBySize_asksAfterEachPagesLastLockUntilTheLimit() {
+        List<String> names = List.of("jobs/a", "jobs/b", "jobs/c", "jobs/d", "jobs/e");
+        List<ListRequest> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        server.locks.onList = request -> {
+            asked.add(request);
+            List<String> after = names.stream().filter(name -> name.compareTo(request.getStartAfter()) > 0).toList();
+            List<String> page = after.subList(0, Math.min(2, Math.min(request.getLimit(), after.size())));
+            ListResponse.Builder response = ListResponse.newBuilder().setMore(after.size() > page.size());
+            page.forEach(name -> response.addLocks(LockInfo.newBuilder().setLock(name)));
+            return response.build();
+        };
+
+        List<LockStatus> four = client.list("jobs/", 4);
+        List<LockStatus> rest = client.list("jobs/", "jobs/d", 10);
+
+        assertThat(four).extracting(LockStatus::lock).containsExactly("jobs/a", "jobs/b", "jobs/c", "jobs/d");
+        assertThat(asked.subList(0, 2)).extracting(ListRequest::getStartAfter, ListRequest::getLimit)
+                .containsExactly(tuple("", 4), tuple("jobs/b", 2));
+        assertThat(rest).extracting(LockStatus::lock).containsExactly("jobs/e");
+        assertThat(asked).hasSize(3);
+    }
+
+    @Test
+    void list_serverBeforePagingOrOneThatSaysMoreForever_endsAtItsLimit() {
+        server.locks.onList = request -> ListResponse.newBuilder()
+                .addLocks(LockInfo.newBuilder().setLock("jobs/a")).build();
+        assertThat(client.list("jobs/", "jobs/a", 10)).as("a server before start_after ignores it: one page")
+                .extracting(LockStatus::lock).containsExactly("jobs/a");
+
+        server.locks.onList = request -> ListResponse.newBuilder().setMore(true)
+                .addLocks(LockInfo.newBuilder().setLock("jobs/a")).build();
+        assertThat(client.list("jobs/", 3)).hasSize(3);
+        assertThat(server.locks.count("List")).isEqualTo(4);
+    }
+
+    @Test
+    void describe_queuesShownInPart_countsThemAllAndTrustsTheListsOfOlderServers() {
+        server.locks.onDescribe = request -> LockInfo.newBuilder().setLock("orders").setWaitersTotal(4_200)
+                .setSharedHoldersTotal(0).addWaiters(Waiter.newBuilder().setSessionId(6)).build();
+        LockStatus status = client.describe("orders");
+        assertThat(status.waiterSessionIds()).containsExactly(6L);
+        assertThat(status.waitersTotal()).isEqualTo(4_200);
+
+        server.locks.onDescribe = request -> LockInfo.newBuilder().setLock("orders")
+                .addWaiters(Waiter.newBuilder().setSessionId(6)).addWaiters(Waiter.newBuilder().setSessionId(7))
+                .addSharedHolders(io.fencer.api.v1.SharedHolder.newBuilder().setToken(FakeLocks.token("orders", 3)))
+                .build();
+        LockStatus older = client.describe("orders");
+        assertThat(older.waitersTotal()).as("no total sent: the list is whole").isEqualTo(2);
+        assertThat(older.sharedHoldersTotal()).isEqualTo(1);
     }
 
     @Test

@@ -68,6 +68,8 @@ final class ConsoleRoutes {
     static final String HEADER = "X-Fencer-Console";
     /** The most locks the console shows: one List call's worth, each with one Validate of its holder. */
     static final int LOCKS_MAX = 200;
+    /** The most waiters a lock's row names; the rest it counts (a lock may have 10,000). */
+    static final int WAITERS_SHOWN_MAX = 20;
     /** How long the console's calls to the services may take. */
     static final long CALL_MILLIS_MAX = 5_000;
     private static final Gson GSON = new Gson();
@@ -253,14 +255,16 @@ final class ConsoleRoutes {
                 json.addProperty("holderIdentity", lock.getHolderIdentity());
                 json.addProperty("leaseRemainingMillis", leases[i]);
             }
-            json.addProperty("shared", lock.getSharedHoldersCount());
+            json.addProperty("shared", lock.getSharedHoldersTotal());
             json.addProperty("lastToken", lock.getLastToken());
             json.addProperty("delayed", lock.getDelayed());
             JsonArray waiters = new JsonArray();
-            for (Waiter waiter : lock.getWaitersList()) {
+            for (Waiter waiter : lock.getWaitersList().subList(0, Math.min(WAITERS_SHOWN_MAX,
+                    lock.getWaitersCount()))) {
                 waiters.add(waiter.getSessionId());
             }
             json.add("waiters", waiters);
+            json.addProperty("waitersTotal", lock.getWaitersTotal());
             json.addProperty("canRevoke", lock.hasHolder() && mayRevoke.test(identity, lock.getLock()));
             array.add(json);
         }

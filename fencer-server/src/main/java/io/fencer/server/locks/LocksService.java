@@ -103,6 +103,16 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
      * with their sequencers, stay far below a client's 4 MiB message limit, where a session's 10,000 did not.
      */
     static final int RELEASED_LISTED_MAX = 1_000;
+    /**
+     * The most waiters, and the most shared holders, a Describe or List shows of one lock (the rest are counted):
+     * 1,000 shared holders of 256-byte names under 256-byte identities are about 1 MB.
+     */
+    static final int QUEUE_SHOWN_MAX = 1_000;
+    /**
+     * The size past which a List page takes no further lock: with one lock shown whole beyond it, at most about
+     * 2.5 MB, under the 4 MiB a gRPC client reads by default.
+     */
+    static final int LIST_PAGE_BYTES_MAX = 1 << 20;
 
     private final RaftNode raft;
     private final Proposer proposer;
@@ -451,7 +461,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         serve(out, () -> {
             String lock = RequestChecks.lock("lock", request.getLock()).value();
             authorizer.check(Permission.READ, lock);
-            return proposer.read(machine -> machine.describe(lock).map(Protos::lockInfo)
+            return proposer.read(machine -> machine.describe(lock, QUEUE_SHOWN_MAX).map(Protos::lockInfo)
                     .orElseGet(() -> Protos.freeLock(lock, machine.floor())));
         });
     }
@@ -461,15 +471,26 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         serve(out, () -> {
             String prefix = RequestChecks.prefix(request.getPrefix());
             int limit = RequestChecks.listLimit(request.getLimit());
+            String startAfter = RequestChecks.startAfter(request.getStartAfter());
             authorizer.checkPrefix(Permission.READ, prefix); // the whole prefix, or nothing: never a filtered list
-            return proposer.read(machine -> {
-                ListResponse.Builder response = ListResponse.newBuilder();
-                for (LockView view : machine.list(prefix, limit)) {
-                    response.addLocks(Protos.lockInfo(view));
-                }
-                return response.build();
-            });
+            return proposer.read(machine -> listPage(machine, prefix, startAfter, limit));
         });
+    }
+
+    /** Returns a page of at most {@code limit} locks that stops once past {@link #LIST_PAGE_BYTES_MAX}. */
+    private static ListResponse listPage(LockStateMachine machine, String prefix, String startAfter, int limit) {
+        ListResponse.Builder response = ListResponse.newBuilder();
+        int[] bytes = {0};
+        boolean more = machine.list(prefix, startAfter, QUEUE_SHOWN_MAX, view -> {
+            if (response.getLocksCount() == limit || bytes[0] >= LIST_PAGE_BYTES_MAX) {
+                return false;
+            }
+            LockInfo info = Protos.lockInfo(view);
+            bytes[0] += info.getSerializedSize();
+            response.addLocks(info);
+            return true;
+        });
+        return response.setMore(more).build();
     }
 
     @Override

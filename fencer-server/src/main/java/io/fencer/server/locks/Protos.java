@@ -117,7 +117,7 @@ final class Protos {
         if (view.anyHolder() == null && view.lastEnd() != null) {
             info.setLastEnd(endCause(view.lastEnd()));
         }
-        return info.build();
+        return info.setWaitersTotal(view.waitersTotal()).setSharedHoldersTotal(view.sharedHoldersTotal()).build();
     }
 
     /** Returns the LockInfo of a lock without a record: free, and above the floor. */

@@ -138,6 +138,16 @@ final class RequestChecks {
         return limit == 0 ? LIST_LIMIT_MAX : limit;
     }
 
+    /** Returns a List's start_after: empty, or at most as long as a lock name (any text: it need name no lock). */
+    static String startAfter(String startAfter) {
+        int bytes = startAfter.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > LockNames.BYTES_MAX) {
+            throw new InvalidArgumentException("start_after", startAfter, "start_after is " + bytes
+                    + " bytes of UTF-8, more than the " + LockNames.BYTES_MAX + " of a lock name");
+        }
+        return startAfter;
+    }
+
     static String prefix(String prefix) {
         int bytes = prefix.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > LockNames.BYTES_MAX) {

@@ -42,7 +42,9 @@ function lockRow(lock) {
   cell(row, lock.holderIdentity === undefined ? (lock.delayed ? 'free (lock-delay)' : 'free') : lock.holderIdentity,
     'holder');
   cell(row, '-', 'lease');
-  cell(row, lock.waiters.length ? lock.waiters.map(s => 'session ' + s).join(', ') : 'none', 'waiters');
+  const unlisted = lock.waitersTotal - lock.waiters.length;
+  cell(row, lock.waiters.length ? lock.waiters.map(s => 'session ' + s).join(', ')
+    + (unlisted > 0 ? ' and ' + unlisted + ' more' : '') : 'none', 'waiters');
   const action = cell(row, '', 'action');
   if (lock.canRevoke) {
     const button = document.createElement('button');
@@ -68,7 +70,7 @@ function drawLocks(locks) {
   // Rows are redrawn only when what they show changed, so that the focus (keyboard users) and a button about to be
   // pressed stay; the leases, renewed all the time, are counted down in place.
   const shown = JSON.stringify(locks.map(l => [l.lock, l.token, l.holderIdentity, l.waiters, l.canRevoke, l.delayed,
-    l.shared]));
+    l.shared, l.waitersTotal]));
   if (shown !== drawnLocks) {
     body.replaceChildren(...locks.map(lockRow));
     drawnLocks = shown;

@@ -8,15 +8,19 @@ import static io.fencer.server.TestServers.release;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.ListenableFuture;
+import io.fencer.api.v1.AcquireAllRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.AdminGrpc;
 import io.fencer.api.v1.DescribeRequest;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.LocksGrpc;
 import io.fencer.api.v1.OpenSessionRequest;
-import io.fencer.api.v1.StatusRequest;
 import io.fencer.api.v1.Reason;
+import io.fencer.api.v1.StatusRequest;
 import io.fencer.core.Ticker;
+import io.fencer.lock.Command.AcquireAll;
 import io.fencer.testing.FreePorts;
 import io.grpc.ManagedChannel;
 import java.io.DataOutputStream;
@@ -34,9 +38,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -395,6 +401,39 @@ class ClusterTest {
         Socket socket = new Socket("127.0.0.1", port);
         socket.setSoTimeout(20_000);
         return socket;
+    }
+
+    /**
+     * Regression: the proposer bounded an entry's store bytes only, so 256 multi-locks of 64 long names made one entry
+     * of 4,283,175 bytes, past Ratis's 4 MiB appender buffer: Ratis refused it whole ("Log entry size … exceeds the
+     * max buffer limit"), every command in it failed INTERNAL, and the leader lost its term.
+     */
+    @Test
+    void commit_ofManyMultiLocksOfLongNamesAtOnce_keepsEachEntryWithinRatisBufferAndTheLeader() throws Exception {
+        quotas = IdentityQuotas.DEFAULT.withWaitersPerIdentityMax(100_000);
+        startThreePeers();
+        FencerServer leader = awaitLeader();
+        List<TestServers.TestSession> sessions = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            sessions.add(openSession(stubOf(leader), TTL_MILLIS));
+        }
+        LocksGrpc.LocksFutureStub calls = LocksGrpc.newFutureStub(channelOf(leader)).withDeadlineAfter(90,
+                TimeUnit.SECONDS);
+        List<ListenableFuture<AcquireResponse>> answers = new ArrayList<>();
+        for (int call = 0; call < 1_500; call++) {
+            TestServers.TestSession session = sessions.get(call % sessions.size());
+            AcquireAllRequest.Builder request = AcquireAllRequest.newBuilder().setSessionId(session.id())
+                    .setSessionSecret(session.secret()).setRequestId("many-" + call + "-" + "r".repeat(100));
+            for (int i = 0; i < AcquireAll.LOCKS_MAX; i++) {
+                request.addLocks(String.format(Locale.ROOT, "%05d-%02d-%s", call, i, "x".repeat(246)));
+            }
+            answers.add(calls.acquireAll(request.build()));
+        }
+
+        List<AcquireResponse> granted = Futures.allAsList(answers).get(120, TimeUnit.SECONDS);
+
+        assertThat(granted).allSatisfy(answer -> assertThat(answer.getAcquired()).isTrue());
+        assertThat(leader.isLeader()).as("the leader kept its term").isTrue();
     }
 
     /** Acquires and releases one lock {@code count} times in a row: one log entry per call. */

@@ -8,6 +8,7 @@ import io.fencer.core.UnavailableException;
 import io.fencer.lock.Command;
 import io.fencer.lock.CommandChecks;
 import io.fencer.lock.CommandCodec;
+import io.fencer.lock.CommandSizes;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
 import io.fencer.server.rpc.ErrorCatalogue;
@@ -67,10 +68,13 @@ public final class Proposer implements AutoCloseable {
     static final int IN_FLIGHT_ENTRIES_MAX = 3;
     static final int QUEUED_COMMANDS_MAX = 65_536;
     /**
-     * The most bytes of store entries in one log entry (a lone larger one goes alone): lock commands are tens of bytes,
-     * a store write up to a MiB, and one log entry must fit the Raft port's frame and Ratis's appender buffer.
+     * The most bytes of commands in one log entry, counted by {@link CommandSizes#encodedBytesMax} (a lone larger
+     * command goes alone: a store write of up to about 1 MiB). Ratis refuses an entry past its appender buffer (4 MiB),
+     * and fails every command in it: a batch of 256 multi-locks of 64 long names (4,283,175 bytes) was refused whole
+     * ("Log entry size … exceeds the max buffer limit") and cost its leader its term, when only store bytes were
+     * counted here.
      */
-    static final long BATCH_STORE_BYTES_MAX = 2L << 20;
+    static final long BATCH_BYTES_MAX = 2L << 20;
 
     private final RaftNode raft;
     private final RaftLockStateMachine stateMachine;
@@ -117,7 +121,12 @@ public final class Proposer implements AutoCloseable {
      * One command waiting for its result: its place in the queue's order, and, for a release answered early, the
      * durable mark when it was queued (null otherwise).
      */
-    private record Proposal(Command command, CompletableFuture<Result> result, long sequence, DurableMark early) {}
+    private record Proposal(Command command, CompletableFuture<Result> result, long sequence, DurableMark early,
+            long bytesMax) {
+        Proposal(Command command, CompletableFuture<Result> result, long sequence, DurableMark early) {
+            this(command, result, sequence, early, CommandSizes.encodedBytesMax(command));
+        }
+    }
 
     /**
      * How far the commands this proposer queued are durable: every one up to and including {@code sequence} of
@@ -319,8 +328,8 @@ public final class Proposer implements AutoCloseable {
                 batch = new ArrayList<>(Math.min(queue.size(), BATCH_COMMANDS_MAX));
                 long batchBytes = 0;
                 while (batch.size() < BATCH_COMMANDS_MAX && !queue.isEmpty()
-                        && (batch.isEmpty() || batchBytes + storeBytes(queue.peek()) <= BATCH_STORE_BYTES_MAX)) {
-                    batchBytes += storeBytes(queue.peek());
+                        && (batch.isEmpty() || batchBytes + queue.peek().bytesMax <= BATCH_BYTES_MAX)) {
+                    batchBytes += queue.peek().bytesMax;
                     batch.add(queue.poll());
                 }
                 entry = sent(lone);
@@ -335,11 +344,6 @@ public final class Proposer implements AutoCloseable {
                 }
             }
         }
-    }
-
-    /** Returns the bytes a proposal adds to an entry's store payload: its store entry's, or 0 for a lock command. */
-    private static long storeBytes(Proposal proposal) {
-        return proposal.command() instanceof Command.StoreEntry store ? store.entry().length : 0;
     }
 
     /**
@@ -465,6 +469,9 @@ public final class Proposer implements AutoCloseable {
         CompletableFuture<RaftClientReply> reply;
         try {
             byte[] encoded = CommandCodec.encodeCommands(commands);
+            assert encoded.length <= CommandSizes.BATCH_HEADER_BYTES
+                    + batch.stream().mapToLong(Proposal::bytesMax).sum()
+                    : "a batch of " + batch.size() + " commands took " + encoded.length + " bytes, past its bound";
             long callId = callIds.incrementAndGet();
             reply = raft.submit(request(callId, RaftClientRequest.writeRequestType(),
                     Message.valueOf(UnsafeByteOperations.unsafeWrap(encoded))));

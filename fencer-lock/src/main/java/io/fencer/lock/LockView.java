@@ -10,7 +10,7 @@ import java.util.List;
  * @param holder the holder's token, or null when free
  * @param holderSessionId the holder's session, or 0; for the server's own bookkeeping, never shown to clients
  * @param holderIdentity the identity that opened the holder's session, or null when free
- * @param waiters the queue, first in line first: all of it, or its first {@code waitersTotal} when shown in part
+ * @param waiters the queue, first in line first: all of it, or its first places when shown in part
  * @param lastToken the latest token ever issued for the lock (at least the global floor)
  * @param delayed true while in lock-delay after its holder's session expired
  * @param lastEnd how the last grant ended, or null

@@ -215,9 +215,10 @@ public final class LockStateMachine {
         return false;
     }
 
+    /** At least one of each is shown, so that a view of a shared lock names a holder ({@link LockView#anyHolder}). */
     private static void checkShownMax(int shownMax) {
-        if (shownMax < 0) {
-            throw new IllegalArgumentException("shownMax must not be negative: " + shownMax);
+        if (shownMax < 1) {
+            throw new IllegalArgumentException("shownMax must be positive: " + shownMax);
         }
     }
 

@@ -619,7 +619,8 @@ class LockStateMachineTest extends LockMachineFixture {
         assertThat(machine.list("orders/", "a", Integer.MAX_VALUE, view -> seen.add(view.lock()) && seen.size() < 2))
                 .as("orders/3 follows the two taken").isTrue();
         assertThat(seen).as("a start before the prefix starts at it").containsExactly("orders/1", "orders/2");
-        assertThat(machine.list("orders/", "orders/3", 0, view -> false)).isFalse();
+        assertThat(machine.list("orders/", "orders/3", 1, view -> false)).isFalse();
+        assertThatThrownBy(() -> machine.list("", "", 0, view -> true)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -646,7 +647,7 @@ class LockStateMachineTest extends LockMachineFixture {
         assertThat(readers.sharedHolders().get(0).token()).isEqualTo(earliest);
         assertThat(readers.sharedHoldersTotal()).isEqualTo(4);
         assertThat(machine.describe("q").orElseThrow().waiters()).as("shown whole").hasSize(5);
-        assertThatThrownBy(() -> machine.describe("q", -1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> machine.describe("q", 0)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

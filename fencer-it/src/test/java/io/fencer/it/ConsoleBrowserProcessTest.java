@@ -168,6 +168,20 @@ class ConsoleBrowserProcessTest {
                     "return document.documentElement.scrollWidth - document.documentElement.clientWidth;");
             assertThat(((Number) overflow).longValue()).as("horizontal overflow in px at 360 px wide")
                     .isLessThanOrEqualTo(0);
+
+            // More locks than the page shows (200): it says so.
+            List<io.fencer.client.FencedMultiLock.MultiGrant> many = new java.util.ArrayList<>();
+            for (int first = 0; first < 256; first += 64) {
+                int from = first;
+                many.add(other.locks(java.util.stream.IntStream.range(from, from + 64)
+                        .mapToObj(i -> String.format(java.util.Locale.ROOT, "many/%03d", i)).toArray(String[]::new))
+                        .acquire(PATIENCE));
+            }
+            await().atMost(PATIENCE).until(() -> browser.findElement(By.id("locks-note")).getText()
+                    .startsWith("Showing the first 200 locks"));
+            for (io.fencer.client.FencedMultiLock.MultiGrant grant : many) {
+                grant.close();
+            }
         }
     }
 

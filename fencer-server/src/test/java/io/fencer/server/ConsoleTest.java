@@ -133,6 +133,28 @@ class ConsoleTest {
     }
 
     @Test
+    void state_ofMoreLocksThanItShows_saysSo() throws Exception {
+        startHolding("anonymous admin *\n");
+        TestSession session = TestServers.openSession(TestServers.stub(channel), 60_000);
+        for (int first = 0; first < 256; first += 64) {
+            io.fencer.api.v1.AcquireAllRequest.Builder request = io.fencer.api.v1.AcquireAllRequest.newBuilder()
+                    .setSessionId(session.id()).setSessionSecret(session.secret()).setRequestId("many-" + first);
+            for (int i = first; i < first + 64; i++) {
+                request.addLocks(String.format(java.util.Locale.ROOT, "many/%03d", i));
+            }
+            assertThat(TestServers.stub(channel).acquireAll(request.build()).getAcquired()).isTrue();
+        }
+
+        JsonObject all = post("state", "{\"prefix\": \"\"}", true);
+        JsonObject jobs = post("state", "{\"prefix\": \"jobs/\"}", true);
+
+        assertThat(all.getAsJsonArray("locks")).hasSize(200);
+        assertThat(all.get("locksMore").getAsBoolean()).isTrue();
+        assertThat(jobs.getAsJsonArray("locks")).hasSize(1);
+        assertThat(jobs.get("locksMore").getAsBoolean()).isFalse();
+    }
+
+    @Test
     void refusals_ofAStaleWrite_areInTheConsolesJsonWithThePresentedAndAcceptedTokens() throws Exception {
         startHolding("anonymous admin *\n");
         LocksGrpc.LocksBlockingStub locks = TestServers.stub(channel);

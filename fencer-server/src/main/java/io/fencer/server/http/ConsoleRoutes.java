@@ -171,9 +171,11 @@ final class ConsoleRoutes {
             state.add("peer", outcome(status, ConsoleRoutes::peer));
             state.add("peers", outcome(peers, ConsoleRoutes::peers));
             try {
-                List<LockInfo> listed = Futures.getDone(locks).getLocksList();
+                ListResponse page = Futures.getDone(locks);
+                List<LockInfo> listed = page.getLocksList();
                 leases(channel, listed, leases -> {
                     state.add("locks", locks(identity, listed, leases));
+                    state.addProperty("locksMore", page.getMore());
                     answer(call, 200, state);
                 });
             } catch (Exception e) {

@@ -58,7 +58,7 @@ function lockRow(lock) {
   return row;
 }
 
-function drawLocks(locks) {
+function drawLocks(locks, more) {
   const body = document.querySelector('#locks tbody');
   leases = [];
   if (locks.error) {
@@ -82,7 +82,8 @@ function drawLocks(locks) {
         deadline: Date.now() + lock.leaseRemainingMillis });
     }
   });
-  document.getElementById('locks-note').textContent = locks.length ? '' : 'No lock is held, waited for or delayed.';
+  document.getElementById('locks-note').textContent = !locks.length ? 'No lock is held, waited for or delayed.'
+    : more ? 'Showing the first ' + locks.length + ' locks: a longer name prefix shows the others.' : '';
   tick();
 }
 
@@ -173,7 +174,7 @@ async function refresh() {
   try {
     const state = await call('state', { prefix: document.getElementById('prefix').value });
     document.getElementById('identity').textContent = state.identity;
-    drawLocks(state.locks);
+    drawLocks(state.locks, state.locksMore);
     drawPeers(state.peers, state.peer);
     const updated = document.getElementById('updated');
     updated.textContent = new Date().toLocaleTimeString();

@@ -10,7 +10,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
-import io.fencer.api.v1.AcquireAllRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.AdminGrpc;
 import io.fencer.api.v1.DescribeRequest;
@@ -422,12 +421,10 @@ class ClusterTest {
         List<ListenableFuture<AcquireResponse>> answers = new ArrayList<>();
         for (int call = 0; call < 1_500; call++) {
             TestServers.TestSession session = sessions.get(call % sessions.size());
-            AcquireAllRequest.Builder request = AcquireAllRequest.newBuilder().setSessionId(session.id())
-                    .setSessionSecret(session.secret()).setRequestId("many-" + call + "-" + "r".repeat(100));
-            for (int i = 0; i < AcquireAll.LOCKS_MAX; i++) {
-                request.addLocks(String.format(Locale.ROOT, "%05d-%02d-%s", call, i, "x".repeat(246)));
-            }
-            answers.add(calls.acquireAll(request.build()));
+            int each = call;
+            answers.add(calls.acquireAll(TestServers.acquireAllRequest(session, "many-" + call + "-" + "r".repeat(100),
+                    0, i -> String.format(Locale.ROOT, "%05d-%02d-%s", each, i, "x".repeat(246)), 0,
+                    AcquireAll.LOCKS_MAX)));
         }
 
         List<AcquireResponse> granted = Futures.allAsList(answers).get(120, TimeUnit.SECONDS);

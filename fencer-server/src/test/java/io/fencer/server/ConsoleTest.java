@@ -137,12 +137,9 @@ class ConsoleTest {
         startHolding("anonymous admin *\n");
         TestSession session = TestServers.openSession(TestServers.stub(channel), 60_000);
         for (int first = 0; first < 256; first += 64) {
-            io.fencer.api.v1.AcquireAllRequest.Builder request = io.fencer.api.v1.AcquireAllRequest.newBuilder()
-                    .setSessionId(session.id()).setSessionSecret(session.secret()).setRequestId("many-" + first);
-            for (int i = first; i < first + 64; i++) {
-                request.addLocks(String.format(java.util.Locale.ROOT, "many/%03d", i));
-            }
-            assertThat(TestServers.stub(channel).acquireAll(request.build()).getAcquired()).isTrue();
+            assertThat(TestServers.stub(channel).acquireAll(TestServers.acquireAllRequest(session, "many-" + first, 0,
+                    i -> String.format(java.util.Locale.ROOT, "many/%03d", i), first, first + 64)).getAcquired())
+                    .isTrue();
         }
 
         JsonObject all = post("state", "{\"prefix\": \"\"}", true);

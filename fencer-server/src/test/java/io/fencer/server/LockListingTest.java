@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.ListenableFuture;
-import io.fencer.api.v1.AcquireAllRequest;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.ListRequest;
@@ -136,12 +135,8 @@ class LockListingTest {
 
     private void holdAll(TestSession holder, int locks) {
         for (int first = 0; first < locks; first += 64) {
-            AcquireAllRequest.Builder request = AcquireAllRequest.newBuilder().setSessionId(holder.id())
-                    .setSessionSecret(holder.secret()).setRequestId("hold-" + first);
-            for (int i = first; i < Math.min(locks, first + 64); i++) {
-                request.addLocks(name(i));
-            }
-            assertThat(stub.acquireAll(request.build()).getAcquired()).isTrue();
+            assertThat(stub.acquireAll(TestServers.acquireAllRequest(holder, "hold-" + first, 0,
+                    LockListingTest::name, first, Math.min(locks, first + 64))).getAcquired()).isTrue();
         }
     }
 
@@ -149,13 +144,8 @@ class LockListingTest {
     private void queueOnAll(TestSession waiter, int locks, int index) {
         for (int first = 0; first < locks; first += 64) {
             String requestId = String.format(Locale.ROOT, "wait-%02d-%04d-", index, first);
-            AcquireAllRequest.Builder request = AcquireAllRequest.newBuilder().setSessionId(waiter.id())
-                    .setSessionSecret(waiter.secret()).setWaitMillis(100_000)
-                    .setRequestId(requestId + "w".repeat(128 - requestId.length()));
-            for (int i = first; i < Math.min(locks, first + 64); i++) {
-                request.addLocks(name(i));
-            }
-            future().acquireAll(request.build());
+            future().acquireAll(TestServers.acquireAllRequest(waiter, requestId + "w".repeat(128 - requestId.length()),
+                    100_000, LockListingTest::name, first, Math.min(locks, first + 64)));
         }
     }
 

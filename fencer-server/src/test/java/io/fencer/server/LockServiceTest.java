@@ -9,7 +9,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.ListenableFuture;
-import io.fencer.api.v1.AcquireAllRequest;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.CloseSessionResponse;
@@ -226,12 +225,9 @@ class LockServiceTest {
         String padding = "x".repeat(245);
         int held = 7_040;
         for (int first = 0; first < held; first += 64) {
-            AcquireAllRequest.Builder request = AcquireAllRequest.newBuilder().setSessionId(session.id())
-                    .setSessionSecret(session.secret()).setRequestId("many-" + first);
-            for (int i = first; i < first + 64; i++) {
-                request.addLocks(String.format(java.util.Locale.ROOT, "%05d-%s", i, padding));
-            }
-            assertThat(stub.acquireAll(request.build()).getAcquired()).isTrue();
+            assertThat(stub.acquireAll(TestServers.acquireAllRequest(session, "many-" + first, 0,
+                    i -> String.format(java.util.Locale.ROOT, "%05d-%s", i, padding), first, first + 64))
+                    .getAcquired()).isTrue();
         }
 
         CloseSessionResponse closed = TestServers.closeSession(stub, session);

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.fencer.api.errors.WireErrors;
+import io.fencer.api.v1.AcquireAllRequest;
 import io.fencer.api.v1.AcquireRequest;
 import io.fencer.api.v1.AcquireResponse;
 import io.fencer.api.v1.AdminGrpc;
@@ -46,6 +47,7 @@ import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 
 /** Helpers of the server tests: configs on free ports, channels, stubs, and small call wrappers. */
 final class TestServers {
@@ -156,6 +158,20 @@ final class TestServers {
     static AcquireRequest acquireRequest(TestSession session, String lock, String requestId, long waitMillis) {
         return AcquireRequest.newBuilder().setSessionId(session.id()).setSessionSecret(session.secret())
                 .setLock(lock).setRequestId(requestId).setWaitMillis(waitMillis).build();
+    }
+
+    /**
+     * Returns an AcquireAll of {@code session} under {@code requestId} for the locks {@code name} gives for
+     * {@code from} (inclusive) to {@code to} (exclusive), waiting up to {@code waitMillis}.
+     */
+    static AcquireAllRequest acquireAllRequest(TestSession session, String requestId, long waitMillis,
+            IntFunction<String> name, int from, int to) {
+        AcquireAllRequest.Builder request = AcquireAllRequest.newBuilder().setSessionId(session.id())
+                .setSessionSecret(session.secret()).setRequestId(requestId).setWaitMillis(waitMillis);
+        for (int i = from; i < to; i++) {
+            request.addLocks(name.apply(i));
+        }
+        return request.build();
     }
 
     static ReleaseResponse release(LocksGrpc.LocksBlockingStub stub, TestSession session, FencingToken token) {

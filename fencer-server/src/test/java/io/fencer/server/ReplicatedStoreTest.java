@@ -140,6 +140,34 @@ class ReplicatedStoreTest {
         assertThat(group.server(follower).store().engine().accepted("orders")).isEqualTo(3);
     }
 
+    /**
+     * A peer rebuilds its replica at every start, through a restore into {@code DIR/store-replica.restoring}; a crash
+     * (kill -9, power loss) during that rebuild leaves the directory behind. The next start must rebuild again, as
+     * the replica is only ever derived from the snapshot and the log: before, it refused to start ("an earlier
+     * restore was interrupted"), so one crash during a start kept the peer down until an operator deleted it.
+     */
+    @Test
+    void restart_afterACrashWhileItsReplicaWasRebuilt_rebuildsItAndServes() throws Exception {
+        group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();
+        String leader = group.awaitLeader();
+        store(leader).write(write("orders", "before", "1", 2));
+        String follower = group.aFollower(leader);
+        await().atMost(Duration.ofSeconds(30)).until(() -> "1".equals(localValue(follower, "orders", "before")));
+        assertThat(group.server(follower).takeSnapshot()).isPositive();
+        group.stop(follower);
+        Path cutShort = dataRoot.resolve(follower).resolve("store-replica.restoring");
+        Files.createDirectories(cutShort);
+        Files.writeString(cutShort.resolve("000004.sst"), "half of a rebuild");
+        Files.writeString(dataRoot.resolve(follower).resolve("store-snapshot1234.fencerbk"), "half of a copy");
+
+        group.start(follower);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> "1".equals(localValue(follower, "orders", "before")));
+        assertThat(cutShort).as("the rebuild cut short is gone").doesNotExist();
+        assertThat(dataRoot.resolve(follower).resolve("store-snapshot1234.fencerbk")).as("so is its copy")
+                .doesNotExist();
+    }
+
     @Test
     void unit_committedOnTheLeader_isAppliedWholeOnEveryReplicaAndHoldsItsScopeWhileOpen() throws Exception {
         group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();

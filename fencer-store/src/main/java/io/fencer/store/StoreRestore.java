@@ -95,7 +95,7 @@ public final class StoreRestore {
         checkTarget(directory);
         StoreBackupFile.verify(file);
         Path absolute = directory.toAbsolutePath().normalize();
-        Path building = absolute.resolveSibling(absolute.getFileName() + ".restoring");
+        Path building = building(directory);
         if (Files.exists(building, LinkOption.NOFOLLOW_LINKS)) {
             throw new FileAlreadyExistsException(building.toString(), null, "an earlier restore was interrupted"
                     + " and left it; delete it and restore again");
@@ -113,6 +113,15 @@ public final class StoreRestore {
                 deleteTree(building);
             }
         }
+    }
+
+    /**
+     * Returns where a restore into {@code directory} builds the database before renaming it into place:
+     * {@code DIR.restoring} beside it. A restore cut short by a crash leaves it behind.
+     */
+    public static Path building(Path directory) {
+        Path absolute = directory.toAbsolutePath().normalize();
+        return absolute.resolveSibling(absolute.getFileName() + ".restoring");
     }
 
     /** Writes every record of the file into a new database in {@code building}, fences raised; syncs and closes. */

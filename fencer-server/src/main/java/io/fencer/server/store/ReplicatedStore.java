@@ -87,6 +87,9 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
      * at it rather than answer it differently from its peers (it would refuse a call it does not know).
      */
     static final int ENTRY_VERSION_IMPORT = 2;
+    /** The names of the copy of a snapshot's store that {@link #load} restores the replica from. */
+    private static final String SNAPSHOT_COPY_PREFIX = "store-snapshot";
+    private static final String SNAPSHOT_COPY_SUFFIX = ".fencerbk";
     /**
      * The most bytes of one ImportScopes request, encoded: what one log entry holds
      * ({@link Command.StoreEntry#STORE_ENTRY_BYTES_MAX}), less room for the entry's own fields.
@@ -138,6 +141,7 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     public static ReplicatedStore open(Path directory, StoreOptions options) throws IOException {
         Objects.requireNonNull(options, "options");
         deleteTree(directory);
+        deleteLeftovers(directory);
         return new ReplicatedStore(directory, options.withBatchBytesMax(Math.min(options.batchBytesMax(),
                 BATCH_BYTES_MAX)));
     }
@@ -594,7 +598,8 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         replica.close();
         deleteTree(directory);
         if (in != null) {
-            Path file = Files.createTempFile(directory.toAbsolutePath().getParent(), "store-snapshot", ".fencerbk");
+            Path file = Files.createTempFile(directory.toAbsolutePath().getParent(), SNAPSHOT_COPY_PREFIX,
+                    SNAPSHOT_COPY_SUFFIX);
             try {
                 Files.copy(in, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
                 StoreRestore.Result restored = StoreRestore.restore(file, directory, scope -> 0);
@@ -610,6 +615,31 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     @Override
     public void close() {
         replica.close();
+    }
+
+    /**
+     * Deletes what a rebuild of the replica cut short by a crash left beside it: the database it was building
+     * ({@link StoreRestore#building}) and its copy of the snapshot. Derived data only, like the replica itself; left
+     * there, the building directory made every later rebuild refuse, so the peer could not start again.
+     */
+    private static void deleteLeftovers(Path directory) throws IOException {
+        deleteTree(StoreRestore.building(directory));
+        Path parent = directory.toAbsolutePath().getParent();
+        if (!Files.isDirectory(parent)) {
+            return;
+        }
+        try (Stream<Path> files = Files.list(parent)) {
+            for (Path file : files.filter(ReplicatedStore::isSnapshotCopy).toList()) {
+                Files.deleteIfExists(file);
+            }
+        }
+    }
+
+    private static boolean isSnapshotCopy(Path file) {
+        // Only names Files.createTempFile gives (the prefix, its digits, the suffix): nothing an operator named.
+        String name = file.getFileName().toString();
+        return name.matches(SNAPSHOT_COPY_PREFIX + "[0-9]+" + java.util.regex.Pattern.quote(SNAPSHOT_COPY_SUFFIX))
+                && Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS);
     }
 
     private static void deleteTree(Path root) throws IOException {

@@ -40,6 +40,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
@@ -48,6 +49,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,6 +92,9 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     /** The names of the copy of a snapshot's store that {@link #load} restores the replica from. */
     private static final String SNAPSHOT_COPY_PREFIX = "store-snapshot";
     private static final String SNAPSHOT_COPY_SUFFIX = ".fencerbk";
+    /** The names {@code Files.createTempFile} gives such a copy (the prefix, digits, the suffix): none an operator's. */
+    private static final Pattern SNAPSHOT_COPY = Pattern.compile(SNAPSHOT_COPY_PREFIX + "[0-9]+"
+            + Pattern.quote(SNAPSHOT_COPY_SUFFIX));
     /**
      * The most bytes of one ImportScopes request, encoded: what one log entry holds
      * ({@link Command.StoreEntry#STORE_ENTRY_BYTES_MAX}), less room for the entry's own fields.
@@ -636,10 +641,8 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     }
 
     private static boolean isSnapshotCopy(Path file) {
-        // Only names Files.createTempFile gives (the prefix, its digits, the suffix): nothing an operator named.
-        String name = file.getFileName().toString();
-        return name.matches(SNAPSHOT_COPY_PREFIX + "[0-9]+" + java.util.regex.Pattern.quote(SNAPSHOT_COPY_SUFFIX))
-                && Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        return SNAPSHOT_COPY.matcher(file.getFileName().toString()).matches()
+                && Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS);
     }
 
     private static void deleteTree(Path root) throws IOException {

@@ -28,6 +28,7 @@ import io.fencer.server.raft.FormatLevelGate;
 import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
+import io.fencer.server.raft.RestoreSeed;
 import io.fencer.server.rpc.EventLoopDelays;
 import io.fencer.server.rpc.GrpcEndpoints;
 import io.fencer.server.rpc.MalformedRequests;
@@ -226,6 +227,7 @@ public final class FencerServer implements AutoCloseable {
         // Read first: a bad certificate must stop the start before anything binds or joins the group.
         TlsMaterial tls = config.tls() == null ? null : config.tls().load();
         Files.createDirectories(config.dataDir());
+        RestoreSeed.checkFinished(config.dataDir()); // before anything is written there: a restore may run again
         SessionKeeperHolder keeperHolder = new SessionKeeperHolder();
         MetricsHolder metricsHolder = new MetricsHolder();
         listenToStateMachine(keeperHolder, metricsHolder);

@@ -668,6 +668,11 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         void writeTo(OutputStream out) throws IOException;
     }
 
+    /** Returns the temporary file {@link #writeAtomically} writes {@code target}'s content to before the rename. */
+    static Path temporaryOf(Path target) {
+        return target.resolveSibling(target.getFileName() + ".tmp");
+    }
+
     /** Writes {@code bytes} to a temporary file, forces it to disk, then renames it over {@code target}. */
     static void writeAtomically(Path target, byte[] bytes) throws IOException {
         writeAtomically(target, out -> out.write(bytes));
@@ -675,7 +680,7 @@ public final class RaftLockStateMachine extends BaseStateMachine {
 
     /** Writes {@code content} to a temporary file, forces it to disk, then renames it over {@code target}. */
     static void writeAtomically(Path target, FileContent content) throws IOException {
-        Path temporary = target.resolveSibling(target.getFileName() + ".tmp");
+        Path temporary = temporaryOf(target);
         try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE,
                 StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
                 OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel))) {

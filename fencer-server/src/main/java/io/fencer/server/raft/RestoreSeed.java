@@ -30,11 +30,31 @@ public final class RestoreSeed {
 
     /** Returns the seed of {@code dataDir}, or null when the peer was not restored. */
     static BackupFile.Contents read(Path dataDir, Limits limits) throws IOException {
+        checkFinished(dataDir);
         Path file = dataDir.resolve(FILE_NAME);
         if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             return null;
         }
         return BackupFile.read(Files.readAllBytes(file), BackupFile.Kind.SEED, file.toString(), limits);
+    }
+
+    /**
+     * Refuses a data directory into which a restore did not finish: its seed was being written (a crash, a full disk)
+     * and never put in place. Started there, a peer would found a new group that counts tokens from 1 again, the very
+     * thing a restore is for. The server checks this before it writes anything into the directory, so that the
+     * restore can be run again there.
+     *
+     * @throws IOException naming the partial seed and what to do; nothing was changed
+     */
+    public static void checkFinished(Path dataDir) throws IOException {
+        Path file = dataDir.resolve(FILE_NAME);
+        Path partial = RaftLockStateMachine.temporaryOf(file);
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS) && Files.exists(partial, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException("data directory " + dataDir + " holds " + partial.getFileName() + ", the seed of"
+                    + " a `fencer restore` that did not finish, and no seed " + FILE_NAME + ": started, this peer"
+                    + " would found a new group counting tokens from 1 again. Run the restore again (it replaces"
+                    + " that file); nothing was changed");
+        }
     }
 
     /** Returns the Raft group of a peer restored from {@code seed}, or the one group of Fencer when null. */
@@ -85,14 +105,18 @@ public final class RestoreSeed {
      * {@code generation}; returns the seed written.
      *
      * @param generation the restored group's generation: above the backup's and every token's in it
-     * @throws IOException when {@code dataDir} holds a peer's data already (a restore seeds a new peer only)
+     * @throws IOException when {@code dataDir} holds a peer's data already (a restore seeds a new peer only); a
+     *     partial seed that an unfinished restore left is no peer's data, and is replaced
      * @throws IllegalArgumentException when the generation is not above the backup's
      */
     public static BackupFile.Contents write(Path dataDir, BackupFile.Contents backup, int generation, Limits limits,
             long nowMillis) throws IOException {
         Files.createDirectories(dataDir);
+        // A restore that did not finish leaves its partial seed, which the next restore's write replaces.
+        String partialSeed = RaftLockStateMachine.temporaryOf(dataDir.resolve(FILE_NAME)).getFileName().toString();
         try (Stream<Path> entries = Files.list(dataDir)) {
-            if (entries.anyMatch(entry -> !entry.getFileName().toString().endsWith(".secret"))) {
+            if (entries.map(entry -> entry.getFileName().toString())
+                    .anyMatch(name -> !name.endsWith(".secret") && !name.equals(partialSeed))) {
                 throw new IOException("data directory " + dataDir + " is not empty: a restore seeds a new peer's empty"
                         + " data directory (a group secret file may be there), never one that holds a peer's data");
             }

@@ -9,7 +9,9 @@ import io.fencer.lock.BackupFile;
 import io.fencer.lock.Command;
 import io.fencer.lock.Limits;
 import io.fencer.lock.LockStateMachine;
+import io.fencer.server.FencerServer;
 import io.fencer.server.ServerConfig;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
@@ -18,6 +20,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -115,6 +118,35 @@ class RaftNodeTest {
                 .hasMessageContaining(RestoreSeed.groupName(seed)).hasMessageContaining(seedFile.toString());
 
         Files.write(seedFile, seedBytes);
+        RaftLockStateMachine stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
+        try (RaftNode raft = RaftNode.start(config, null, stateMachine, () -> 0)) {
+            assertThat(raft.groupId().getUuid().toString()).isEqualTo(RestoreSeed.groupName(seed));
+            assertThat(stateMachine.readLocal(LockStateMachine::generation)).isEqualTo(1);
+        }
+    }
+
+    /**
+     * A restore that did not finish (killed, or out of disk, while it wrote the seed) leaves its partial seed and no
+     * seed. Before, a server started there passed over it and founded a new group counting tokens from 1 again, and
+     * the restore run again refused the directory as not empty. Now the server refuses and writes nothing, and the
+     * restore run again replaces the partial seed.
+     */
+    @Test
+    void start_dataDirectoryOfAnUnfinishedRestore_refusedUntilTheRestoreRunsAgain() throws Exception {
+        BackupFile.Contents backup = new BackupFile.Contents(BackupFile.Kind.BACKUP, 0, UUID.randomUUID(), 0,
+                BackupFile.stateOf(new LockStateMachine(Limits.DEFAULT)));
+        Path partial = directory.resolve(RestoreSeed.FILE_NAME + ".tmp");
+        Files.writeString(partial, "the first half of a seed");
+        ServerConfig config = ServerConfig.defaults(directory).withPorts(0, 0, 0);
+
+        assertThatThrownBy(() -> FencerServer.start(config).close()).isInstanceOf(IOException.class)
+                .hasMessageContaining(partial.getFileName().toString()).hasMessageContaining("did not finish");
+        try (Stream<Path> entries = Files.list(directory)) {
+            assertThat(entries).as("nothing written beside the partial seed").containsExactly(partial);
+        }
+
+        BackupFile.Contents seed = RestoreSeed.write(directory, backup, 1, Limits.DEFAULT, 0);
+        assertThat(partial).doesNotExist();
         RaftLockStateMachine stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
         try (RaftNode raft = RaftNode.start(config, null, stateMachine, () -> 0)) {
             assertThat(raft.groupId().getUuid().toString()).isEqualTo(RestoreSeed.groupName(seed));

@@ -7,6 +7,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -14,8 +19,16 @@ import java.util.concurrent.ThreadLocalRandom;
  * to a temporary file of this run alone beside the target, are forced to disk and checked, and only then renamed
  * over the target, whose directory is then forced so that the rename survives a crash. A run that fails removes its
  * temporary file and leaves the target as it was; two runs to the same target never write into each other's file.
+ *
+ * <p>The file is made readable by its owner alone (where the file system has POSIX permissions), whatever the umask:
+ * a store's backup holds every value it stores, a lock group's the hashes of its session secrets and its holders'
+ * identities. Whoever should read it is given it by its owner.
  */
 final class WholeFile {
+    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
+    private static final Set<StandardOpenOption> CREATE_NEW_WRITE = EnumSet.of(StandardOpenOption.CREATE_NEW,
+            StandardOpenOption.WRITE);
+
     private WholeFile() {}
 
     /** Writes the file's bytes into the channel of the temporary file. */
@@ -35,8 +48,7 @@ final class WholeFile {
                 + Long.toUnsignedString(ThreadLocalRandom.current().nextLong(), 36) + ".tmp");
         boolean kept = false;
         try {
-            try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE_NEW,
-                    StandardOpenOption.WRITE)) {
+            try (FileChannel channel = FileChannel.open(temporary, CREATE_NEW_WRITE, ownerOnly(temporary))) {
                 body.write(channel);
                 channel.force(true);
             }
@@ -51,6 +63,12 @@ final class WholeFile {
             }
             throw failure;
         }
+    }
+
+    private static FileAttribute<?>[] ownerOnly(Path file) {
+        boolean posix = file.getFileSystem().supportedFileAttributeViews().contains("posix");
+        return posix ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)}
+                : new FileAttribute<?>[0];
     }
 
     /** Writes all of {@code bytes}: one channel write may take only part of them. */

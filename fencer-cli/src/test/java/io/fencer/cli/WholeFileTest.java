@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -31,6 +32,22 @@ class WholeFileTest {
 
         assertThat(listed()).containsExactly(target);
         assertThat(Files.readString(target)).isEqualTo("yesterday");
+    }
+
+    /**
+     * A backup holds a store's values or session secrets' hashes: neither the umask nor the file it replaces may open
+     * it to others.
+     */
+    @Test
+    void write_overAFileOthersRead_keepsAFileOnlyItsOwnerReads() throws Exception {
+        Path target = directory.resolve("backup.fbk");
+        Files.writeString(target, "yesterday");
+        Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-rw-rw-"));
+
+        WholeFile.write(target, channel -> WholeFile.writeAll(channel, bytes("today")), written -> null);
+
+        assertThat(Files.readString(target)).isEqualTo("today");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(target))).isEqualTo("rw-------");
     }
 
     // Regression: two runs to the same FILE shared FILE.tmp, so one could truncate or rename the other's bytes.

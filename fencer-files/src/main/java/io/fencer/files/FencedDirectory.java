@@ -62,6 +62,8 @@ public final class FencedDirectory {
     /** The longest file name, in UTF-8 bytes (the usual file system limit). */
     public static final int NAME_BYTES_MAX = 255;
     static final String TEMP_PREFIX = ".fencer-tmp.";
+    /** The prefix of every file the fence keeps in the directory, which no fenced write may name. */
+    private static final String FENCE_NAME_PREFIX = ".fencer-";
 
     private final FenceStore store;
     private final String scope;
@@ -204,8 +206,10 @@ public final class FencedDirectory {
             why = "it is " + bytes + " bytes of UTF-8, not 1 to " + NAME_BYTES_MAX;
         } else if (name.equals(".") || name.equals("..") || name.indexOf('/') >= 0 || name.indexOf('\\') >= 0) {
             why = "it is not a plain file name in the directory";
-        } else if (name.startsWith(".fencer-")) {
-            why = "names starting with '.fencer-' are the fence's own files";
+        } else if (name.regionMatches(true, 0, FENCE_NAME_PREFIX, 0, FENCE_NAME_PREFIX.length())) {
+            // In any case: on a case-insensitive volume (macOS, Windows, most SMB shares) '.FENCER-LOCK' is the lock
+            // file, and renaming content over it would let two processes lock two different files at once.
+            why = "names starting with '.fencer-', in any letter case, are the fence's own files";
         } else if (name.chars().anyMatch(Character::isISOControl)) {
             why = "it contains a control character";
         } else if (!StandardCharsets.UTF_8.newEncoder().canEncode(name)) { // an unpaired surrogate

@@ -139,6 +139,18 @@ class FencedDirectoryTest {
         assertThat(dir.resolve(FencedDirectory.FENCE_FILE_NAME)).doesNotExist();
     }
 
+    @ParameterizedTest
+    // A regression: only the lower-case prefix was refused, and on a case-insensitive volume (macOS, Windows, SMB)
+    // these names are the lock file, the fence file and its temporary file: a write renamed content over them.
+    @ValueSource(strings = {".FENCER-LOCK", ".Fencer-lock", ".FENCER-FENCE", ".FENCER-FENCE.TMP",
+        ".Fencer-tmp.1.00"})
+    void write_nameOfAFenceFileInAnotherCase_isRefusedNamingIt(String name) {
+        assertThatThrownBy(() -> files.write(token(1), name, bytes("x")))
+                .isInstanceOfSatisfying(InvalidArgumentException.class, e -> assertThat(e.field()).isEqualTo("name"))
+                .hasMessageContaining("the fence's own files");
+        assertThat(dir.resolve(FencedDirectory.FENCE_FILE_NAME)).doesNotExist();
+    }
+
     @Test
     void write_contentWriterThrows_leavesFileAndFenceAsTheyWere() throws IOException {
         files.write(token(1), FILE, bytes("v1"));

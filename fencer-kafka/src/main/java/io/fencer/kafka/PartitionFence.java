@@ -21,6 +21,12 @@ final class PartitionFence {
 
     private final Set<String> locks;
     private final Map<String, Long> accepted = new TreeMap<>();
+    /**
+     * The committed fences of locks this consumer does not fence, committed again as they were read: dropped, they
+     * would be lost for good, and a consumer of the group that fences the lock again (a rollback, or an older
+     * version during a rolling deploy) would start it at none and admit the stale records it refused before.
+     */
+    private final Map<String, Long> kept = new TreeMap<>();
 
     PartitionFence(Set<String> locks) {
         this.locks = locks;
@@ -73,7 +79,9 @@ final class PartitionFence {
 
     String encode() {
         StringBuilder text = new StringBuilder(METADATA_PREFIX);
-        accepted.forEach((lock, value) -> text.append(b64(lock)).append('=').append(value).append(';'));
+        Map<String, Long> all = new TreeMap<>(kept);
+        all.putAll(accepted);
+        all.forEach((lock, value) -> text.append(b64(lock)).append('=').append(value).append(';'));
         return text.toString();
     }
 
@@ -88,7 +96,8 @@ final class PartitionFence {
 
     /**
      * Restores a fence from committed metadata; empty or null metadata (nothing committed yet) is a fence that has
-     * accepted nothing. Locks this consumer does not fence are dropped (a consumer fencing fewer locks than before).
+     * accepted nothing. The fences of locks this consumer does not fence (a consumer fencing fewer locks than another
+     * of its group, or than before) judge nothing here and are kept, to be committed again.
      *
      * @throws IllegalStateException when the metadata is not a fence's, naming {@code where}
      */
@@ -112,9 +121,7 @@ final class PartitionFence {
                 if (value < 1 || value > FencingToken.VALUE_MAX) {
                     throw notAFence(where, metadata, "token value " + value + " out of range");
                 }
-                if (locks.contains(lock)) {
-                    fence.accepted.put(lock, value);
-                }
+                (locks.contains(lock) ? fence.accepted : fence.kept).put(lock, value);
             } catch (IllegalArgumentException | StringIndexOutOfBoundsException e) {
                 throw notAFence(where, metadata, "entry '" + entry + "' is not <base64url lock>=<token>");
             }

@@ -66,6 +66,25 @@ class PartitionFenceTest {
     }
 
     @Test
+    void decode_fenceOfALockThisConsumerDoesNotFence_keepsItForTheNextConsumerThatDoes() {
+        PartitionFence both = new PartitionFence(LOCKS);
+        both.judge(record(seq("orders", 41)));
+        both.judge(record(seq("billing", 9)));
+
+        // A consumer of the same group fencing fewer locks (a rolling deploy, a rollback) commits the partition.
+        PartitionFence ordersOnly = PartitionFence.decode("t-0", both.encode(), Set.of("orders"));
+        assertThat(ordersOnly.judge(record(seq("billing", 3))).reason()).isEqualTo(RefusedRecord.Reason.OTHER_LOCK);
+        ordersOnly.judge(record(seq("orders", 42)));
+        PartitionFence restored = PartitionFence.decode("t-0", ordersOnly.encode(), LOCKS);
+
+        assertThat(restored.accepted("orders")).isEqualTo(42);
+        assertThat(restored.accepted("billing")).as("billing's fence, carried through the other consumer's commit")
+                .isEqualTo(9);
+        assertThat(restored.judge(record(seq("billing", 3)))).as("billing's stale record").isNotNull()
+                .extracting(RefusedRecord::reason).isEqualTo(RefusedRecord.Reason.STALE);
+    }
+
+    @Test
     void decode_encodedFence_restoresEveryLock() {
         PartitionFence fence = new PartitionFence(LOCKS);
         fence.judge(record(seq("orders", 41)));

@@ -400,11 +400,14 @@ public final class JdbcFence {
             try (ResultSet rows = pipelined.getResultSet()) {
                 locked = lockedToken(rows, scope);
             }
-            if (pipelined.getMoreResults()) {
+            boolean returnedRows = pipelined.getMoreResults();
+            int updated = returnedRows ? -1 : pipelined.getUpdateCount();
+            // The token first, even for a misused statement: a stale one rolls its write back, as every refusal does,
+            // where the rows' error alone would leave that write in a transaction the caller might still commit.
+            decide(connection, scope, presented, locked);
+            if (returnedRows) {
                 throw new SQLException("fenced statement returned rows, where a write was expected: " + sql);
             }
-            int updated = pipelined.getUpdateCount();
-            decide(connection, scope, presented, locked);
             return updated;
         }
     }

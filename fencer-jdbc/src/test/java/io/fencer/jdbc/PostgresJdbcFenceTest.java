@@ -106,6 +106,25 @@ class PostgresJdbcFenceTest extends JdbcFenceContractTest {
         assertThat(count("SELECT COUNT(*) FROM returning_log")).isZero();
     }
 
+    /**
+     * A regression: a statement that returned rows was reported before the token was judged, so a stale token's
+     * write stayed in the open transaction, unrefused, and a caller that committed after the error committed it.
+     */
+    @Test
+    void executeUpdate_staleTokenWithStatementReturningRows_isRefusedAndRolledBackBeforeTheRowsError()
+            throws Exception {
+        JdbcFence fence = fence("returning_stale_fence");
+        execute("CREATE TABLE returning_stale_log (seq BIGSERIAL PRIMARY KEY, token BIGINT NOT NULL)");
+        fence.run(dataSource(), new FencingToken("returning-stale", 2), connection -> null);
+        try (var connection = transaction()) {
+            assertThatThrownBy(() -> fence.executeUpdate(connection, new FencingToken("returning-stale", 1),
+                    "INSERT INTO returning_stale_log (token) VALUES (?) RETURNING seq", 1L))
+                    .isInstanceOf(StaleTokenException.class);
+            connection.commit(); // a careless caller commits anyway: the refusal already rolled back
+        }
+        assertThat(count("SELECT COUNT(*) FROM returning_stale_log")).as("the stale token's rows").isZero();
+    }
+
     @Test
     void executeUpdate_lockedScope_writeWaitsBehindTheFenceRowLock() throws Exception {
         JdbcFence fence = fence("pipelined_fence");

@@ -30,7 +30,7 @@ import org.apache.kafka.common.serialization.Serializer;
  * <pre>{@code
  * FencedProducer<String, String> producer = FencedProducer.create("orders", config, keys, values);
  * try (Grant grant = session.lock("orders").acquire(wait)) {
- *     producer.onGrant(grant.token());           // fences every older producer of "orders", in any process
+ *     producer.onGrant(grant.token());           // fences every producer of "orders" started before, in any process
  *     producer.send(new ProducerRecord<>("orders", "42", "shipped"));   // one transaction, stamped
  * }
  * }</pre>
@@ -96,7 +96,7 @@ public final class FencedProducer<K, V> implements AutoCloseable {
 
     /**
      * Takes up a new grant of the lock: closes the previous Kafka producer, starts one and calls
-     * {@code initTransactions()}, which fences every older producer of the lock, in this process or another. Call it
+     * {@code initTransactions()}, which fences every producer of the lock started before, here or elsewhere. Call it
      * after every grant, before the first send.
      *
      * @throws ScopeMismatchException when {@code token} belongs to another lock; nothing changed
@@ -137,9 +137,11 @@ public final class FencedProducer<K, V> implements AutoCloseable {
      * Sends {@code records}, each stamped with the grant's sequencer, in one transaction: all are committed or none.
      * Returns once the transaction is committed.
      *
-     * @throws ProducerFencedException when a newer grant's producer has started ({@link #onGrant} elsewhere): this
-     *     holder was superseded; nothing of this transaction is visible to read-committed consumers, and the
-     *     producer is closed (take up a new grant to send again)
+     * @throws ProducerFencedException when another producer of the lock has started since ({@link #onGrant}
+     *     elsewhere): a newer grant's, so this holder was superseded, or a superseded holder's that took up its grant
+     *     late (the broker orders producers by when they started, consumers order records by token); nothing of this
+     *     transaction is visible to read-committed consumers, and the producer is closed (take up a grant to send
+     *     again)
      * @throws IllegalStateException when no grant was taken up, or the producer was fenced or closed
      * @throws IllegalArgumentException when a record already carries the header {@value #SEQUENCER_HEADER}, or there
      *     are more than {@value #RECORDS_PER_TRANSACTION_MAX} records
@@ -208,8 +210,11 @@ public final class FencedProducer<K, V> implements AutoCloseable {
 
     private ProducerFencedException fenced(KafkaException cause) {
         ProducerFencedException fenced = new ProducerFencedException("the producer of " + token + " (transactional"
-                + " id " + transactionalId(lock) + ") was fenced: a newer grant's producer has started, so this holder"
-                + " was superseded (probably paused past its lease); nothing of its transaction was committed");
+                + " id " + transactionalId(lock) + ") was fenced: another producer of the lock started since, most"
+                + " likely a newer grant's (this holder was superseded, probably paused past its lease), or a"
+                + " superseded holder's that took up its grant late, whose records consumers refuse by token; if this"
+                + " holder still holds the lock, take up its grant again to fence that one. Nothing of this"
+                + " transaction was committed");
         fenced.initCause(cause);
         return fenced;
     }

@@ -85,6 +85,21 @@ class ConsoleTest {
     }
 
     @Test
+    void revoke_withATokenThatIsNoNonNegativeInteger_isInvalidArgumentAndTheHolderKeepsTheLock() throws Exception {
+        FencingToken held = startHolding("anonymous admin *\n");
+        // The token names the grant to end, and 0 "whichever holds the lock": a token the console cannot read must
+        // be refused, never read as 0 (or as another token, 2^64 + 1 as 1) and end a grant the caller did not name.
+        for (String token : java.util.List.of("-1", "\"12x\"", "1.5", "18446744073709551617", "1e400", "true")) {
+            HttpResponse<String> refused = send("revoke", "{\"lock\": \"jobs/a\", \"token\": " + token + "}", true);
+
+            assertThat(refused.statusCode()).as("token %s: %s", token, refused.body()).isEqualTo(400);
+            assertThat(error(refused).get("code").getAsString()).isEqualTo("invalid_argument");
+            assertThat(error(refused).get("message").getAsString()).contains("token");
+            assertThat(holder("jobs/a")).as("after token %s", token).isEqualTo(held.getValue());
+        }
+    }
+
+    @Test
     void revoke_byAdmin_offersTheButtonRevokesAndTheEventsNameTheRevoker() throws Exception {
         FencingToken held = startHolding("anonymous admin *\n");
         JsonObject start = post("events", "{\"revision\": 0, \"ordinal\": 0}", true);

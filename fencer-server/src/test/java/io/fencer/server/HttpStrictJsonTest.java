@@ -168,6 +168,18 @@ class HttpStrictJsonTest {
     }
 
     @Test
+    void openSession_ttlWithAHugeExponent_isRefusedPromptlyAndThePortServesOn() {
+        // 24 bytes that protobuf's parser would turn into 10^99999999 on the port's event loop, for minutes
+        ErrorDetail detail = invalid(http.json("Locks/OpenSession", "{\"ttlMillis\": 1e99999999}"));
+        OpenSessionResponse next = ConnectCalls.parseJson(http.json("Locks/OpenSession", "{\"ttlMillis\": 30000}"),
+                OpenSessionResponse.getDefaultInstance());
+
+        assertThat(detail.getField()).isEqualTo("ttlMillis");
+        assertThat(detail.getMessage()).contains("at most 20 digits");
+        assertThat(next.getTtlMillis()).isEqualTo(30_000);
+    }
+
+    @Test
     void json_lenientSyntax_isInvalidArgument() {
         assertThat(invalid(http.json("Locks/OpenSession", "{ttlMillis: 30000}")).getMessage())
                 .contains("not valid JSON").doesNotContain("setStrictness").doesNotContain("https://");

@@ -35,14 +35,27 @@ import java.util.concurrent.ConcurrentHashMap;
  * and {@code p?q} would name the same lock).
  *
  * <p>Refused, each as INVALID_ARGUMENT naming where and what: a body that is not UTF-8 (naming the byte offset), JSON
- * that is not RFC 8259 JSON, a repeated member, a string with an unpaired surrogate, and a value of the wrong JSON
- * type for its field (an array, object, string or boolean where a number is due, and so on). What proto3's JSON
+ * that is not RFC 8259 JSON, a repeated member, a string with an unpaired surrogate, a value of the wrong JSON
+ * type for its field (an array, object, string or boolean where a number is due, and so on), a number longer than
+ * {@link #NUMBER_CHARS_MAX} characters, and an integer field's value with more than {@link #INTEGER_DIGITS_MAX}
+ * digits before or after its point (as {@code 1e99999999} has): each would cost minutes to parse. What proto3's JSON
  * mapping allows stays allowed: a 64-bit (or any) number as a decimal string ({@code "30000"}), an enum by name or
  * number, bytes as base64, null for a default.
  */
 final class StrictJson {
     /** The deepest nesting of objects and arrays read; protobuf's own JSON parser stops at 100 too. */
     static final int NESTING_MAX = 100;
+    /**
+     * The longest number read, as a JSON number or a decimal string, in characters: a 64-bit integer needs 20, a
+     * double 24, so this leaves room for any way of writing them. Parsing a longer one costs time that grows with the
+     * square of its digits (a megabyte of digits holds a thread for minutes), before protobuf's parser does it again.
+     */
+    static final int NUMBER_CHARS_MAX = 100;
+    /**
+     * The most digits before the point of an integer field's value (2^64 has 20), and the most after it: protobuf's
+     * parser turns the value into a BigInteger, and {@code 1e99999999} into 10^99999999, for minutes of CPU.
+     */
+    static final int INTEGER_DIGITS_MAX = 20;
     private static final Map<Descriptor, Map<String, FieldDescriptor>> FIELDS = new ConcurrentHashMap<>();
     private static final Set<String> FLOAT_WORDS = Set.of("NaN", "Infinity", "-Infinity");
 
@@ -148,7 +161,9 @@ final class StrictJson {
                 return new JsonPrimitive(value);
             }
             case NUMBER -> {
-                return new JsonPrimitive(new BigDecimal(reader.nextString()));
+                String number = reader.nextString();
+                checkLength(number, path, what);
+                return new JsonPrimitive(new BigDecimal(number));
             }
             case BOOLEAN -> {
                 return new JsonPrimitive(reader.nextBoolean());
@@ -245,19 +260,37 @@ final class StrictJson {
     /** A number field takes a JSON number or a decimal string (proto3 JSON writes 64-bit numbers as strings). */
     private static void checkNumber(FieldDescriptor field, JsonElement value, String where, String what) {
         expect(isNumber(value) || isString(value), value, where, "a JSON number", what);
+        boolean floating = field.getJavaType() == FieldDescriptor.JavaType.FLOAT
+                || field.getJavaType() == FieldDescriptor.JavaType.DOUBLE;
+        BigDecimal number = isNumber(value) ? value.getAsBigDecimal() : null;
         if (isString(value)) {
             String text = value.getAsString();
-            boolean floating = field.getJavaType() == FieldDescriptor.JavaType.FLOAT
-                    || field.getJavaType() == FieldDescriptor.JavaType.DOUBLE;
-            boolean decimal;
+            checkLength(text, where, what);
             try {
-                new BigDecimal(text);
-                decimal = !text.isEmpty() && !Character.isWhitespace(text.charAt(0));
+                number = new BigDecimal(text);
+                expect(!text.isEmpty() && !Character.isWhitespace(text.charAt(0)), value, where,
+                        "a JSON number (or a string of one)", what);
             } catch (NumberFormatException e) {
-                decimal = false;
+                expect(floating && FLOAT_WORDS.contains(text), value, where, "a JSON number (or a string of one)",
+                        what);
             }
-            expect(decimal || (floating && FLOAT_WORDS.contains(text)), value, where,
-                    "a JSON number (or a string of one)", what);
+        }
+        // Within NUMBER_CHARS_MAX characters, precision() is cheap and an exponent alone can make a value huge.
+        if (number != null && !floating && (number.precision() - (long) number.scale() > INTEGER_DIGITS_MAX
+                || number.scale() > INTEGER_DIGITS_MAX)) {
+            throw new InvalidArgumentException(where, text(value), "the " + what + " field '" + where + "' must be "
+                    + "an integer of at most " + INTEGER_DIGITS_MAX + " digits (and as many after a point), not "
+                    + text(value));
+        }
+    }
+
+    /** Refuses a number (or a string read as one) longer than {@link #NUMBER_CHARS_MAX}, naming where it is. */
+    private static void checkLength(String number, String where, String what) {
+        if (number.length() > NUMBER_CHARS_MAX) {
+            String shown = number.substring(0, Math.min(number.length(), 20)) + "...";
+            throw new InvalidArgumentException(where.isEmpty() ? "body" : where, shown, "the " + what + " body's "
+                    + (where.isEmpty() ? "value" : "'" + where + "'") + " is a number of " + number.length()
+                    + " characters (" + shown + "): numbers have at most " + NUMBER_CHARS_MAX);
         }
     }
 

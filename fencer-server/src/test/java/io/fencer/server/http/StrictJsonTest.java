@@ -69,6 +69,33 @@ class StrictJsonTest {
     }
 
     @Test
+    void check_integerWithAHugeExponentOrTooManyDigits_isRefusedNamingTheField() {
+        // protobuf's parser turns such a value into a BigInteger of 10^99999999 (minutes of CPU) or parses a
+        // hundred thousand digits in quadratic time: the check refuses them first, cheaply
+        InvalidArgumentException exponent = refusal("{\"ttlMillis\": 1e99999999}", OPEN);
+        InvalidArgumentException exponentString = refusal("{\"ttlMillis\": \"1e99999999\"}", OPEN);
+        InvalidArgumentException fraction = refusal("{\"sessionId\": 0e-99999999}", ACQUIRE);
+        InvalidArgumentException digits = refusal("{\"ttlMillis\": \"" + "9".repeat(100_000) + "\"}", OPEN);
+
+        assertThat(exponent.field()).isEqualTo("ttlMillis");
+        assertThat(exponent.value()).isEqualTo("1E+99999999");
+        assertThat(exponent.getMessage()).contains("ttlMillis", "at most 20 digits");
+        assertThat(exponentString.field()).isEqualTo("ttlMillis");
+        assertThat(fraction.field()).isEqualTo("sessionId");
+        assertThat(digits.field()).isEqualTo("ttlMillis");
+        assertThat(digits.getMessage()).contains("100000 characters", "at most " + StrictJson.NUMBER_CHARS_MAX);
+        assertThat(digits.value()).hasSizeLessThan(120);
+    }
+
+    @Test
+    void check_integerInEveryFormProto3JsonAllows_passes() {
+        StrictJson.check("{\"ttlMillis\": 18446744073709551615}", OPEN, "t");
+        StrictJson.check("{\"ttlMillis\": \"3.0e4\"}", OPEN, "t");
+        StrictJson.check("{\"ttlMillis\": 30000.000}", OPEN, "t");
+        StrictJson.check("{\"sessionId\": 0}", ACQUIRE, "t");
+    }
+
+    @Test
     void check_stringFieldGivenNumber_isRefused() {
         InvalidArgumentException error = refusal("{\"lock\": 123}", ACQUIRE);
 

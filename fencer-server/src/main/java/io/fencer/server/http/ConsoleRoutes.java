@@ -9,6 +9,7 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import io.fencer.api.errors.WireErrors;
 import io.fencer.api.v1.AdminGrpc;
 import io.fencer.api.v1.FencingToken;
 import io.fencer.api.v1.ListPeersRequest;
@@ -26,6 +27,7 @@ import io.fencer.api.v1.StatusResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
 import io.fencer.api.v1.Waiter;
+import io.fencer.core.InvalidArgumentException;
 import io.fencer.server.net.HttpCall;
 import io.fencer.server.rpc.Identities;
 import io.fencer.server.rpc.InProcessEndpoint;
@@ -35,6 +37,7 @@ import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -146,6 +149,14 @@ final class ConsoleRoutes {
         }
         Channel channel = endpoint.channelFor(call.tlsSession(), call.remoteAddress());
         String identity = Identities.of(call.tlsSession());
+        try {
+            route(call, route, body, channel, identity);
+        } catch (InvalidArgumentException e) {
+            answer(call, 400, failure(WireErrors.toStatusException(e)));
+        }
+    }
+
+    private void route(HttpCall call, String route, JsonObject body, Channel channel, String identity) {
         switch (route) {
             case "/state" -> state(call, channel, identity, text(body, "prefix"));
             case "/events" -> events.poll(call, channel, text(body, "prefix"), number(body, "revision"),
@@ -386,13 +397,30 @@ final class ConsoleRoutes {
         return value == null || !value.isJsonPrimitive() ? "" : value.getAsString();
     }
 
+    /**
+     * Returns the member {@code name}, a whole number from 0 to 2^63 - 1 (a JSON number or a string of one), or 0
+     * when it is absent or null; anything else is refused naming it. Never coerced: a revoke's token 0 means
+     * "whichever grant holds the lock", so a token read as 0, or wrapped around (2^64 + 1 as 1), would end a grant
+     * the caller did not name.
+     */
     private static long number(JsonObject body, String name) {
         JsonElement value = body.get(name);
-        try {
-            return value == null || !value.isJsonPrimitive() ? 0 : Math.max(0, value.getAsLong());
-        } catch (NumberFormatException e) {
+        if (value == null || value.isJsonNull()) {
             return 0;
         }
+        String text = value.isJsonPrimitive() && !value.getAsJsonPrimitive().isBoolean() ? value.getAsString() : null;
+        try {
+            // At most 30 characters: a BigDecimal's parse grows with the square of its digits.
+            long number = text == null || text.length() > 30 ? -1 : new BigDecimal(text).longValueExact();
+            if (number >= 0) {
+                return number;
+            }
+        } catch (NumberFormatException | ArithmeticException e) {
+            // refused below
+        }
+        String shown = InvalidArgumentException.printable(value.toString());
+        throw new InvalidArgumentException(name, shown, "the console call's '" + name + "' must be a whole number "
+                + "from 0 to " + Long.MAX_VALUE + ", not " + shown);
     }
 
     private static byte[] resource(String name) {

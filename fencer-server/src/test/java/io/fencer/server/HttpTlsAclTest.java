@@ -16,6 +16,7 @@ import io.fencer.api.v1.OpenSessionRequest;
 import io.fencer.api.v1.OpenSessionResponse;
 import io.fencer.api.v1.Reason;
 import io.fencer.core.ManualTicker;
+import io.fencer.server.tls.CertificateAuthority;
 import io.fencer.testing.TestTls;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
@@ -44,6 +45,7 @@ class HttpTlsAclTest {
     private static final String RULES = """
             scheduler lock  jobs/
             auditor   read  jobs/
+            caf\u00e9      admin cafe/
             """;
     /** The header the in-process endpoint carries the HTTP caller's identity in: no external caller may set it. */
     private static final String IN_PROCESS_IDENTITY = "fencer-in-process-identity";
@@ -98,6 +100,27 @@ class HttpTlsAclTest {
                 .setLock("jobs/allowed").build());
         assertThat(overHttp.getHolderIdentity()).isEqualTo("scheduler");
         assertThat(overHttp).isEqualTo(overGrpc);
+    }
+
+    @Test
+    void nonAsciiIdentity_isTheSameIdentityOnBothPorts() throws Exception {
+        // A common name is any Unicode text, and ACL lines name it in UTF-8: over HTTP it must not become "caf?".
+        CertificateAuthority.Issued certificate = tls.client("caf\u00e9");
+        ConnectCalls cafe = ConnectCalls.https(server.httpPort(), tls.jdkContext(certificate));
+        ManagedChannel cafeChannel = tls.channel(server.port(), certificate);
+        try {
+            ConnectCalls.Reply opened = cafe.json("Locks/OpenSession", "{\"ttlMillis\": 60000}");
+            assertThat(opened.status()).as("the ACL line of caf\u00e9 covers it over HTTP: %s", opened.text())
+                    .isEqualTo(200);
+            OpenSessionResponse session = ConnectCalls.parseJson(opened, OpenSessionResponse.getDefaultInstance());
+            assertThat(ConnectCalls.parseJson(cafe.json("Locks/Acquire", acquire(session, "cafe/http")),
+                    AcquireResponse.getDefaultInstance()).getAcquired()).isTrue();
+            LockInfo described = TestServers.stub(cafeChannel).describe(DescribeRequest.newBuilder()
+                    .setLock("cafe/http").build());
+            assertThat(described.getHolderIdentity()).isEqualTo("caf\u00e9");
+        } finally {
+            TestServers.close(cafeChannel);
+        }
     }
 
     @Test

@@ -20,7 +20,10 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.io.IOException;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
 import java.net.SocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.List;
@@ -100,7 +103,9 @@ public final class InProcessEndpoint implements AutoCloseable {
                 @Override
                 public void start(Listener<ResponseT> listener, Metadata headers) {
                     if (identity != null) {
-                        headers.put(IDENTITY, identity);
+                        // An ASCII header would carry "café" as "caf?", another identity: percent-encoded UTF-8
+                        // carries every common name as it is.
+                        headers.put(IDENTITY, URLEncoder.encode(identity, StandardCharsets.UTF_8));
                     }
                     headers.put(ADDRESS, address);
                     super.start(listener, headers);
@@ -121,7 +126,7 @@ public final class InProcessEndpoint implements AutoCloseable {
             Context context = Identities.withAddress(Context.current(),
                     address == null ? Identities.UNKNOWN_ADDRESS : address);
             if (identity != null) {
-                context = Identities.withIdentity(context, identity);
+                context = Identities.withIdentity(context, URLDecoder.decode(identity, StandardCharsets.UTF_8));
             }
             return Contexts.interceptCall(context, call, headers, next);
         }

@@ -3,6 +3,8 @@ package io.fencer.store;
 import io.fencer.core.Ticker;
 import io.fencer.core.UnavailableException;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -67,6 +69,7 @@ final class GroupCommit {
             keyed |= write.idempotencyKey != null;
         }
         List<ScopeCommit> commits = new ArrayList<>(byScope.size());
+        Map<String, WriteGroup> groups = new HashMap<>();
         database.enter();
         try (WriteBatch rocksBatch = new WriteBatch()) {
             try {
@@ -76,10 +79,14 @@ final class GroupCommit {
                     ScopeCommit commit = new ScopeCommit(writes, new WriteGroup(state, rocksBatch, database,
                             idempotency, scopes, units, observers));
                     commits.add(commit);
+                    groups.put(writes.get(0).scope, commit.group());
                     observers.groupListener().taken(state.scope, writes.size());
-                    for (PendingWrite write : writes) {
-                        commit.group().admit(write, now);
-                    }
+                }
+                // In arrival order across scopes, not scope by scope: the idempotency records then take their
+                // sequence, which orders their eviction, from the writes' own order, however the writes were
+                // batched. Replicas batch the same log differently, and must still evict the same records.
+                for (PendingWrite write : batch) {
+                    groups.get(write.scope).admit(write, now);
                 }
                 writeAndPublish(rocksBatch, commits);
             } catch (RocksDBException e) {
@@ -124,10 +131,15 @@ final class GroupCommit {
         }
         database.writeSynced(rocksBatch);
         batchesWritten.incrementAndGet();
+        List<IdempotencyIndex.Entry> indexed = new ArrayList<>();
         for (WriteGroup group : writing) {
             group.durable();
             group.publish();
+            indexed.addAll(group.idempotencyEntries());
         }
+        // indexed in sequence (arrival) order, the order the sweep evicts in: see the admission in commit
+        indexed.sort(Comparator.comparingLong(entry -> entry.record().sequence()));
+        indexed.forEach(idempotency::put);
     }
 
     /**

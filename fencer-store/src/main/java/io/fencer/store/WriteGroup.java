@@ -222,21 +222,34 @@ final class WriteGroup {
     }
 
     /**
-     * Updates the scope's state after the group's batch is durable: accepted token and revision, idempotency
-     * records and apply listener in admission order, and the unit the group preempted. Call under the guard.
+     * Updates the scope's state after the group's batch is durable: accepted token and revision, the apply listener
+     * in admission order, and the unit the group preempted; the caller indexes {@link #idempotencyEntries()}. Call
+     * under the guard.
      */
     void publish() {
         assert durable : "group of scope " + state.scope + " published before its batch was durable";
         state.applied(accepted, revision);
         for (Applied admitted : applied) {
-            if (admitted.idempotencyEntry() != null) {
-                idempotency.put(admitted.idempotencyEntry());
-            }
             observers.applyListener().applied(state.scope, admitted.token(), admitted.acceptedBefore());
         }
         if (preempted != null) {
             units.end(state, preempted, Unit.State.PREEMPTED, preemptingToken, null);
         }
+    }
+
+    /**
+     * Returns the idempotency entries of the group's admitted writes, in admission order, for the caller to index
+     * once the group is published, in sequence order across every group of its batch (see {@code GroupCommit}).
+     */
+    List<IdempotencyIndex.Entry> idempotencyEntries() {
+        assert durable : "entries of group of scope " + state.scope + " taken before its batch was durable";
+        List<IdempotencyIndex.Entry> entries = new ArrayList<>();
+        for (Applied admitted : applied) {
+            if (admitted.idempotencyEntry() != null) {
+                entries.add(admitted.idempotencyEntry());
+            }
+        }
+        return entries;
     }
 
     private static WriteResult resultOf(String scope, StoreCodec.IdempotencyRecord record) {

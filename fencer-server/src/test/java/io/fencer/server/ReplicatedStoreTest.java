@@ -194,6 +194,36 @@ class ReplicatedStoreTest {
                 .as("a retried commit answers the first result").isEqualTo(committed);
     }
 
+    /**
+     * While a unit is open its leader refuses a lower token's write or unit on the scope, as a single node does (its
+     * unit raises the scope's fence at begin). Before, the replicated store took that write until the unit's commit
+     * raised the fence, so a superseded holder's write could land between a read-modify-write's reads and its commit;
+     * and a lower token's unit took the open one's place in the leader's table.
+     */
+    @Test
+    void write_lowerTokenWhileAUnitHoldsItsScope_isRefusedStaleAndTheUnitCommits() throws Exception {
+        group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();
+        String leader = group.awaitLeader();
+        store(leader).write(write("orders", "count", "10", 3));
+        BeginUnitResponse begun = beginUnit(leader, "orders", 30_000);
+
+        ErrorDetail stale = TestServers.failure(() -> store(leader).write(write("orders", "count", "11", 3)));
+        ErrorDetail staleUnit = TestServers.failure(() -> store(leader).beginUnit(BeginUnitRequest.newBuilder()
+                .setScope("orders").setSequencer(Sequencer.format(new FencingToken("orders", 3)))
+                .setTimeoutMillis(30_000).build()));
+        store(leader).unitWrite(UnitWriteRequest.newBuilder().setUnitId(begun.getUnitId())
+                .addOps(put("count", "11")).build());
+        WriteResponse committed = store(leader).commitUnit(CommitUnitRequest.newBuilder()
+                .setUnitId(begun.getUnitId()).build());
+
+        assertThat(stale.getReason()).isEqualTo(Reason.REASON_STALE_TOKEN);
+        assertThat(stale.getMessage()).contains("orders#3", "open unit " + begun.getUnitId(), "orders#4");
+        assertThat(staleUnit.getReason()).isEqualTo(Reason.REASON_STALE_TOKEN);
+        assertThat(committed.getOpsApplied()).isEqualTo(1);
+        assertThat(committed.getAccepted()).isEqualTo(4);
+        assertThat(localValue(leader, "orders", "count")).isEqualTo("11");
+    }
+
     @Test
     void unit_openWhenItsLeaderIsLost_isUnknownToTheNewLeaderAndNoneOfItsOpsApplied() throws Exception {
         group = new PeerGroup(dataRoot, 3, config -> config, false).startFounders();

@@ -16,6 +16,7 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockNames;
 import io.fencer.core.NotLeaderException;
 import io.fencer.core.Sequencer;
+import io.fencer.core.StaleTokenException;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.Command;
 import io.fencer.lock.LockStateMachine;
@@ -231,7 +232,8 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     /**
      * Begins a unit held by this leader ({@link ReplicatedUnit}): checks the token against the scope's fence as a
      * linearizable read, and against the unit open on the scope here, if any (the same token is refused, a lower one
-     * is preempted). The accepted token is raised when the unit commits, in the commit's log entry.
+     * is preempted, a higher one refuses this). The accepted token is raised when the unit commits, in the commit's
+     * log entry; until then this leader refuses lower tokens' writes and units on the scope.
      */
     @Override
     public StoreUnit begin(String scope, String sequencer, Duration timeout) {
@@ -261,7 +263,7 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
                         options.unitsOpenMax() + " units are open, the most allowed; token " + token
                                 + " cannot begin one on scope '" + scope + "'");
             }
-            ReplicatedUnit unit = new ReplicatedUnit(newUnitId(), scope, sequencer, token, timeout,
+            ReplicatedUnit unit = new ReplicatedUnit(newUnitId(), scope, sequencer, token, fence.policy(), timeout,
                     ticker, options, op -> replica.checkUnitOp(scope, op), this::commitUnit);
             units.put(scope, unit);
             return unit;
@@ -270,7 +272,7 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
 
     /**
      * Checks {@code token} against the unit open on {@code scope} here: the same token may not write while the unit
-     * holds the scope; a higher one preempts it. Call holding {@link #units}.
+     * holds the scope, a lower one is stale, and a higher one preempts it. Call holding {@link #units}.
      */
     private void checkOpenUnit(String scope, FencingToken token) {
         ReplicatedUnit open = units.get(scope);
@@ -284,7 +286,12 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         if (token.value() > open.token().value()) {
             open.preempt(token.value());
             units.remove(scope, open);
-        } else if (token.value() == open.token().value()) {
+        } else if (token.value() < open.token().value()) {
+            // A single node's unit raised the scope's fence at its begin; this one raises it at its commit. Refused
+            // here meanwhile, a superseded holder's write cannot land between the unit's reads and its commit.
+            throw new StaleTokenException(scope, token.value(), open.token().value(), open.policy(), "scope '"
+                    + scope + "' is held by open unit " + open.id() + " of the newer token " + open.token());
+        } else {
             throw new io.fencer.core.LimitExceededException("unitsPerScopeMax", 1, "scope '" + scope
                     + "' is held by open unit " + open.id() + " of token " + open.token() + " until it commits,"
                     + " aborts or times out; token " + token + " may not write meanwhile (a higher token would"

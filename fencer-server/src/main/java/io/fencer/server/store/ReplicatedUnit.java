@@ -1,5 +1,6 @@
 package io.fencer.server.store;
 
+import io.fencer.core.FencePolicy;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.InvalidArgumentException;
@@ -22,7 +23,7 @@ import java.util.function.Function;
  * restarted is simply gone: its next call on the new leader finds no such unit, and none of its ops was applied.
  *
  * <p>While open, the unit holds its scope on this leader as an engine's unit does: a write with the same token is
- * refused (unitsPerScopeMax), a write or unit with a higher token preempts it. Its deadline runs on this leader's
+ * refused (unitsPerScopeMax), one with a lower token is stale, a write or unit with a higher token preempts it. Its deadline runs on this leader's
  * clock. Thread-safe: every method is synchronized.
  */
 final class ReplicatedUnit implements StoreUnit {
@@ -30,6 +31,7 @@ final class ReplicatedUnit implements StoreUnit {
     private final String scope;
     private final String sequencer;
     private final FencingToken token;
+    private final FencePolicy policy;
     private final Duration timeout;
     private final io.fencer.core.Ticker ticker;
     private final long deadlineNanos;
@@ -43,13 +45,14 @@ final class ReplicatedUnit implements StoreUnit {
     private long preemptedBy;
     private WriteResult result;
 
-    ReplicatedUnit(String id, String scope, String sequencer, FencingToken token, Duration timeout,
-            io.fencer.core.Ticker ticker, StoreOptions limits, Consumer<Op> opCheck,
+    ReplicatedUnit(String id, String scope, String sequencer, FencingToken token, FencePolicy policy,
+            Duration timeout, io.fencer.core.Ticker ticker, StoreOptions limits, Consumer<Op> opCheck,
             Function<ReplicatedUnit, WriteResult> committer) {
         this.id = id;
         this.scope = scope;
         this.sequencer = sequencer;
         this.token = token;
+        this.policy = policy;
         this.timeout = timeout;
         this.ticker = ticker;
         this.deadlineNanos = ticker.nanoTime() + timeout.toNanos();
@@ -75,6 +78,11 @@ final class ReplicatedUnit implements StoreUnit {
     @Override
     public FencingToken token() {
         return token;
+    }
+
+    /** Returns the policy of the unit's scope when it began. */
+    FencePolicy policy() {
+        return policy;
     }
 
     /** Returns the state; past its deadline an open unit is expired, so the service forgets it as a node's. */

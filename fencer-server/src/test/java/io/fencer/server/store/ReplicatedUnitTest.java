@@ -2,6 +2,7 @@ package io.fencer.server.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fencer.core.FencePolicy;
 import io.fencer.core.FencingToken;
 import io.fencer.core.ManualTicker;
 import io.fencer.core.Sequencer;
@@ -27,7 +28,7 @@ class ReplicatedUnitTest {
     void state_pastTheDeadline_isExpired() {
         FencingToken token = new FencingToken("orders", 4);
         ReplicatedUnit unit = new ReplicatedUnit("u1", "orders", Sequencer.format(token), token,
-                Duration.ofSeconds(1), ticker, StoreOptions.defaults(), op -> { }, committed -> {
+                FencePolicy.AT_LEAST, Duration.ofSeconds(1), ticker, StoreOptions.defaults(), op -> { }, committed -> {
                     throw new AssertionError("an expired unit is not committed");
                 });
         unit.add(Op.put(bytes("k"), bytes("v")));
@@ -68,8 +69,8 @@ class ReplicatedUnitTest {
     }
 
     private ReplicatedUnit unit(FencingToken token, Function<ReplicatedUnit, WriteResult> committer) {
-        return new ReplicatedUnit("u1", "orders", Sequencer.format(token), token, Duration.ofSeconds(30), ticker,
-                StoreOptions.defaults(), op -> { }, committer);
+        return new ReplicatedUnit("u1", "orders", Sequencer.format(token), token, FencePolicy.AT_LEAST,
+                Duration.ofSeconds(30), ticker, StoreOptions.defaults(), op -> { }, committer);
     }
 
     private static byte[] bytes(String text) {

@@ -65,6 +65,8 @@ public final class DefaultFencerClient implements FencerClient {
     private static final int EVENT_THREADS_MAX = 4;
     /** Loss events waiting for a listener thread; beyond it (never in practice) listeners run on the notifier. */
     private static final int EVENTS_QUEUED_MAX = 65_536;
+    /** Threads that make the client's own blocking calls in the background (re-sent releases, give-backs). */
+    private static final int CALL_THREADS_MAX = 4;
 
     private final Router router;
     private final Ticker ticker;
@@ -72,6 +74,12 @@ public final class DefaultFencerClient implements FencerClient {
     /** Follows the group's membership: the router learns every peer's address (see {@link PeerDirectory}). */
     private final PeerDirectory peerDirectory;
     private final ExecutorService events;
+    /**
+     * Where the client's background calls wait for the service, apart from {@link #events}: a call waits up to a call
+     * timeout against a peer that stopped answering, and queued behind such calls a session's loss reached its
+     * listeners that much after the client knew it, while the service may have expired the session already.
+     */
+    private final ExecutorService backgroundCalls;
     private final RequestIds requestIds = new RequestIds();
     private final ReleasesInFlight releasesInFlight = new ReleasesInFlight();
     private final Map<Long, DefaultSession> sessions = new ConcurrentHashMap<>();
@@ -86,15 +94,20 @@ public final class DefaultFencerClient implements FencerClient {
         this.keepAliver = new KeepAliver(router, ticker);
         this.peerDirectory = new PeerDirectory(router, PeerDirectory.refreshIntervalOfProperty());
         peerDirectory.start();
+        this.events = daemonPool("fencer-events-", EVENT_THREADS_MAX);
+        this.backgroundCalls = daemonPool("fencer-calls-", CALL_THREADS_MAX);
+    }
+
+    private static ExecutorService daemonPool(String threadPrefix, int threads) {
         AtomicInteger threadNumber = new AtomicInteger();
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(EVENT_THREADS_MAX, EVENT_THREADS_MAX, 30, TimeUnit.SECONDS,
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
                 new LinkedBlockingQueue<>(EVENTS_QUEUED_MAX), runnable -> {
-                    Thread thread = new Thread(runnable, "fencer-events-" + threadNumber.incrementAndGet());
+                    Thread thread = new Thread(runnable, threadPrefix + threadNumber.incrementAndGet());
                     thread.setDaemon(true);
                     return thread;
                 });
         pool.allowCoreThreadTimeOut(true);
-        this.events = pool;
+        return pool;
     }
 
     /** Returns a builder of clients; the hook behind {@link io.fencer.client.Fencer#newBuilder()}. */
@@ -322,6 +335,7 @@ public final class DefaultFencerClient implements FencerClient {
             keepAliver.close();
             router.close();
             events.shutdown();
+            backgroundCalls.shutdown();
         }
     }
 
@@ -368,6 +382,11 @@ public final class DefaultFencerClient implements FencerClient {
 
     ExecutorService events() {
         return events;
+    }
+
+    /** Returns the threads for the client's blocking background calls; never those of {@link #events()}. */
+    ExecutorService calls() {
+        return backgroundCalls;
     }
 
     /** Forgets a session that is lost or closed. */

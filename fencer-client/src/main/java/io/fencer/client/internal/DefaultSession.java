@@ -247,7 +247,7 @@ final class DefaultSession implements Session {
 
     /**
      * The answer to one release sent without waiting, on the transport's thread, which must not block: a failure
-     * that leaves the outcome unknown (the stream ended, the leader moved) re-sends it on the client's event
+     * that leaves the outcome unknown (the stream ended, the leader moved) re-sends it on the client's call
      * threads; a refusal that says the grant is gone already (NOT_HOLDER, the session's end) is its outcome.
      */
     private final class SentRelease implements Pipeline.Answered {
@@ -292,7 +292,7 @@ final class DefaultSession implements Session {
 
     private void resendLater(FencingToken token, GrantKey key) {
         try {
-            client.events().execute(() -> {
+            client.calls().execute(() -> {
                 try {
                     resendRelease(token, "its first answer was lost");
                 } finally {
@@ -393,11 +393,16 @@ final class DefaultSession implements Session {
 
     /**
      * Takes a durable mark from an answer of the service: it confirms the releases answered before durable that it
-     * covers, and re-sends, on the client's event threads, those it shows the service may have lost in a restart.
+     * covers, and re-sends, on the client's call threads, those it shows the service may have lost in a restart.
      */
     void durableSeen(DurableMark mark) {
         for (FencingToken token : pendingReleases.observe(mark)) {
-            notify(() -> resendRelease(token, "the service restarted before it was durable, and had lost it"));
+            try {
+                client.calls().execute(() -> resendRelease(token, "the service restarted before it was durable, and"
+                        + " had lost it"));
+            } catch (RejectedExecutionException clientClosed) {
+                return; // closing the client closes its sessions, which releases their locks
+            }
         }
     }
 

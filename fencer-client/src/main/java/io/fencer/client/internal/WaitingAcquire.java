@@ -135,7 +135,7 @@ final class WaitingAcquire {
     /**
      * After an interrupt the call was given up, but its request may have been granted meanwhile: the service drops the
      * answer of a call its client cancelled, so the session would hold the grant, unknown to anyone, until it ends.
-     * So the same request is asked again on an event thread (the interrupted caller must not wait): an acquire by a
+     * So the same request is asked again on a call thread (the interrupted caller must not wait): an acquire by a
      * session that holds the lock (slot, locks) is answered with that grant, one that waits keeps its place, and
      * whatever it is granted is released. It waits {@link #GIVE_BACK_WAIT_MILLIS}, not zero, because a waiting
      * request of the same session and lock that arrives before the service has handled the cancel shares its wait:
@@ -144,7 +144,7 @@ final class WaitingAcquire {
     private static <RequestT> void giveBackLater(DefaultSession session, String operation,
             MethodDescriptor<RequestT, AcquireResponse> method, RequestT request) {
         try {
-            session.client().events().execute(() -> giveBack(session, operation, method, request));
+            session.client().calls().execute(() -> giveBack(session, operation, method, request));
         } catch (RejectedExecutionException closing) {
             LOG.log(System.Logger.Level.DEBUG, "{0}: the client is closing, which ends the session and its grants",
                     operation);

@@ -8,8 +8,10 @@ import io.fencer.core.SessionExpiredException;
 import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.UnavailableException;
 import io.grpc.MethodDescriptor;
+import io.grpc.StatusRuntimeException;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongFunction;
 
 /**
@@ -106,6 +108,7 @@ final class WaitingAcquire {
         long waitNanos = MILLISECONDS.toNanos(waitMillis);
         long waitDeadlineNanos = System.nanoTime() + waitNanos;
         long marginNanos = router.attemptTimeoutNanos();
+        AtomicBoolean maybeSent = new AtomicBoolean();
         try {
             SessionEnd sessionEnd = new SessionEnd(session, operation);
             return router.call(operation, waitNanos + router.callTimeoutNanos(), calls -> {
@@ -113,8 +116,15 @@ final class WaitingAcquire {
                     throw session.endedWhileWaiting(operation);
                 }
                 long remainingMillis = leftMillis(waitMillis, waitDeadlineNanos);
-                return calls.withTimeoutNanos(MILLISECONDS.toNanos(remainingMillis) + marginNanos)
-                        .abortedBy(sessionEnd).call(method, withWaitMillis.apply(remainingMillis));
+                try {
+                    return calls.withTimeoutNanos(MILLISECONDS.toNanos(remainingMillis) + marginNanos)
+                            .abortedBy(sessionEnd).call(method, withWaitMillis.apply(remainingMillis));
+                } catch (StatusRuntimeException failure) {
+                    if (!Unreachable.neverSent(failure)) {
+                        maybeSent.set(true);
+                    }
+                    throw failure;
+                }
             });
         } catch (SessionExpiredException e) {
             session.expiredByServer(e);
@@ -123,7 +133,10 @@ final class WaitingAcquire {
             session.unauthenticatedByServer(e);
             throw e;
         } catch (UnavailableException e) {
-            if (!Thread.currentThread().isInterrupted()) {
+            // Interrupted, or out of time after an attempt that may have reached the service: either way the
+            // service may have granted the request and dropped the answer of the call given up, and the session
+            // would hold that grant, unknown to anyone, until it ends. A call that reached no server granted nothing.
+            if (!Thread.currentThread().isInterrupted() && !(maybeSent.get() && session.isAlive())) {
                 throw e;
             }
             giveBackLater(session, operation, method, withWaitMillis.apply(GIVE_BACK_WAIT_MILLIS));
@@ -133,9 +146,10 @@ final class WaitingAcquire {
     }
 
     /**
-     * After an interrupt the call was given up, but its request may have been granted meanwhile: the service drops the
-     * answer of a call its client cancelled, so the session would hold the grant, unknown to anyone, until it ends.
-     * So the same request is asked again on a call thread (the interrupted caller must not wait): an acquire by a
+     * After an interrupt, or a deadline that cut short an attempt that may have reached the service, the call was
+     * given up, but its request may have been granted meanwhile: the service drops the answer of a call its client
+     * cancelled, so the session would hold the grant, unknown to anyone, until it ends. So the same request is asked
+     * again on a call thread (the caller that gave up must not wait): an acquire by a
      * session that holds the lock (slot, locks) is answered with that grant, one that waits keeps its place, and
      * whatever it is granted is released. It waits {@link #GIVE_BACK_WAIT_MILLIS}, not zero, because a waiting
      * request of the same session and lock that arrives before the service has handled the cancel shares its wait:

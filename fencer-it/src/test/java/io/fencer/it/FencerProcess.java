@@ -296,7 +296,8 @@ final class FencerProcess implements AutoCloseable {
         }
     }
 
-    private void signal(String signal) {
+    /** Sends {@code signal} (a name such as {@code HUP}) to the process, as {@code kill -SIGNAL PID} would. */
+    void signal(String signal) {
         try {
             Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start();
             if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {

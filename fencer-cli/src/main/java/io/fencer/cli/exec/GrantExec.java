@@ -116,8 +116,12 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
         Duration killAfterCapped = killAfter.compareTo(session.ttl().dividedBy(3)) < 0 ? killAfter
                 : session.ttl().dividedBy(3);
         ProcessGroup group = start(grant, environment);
-        ChildSupervisor supervisor = new ChildSupervisor(group, command.get(0), grant.token(), killAfterCapped, err);
-        return supervisor.supervise(lease(session), stopRequested);
+        // A second stop signal halts the JVM: the group, in a session of its own, must not outlive fencer unlocked.
+        try (StopSignals.Registration killFirst = StopSignals.beforeHalt(group::kill)) {
+            ChildSupervisor supervisor = new ChildSupervisor(group, command.get(0), grant.token(), killAfterCapped,
+                    err);
+            return supervisor.supervise(lease(session), stopRequested);
+        }
     }
 
     /** Returns what the supervisor watches: the first of jeopardy and loss, and the local lease left. */

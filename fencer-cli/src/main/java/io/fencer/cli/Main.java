@@ -8,6 +8,12 @@ import io.fencer.core.StaleTokenException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -222,6 +228,9 @@ public final class Main implements Runnable {
 
     /** Returns the sentence to show for {@code exception}: catalogue errors carry their own; others get their type. */
     static String message(Throwable exception) {
+        if (exception instanceof FileSystemException file && file.getReason() == null) {
+            return file.getMessage() + ": " + fileProblem(file);
+        }
         String message = exception.getMessage();
         if (exception instanceof FencerException || exception instanceof LockTimeoutException
                 || exception instanceof IOException) {
@@ -231,6 +240,29 @@ public final class Main implements Runnable {
             return "interrupted";
         }
         return message != null ? message : exception.getClass().getName();
+    }
+
+    /**
+     * Returns what is wrong with the file of {@code exception}: the JDK's NoSuchFileException and its kin carry the
+     * path alone as their message, which left the operator guessing.
+     */
+    private static String fileProblem(FileSystemException exception) {
+        if (exception instanceof NoSuchFileException) {
+            return "no such file or directory";
+        }
+        if (exception instanceof AccessDeniedException) {
+            return "permission denied";
+        }
+        if (exception instanceof FileAlreadyExistsException) {
+            return "already exists";
+        }
+        if (exception instanceof NotDirectoryException) {
+            return "not a directory";
+        }
+        if (exception instanceof DirectoryNotEmptyException) {
+            return "directory not empty";
+        }
+        return exception.getClass().getSimpleName();
     }
 
     /**

@@ -93,7 +93,7 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
     /** The names of the copy of a snapshot's store that {@link #load} restores the replica from. */
     private static final String SNAPSHOT_COPY_PREFIX = "store-snapshot";
     private static final String SNAPSHOT_COPY_SUFFIX = ".fencerbk";
-    /** The names {@code Files.createTempFile} gives such a copy (the prefix, digits, the suffix): none an operator's. */
+    /** The names {@code Files.createTempFile} gives such a copy (prefix, digits, suffix): none an operator's. */
     private static final Pattern SNAPSHOT_COPY = Pattern.compile(SNAPSHOT_COPY_PREFIX + "[0-9]+"
             + Pattern.quote(SNAPSHOT_COPY_SUFFIX));
     /**

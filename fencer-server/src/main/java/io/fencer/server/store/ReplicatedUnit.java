@@ -23,8 +23,8 @@ import java.util.function.Function;
  * restarted is simply gone: its next call on the new leader finds no such unit, and none of its ops was applied.
  *
  * <p>While open, the unit holds its scope on this leader as an engine's unit does: a write with the same token is
- * refused (unitsPerScopeMax), one with a lower token is stale, a write or unit with a higher token preempts it. Its deadline runs on this leader's
- * clock. Thread-safe: every method is synchronized.
+ * refused (unitsPerScopeMax), one with a lower token is stale, a write or unit with a higher token preempts it. Its
+ * deadline runs on this leader's clock. Thread-safe: every method is synchronized.
  */
 final class ReplicatedUnit implements StoreUnit {
     private final String id;

@@ -325,6 +325,25 @@ class AccessControlTest {
     }
 
     @Test
+    void watch_readRevokedByAclReload_endsPermissionDeniedBeforeTheNextEvent() throws Exception {
+        TestSession session = openSession("scheduler");
+        Watching watching = Watching.start(channel, Watching.from("jobs/", 0, 0), TestIdentities.as("auditor"));
+        assertThat(watching.next().getKind()).isEqualTo(io.fencer.api.v1.LockEvent.Kind.KIND_START);
+
+        // The auditor loses read on jobs/; an open Watch must not go on streaming what a new one would be refused.
+        Files.writeString(aclFile, RULES.replace("auditor   read  jobs/", ""));
+        server.reloadAcl();
+        assertDenied(failure(() -> list("auditor", "jobs/")), "auditor", "read", "jobs/");
+        acquire("scheduler", session, "jobs/secret");
+
+        Object next = watching.nextMessage();
+        assertThat(next).as("the watch's next message after the reload").isInstanceOf(StatusRuntimeException.class);
+        StatusRuntimeException ended = (StatusRuntimeException) next;
+        assertThat(ended.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
+        assertDenied(detail(ended), "auditor", "read", "jobs/");
+    }
+
+    @Test
     void start_malformedAclFile_failsNamingFileAndLine() throws Exception {
         Path malformed = dataDir.resolve("malformed.acl");
         Files.writeString(malformed, "# fine\nops admin\n");

@@ -63,6 +63,11 @@ final class Watching implements ClientResponseObserver<WatchRequest, LockEvent> 
         throw new AssertionError("expected a lock event, got " + message, message instanceof Throwable t ? t : null);
     }
 
+    /** Returns the next message, a lock event or the stream's error, or null when nothing came in time. */
+    Object nextMessage() throws InterruptedException {
+        return messages.poll(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+
     /** Returns the next {@code count} messages. */
     List<LockEvent> next(int count) throws InterruptedException {
         List<LockEvent> events = new ArrayList<>();

@@ -120,11 +120,22 @@ public final class Authorizer {
      * @throws PermissionDeniedException when it does not
      */
     public void checkPrefix(Permission needed, String prefix) {
+        if (acl != null) {
+            checkPrefix(Identities.current(), needed, prefix);
+        }
+    }
+
+    /**
+     * Checks as {@link #checkPrefix(Permission, String)} does, for {@code identity} rather than the current call's
+     * caller: for a stream that checks again, off its call's context, under the rules in force now (a Watch).
+     *
+     * @throws PermissionDeniedException when it does not
+     */
+    public void checkPrefix(String identity, Permission needed, String prefix) {
         Acl rules = acl;
         if (rules == null) {
             return;
         }
-        String identity = Identities.current();
         if (!rules.allows(identity, needed, prefix)) {
             throw new PermissionDeniedException(identity, needed.word(), prefix.isEmpty() ? Acl.ANY : prefix);
         }

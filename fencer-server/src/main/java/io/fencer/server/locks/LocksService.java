@@ -656,8 +656,12 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             String prefix = RequestChecks.prefix(request.getPrefix());
             authorizer.checkPrefix(Permission.READ, prefix);
             String identity = Identities.quotaIdentity();
+            // Checked again before each batch the stream sends, off this call's context: a reloaded ACL that
+            // withdraws read ends the open stream, as it refuses a new one (KeepAlive streams do the same).
+            String caller = Identities.current();
+            Runnable access = () -> authorizer.checkPrefix(caller, Permission.READ, prefix);
             watches.watch(prefix, request.getFromRevision(), request.getFromOrdinal(), call,
-                    new WatchHub.Watcher(identity, quotasOf.apply(identity).watchersPerIdentityMax()));
+                    new WatchHub.Watcher(identity, quotasOf.apply(identity).watchersPerIdentityMax(), access));
         } catch (RuntimeException e) {
             Replies.send(call, null, e);
         }

@@ -171,7 +171,7 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
             int startOrdinal = fromRevision == 0 ? 0 : fromOrdinal;
             checkStart(fromRevision, fromOrdinal, startRevision);
             stream = new WatchStream(this, call, prefix, firstSequenceFrom(startRevision, startOrdinal),
-                    LockEvents.start(startRevision, startOrdinal), sender, watcher.identity());
+                    LockEvents.start(startRevision, startOrdinal), sender, watcher);
             streams.add(stream);
             streamsByIdentity.merge(watcher.identity(), 1, Integer::sum);
         }
@@ -252,12 +252,20 @@ public final class WatchHub implements AppliedListener, AutoCloseable {
     }
 
     /**
-     * Who opens a Watch: its quota identity ({@code io.fencer.server.rpc.Identities#quotaIdentity()}) and that
-     * identity's quota of streams on this peer ({@code watchersPerIdentityMax}).
+     * Who opens a Watch: its quota identity ({@code io.fencer.server.rpc.Identities#quotaIdentity()}), that
+     * identity's quota of streams on this peer ({@code watchersPerIdentityMax}), and its access check, run again
+     * before every batch the stream sends: it throws (a {@link io.fencer.core.PermissionDeniedException}) once the
+     * caller may no longer read the prefix, so that an ACL reload reaches open streams as it reaches new ones.
      */
-    public record Watcher(String identity, int quota) {
+    public record Watcher(String identity, int quota, Runnable access) {
         public Watcher {
             Objects.requireNonNull(identity, "identity");
+            Objects.requireNonNull(access, "access");
+        }
+
+        /** A watcher whose access is never withdrawn (no ACL). */
+        public Watcher(String identity, int quota) {
+            this(identity, quota, () -> { });
         }
     }
 

@@ -27,15 +27,18 @@ final class WatchStream {
     private final Executor sender;
     /** The quota identity that opened it, whose count of streams it is in. */
     private final String identity;
+    /** Throws once the caller may no longer read the prefix (an ACL reload): checked before each batch. */
+    private final Runnable access;
     private final AtomicBoolean scheduled = new AtomicBoolean();
     private long cursor; // guarded by this: the sequence number of the next history event to look at
     private LockEvent start; // guarded by this: the first message, null once sent
     private boolean closed; // guarded by this
 
     WatchStream(WatchHub hub, ServerCallStreamObserver<LockEvent> call, String prefix, long cursor, LockEvent start,
-            Executor sender, String identity) {
+            Executor sender, WatchHub.Watcher watcher) {
         this.hub = hub;
-        this.identity = identity;
+        this.identity = watcher.identity();
+        this.access = watcher.access();
         this.call = call;
         this.prefix = prefix;
         this.cursor = cursor;
@@ -95,9 +98,23 @@ final class WatchStream {
             if (batch.nextSequence() == cursor) {
                 return; // caught up: the next event wakes this stream
             }
+            if (!batch.events().isEmpty() && !stillAllowed()) {
+                return;
+            }
             // Built here, not kept: the history holds the compact form (see LockEvents).
             batch.events().forEach(kept -> call.onNext(LockEvents.wire(kept)));
             cursor = batch.nextSequence();
+        }
+    }
+
+    /** Returns true while the caller may read the prefix; else ends the stream with the refusal. Holding this. */
+    private boolean stillAllowed() {
+        try {
+            access.run();
+            return true;
+        } catch (FencerException denied) {
+            fail(denied);
+            return false;
         }
     }
 

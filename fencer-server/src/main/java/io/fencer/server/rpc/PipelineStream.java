@@ -239,6 +239,16 @@ public final class PipelineStream<RequestT, ResponseT extends MessageLite> imple
                     "call_id " + callId + " is already in flight on this stream"));
             return null;
         }
+        // A request read as the stream ends (a backlog end or a shutdown on another thread, or a message asked for
+        // before it) must not be served: the end's cancel may have missed it, and a wait it started would hold a
+        // queue place for a stream nobody reads. The end sets the flag, then cancels what is in the map; this puts,
+        // then reads the flag: one of the two sees the other.
+        if (ended) {
+            if (inFlight.remove(callId, call)) {
+                call.uncount();
+            }
+            return null;
+        }
         return call;
     }
 

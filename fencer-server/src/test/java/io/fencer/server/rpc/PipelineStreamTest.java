@@ -138,6 +138,29 @@ class PipelineStreamTest {
         assertThat(transport.sent).as("nothing after the end").isEmpty();
     }
 
+    @Test
+    void onNext_requestArrivingAfterTheBacklogEnd_isNeverServedUncancelled() {
+        int reads = PipelineStream.ANSWER_BYTES_QUEUED_MAX / MEBIBYTE.size() + 8;
+        for (long callId = 1; callId <= reads; callId++) {
+            read(callId);
+        }
+        transport.ready = false;
+        long callId = 1;
+        while (transport.error == null) {
+            answer(callId++, MEBIBYTE);
+        }
+        assertThat(ended).containsExactly(stream);
+
+        // The last request(1) went out before the end: its message may still come (or be in dispatch meanwhile,
+        // on the transport's thread, while the end runs on the thread of the answer that passed the limit).
+        long late = reads + 1;
+        read(late);
+
+        assertThat(calls.containsKey(late) && !cancelled.contains(late))
+                .as("call %s served after the stream ended, and never cancelled: its wait would hold a queue place",
+                        late).isFalse();
+    }
+
     /** Delivers one Get request per call id, as the transport does after each request(1). */
     private void read(long... callIds) {
         for (long callId : callIds) {

@@ -93,6 +93,13 @@ final class SessionApply {
         }
         List<FencingToken> released = releaseAll(session, cause, lockDelay, events);
         dropWaits(session, events);
+        while (session.lockCount() > 0) {
+            // At the end of the generation a lock passed on can drop a multi-lock's waits, and the other locks that
+            // multi-lock leaves pass to their next waiters: this session among them, while it still waits. Each such
+            // grant took one of its waits, so this ends; without it the session left with a lock nobody could free.
+            released.addAll(releaseAll(session, cause, lockDelay, events));
+            dropWaits(session, events);
+        }
         state.sessions.remove(sessionId);
         if (!session.requestId.isEmpty()) {
             state.sessionIdsByRequestId.remove(session.requestId);

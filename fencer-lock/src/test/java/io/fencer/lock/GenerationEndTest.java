@@ -212,6 +212,30 @@ class GenerationEndTest {
         return machine;
     }
 
+    /**
+     * Regression: an ending session's release of an exhausted lock dropped a multi-lock's waits, and another lock that
+     * multi-lock left passed to the ending session, which still waited for it: the session ended holding that lock,
+     * which nobody could release and no snapshot of the state loaded.
+     */
+    @Test
+    void expireSession_releaseAtTheEndPassesAnotherLockToTheEndingSession_endsThatGrantToo() {
+        LockStateMachine machine = machine(LAST - 1, 4);
+        apply(machine, new Command.Acquire(1, HASH, "a", "a1", true));
+        apply(machine, new Command.Acquire(2, HASH, "a", "a2", true));
+        apply(machine, new Command.Acquire(4, HASH, "b", "b4", true));
+        apply(machine, Command.AcquireAll.of(3, HASH, List.of("a", "b"), "ab", true));
+        apply(machine, new Command.Acquire(2, HASH, "b", "b2", true));
+        apply(machine, new Command.Release(1, HASH, "a", LAST - 1)); // session 2 holds a under the last token
+        apply(machine, new Command.Release(4, HASH, "b", LAST - 1)); // b waits for the multi-lock, then session 2
+
+        Applied expired = apply(machine, new Command.ExpireSession(2, false));
+
+        assertThat(((Result.SessionEnded) expired.result()).released()).extracting(FencingToken::value)
+                .containsExactly(LAST, LAST);
+        assertThat(machine.describe("b")).isEmpty();
+        assertThat(machine.lockCount()).isZero();
+    }
+
     @Test
     void release_permitWaiterQueuedAtTheEnd_isNotGrantedPastIt() {
         LockStateMachine machine = machine(LAST, 2);

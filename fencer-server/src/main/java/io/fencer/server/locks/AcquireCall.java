@@ -118,7 +118,7 @@ final class AcquireCall {
      * quota {@code reservation} made for it is given back once the Acquire is applied or failed.
      */
     void start(QuotaLedger.Reservation reservation) {
-        waiter = pending.register(sessionId, waitName.value());
+        waiter = pending.register(sessionId, waitName.value(), permit);
         call.setOnCancelHandler(this::endWait);
         proposer.propose(proposal).whenComplete((result, error) -> {
             reservation.release();

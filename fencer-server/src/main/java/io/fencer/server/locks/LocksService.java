@@ -314,7 +314,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             return CompletableFuture.completedFuture(AcquireCall.notAcquired(busy.holder()));
         }
         if (result instanceof Result.Queued queued) {
-            if (pending.waiting(sessionId, waitName.value()) > 0) {
+            if (pending.waiting(sessionId, waitName.value(), permit) > 0) {
                 return CompletableFuture.completedFuture(notAcquiredNow(queued.lock()));
             }
             Command.CancelWait cancel = new Command.CancelWait(sessionId, secretHash, waitName, requestId);

@@ -27,8 +27,12 @@ public final class PendingAcquires implements AppliedListener {
     private final ConcurrentHashMap<Key, List<Waiter>> waiters = new ConcurrentHashMap<>();
     private final AtomicInteger count = new AtomicInteger();
 
-    /** The identity of a wait in the state machine: one session queued on one lock. */
-    record Key(long sessionId, String lock) {}
+    /**
+     * The identity of a wait in the state machine: one session queued on one lock, or for a permit of one semaphore.
+     * The kind is part of it because a plain lock may be named like a slot ({@code x/permit-0} while no semaphore
+     * {@code x} is in use): its grant must not answer the session's wait for the plain lock {@code x}.
+     */
+    record Key(long sessionId, String lock, boolean permit) {}
 
     /** One waiting call; {@link #outcome} completes with the grant or fails with the session's end. */
     static final class Waiter {
@@ -40,13 +44,13 @@ public final class PendingAcquires implements AppliedListener {
         }
     }
 
-    Waiter register(long sessionId, String lock) {
+    Waiter register(long sessionId, String lock, boolean permit) {
         if (count.incrementAndGet() > WAITING_CALLS_MAX) {
             count.decrementAndGet();
             throw new LimitExceededException("waitingCallsMax", WAITING_CALLS_MAX, "this server already has "
                     + WAITING_CALLS_MAX + " acquire calls waiting, the most allowed (waitingCallsMax)");
         }
-        Waiter waiter = new Waiter(new Key(sessionId, lock));
+        Waiter waiter = new Waiter(new Key(sessionId, lock, permit));
         waiters.compute(waiter.key, (key, list) -> {
             List<Waiter> updated = list == null ? new ArrayList<>(1) : new ArrayList<>(list);
             updated.add(waiter);
@@ -76,9 +80,12 @@ public final class PendingAcquires implements AppliedListener {
         return remaining[0];
     }
 
-    /** Returns how many Acquire calls on this server wait for {@code sessionId}'s place in {@code lock}'s queue. */
-    int waiting(long sessionId, String lock) {
-        List<Waiter> list = waiters.get(new Key(sessionId, lock));
+    /**
+     * Returns how many Acquire calls on this server wait for {@code sessionId}'s place in {@code lock}'s queue, or in
+     * the semaphore {@code lock}'s when {@code permit}.
+     */
+    int waiting(long sessionId, String lock, boolean permit) {
+        List<Waiter> list = waiters.get(new Key(sessionId, lock, permit));
         return list == null ? 0 : list.size();
     }
 
@@ -91,21 +98,24 @@ public final class PendingAcquires implements AppliedListener {
     public void onApplied(List<Event> events) {
         for (Event event : events) {
             if (event instanceof Event.Granted granted) {
-                for (Waiter waiter : take(new Key(granted.sessionId(), granted.token().lock()))) {
+                for (Waiter waiter : take(new Key(granted.sessionId(), granted.token().lock(), false))) {
                     waiter.outcome.complete(granted.token());
                 }
                 // A semaphore's permit is granted as its slot lock; its calls wait under the semaphore's name.
                 PermitSlots.Slot slot = PermitSlots.parse(granted.token().lock());
                 if (slot != null) {
-                    for (Waiter waiter : take(new Key(granted.sessionId(), slot.semaphore()))) {
+                    for (Waiter waiter : take(new Key(granted.sessionId(), slot.semaphore(), true))) {
                         waiter.outcome.complete(granted.token());
                     }
                 }
             } else if (event instanceof Event.WaitDropped dropped) {
                 SessionExpiredException error = new SessionExpiredException(dropped.sessionId(), "session "
                         + dropped.sessionId() + " ended while waiting for lock '" + dropped.lock() + "'");
-                for (Waiter waiter : take(new Key(dropped.sessionId(), dropped.lock()))) {
-                    waiter.outcome.completeExceptionally(error);
+                // A dropped wait does not say its kind; at format level 4 a lock and a semaphore may share a name.
+                for (boolean permit : new boolean[] {false, true}) {
+                    for (Waiter waiter : take(new Key(dropped.sessionId(), dropped.lock(), permit))) {
+                        waiter.outcome.completeExceptionally(error);
+                    }
                 }
             }
         }

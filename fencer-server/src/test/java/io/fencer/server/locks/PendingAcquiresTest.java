@@ -1,0 +1,65 @@
+package io.fencer.server.locks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fencer.lock.Applied;
+import io.fencer.lock.Command;
+import io.fencer.lock.Limits;
+import io.fencer.lock.LockStateMachine;
+import io.fencer.lock.Result;
+import io.fencer.lock.SecretHash;
+import org.junit.jupiter.api.Test;
+
+/** Which waiting Acquire calls a grant applied to the state machine completes. */
+class PendingAcquiresTest {
+    private static final SecretHash HASH = SecretHash.of("the pending acquires tests' secret");
+
+    private final LockStateMachine machine = new LockStateMachine(Limits.DEFAULT);
+    private final PendingAcquires pending = new PendingAcquires();
+
+    private Applied apply(Command command) {
+        Applied applied = machine.apply(command);
+        pending.onApplied(applied.events());
+        return applied;
+    }
+
+    private long open() {
+        return ((Result.SessionOpened) apply(new Command.OpenSession("", 10_000, "tester", HASH)).result())
+                .sessionId();
+    }
+
+    /**
+     * Regression: every grant of a lock named like a permit slot completed the calls waiting under the name before
+     * "/permit-", as if a semaphore's permit, so a plain lock granted to the session answered its wait for another
+     * plain lock: acquired, with the other lock's token, while that lock stayed held by another session and the wait
+     * stayed queued for a grant no call would take.
+     */
+    @Test
+    void onApplied_plainLockNamedLikeASlotGranted_leavesTheSessionsWaitForThePlainLockWaiting() {
+        long holder = open();
+        long session = open();
+        apply(new Command.Acquire(holder, HASH, "x", "hold-x", false));
+        PendingAcquires.Waiter waiter = pending.register(session, "x", false);
+        apply(new Command.Acquire(session, HASH, "x", "wait-x", true));
+
+        apply(new Command.Acquire(session, HASH, "x/permit-0", "other", false));
+
+        assertThat(waiter.outcome).isNotDone();
+        apply(new Command.CloseSession(holder, HASH));
+        assertThat(waiter.outcome.join().lock()).isEqualTo("x");
+    }
+
+    @Test
+    void onApplied_permitGranted_completesTheCallWaitingUnderTheSemaphoresName() {
+        long holder = open();
+        long session = open();
+        apply(new Command.AcquirePermit(holder, HASH, "jobs", 1, "hold", false));
+        PendingAcquires.Waiter waiter = pending.register(session, "jobs", true);
+        apply(new Command.AcquirePermit(session, HASH, "jobs", 1, "wait", true));
+
+        apply(new Command.CloseSession(holder, HASH));
+
+        assertThat(waiter.outcome.join().lock()).isEqualTo("jobs/permit-0");
+        assertThat(pending.size()).isZero();
+    }
+}

@@ -29,12 +29,24 @@ import org.apache.ratis.thirdparty.io.netty.buffer.ByteBuf;
  * <li><b>ANSWER</b>, from the listening peer, 1 or 34 + m bytes: one status byte. {@code 0} (accepted) is followed by
  *     {@code m (1) | listener's peer id (m, UTF-8) | MACs (32)} with
  *     {@code MACs = HMAC-SHA256(secret, "fencer raft server v1" | Nc | Ns | listener's id)}; {@code 1} (refused: the
- *     PROOF did not prove the secret) ends the message, and the listener closes the connection.
+ *     PROOF did not prove the secret) ends the message, and the listener closes the connection; so does {@code 2}
+ *     (refused: the PROOF was made for another peer, below), sent only to a dialler whose nonce names the peer.
  * </ol>
  * Then frames of {@link PeerFrames} go both ways. The labels keep a listener's MAC from being replayed as a dialler's
  * and name the version; each side's nonce makes every MAC new, so one recorded from another connection proves
  * nothing. Each side checks the other's MAC in constant time, and the dialler checks that the listener's id is the
  * peer it meant to reach.
+ *
+ * <p>The dialler's nonce names the listener it meant: {@code Nc = BOUND (8) | r (12) | tag (12)}, {@code r} random,
+ * {@code tag} the first 12 bytes of {@code HMAC-SHA256(secret, "fencer raft dialled v1" | Ns | BOUND | r | id of the
+ * peer dialled)}, and a listener refuses a PROOF whose nonce starts with {@code BOUND} and whose tag is not for its
+ * own id. Why: {@code MACc} names no listener, so a stranger holding the address of a peer that is down (a free port
+ * any local user can bind) could pass a real peer's link to it the HELLO of another peer's port and hand that port
+ * the PROOF it got back, and be admitted there as the dialler without the secret. The nonce carries the binding
+ * because the version-1 wire stays as it is: a peer of the previous release takes {@code Nc} as opaque bytes (and
+ * {@code MACc} covers it, so nobody can strip the mark), and its own random nonces lack the mark (but once in
+ * 2<sup>64</sup>), so they are admitted as before. Until every peer runs a release that marks its nonces, a previous
+ * release's PROOF can still be relayed so.
  *
  * <p>Bounds: the listener reads nothing beyond a PROOF before it answers (the dialler waits for the ANSWER before it
  * sends a frame), the dialler nothing beyond a HELLO before its PROOF nor beyond an ANSWER; a byte too many, a wrong
@@ -59,10 +71,20 @@ final class PeerHandshake {
     static final int ANSWER_BYTES_MAX = 1 + 1 + ID_BYTES_MAX + MAC_BYTES;
     static final byte ACCEPTED = 0;
     static final byte REFUSED = 1;
+    /**
+     * Refused: the PROOF was made for another peer. Only in answer to a nonce that names the peer dialled, which only
+     * a dialler of this release or later makes, so a previous release never receives it.
+     */
+    static final byte REFUSED_OTHER_PEER = 2;
     /** How long a connection may take from its start to the end of the handshake, TLS included. */
     static final Duration TIMEOUT = Duration.ofSeconds(5);
     private static final byte[] CLIENT_LABEL = "fencer raft client v1".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SERVER_LABEL = "fencer raft server v1".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] DIALLED_LABEL = "fencer raft dialled v1".getBytes(StandardCharsets.US_ASCII);
+    /** The start of a dialler's nonce that names the peer dialled; a previous release's nonce is random. */
+    static final byte[] BOUND = {'F', 'N', 'R', 'H', 'b', 'o', 'u', 'n'};
+    private static final int BOUND_RANDOM_BYTES = 12;
+    private static final int BOUND_TAG_BYTES = NONCE_BYTES - BOUND.length - BOUND_RANDOM_BYTES;
     private static final String MAC_ALGORITHM = "HmacSHA256";
 
     /** Why a handshake failed; {@link Failure#answer} is what to send before closing, if anything. */
@@ -75,6 +97,8 @@ final class PeerHandshake {
         TOO_LONG,
         /** The dialler's MAC does not prove the secret. */
         BAD_PROOF,
+        /** The dialler proved the secret, but made its PROOF for another peer than this listener. */
+        OTHER_LISTENER,
         /** The listener refused this peer's PROOF: it holds another secret. */
         REFUSED_BY_PEER,
         /** The listener's MAC does not prove the secret. */
@@ -181,8 +205,24 @@ final class PeerHandshake {
                 throw new Failure(Reason.BAD_PROOF, "its handshake does not prove the group secret",
                         new byte[] {REFUSED});
             }
+            if (!meantForThisPeer(clientNonce)) {
+                throw new Failure(Reason.OTHER_LISTENER, "its handshake was made for another peer than '"
+                        + new String(selfId, StandardCharsets.UTF_8) + "' (relayed from a link to another peer's "
+                        + "address, or its --peers gives this address to another peer)",
+                        new byte[] {REFUSED_OTHER_PEER});
+            }
             peerId = new String(clientId, StandardCharsets.UTF_8);
             return answer(clientNonce);
+        }
+
+        /** Returns false when the dialler's nonce names the peer it dialled, and that peer is not this one. */
+        private boolean meantForThisPeer(byte[] clientNonce) {
+            if (!Arrays.equals(clientNonce, 0, BOUND.length, BOUND, 0, BOUND.length)) {
+                return true; // a previous release's random nonce: it names no peer
+            }
+            byte[] expected = boundNonce(serverNonce, Arrays.copyOfRange(clientNonce, BOUND.length,
+                    BOUND.length + BOUND_RANDOM_BYTES), selfId);
+            return MessageDigest.isEqual(expected, clientNonce);
         }
 
         private byte[] answer(byte[] clientNonce) {
@@ -204,7 +244,7 @@ final class PeerHandshake {
     /** The dialling peer's side: {@link #receive} the HELLO, send the PROOF it returns, {@link #receive} the ANSWER. */
     final class Dialling {
         private final byte[] expectedId;
-        private final byte[] clientNonce = nonce();
+        private byte[] clientNonce;
         private final Received hello = new Received(HELLO_BYTES);
         private final Received answer = new Received(ANSWER_BYTES_MAX);
         private byte[] serverNonce;
@@ -239,6 +279,9 @@ final class PeerHandshake {
                         + " of the handshake, this peer " + VERSION, null);
             }
             serverNonce = hello.range(MAGIC.length + 1, NONCE_BYTES);
+            byte[] random = new byte[BOUND_RANDOM_BYTES];
+            PeerHandshake.this.random.nextBytes(random);
+            clientNonce = boundNonce(serverNonce, random, expectedId);
             return proof();
         }
 
@@ -261,6 +304,11 @@ final class PeerHandshake {
             }
             if (answer.at(0) == REFUSED) {
                 throw new Failure(Reason.REFUSED_BY_PEER, "it refused this peer's proof of the group secret", null);
+            }
+            if (answer.at(0) == REFUSED_OTHER_PEER) {
+                throw new Failure(Reason.OTHER_LISTENER, "it is another peer than '"
+                        + new String(expectedId, StandardCharsets.UTF_8) + "' (check the address --peers gives it)",
+                        null);
             }
             if (answer.at(0) != ACCEPTED) {
                 throw new Failure(Reason.NOT_A_HANDSHAKE, "its answer has the unknown status " + answer.at(0), null);
@@ -305,6 +353,17 @@ final class PeerHandshake {
     private byte[] nonce() {
         byte[] nonce = new byte[NONCE_BYTES];
         random.nextBytes(nonce);
+        return nonce;
+    }
+
+    /** Returns a dialler's nonce naming the peer {@code dialledId}: {@code BOUND | random | tag}. */
+    private byte[] boundNonce(byte[] serverNonce, byte[] random, byte[] dialledId) {
+        byte[] nonce = new byte[NONCE_BYTES];
+        System.arraycopy(BOUND, 0, nonce, 0, BOUND.length);
+        System.arraycopy(random, 0, nonce, BOUND.length, BOUND_RANDOM_BYTES);
+        byte[] tag = mac(DIALLED_LABEL, serverNonce, Arrays.copyOf(nonce, BOUND.length + BOUND_RANDOM_BYTES),
+                dialledId);
+        System.arraycopy(tag, 0, nonce, BOUND.length + BOUND_RANDOM_BYTES, BOUND_TAG_BYTES);
         return nonce;
     }
 

@@ -86,14 +86,31 @@ class PeerHandshakeTest {
         assertThat(dialling.accepted()).isFalse();
     }
 
+    /**
+     * A listener of this release refuses a PROOF made for another peer (above); one of the previous release does not
+     * look, and answers as itself: the dialler refuses that answer, naming both peers. Its ANSWER is written here from
+     * the specification of version 1.
+     */
     @Test
     void handshake_answerOfAnotherPeer_isRefusedNamingBoth() throws Exception {
         PeerHandshake.Listening listening = new PeerHandshake(secret, "n3", RANDOM).listening();
+        byte[] hello = listening.hello();
         PeerHandshake.Dialling dialling = n2.dialling("n1");
-        byte[] proof = dialling.receive(Unpooled.wrappedBuffer(listening.hello()));
-        byte[] answer = listening.receive(Unpooled.wrappedBuffer(proof));
+        byte[] proof = dialling.receive(Unpooled.wrappedBuffer(hello));
+        byte[] clientNonce = Arrays.copyOfRange(proof, 5, 37);
+        javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+        mac.init(new javax.crypto.spec.SecretKeySpec(secret.bytes(), "HmacSHA256"));
+        mac.update("fencer raft server v1".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        mac.update(clientNonce);
+        mac.update(Arrays.copyOfRange(hello, 5, 37));
+        byte[] answerMac = mac.doFinal(new byte[] {'n', '3'});
+        ByteBuf previousReleasesAnswer = Unpooled.buffer().writeByte(PeerHandshake.ACCEPTED).writeByte(2)
+                .writeBytes(new byte[] {'n', '3'}).writeBytes(answerMac);
 
-        assertThatThrownBy(() -> dialling.receive(Unpooled.wrappedBuffer(answer)))
+        assertThat(catchThrowableOfType(PeerHandshake.Failure.class,
+                () -> listening.receive(Unpooled.wrappedBuffer(proof))).reason)
+                .as("this release's listener").isEqualTo(PeerHandshake.Reason.OTHER_LISTENER);
+        assertThatThrownBy(() -> dialling.receive(previousReleasesAnswer))
                 .isInstanceOf(PeerHandshake.Failure.class).hasMessage("it is peer 'n3', not 'n1'");
     }
 
@@ -108,6 +125,76 @@ class PeerHandshakeTest {
 
         assertThatThrownBy(() -> second.receive(Unpooled.wrappedBuffer(recorded)))
                 .isInstanceOf(PeerHandshake.Failure.class).hasMessage("its handshake does not prove the group secret");
+    }
+
+    /**
+     * Regression: a PROOF that n2 made for n3 (its link to n3's address, held by a stranger, got n1's HELLO) admitted
+     * the stranger at n1 as n2. Now n1 refuses it, and a dialler that reaches another peer than it meant is told so.
+     */
+    @Test
+    void handshake_proofMadeForAnotherPeer_isRefusedAndTheDiallerToldWhy() throws Exception {
+        PeerHandshake.Listening listening = n1.listening();
+        PeerHandshake.Dialling dialling = n2.dialling("n3");
+        byte[] proof = dialling.receive(Unpooled.wrappedBuffer(listening.hello()));
+
+        PeerHandshake.Failure refused = catchThrowableOfType(PeerHandshake.Failure.class,
+                () -> listening.receive(Unpooled.wrappedBuffer(proof)));
+        PeerHandshake.Failure told = catchThrowableOfType(PeerHandshake.Failure.class,
+                () -> dialling.receive(Unpooled.wrappedBuffer(refused.answer)));
+
+        assertThat(refused.reason).isEqualTo(PeerHandshake.Reason.OTHER_LISTENER);
+        assertThat(refused).hasMessageStartingWith("its handshake was made for another peer than 'n1'");
+        assertThat(refused.answer).containsExactly(PeerHandshake.REFUSED_OTHER_PEER);
+        assertThat(listening.peerId()).as("an id proven for another listener is never taken").isNull();
+        assertThat(told.reason).isEqualTo(PeerHandshake.Reason.OTHER_LISTENER);
+        assertThat(told).hasMessage("it is another peer than 'n3' (check the address --peers gives it)");
+    }
+
+    /**
+     * A peer of the previous release draws its nonce at random and names no listener in it: still admitted, so a
+     * group can be upgraded peer by peer. Its PROOF is written here from the specification of version 1.
+     */
+    @Test
+    void handshake_previousReleasesProofWithARandomNonce_isStillAdmitted() throws Exception {
+        PeerHandshake.Listening listening = n1.listening();
+        byte[] serverNonce = Arrays.copyOfRange(listening.hello(), 5, 37);
+        byte[] clientNonce = new byte[32];
+        RANDOM.nextBytes(clientNonce);
+        clientNonce[0] = 0; // never the mark of a bound nonce
+        javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+        mac.init(new javax.crypto.spec.SecretKeySpec(secret.bytes(), "HmacSHA256"));
+        mac.update("fencer raft client v1".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        mac.update(serverNonce);
+        mac.update(clientNonce);
+        byte[] proofMac = mac.doFinal(new byte[] {'n', '2'});
+        ByteBuf proof = Unpooled.buffer().writeBytes(PeerHandshake.MAGIC).writeByte(1).writeBytes(clientNonce)
+                .writeByte(2).writeBytes(new byte[] {'n', '2'}).writeBytes(proofMac);
+
+        byte[] answer = listening.receive(proof);
+
+        assertThat(answer).startsWith(PeerHandshake.ACCEPTED, 2, 'n', '1');
+        assertThat(listening.peerId()).isEqualTo("n2");
+    }
+
+    /** A nonce marked as naming a peer cannot be taken from another connection: its tag covers the listener's nonce. */
+    @Test
+    void handshake_boundNonceOfAnotherConnection_isRefused() throws Exception {
+        PeerHandshake.Listening first = n1.listening();
+        byte[] proofForFirst = n2.dialling("n1").receive(Unpooled.wrappedBuffer(first.hello()));
+        byte[] nonce = Arrays.copyOfRange(proofForFirst, 5, 37);
+        PeerHandshake.Listening second = n1.listening();
+        byte[] serverNonce = Arrays.copyOfRange(second.hello(), 5, 37);
+        javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+        mac.init(new javax.crypto.spec.SecretKeySpec(secret.bytes(), "HmacSHA256"));
+        mac.update("fencer raft client v1".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        mac.update(serverNonce);
+        mac.update(nonce);
+        byte[] proofMac = mac.doFinal(new byte[] {'n', '2'});
+        ByteBuf proof = Unpooled.buffer().writeBytes(PeerHandshake.MAGIC).writeByte(1).writeBytes(nonce)
+                .writeByte(2).writeBytes(new byte[] {'n', '2'}).writeBytes(proofMac);
+
+        assertThat(catchThrowableOfType(PeerHandshake.Failure.class, () -> second.receive(proof)).reason)
+                .isEqualTo(PeerHandshake.Reason.OTHER_LISTENER);
     }
 
     @Test

@@ -251,6 +251,49 @@ class PeerTransportTest {
         }
     }
 
+    /**
+     * Regression: a stranger without the secret who holds the address of a peer that is down (any local user can bind
+     * a free loopback port) takes a real peer's link to it, passes that link the HELLO of another peer's port and
+     * hands the PROOF that comes back to that port: the PROOF named neither listener, so the port admitted the
+     * stranger as the dialler and carried out its calls.
+     */
+    @Test
+    void handshake_proofRelayedFromALinkToAnotherPeer_isRefusedAndNothingIsCarriedOut() throws Exception {
+        try (ServerSocket downPeersPort = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                Socket toN1 = RaftPortPeers.connect(InetAddress.getLoopbackAddress(), raftPort)) {
+            Thread victim = new Thread(() -> {
+                try {
+                    // "n2" holds the secret and dials "n3", which is down: its Raft port is the stranger's.
+                    RaftPeer n3 = RaftPeer.newBuilder().setId("n3")
+                            .setAddress("127.0.0.1:" + downPeersPort.getLocalPort()).build();
+                    PeerLink.connect(n3, linkGroup, NioSocketChannel.class, null,
+                            new PeerHandshake(secret, "n2", RaftPortPeers.RANDOM), 8 << 20, Duration.ofSeconds(5))
+                            .close();
+                } catch (IOException expected) {
+                    // the stranger cannot answer for n3
+                }
+            }, "n2-dials-n3");
+            victim.setDaemon(true);
+            victim.start();
+            try (Socket fromN2 = downPeersPort.accept()) {
+                fromN2.setSoTimeout(20_000);
+                byte[] hello = toN1.getInputStream().readNBytes(PeerHandshake.HELLO_BYTES);
+                fromN2.getOutputStream().write(hello);
+                byte[] proof = fromN2.getInputStream().readNBytes(PeerHandshake.HELLO_BYTES + 1 + 2 + 32);
+                toN1.getOutputStream().write(proof);
+                toN1.getOutputStream().flush();
+
+                int status = toN1.getInputStream().read();
+                assertThat(status).as("n1's answer to a PROOF that n2 made for n3: refused, or closed (-1)")
+                        .isIn(-1, (int) PeerHandshake.REFUSED, (int) PeerHandshake.REFUSED_OTHER_PEER);
+                assertThat(RaftPortPeers.closedWithin(toN1, Duration.ofSeconds(3))).isTrue();
+            }
+            victim.join(WAIT.toMillis());
+        }
+        await().atMost(WAIT).until(() -> rpc.refusals(Refusal.HANDSHAKE) == 1);
+        assertThat(raft.isLeader()).isTrue();
+    }
+
     @Test
     void stranger_sendingARaftFrame_isClosedAtOnceAndNothingIsCarriedOut() throws Exception {
         long termBefore = raft.currentTerm();

@@ -87,7 +87,9 @@ import org.slf4j.LoggerFactory;
  * snapshot command. An AppendEntries holding an entry Ratis could not apply is refused whole before Ratis sees it
  * ({@link LogEntryShapes}). With peers authenticated, a call (other than a vote, which Ratis itself refuses to peers
  * outside its configuration, telling a removed one to shut down) from a peer that this peer's current configuration
- * does not hold is refused ({@link #isMember}): a removed peer keeps the group's secret, but not its say.
+ * does not hold is refused ({@link #isMember}): a removed peer keeps the group's secret, but not its say. That holds
+ * for Fencer's own code only: the secret proves membership of the group, not which peer, and the ids in a
+ * handshake and in a call are whatever its holder names, so a holder that means harm can call as any peer.
  *
  * <p>Bounds: connections not yet admitted, {@link UnadmittedConnections#PER_ADDRESS_MAX} per remote address and
  * {@link UnadmittedConnections#CONNECTIONS_MAX} in all, each reading at most a handshake's bytes and closed unless

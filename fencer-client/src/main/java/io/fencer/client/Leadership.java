@@ -3,7 +3,10 @@ package io.fencer.client;
 import io.fencer.core.FencingToken;
 import java.util.concurrent.CompletionStage;
 
-/** One term as leader. The term ends on {@link #close()}, when an operator revokes it, or when the session ends. */
+/**
+ * One term as leader. The term ends on {@link #close()}, when an operator revokes it, or when the session ends. A
+ * session campaigning again while it leads gets another Leadership of the same term: they end together.
+ */
 public interface Leadership extends AutoCloseable {
 
     /** Returns the term's epoch: its fencing token value, greater than every earlier term's. */

@@ -87,6 +87,11 @@ final class DefaultSession implements Session {
      * one an acquire. Whoever removes an entry from here completes it.
      */
     private final Map<GrantKey, Tracked> grants = new ConcurrentHashMap<>();
+    /**
+     * The end of each term this session leads, by its token: campaigning again while leading is answered with the
+     * same grant, and every Leadership of that term must end when any of them resigns (see {@link #termEnded}).
+     */
+    private final Map<GrantKey, CompletableFuture<Void>> termsEnded = new ConcurrentHashMap<>();
     /** Makes a grant's hand-out and its give-back after an interrupt exclusive (see {@link #handOut}). */
     private final Object handOutGuard = new Object();
     /**
@@ -523,6 +528,17 @@ final class DefaultSession implements Session {
     /** Returns how many grants this session tracks (for tests): one entry a grant, whatever its objects. */
     int grantsTracked() {
         return grants.size();
+    }
+
+    /** Returns the end of the term of {@code token}, shared by every Leadership of it, forgotten once complete. */
+    CompletableFuture<Void> termEnded(FencingToken token) {
+        GrantKey key = GrantKey.of(token);
+        CompletableFuture<Void> fresh = new CompletableFuture<>();
+        CompletableFuture<Void> ended = termsEnded.computeIfAbsent(key, known -> fresh);
+        if (ended == fresh) {
+            fresh.whenComplete((done, failure) -> termsEnded.remove(key, fresh));
+        }
+        return ended;
     }
 
     /** Stops tracking the grant of {@code token}: it is released, or being released, and so is every object of it. */

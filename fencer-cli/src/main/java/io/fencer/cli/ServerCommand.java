@@ -12,7 +12,9 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
@@ -241,6 +243,9 @@ final class ServerCommand implements Callable<Integer> {
         }
         // In the config, -1 is off and 0 any free port; on the command line --http-port 0 is off.
         int http = httpPort != null ? (httpPort == 0 ? -1 : httpPort) : clientPort == 0 ? 0 : clientPort + 3;
+        // port + 3 of a port near the top runs past it: say so here, not at start naming a config field.
+        checkPort(httpPort == null ? "--http-port (port + 3)" : "--http-port", http, -1);
+        checkPortsApart(boundHost, clientPort, admin, raft, http);
         if (raft == 0 && (peers.size() > 1 || !join.isEmpty())) {
             throw usage("--raft-port 0 (any free port) works only for a single peer; " + peers.size() + " given");
         }
@@ -336,6 +341,38 @@ final class ServerCommand implements Callable<Integer> {
                     + fromPeer.get() + ")");
         }
         return explicit != null ? explicit : fromPeer.orElse(fallback);
+    }
+
+    /**
+     * Refuses two of this peer's ports, or two ports of --peers entries on one host, that are one port: the start
+     * would fail binding it with the JDK's bare "Address already in use", naming neither the port nor the option,
+     * and a --peers list with one address twice founds a group whose quorum can never be reached.
+     */
+    private void checkPortsApart(String boundHost, int clientPort, int admin, int raft, int http) {
+        Map<String, String> taken = new HashMap<>();
+        String self = peers.isEmpty() ? "" : " of peer " + id;
+        claim(taken, boundHost, clientPort, "--port" + self);
+        claim(taken, boundHost, admin, "--admin-port" + self);
+        claim(taken, boundHost, raft, "--raft-port" + self);
+        claim(taken, boundHost, http, "--http-port" + self);
+        for (ServerConfig.Peer peer : peers) {
+            if (!peer.id().equals(id)) {
+                claim(taken, peer.host(), peer.port(), "the client port of peer " + peer.id() + " in --peers");
+                claim(taken, peer.host(), peer.raftPort(), "the Raft port of peer " + peer.id() + " in --peers");
+            }
+        }
+    }
+
+    /** Records {@code host:port} as {@code what}'s; 0 (any free port) and -1 (off) take no port. */
+    private void claim(Map<String, String> taken, String host, int port, String what) {
+        if (port <= 0) {
+            return;
+        }
+        String earlier = taken.putIfAbsent(host + ":" + port, what);
+        if (earlier != null) {
+            throw usage(what + " is " + host + ":" + port + ", the same as " + earlier
+                    + ": give every port its own number");
+        }
     }
 
     private void checkPort(String option, int value, int lowest) {

@@ -89,10 +89,23 @@ final class StoreServerCommand implements Callable<Integer> {
         }
         // In the config, -1 is off and 0 any free port; on the command line 0 is off, as for `fencer server`.
         int http = httpPort != null ? (httpPort == 0 ? -1 : httpPort) : port == 0 ? 0 : port + 3;
+        checkPort(httpPort == null ? "--http-port (port + 3)" : "--http-port", http, -1);
+        // One port twice would fail the start with the JDK's bare "Address already in use", naming neither.
+        checkApart("--admin-port", adminPort, "--port", port);
+        checkApart("--http-port", http, "--port", port);
+        checkApart("--http-port", http, "--admin-port", adminPort);
         return StoreServerConfig.defaults(dataDir.toAbsolutePath().normalize()).withHost(host).withHttpPort(http)
                 .withPorts(port, adminPort).withTokenKeys(KeygenCommand.load(spec, tokenKeyFile))
                 .withAcl(aclFile == null ? null : aclFile.toAbsolutePath().normalize())
                 .withTls(tls.files(host)).withPortLimits(portLimits.limits());
+    }
+
+    /** Refuses {@code option}'s port when it is {@code other}'s; 0 (any free port) and -1 (off) take none. */
+    private void checkApart(String option, int value, String other, int otherValue) {
+        if (value > 0 && value == otherValue) {
+            throw new ParameterException(spec.commandLine(), option + " " + value + " is the same port as " + other
+                    + ": give every port its own number");
+        }
     }
 
     private void checkPort(String option, int value, int lowest) {

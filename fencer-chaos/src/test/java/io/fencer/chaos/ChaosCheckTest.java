@@ -59,7 +59,7 @@ class ChaosCheckTest {
 
         assertThat(result.valid()).isTrue();
         assertThat(result.counts().get("pauses")).isPositive();
-        assertThat(result.counts().get("writes_refused")).isPositive();
+        assertThat(result.counts().get("writes_stale")).as("stale writes refused").isPositive();
     }
 
     @Test

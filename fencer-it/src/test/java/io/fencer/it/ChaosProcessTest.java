@@ -60,7 +60,7 @@ class ChaosProcessTest {
         assertThat(result.counts().get("pauses")).isGreaterThanOrEqualTo(2);
         assertThat(result.counts().get("kills")).isGreaterThanOrEqualTo(3);
         assertThat(result.counts().get("writes_ok")).isPositive();
-        assertThat(result.counts().get("writes_refused")).as("stale writes refused").isGreaterThanOrEqualTo(1);
+        assertThat(result.counts().get("writes_stale")).as("stale writes refused").isGreaterThanOrEqualTo(1);
         assertThat(Files.readString(dir.resolve("fenced.json"))).contains("\"valid\": true");
         assertThat(Files.readString(dir.resolve("fenced.html"))).contains("<svg");
         assertThat(Files.readString(dir.resolve("fenced.svg"))).contains("<svg", "0 violations");
@@ -92,7 +92,7 @@ class ChaosProcessTest {
                 .containsEntry(CheckResult.LEASE_BELIEF, 0);
         assertThat(result.counts().get("failovers")).isGreaterThanOrEqualTo(2);
         assertThat(result.counts().get("writes_ok")).isPositive();
-        assertThat(result.counts().get("writes_refused")).as("stale writes refused").isGreaterThanOrEqualTo(1);
+        assertThat(result.counts().get("writes_stale")).as("stale writes refused").isGreaterThanOrEqualTo(1);
 
         ChaosRun.Outcome control = run(new ChaosOptions(3, Workload.SET, PEERS_RUN, seed, kinds, 3,
                 Duration.ofMillis(100), ttl, INTERVAL, false, dir.resolve("peers-control"), null, null, null));

@@ -78,7 +78,7 @@ class MembershipChaosProcessTest {
         assertThat(result.counts().get("partitions")).isGreaterThanOrEqualTo(1);
         assertThat(result.counts().get("failovers")).isGreaterThanOrEqualTo(1);
         assertThat(result.counts().get("pauses")).as("a holder frozen past its lease").isGreaterThanOrEqualTo(1);
-        assertThat(result.counts().get("writes_refused")).as("stale writes refused").isGreaterThanOrEqualTo(1);
+        assertThat(result.counts().get("writes_stale")).as("stale writes refused").isGreaterThanOrEqualTo(1);
         assertThat(result.counts().get("grants")).as("the workers kept working").isPositive();
         String history = Files.readString(fenced.history());
         assertThat(history).contains("\"op\":\"add_peer\"", "\"op\":\"promote_peer\"", "\"target\":\"lock-n4\"");

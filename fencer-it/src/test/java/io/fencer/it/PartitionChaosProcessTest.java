@@ -79,7 +79,7 @@ class PartitionChaosProcessTest {
         assertThat(result.violationsByCheck()).containsEntry(CheckResult.LEASE_BELIEF, 0);
         assertThat(result.counts().get("partitions")).isGreaterThanOrEqualTo(2);
         assertThat(result.counts().get("failovers")).isGreaterThanOrEqualTo(1);
-        assertThat(result.counts().get("writes_refused")).as("stale writes refused").isGreaterThanOrEqualTo(1);
+        assertThat(result.counts().get("writes_stale")).as("stale writes refused").isGreaterThanOrEqualTo(1);
         assertThat(Files.readString(dir.resolve("fenced.json"))).contains("\"partitions\": ", "\"lease-belief\": 0");
         assertThat(Files.readString(dir.resolve("fenced.svg"))).contains("fr-cuts", "cut off");
         assertThat(Files.readString(fenced.history())).contains("\"op\":\"partition\"", "\"op\":\"heal\"");

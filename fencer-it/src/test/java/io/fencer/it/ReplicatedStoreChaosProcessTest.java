@@ -62,7 +62,7 @@ class ReplicatedStoreChaosProcessTest {
         CheckResult result = fenced.result();
         assertThat(result.violations()).as("violations with fencing").isEmpty();
         assertThat(result.counts().get("writes_ok")).isPositive();
-        assertThat(result.counts().get("writes_refused")).as("stale writes refused").isGreaterThanOrEqualTo(1);
+        assertThat(result.counts().get("writes_stale")).as("stale writes refused").isGreaterThanOrEqualTo(1);
         assertThat(result.counts().get("store_failovers")).as("kills of the store's leader")
                 .isGreaterThanOrEqualTo(1);
         assertThat(result.counts().get("partitions")).isGreaterThanOrEqualTo(1);

@@ -60,7 +60,7 @@ class SemaphoreChaosProcessTest {
         assertThat(result.counts().get("kills")).isGreaterThanOrEqualTo(1);
         assertThat(result.counts().get("slots_used")).as("both permits used").isEqualTo(PERMITS);
         assertThat(result.counts().get("writes_ok")).isPositive();
-        assertThat(result.counts().get("writes_refused")).as("stale writes refused").isGreaterThanOrEqualTo(1);
+        assertThat(result.counts().get("writes_stale")).as("stale writes refused").isGreaterThanOrEqualTo(1);
         assertThat(Files.readString(dir.resolve("fenced.json"))).contains("\"valid\": true");
         List<String> finalReads = Files.readAllLines(fenced.history()).stream()
                 .filter(line -> line.contains("\"final_read\"")).toList();

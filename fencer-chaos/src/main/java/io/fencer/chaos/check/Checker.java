@@ -69,6 +69,7 @@ public final class Checker {
         counts.put("grants", digest.grantsAcknowledged);
         counts.put("writes_ok", (long) digest.writesAcknowledged.size());
         counts.put("writes_refused", digest.writesRefused);
+        counts.put("writes_stale", digest.writesStale);
         counts.put("writes_unknown", digest.writesUnknown);
         counts.put("pauses", digest.pauses);
         counts.put("kills", digest.kills);

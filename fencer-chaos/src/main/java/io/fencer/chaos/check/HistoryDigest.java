@@ -38,6 +38,9 @@ final class HistoryDigest {
     private record Read(long token, String value) {
     }
 
+    /** How a stale refusal's message begins ({@code StaleTokenException}, {@code StaleWriteException}). */
+    static final String STALE_REFUSAL = "stale token";
+
     final Workload workload;
     /** Acknowledged writes or adds, in completion order. */
     final List<Write> writesAcknowledged = new ArrayList<>();
@@ -49,6 +52,11 @@ final class HistoryDigest {
     final NavigableMap<Long, HistoryEvent> failoversByTime = new TreeMap<>();
     long grantsAcknowledged;
     long writesRefused;
+    /**
+     * Of {@link #writesRefused}, those the store refused as stale: what fencing did. The others (a unit expired
+     * during a pause, a full queue) show no fencing, so a run's "stale writes refused" must not count them.
+     */
+    long writesStale;
     long writesUnknown;
     long pauses;
     long kills;
@@ -201,7 +209,12 @@ final class HistoryDigest {
                     + HistoryJson.format(completion));
         }
         switch (completion.type()) {
-            case FAIL -> writesRefused++;
+            case FAIL -> {
+                writesRefused++;
+                if (completion.error().startsWith(STALE_REFUSAL)) {
+                    writesStale++;
+                }
+            }
             case UNKNOWN -> writesUnknown++;
             case OK -> writesAcknowledged.add(acknowledged(invoke, completion));
             default -> throw new IllegalStateException("not a completion: " + completion.type());

@@ -72,6 +72,7 @@ final class SemaphoreCheck {
             counts.merge("grants", digest.grantsAcknowledged, Long::sum);
             counts.merge("writes_ok", (long) digest.writesAcknowledged.size(), Long::sum);
             counts.merge("writes_refused", digest.writesRefused, Long::sum);
+            counts.merge("writes_stale", digest.writesStale, Long::sum);
             counts.merge("writes_unknown", digest.writesUnknown, Long::sum);
             finalValue += digest.finalValue;
             slotsUsed += digest.grantsAcknowledged > 0 ? 1 : 0;
@@ -190,6 +191,7 @@ final class SemaphoreCheck {
         counts.put("grants", 0L);
         counts.put("writes_ok", 0L);
         counts.put("writes_refused", 0L);
+        counts.put("writes_stale", 0L);
         counts.put("writes_unknown", 0L);
         counts.put("pauses", digest.pauses);
         counts.put("kills", digest.kills);

@@ -298,6 +298,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             }
             authorize(Permission.WRITE, request.getScope());
             claims.checkFirstWrite(request.getScope(), request.getSequencer(), calls.engine());
+            disk.check(true); // a begin raises the accepted token durably: a write, refused at the reserve as one
             StoreUnit unit = unitQuota.begin(Identities.quotaIdentity(), () -> calls.begin(request.getScope(),
                     request.getSequencer(), Duration.ofMillis(timeoutMillis)));
             units.put(unit.id(), new TrackedUnit(unit, new AtomicInteger(), new AtomicLong(TrackedUnit.OPEN)));
@@ -330,6 +331,11 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         serve(out, () -> {
             TrackedUnit tracked = tracked(request.getUnitId());
             authorizer.check(Permission.WRITE, tracked.unit().scope());
+            if (tracked.unit().state() == Unit.State.OPEN) {
+                // the commit writes its ops: refused at the reserve as a write is, before RocksDB fails for space;
+                // a retried commit of a committed unit writes nothing and still gets its result
+                disk.check(true);
+            }
             return StoreWire.response(metrics.timeWrite(tracked.unit().scope(), () -> tracked.unit().commit()));
         });
     }

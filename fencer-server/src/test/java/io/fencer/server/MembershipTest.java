@@ -149,6 +149,26 @@ class MembershipTest {
     }
 
     @Test
+    void add_clientAddressThatIsARaftAddress_isRefusedNamingTheAddress() throws Exception {
+        group = new PeerGroup(dataRoot, 3, UnaryOperator.identity(), false).startFounders();
+        String leader = group.awaitLeader();
+        PeerGroup.Member n1 = group.member(group.id(1));
+        PeerGroup.Member n4 = group.newJoiner(4);
+        group.start(n4.id());
+        ListPeersResponse before = group.list(leader);
+
+        // n4's clients would be sent to a Raft port, its own or n1's: a gRPC call there never reaches a lock service.
+        ErrorDetail itsOwn = failure(() -> group.peers(leader).add(AddPeerRequest.newBuilder().setId(n4.id())
+                .setRaftAddress(n4.raftAddress()).setClientAddress(n4.raftAddress()).build()));
+        ErrorDetail another = failure(() -> group.peers(leader).add(AddPeerRequest.newBuilder().setId(n4.id())
+                .setRaftAddress(n4.raftAddress()).setClientAddress(n1.raftAddress()).build()));
+
+        assertRefused(itsOwn, n4.id(), n4.raftAddress());
+        assertRefused(another, n4.id(), n1.raftAddress());
+        assertThat(PeerGroup.shape(group.list(leader))).isEqualTo(PeerGroup.shape(before));
+    }
+
+    @Test
     void remove_leavingNoLiveMajority_isRefusedNamingTheDeadPeer() throws Exception {
         group = new PeerGroup(dataRoot, 3, UnaryOperator.identity(), false).startFounders();
         String leader = group.awaitLeader();

@@ -107,15 +107,26 @@ public final class Membership {
         checkId(id);
         checkAddress("raft_address", raftAddress);
         checkAddress("client_address", clientAddress);
+        if (raftAddress.equals(clientAddress)) {
+            // Its clients would be sent to its Raft port, where no lock service answers.
+            throw new MembershipRefusedException(id, "its Raft and client addresses are both " + raftAddress
+                    + ": a peer needs one port for each");
+        }
         RaftPeer added = RaftPeer.newBuilder().setId(id).setAddress(raftAddress).setClientAddress(clientAddress)
                 .setStartupRole(RaftPeerRole.LISTENER).build();
         return change(Kind.ADD, id, conf -> {
             List<RaftPeer> everyPeer = new ArrayList<>(conf.getCurrentPeers(RaftPeerRole.FOLLOWER));
             everyPeer.addAll(conf.getCurrentPeers(RaftPeerRole.LISTENER));
             for (RaftPeer peer : everyPeer) {
-                if (raftAddress.equals(peer.getAddress()) || clientAddress.equals(peer.getClientAddress())) {
+                // Either address against either of the peer's: a client address that is a Raft port (or the
+                // reverse) would send clients, or peers, where nothing of theirs answers.
+                List<String> taken = List.of(peer.getAddress(), String.valueOf(peer.getClientAddress()),
+                        node.clientAddress(peer.getId()));
+                String clash = taken.contains(raftAddress) ? raftAddress
+                        : taken.contains(clientAddress) ? clientAddress : null;
+                if (clash != null) {
                     throw new MembershipRefusedException(id, "peer '" + peer.getId() + "' already has the address "
-                            + (raftAddress.equals(peer.getAddress()) ? raftAddress : clientAddress));
+                            + clash);
                 }
             }
             List<RaftPeer> learners = new ArrayList<>(conf.getCurrentPeers(RaftPeerRole.LISTENER));

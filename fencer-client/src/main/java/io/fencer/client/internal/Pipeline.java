@@ -15,6 +15,7 @@ import io.fencer.api.v1.StoreGrpc;
 import io.fencer.api.v1.StorePipelineRequest;
 import io.fencer.api.v1.StorePipelineResponse;
 import io.fencer.api.v1.WriteRequest;
+import io.fencer.core.Ticker;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -28,6 +29,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 /**
  * Unary calls to one endpoint carried as messages of one long-lived Pipeline stream instead of one HTTP/2 stream
@@ -49,6 +51,8 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(Pipeline.class.getName());
     /** Callbacks only complete calls and wake their threads: they run on the transport's thread, no hand-off. */
     private static final Executor DIRECT = Runnable::run;
+    /** Deadlines are real time, as in {@link UnaryCalls}: a frozen test ticker must not hold a call for ever. */
+    private static final Ticker SYSTEM_TIME = Ticker.system();
 
     /** How one service's pipeline messages wrap unary calls and their answers. */
     interface Codec<RequestT, ResponseT> {
@@ -216,7 +220,7 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
         }
 
         ResponseT call(long callId, RequestT request, long timeoutNanos, Router.Abort abort) {
-            Waiter<ResponseT> waiter = new Waiter<>(Thread.currentThread());
+            Waiter<ResponseT> waiter = new Waiter<>(Thread.currentThread(), SYSTEM_TIME);
             send(callId, request, waiter);
             return waiter.await(timeoutNanos, abort, () -> abandon(callId));
         }
@@ -229,11 +233,18 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
             }
         }
 
-        /** Gives up on a call: it is forgotten here and cancelled at the server. */
-        private void abandon(long callId) {
-            if (inFlight.remove(callId) != null && !ended) {
+        /**
+         * Gives up on a call: it is forgotten here and cancelled at the server. Returns false when the transport took
+         * the call first: its answer (or the stream's end) is told to its outcome, now or in a moment.
+         */
+        private boolean abandon(long callId) {
+            if (inFlight.remove(callId) == null) {
+                return false;
+            }
+            if (!ended) {
                 send(codec.cancel(callId));
             }
+            return true;
         }
 
         private void send(RequestT request) {
@@ -308,12 +319,14 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
     }
 
     /** A thread waiting for one call's answer. */
-    private static final class Waiter<ResponseT> implements Outcome<ResponseT> {
+    static final class Waiter<ResponseT> implements Outcome<ResponseT> {
         private final Thread thread;
+        private final Ticker ticker;
         private volatile Object outcome; // a ResponseT or a StatusRuntimeException
 
-        Waiter(Thread thread) {
+        Waiter(Thread thread, Ticker ticker) {
             this.thread = thread;
+            this.ticker = ticker;
         }
 
         @Override
@@ -330,33 +343,52 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
 
         /**
          * Waits for the outcome; on timeout or interrupt runs {@code abandon} and fails as a unary call would, and
-         * when {@code abort} (asked when it says, unless null) names a failure, runs it
-         * and throws that.
+         * when {@code abort} (asked when it says, unless null) names a failure, runs it and throws that. At the
+         * deadline, an outcome the transport took before {@code abandon} could take the call back (it returns false)
+         * wins: an answer that lands as the deadline passes may be a grant, which a timeout would hide.
          */
-        @SuppressWarnings("unchecked")
-        ResponseT await(long timeoutNanos, Router.Abort abort, Runnable abandon) {
-            long deadline = System.nanoTime() + timeoutNanos;
+        ResponseT await(long timeoutNanos, Router.Abort abort, BooleanSupplier abandon) {
+            long deadline = ticker.nanoTime() + timeoutNanos;
             while (outcome == null) {
-                long remaining = deadline - System.nanoTime();
+                long remaining = deadline - ticker.nanoTime();
                 if (remaining <= 0) {
-                    abandon.run();
+                    if (!abandon.getAsBoolean()) {
+                        return outcomeOnItsWay();
+                    }
                     throw Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after "
                             + NANOSECONDS.toMillis(timeoutNanos) + " ms (enforced by the client)")
                             .asRuntimeException();
                 }
                 LockSupport.parkNanos(this, abort == null ? remaining : Math.min(remaining, abort.askAgainInNanos()));
                 if (Thread.interrupted()) {
-                    abandon.run();
+                    abandon.getAsBoolean();
                     Thread.currentThread().interrupt();
                     throw Status.CANCELLED.withDescription("the calling thread was interrupted").asRuntimeException();
                 }
                 RuntimeException aborted = abort == null || outcome != null ? null : abort.why();
                 if (aborted != null) {
-                    abandon.run();
+                    abandon.getAsBoolean();
                     throw aborted;
                 }
             }
-            Object result = outcome;
+            return result(outcome);
+        }
+
+        /**
+         * Returns the outcome of a call the transport took from those in flight: it is set, or about to be (the
+         * transport sets it right after taking the call, then unparks this thread). Only on the deadline's path, so
+         * the loop above reads one volatile per turn, as before.
+         */
+        private ResponseT outcomeOnItsWay() {
+            Object result;
+            while ((result = outcome) == null) {
+                LockSupport.park(this);
+            }
+            return result(result);
+        }
+
+        @SuppressWarnings("unchecked")
+        private static <ResponseT> ResponseT result(Object result) {
             if (result instanceof StatusRuntimeException failure) {
                 throw failure;
             }

@@ -15,7 +15,9 @@ public interface WatchListener {
      * Learns that the watch ended for good, with the error that ended it:
      * {@link io.fencer.core.RevisionOutOfRangeException} when the events after its last position are gone from the
      * server's history (re-read the state, watch again),
-     * {@link io.fencer.core.PermissionDeniedException}, or an invalid prefix. Not called when the watch is closed.
+     * {@link io.fencer.core.PermissionDeniedException}, an invalid prefix, or
+     * {@link io.fencer.core.UnavailableException} when peers refused to resume it many times in a row (each behind
+     * its position, or at its watch limit). Not called when the watch is closed.
      * By default nothing.
      */
     default void onEnded(FencerException error) {}

@@ -10,10 +10,13 @@ import io.fencer.core.FencerException;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
+import io.fencer.core.UnavailableException;
 import io.grpc.Status;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
+import java.util.LinkedHashSet;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -28,6 +31,13 @@ final class DefaultWatch implements Watch {
     private static final System.Logger LOG = System.getLogger(DefaultWatch.class.getName());
     private static final long BACKOFF_MILLIS_MIN = 50;
     private static final long BACKOFF_MILLIS_MAX = 2_000;
+    /**
+     * How many resumes in a row peers may refuse (behind the position, or at their watch limit) before the watch ends:
+     * with the backoff, about 5 s, each refusal moving to the next peer. A peer that lags catches up within the
+     * entries it was behind; a group none of whose peers reaches the position (restored from an older backup) never
+     * does, and its watcher must hear so rather than wait for ever.
+     */
+    static final int REFUSED_RESUMES_MAX = 8;
 
     private final Router router;
     private final String prefix;
@@ -42,6 +52,9 @@ final class DefaultWatch implements Watch {
     private int generation; // guarded by lock
     private ClientCallStreamObserver<WatchRequest> call; // guarded by lock
     private long backoffMillis = BACKOFF_MILLIS_MIN; // guarded by lock
+    /** Resumes refused in a row by a peer that answered (none accepted since), and by which peers. */
+    private int refusedResumes; // guarded by lock
+    private final Set<String> refusedBy = new LinkedHashSet<>(); // guarded by lock
     private boolean closed; // guarded by lock
 
     DefaultWatch(Router router, String prefix, WatchPosition from, WatchListener listener,
@@ -108,6 +121,8 @@ final class DefaultWatch implements Watch {
                 return false;
             }
             backoffMillis = BACKOFF_MILLIS_MIN;
+            refusedResumes = 0;
+            refusedBy.clear();
             WatchPosition at = at(message);
             if (message.getKind() == io.fencer.api.v1.LockEvent.Kind.KIND_START) {
                 position = at.revision() == 0 ? position : at;
@@ -139,10 +154,8 @@ final class DefaultWatch implements Watch {
             }
             broken = call;
             call = null;
-            if (resumable(failure, error)) {
-                if (Status.fromThrowable(failure).getCode() == Status.Code.UNAVAILABLE) {
-                    endpoint = router.onFailure(endpoint, failure); // another peer serves the same events
-                }
+            FencerException givenUp = resumable(failure, error) ? moveOn(failure, error) : error;
+            if (givenUp == null) {
                 long delayMillis = backoffMillis;
                 backoffMillis = Math.min(BACKOFF_MILLIS_MAX, backoffMillis * 2);
                 LOG.log(System.Logger.Level.DEBUG, "watch of ''{0}'' resumes from {1} on {2} in {3} ms: {4}", prefix,
@@ -150,6 +163,7 @@ final class DefaultWatch implements Watch {
                 CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS).execute(this::connect);
                 return;
             }
+            error = givenUp;
             closed = true;
         }
         if (broken != null) {
@@ -162,6 +176,32 @@ final class DefaultWatch implements Watch {
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "watch listener failed on its end", e);
         }
+    }
+
+    /**
+     * Picks the peer the next stream goes to, after a failure a retry can cure: another one when the peer went away
+     * (it serves the same events), or when it refused the resume, for the next peer may have applied the position,
+     * or have room, while this one may stay behind for good. Returns null to resume, or the error that ends the
+     * watch once {@link #REFUSED_RESUMES_MAX} resumes in a row (and at least one per known peer) were refused.
+     * Called under the lock.
+     */
+    private FencerException moveOn(Throwable failure, FencerException error) {
+        if (Status.fromThrowable(failure).getCode() == Status.Code.UNAVAILABLE) {
+            endpoint = router.onFailure(endpoint, failure);
+            return null;
+        }
+        if (Router.isRetryable(failure)) {
+            return null; // cancelled or timed out on the way: the same peer may serve the next stream
+        }
+        refusedBy.add(endpoint);
+        refusedResumes++;
+        if (refusedResumes >= Math.max(REFUSED_RESUMES_MAX, router.endpoints().size())) {
+            return new UnavailableException("watch of '" + InvalidArgumentException.printable(prefix)
+                    + "' cannot resume from " + position + ": " + refusedResumes + " resumes in a row were refused"
+                    + " (by " + String.join(", ", refusedBy) + "); last refusal: " + error.getMessage(), error);
+        }
+        endpoint = router.after(endpoint);
+        return null;
     }
 
     /**

@@ -250,6 +250,15 @@ final class Router implements PeerDirectory.Members, AutoCloseable {
         return List.copyOf(endpoints);
     }
 
+    /**
+     * Returns the known endpoint after {@code endpoint} (the first when it is no longer known), leaving the endpoint
+     * calls go to where it is: for a stream that any peer serves, whose peer refused it.
+     */
+    String after(String endpoint) {
+        List<String> known = endpoints();
+        return known.get((known.indexOf(endpoint) + 1) % known.size());
+    }
+
     @Override
     public void onUnknownLeader(Runnable listener) {
         unknownLeaderListener = listener;

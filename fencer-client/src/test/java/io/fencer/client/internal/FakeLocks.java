@@ -25,6 +25,7 @@ import io.fencer.api.v1.ReleaseRequest;
 import io.fencer.api.v1.ReleaseResponse;
 import io.fencer.api.v1.ValidateRequest;
 import io.fencer.api.v1.ValidateResponse;
+import io.fencer.api.v1.WatchRequest;
 import io.fencer.core.internal.PermitSlots;
 import io.grpc.Context;
 import io.grpc.Status;
@@ -39,6 +40,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 
 /**
@@ -90,6 +92,11 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     volatile Function<ValidateRequest, ValidateResponse> onValidate = request -> ValidateResponse.newBuilder()
             .setStatus(ValidateResponse.Status.NEVER_ISSUED).build();
     volatile Function<ListRequest, ListResponse> onList = request -> ListResponse.getDefaultInstance();
+    /** Every Watch asked of this peer, in order. */
+    final List<WatchRequest> watches = new CopyOnWriteArrayList<>();
+    /** How a Watch is served: its events sent, the stream left open or ended. By default, as a peer without it. */
+    volatile BiConsumer<WatchRequest, StreamObserver<io.fencer.api.v1.LockEvent>> onWatch = (request, events) ->
+            events.onError(Status.UNIMPLEMENTED.withDescription("no Watch (scripted)").asRuntimeException());
 
     private final Map<String, Queue<StatusRuntimeException>> scriptedFailures = new ConcurrentHashMap<>();
     private final Map<String, Long> sessionsByRequestId = new ConcurrentHashMap<>();
@@ -261,6 +268,13 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     @Override
     public void validate(ValidateRequest request, StreamObserver<ValidateResponse> responses) {
         answer("Validate", request, responses, r -> onValidate.apply(r));
+    }
+
+    @Override
+    public void watch(WatchRequest request, StreamObserver<io.fencer.api.v1.LockEvent> events) {
+        calls.add("Watch");
+        watches.add(request);
+        onWatch.accept(request, events);
     }
 
     @Override

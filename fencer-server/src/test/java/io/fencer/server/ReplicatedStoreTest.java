@@ -245,6 +245,39 @@ class ReplicatedStoreTest {
     }
 
     /**
+     * Regression: the leader, which holds the replicated store's units, let any identity with {@code write} on the
+     * scope that knew a unit's id write into it, commit it or abort it.
+     */
+    @Test
+    void unitCalls_onTheLeaderByAnotherIdentity_areRefusedAndTheOwnersUnitCommits() throws Exception {
+        Path acl = dataRoot.resolve("fencer.acl");
+        Files.writeString(acl, "ops admin *\nwriter write orders\nother write orders\n"); // ops: the group's checks
+        group = new PeerGroup(dataRoot, 3, config -> config.withAcl(acl), true).startFounders();
+        String leader = group.awaitLeader();
+        StoreGrpc.StoreBlockingStub writer = store(leader).withInterceptors(TestIdentities.as("writer"));
+        StoreGrpc.StoreBlockingStub other = store(leader).withInterceptors(TestIdentities.as("other"));
+        String unit = writer.beginUnit(BeginUnitRequest.newBuilder().setScope("orders")
+                .setSequencer(Sequencer.format(new FencingToken("orders", 4))).setTimeoutMillis(30_000).build())
+                .getUnitId();
+        writer.unitWrite(UnitWriteRequest.newBuilder().setUnitId(unit).addOps(put("a", "1")).build());
+
+        ErrorDetail write = TestServers.failure(() -> other.unitWrite(UnitWriteRequest.newBuilder().setUnitId(unit)
+                .addOps(put("b", "2")).build()));
+        ErrorDetail commit = TestServers.failure(() -> other.commitUnit(CommitUnitRequest.newBuilder()
+                .setUnitId(unit).build()));
+        ErrorDetail abort = TestServers.failure(() -> other.abortUnit(io.fencer.api.v1.AbortUnitRequest.newBuilder()
+                .setUnitId(unit).build()));
+        WriteResponse committed = writer.commitUnit(CommitUnitRequest.newBuilder().setUnitId(unit).build());
+
+        for (ErrorDetail refused : new ErrorDetail[] {write, commit, abort}) {
+            assertThat(refused.getReason()).isEqualTo(Reason.REASON_PERMISSION_DENIED);
+            assertThat(refused.getIdentity()).isEqualTo("other");
+            assertThat(refused.getLock()).isEqualTo(unit);
+        }
+        assertThat(committed.getOpsApplied()).as("the owner's op alone").isEqualTo(1);
+    }
+
+    /**
      * Units whose deadline passed on the leader no longer count toward {@code unitsOpenMax}: they were kept in the
      * leader's table until another call touched their scope, so units abandoned on enough scopes refused every new
      * unit on any other scope for as long as that peer led. Their clients are told they timed out, as a single

@@ -4,6 +4,7 @@ import static io.fencer.server.TestServers.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
+import io.fencer.api.v1.AbortUnitRequest;
 import io.fencer.api.v1.BeginUnitRequest;
 import io.fencer.api.v1.CommitUnitRequest;
 import io.fencer.api.v1.ErrorDetail;
@@ -70,8 +71,8 @@ class StoreServerAccessControlTest {
         ErrorDetail readerWrite = failure(() -> store("reader").write(StoreTesting.put("jobs/x", jobs, "k", "w")));
 
         assertThat(accepted).isEqualTo(3);
-        assertDenied(readerUnitWrite, "reader", "write", "jobs/x");
-        assertDenied(readerCommit, "reader", "write", "jobs/x");
+        assertDenied(readerUnitWrite, "reader", "write", unit); // not its scope, which the reader may not learn
+        assertDenied(readerCommit, "reader", "write", unit);
         assertDenied(dbWrite, "writer", "write", "db/x");
         assertDenied(dbUnit, "writer", "write", "db/x");
         assertDenied(readerWrite, "reader", "write", "jobs/x");
@@ -117,6 +118,74 @@ class StoreServerAccessControlTest {
         assertThat(refused.getMessage()).contains("'writer' has 2 units open", "unitsPerIdentityMax of 2");
         assertThat(others).as("another identity is served").isNotEmpty();
         assertThat(afterCommit).as("a committed unit leaves the count").isNotEmpty();
+    }
+
+    /**
+     * Regression: a unit call looked the unit up before it checked the caller's permission, so a caller without
+     * {@code write} on the unit's scope learnt whether an id named a unit (PERMISSION_DENIED naming its scope) or
+     * not (INVALID_ARGUMENT "unknown"; for AbortUnit, an answer). Now both answers are one refusal.
+     */
+    @Test
+    void unitCalls_withoutWriteOnTheScope_answerAnExistingAndAnUnknownUnitAlike() throws Exception {
+        String unit = beginUnit("writer", "jobs/x");
+        String unknown = "AAAAAAAAAAAAAAAAAAAAAA"; // the form of an id the store issues, which it did not issue
+
+        for (String call : new String[] {"UnitWrite", "CommitUnit", "AbortUnit"}) {
+            String existing = unitCall("reader", call, unit).replace(unit, "ID");
+            String none = unitCall("reader", call, unknown).replace(unknown, "ID");
+            assertThat(existing).as("%s of an existing and of an unknown unit", call).isEqualTo(none)
+                    .contains("REASON_PERMISSION_DENIED", "identity: \"reader\"", "permission: \"write\"")
+                    .doesNotContain("jobs/x");
+        }
+        assertThat(store("writer").commitUnit(CommitUnitRequest.newBuilder().setUnitId(unit).build())
+                .getAccepted()).as("the refused calls left the unit as it was").isEqualTo(3);
+    }
+
+    /**
+     * Regression: a unit id worked as a bearer secret, so any identity with {@code write} on the scope that learnt
+     * the id (from a log line, a trace) could write into another identity's unit, commit it or abort it.
+     */
+    @Test
+    void unitCalls_byAnotherIdentityWithWriteOnTheScope_areRefusedAndTheUnitIsUntouched() throws Exception {
+        Files.writeString(aclFile, "writer write jobs/\nother write jobs/\n");
+        server.reloadAcl();
+        String unit = beginUnit("writer", "jobs/x");
+        store("writer").unitWrite(UnitWriteRequest.newBuilder().setUnitId(unit)
+                .addOps(StoreTesting.putOp("mine", new byte[] {1})).build());
+
+        ErrorDetail write = failure(() -> store("other").unitWrite(UnitWriteRequest.newBuilder().setUnitId(unit)
+                .addOps(StoreTesting.putOp("theirs", new byte[] {2})).build()));
+        ErrorDetail commit = failure(() -> store("other").commitUnit(CommitUnitRequest.newBuilder().setUnitId(unit)
+                .build()));
+        ErrorDetail abort = failure(() -> store("other").abortUnit(AbortUnitRequest.newBuilder().setUnitId(unit)
+                .build()));
+        long opsApplied = store("writer").commitUnit(CommitUnitRequest.newBuilder().setUnitId(unit).build())
+                .getOpsApplied();
+
+        for (ErrorDetail refused : new ErrorDetail[] {write, commit, abort}) {
+            assertDenied(refused, "other", "write", unit);
+            assertThat(refused.getMessage()).contains("only the identity that began it").doesNotContain("writer");
+        }
+        assertThat(opsApplied).as("only the owner's op, in a unit neither committed nor aborted by another")
+                .isEqualTo(1);
+        assertThat(store("writer").get(get("jobs/x", "theirs")).getFound()).isFalse();
+    }
+
+    /** Answers a unit call of {@code identity} as text: its response, or its error's detail. */
+    private String unitCall(String identity, String call, String unitId) {
+        try {
+            return switch (call) {
+                case "UnitWrite" -> store(identity).unitWrite(UnitWriteRequest.newBuilder().setUnitId(unitId)
+                        .addOps(StoreTesting.putOp("k", new byte[] {1})).build()).toString();
+                case "CommitUnit" -> store(identity).commitUnit(CommitUnitRequest.newBuilder().setUnitId(unitId)
+                        .build()).toString();
+                case "AbortUnit" -> store(identity).abortUnit(AbortUnitRequest.newBuilder().setUnitId(unitId)
+                        .build()).toString();
+                default -> throw new IllegalArgumentException(call);
+            };
+        } catch (io.grpc.StatusRuntimeException e) {
+            return TestServers.detail(e).toString();
+        }
     }
 
     private String beginUnit(String identity, String scope) {

@@ -26,6 +26,7 @@ import io.fencer.core.FencePolicy;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockNames;
+import io.fencer.core.PermissionDeniedException;
 import io.fencer.core.Ticker;
 import io.fencer.server.net.DiskReserve;
 import io.fencer.core.UnavailableException;
@@ -74,6 +75,8 @@ import java.util.function.Supplier;
  * <p>Units are addressed by id across requests. The engine forgets a unit when it ends; this service keeps ended
  * units for {@link #ENDED_UNIT_RETENTION} (at most {@link #ENDED_UNITS_MAX} of them), so a retried CommitUnit of a
  * committed unit returns the same result and a CommitUnit of a preempted unit is refused as stale.
+ *
+ * <p>Under an ACL a unit serves only the identity that began it ({@link #ownUnit}): its id is not a bearer secret.
  */
 final class StoreService extends StoreGrpc.StoreImplBase {
     /** How long an ended unit's outcome is kept for retries. */
@@ -105,8 +108,11 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final InFlightLimit backups = new InFlightLimit("storeBackupsInFlightMax", BACKUPS_IN_FLIGHT_MAX,
             "store backup");
 
-    /** A unit addressed by id, with the count of ops buffered in it and when this service saw it ended. */
-    private record TrackedUnit(StoreUnit unit, AtomicInteger opsBuffered, AtomicLong endedAtNanos) {
+    /**
+     * A unit addressed by id, with the identity that began it ({@link Identities#current()}), the count of ops
+     * buffered in it and when this service saw it ended.
+     */
+    private record TrackedUnit(StoreUnit unit, String owner, AtomicInteger opsBuffered, AtomicLong endedAtNanos) {
         static final long OPEN = Long.MIN_VALUE;
     }
 
@@ -301,7 +307,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             disk.check(true); // a begin raises the accepted token durably: a write, refused at the reserve as one
             StoreUnit unit = unitQuota.begin(Identities.quotaIdentity(), () -> calls.begin(request.getScope(),
                     request.getSequencer(), Duration.ofMillis(timeoutMillis)));
-            units.put(unit.id(), new TrackedUnit(unit, new AtomicInteger(), new AtomicLong(TrackedUnit.OPEN)));
+            units.put(unit.id(), new TrackedUnit(unit, Identities.current(), new AtomicInteger(),
+                    new AtomicLong(TrackedUnit.OPEN)));
             return BeginUnitResponse.newBuilder().setUnitId(unit.id()).setAccepted(unit.token().value()).build();
         });
     }
@@ -310,9 +317,8 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     @Override
     public void unitWrite(UnitWriteRequest request, StreamObserver<UnitWriteResponse> out) {
         serve(out, () -> {
-            TrackedUnit tracked = tracked(request.getUnitId());
             List<Op> ops = StoreWire.ops(request.getOpsList(), calls.engine().options().opsPerWriteMax());
-            authorizer.check(Permission.WRITE, tracked.unit().scope());
+            TrackedUnit tracked = ownUnit(request.getUnitId());
             try {
                 for (Op op : ops) {
                     tracked.unit().add(op);
@@ -329,8 +335,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     @Override
     public void commitUnit(CommitUnitRequest request, StreamObserver<WriteResponse> out) {
         serve(out, () -> {
-            TrackedUnit tracked = tracked(request.getUnitId());
-            authorizer.check(Permission.WRITE, tracked.unit().scope());
+            TrackedUnit tracked = ownUnit(request.getUnitId());
             if (tracked.unit().state() == Unit.State.OPEN) {
                 // the commit writes its ops: refused at the reserve as a write is, before RocksDB fails for space;
                 // a retried commit of a committed unit writes nothing and still gets its result
@@ -340,14 +345,13 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         });
     }
 
+    /** Aborts a unit; without an ACL, aborting an unknown unit is no error (under one it is, see {@link #ownUnit}). */
     @Override
     public void abortUnit(AbortUnitRequest request, StreamObserver<AbortUnitResponse> out) {
         serve(out, () -> {
-            TrackedUnit tracked = units.get(request.getUnitId());
+            TrackedUnit tracked = authorizer.enforcing() ? ownUnit(request.getUnitId())
+                    : units.get(request.getUnitId());
             boolean aborted = false;
-            if (tracked != null) {
-                authorizer.check(Permission.WRITE, tracked.unit().scope());
-            }
             if (tracked != null && tracked.unit().state() == Unit.State.OPEN) {
                 try {
                     tracked.unit().abort();
@@ -389,8 +393,31 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         }
     }
 
-    private TrackedUnit tracked(String unitId) {
+    /**
+     * Returns the unit {@code unitId} names, for the caller to use. Under an ACL, only the identity that began it may,
+     * and only while it holds {@code write} on the unit's scope: a unit id travels in clients' logs and traces, and
+     * must not let whoever reads it write under another's token. A caller gets one refusal for another identity's
+     * unit and for an id this store does not hold, checked before anything else of the unit is looked at, so the
+     * refusal tells it nothing of other identities' units: not whether the id exists, nor its scope, nor its owner.
+     * Without an ACL every caller may make every call (a plaintext caller is always {@code anonymous}).
+     *
+     * @throws PermissionDeniedException under an ACL, naming the caller and the unit id
+     * @throws InvalidArgumentException without an ACL, when the unit is unknown
+     */
+    private TrackedUnit ownUnit(String unitId) {
         TrackedUnit tracked = units.get(unitId);
+        if (authorizer.enforcing()) {
+            String identity = Identities.current();
+            if (tracked == null || !tracked.owner().equals(identity)) {
+                throw new PermissionDeniedException(identity, Permission.WRITE.word(), unitId, "a unit serves only"
+                        + " the identity that began it, and this store holds no unit of that id begun by '"
+                        + InvalidArgumentException.printable(identity) + "' (another identity began it, none was"
+                        + " begun, it ended more than " + ENDED_UNIT_RETENTION.toSeconds() + " s ago, or its"
+                        + " leader was deposed since)");
+            }
+            authorizer.check(Permission.WRITE, tracked.unit().scope()); // the owner's write may have been withdrawn
+            return tracked;
+        }
         if (tracked == null) {
             throw new InvalidArgumentException("unit_id", unitId, "unit '" + InvalidArgumentException.printable(unitId)
                     + "' is unknown: it was never begun here, or it ended more than "

@@ -171,21 +171,61 @@ class StoreServerAccessControlTest {
         assertThat(store("writer").get(get("jobs/x", "theirs")).getFound()).isFalse();
     }
 
+    /**
+     * Regression: a unit id was taken as it came, of any length or characters (up to the request's 5 MiB), looked
+     * up, and under an ACL echoed whole in the refusal's detail; now an id that cannot be one the store issues is
+     * refused as malformed, naming it (truncated, its characters escaped), before anything is looked up.
+     */
+    @Test
+    void unitCalls_unitIdOfOddLengthOrCharacters_areRefusedInvalidArgumentNamingIt() throws Exception {
+        String longId = "A".repeat(100_000);
+        for (String call : new String[] {"UnitWrite", "CommitUnit", "AbortUnit"}) {
+            ErrorDetail tooLong = failure(unitRequest("writer", call, longId));
+            ErrorDetail odd = failure(unitRequest("writer", call, "../a\nb"));
+            ErrorDetail empty = failure(unitRequest("writer", call, ""));
+
+            for (ErrorDetail refused : new ErrorDetail[] {tooLong, odd, empty}) {
+                assertThat(refused.getReason()).as(call).isEqualTo(Reason.REASON_INVALID_ARGUMENT);
+                assertThat(refused.getField()).as(call).isEqualTo("unit_id");
+            }
+            assertThat(tooLong.getMessage()).as(call).contains("unit_id of 100000 characters is not a unit id")
+                    .hasSizeLessThan(1_000);
+            assertThat(tooLong.getValue()).as(call).hasSizeLessThan(400);
+            assertThat(odd.getMessage()).as(call).contains("unit_id '../a\\u000ab' is not a unit id", "'.'");
+            assertThat(odd.getValue()).as(call).isEqualTo("../a\nb");
+            assertThat(empty.getMessage()).as(call).contains("unit_id is empty");
+        }
+    }
+
     /** Answers a unit call of {@code identity} as text: its response, or its error's detail. */
     private String unitCall(String identity, String call, String unitId) {
+        StringBuilder answer = new StringBuilder();
         try {
-            return switch (call) {
-                case "UnitWrite" -> store(identity).unitWrite(UnitWriteRequest.newBuilder().setUnitId(unitId)
-                        .addOps(StoreTesting.putOp("k", new byte[] {1})).build()).toString();
-                case "CommitUnit" -> store(identity).commitUnit(CommitUnitRequest.newBuilder().setUnitId(unitId)
-                        .build()).toString();
-                case "AbortUnit" -> store(identity).abortUnit(AbortUnitRequest.newBuilder().setUnitId(unitId)
-                        .build()).toString();
-                default -> throw new IllegalArgumentException(call);
-            };
+            unitRequest(identity, call, unitId, answer).run();
         } catch (io.grpc.StatusRuntimeException e) {
             return TestServers.detail(e).toString();
         }
+        return answer.toString();
+    }
+
+    private Runnable unitRequest(String identity, String call, String unitId) {
+        return unitRequest(identity, call, unitId, new StringBuilder());
+    }
+
+    /** Returns the unit call {@code call} of {@code identity}, which appends its response to {@code answer}. */
+    private Runnable unitRequest(String identity, String call, String unitId, StringBuilder answer) {
+        return () -> {
+            Object response = switch (call) {
+                case "UnitWrite" -> store(identity).unitWrite(UnitWriteRequest.newBuilder().setUnitId(unitId)
+                        .addOps(StoreTesting.putOp("k", new byte[] {1})).build());
+                case "CommitUnit" -> store(identity).commitUnit(CommitUnitRequest.newBuilder().setUnitId(unitId)
+                        .build());
+                case "AbortUnit" -> store(identity).abortUnit(AbortUnitRequest.newBuilder().setUnitId(unitId)
+                        .build());
+                default -> throw new IllegalArgumentException(call);
+            };
+            answer.append(response);
+        };
     }
 
     private String beginUnit(String identity, String scope) {

@@ -85,6 +85,11 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     static final int ENDED_UNITS_MAX = 10_000;
     /** The longest unit timeout a request may ask for, in milliseconds (store.proto). */
     static final long UNIT_TIMEOUT_MILLIS_MAX = 60_000;
+    /**
+     * The longest unit id a unit call may name: the store issues ids of 22 characters (16 random bytes, base64url),
+     * so this leaves room and refuses only what no store could have issued.
+     */
+    static final int UNIT_ID_CHARS_MAX = 64;
     /** The most scopes of one ImportScopes request (store.proto). */
     static final int IMPORT_SCOPES_MAX = 1_000;
     /** The most store backups in flight on one server ({@code storeBackupsInFlightMax}, operations.md). */
@@ -350,7 +355,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     public void abortUnit(AbortUnitRequest request, StreamObserver<AbortUnitResponse> out) {
         serve(out, () -> {
             TrackedUnit tracked = authorizer.enforcing() ? ownUnit(request.getUnitId())
-                    : units.get(request.getUnitId());
+                    : units.get(checkUnitId(request.getUnitId()));
             boolean aborted = false;
             if (tracked != null && tracked.unit().state() == Unit.State.OPEN) {
                 try {
@@ -405,7 +410,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
      * @throws InvalidArgumentException without an ACL, when the unit is unknown
      */
     private TrackedUnit ownUnit(String unitId) {
-        TrackedUnit tracked = units.get(unitId);
+        TrackedUnit tracked = units.get(checkUnitId(unitId));
         if (authorizer.enforcing()) {
             String identity = Identities.current();
             if (tracked == null || !tracked.owner().equals(identity)) {
@@ -424,6 +429,33 @@ final class StoreService extends StoreGrpc.StoreImplBase {
                     + ENDED_UNIT_RETENTION.toSeconds() + " s ago");
         }
         return tracked;
+    }
+
+    /**
+     * Returns {@code unitId} when it could be an id this store issued: 1 to {@link #UNIT_ID_CHARS_MAX} characters of
+     * base64url. Any other is refused as malformed, before it is looked up or echoed in a refusal (a 5 MiB id would
+     * otherwise come back whole in the refusal's detail, beyond what a client takes in a trailer).
+     *
+     * @throws InvalidArgumentException naming the id (truncated, escaped), or its length, and what is wrong
+     */
+    private static String checkUnitId(String unitId) {
+        if (unitId.isEmpty()) {
+            throw new InvalidArgumentException("unit_id", unitId, "unit_id is empty: name the unit BeginUnit began");
+        }
+        if (unitId.length() > UNIT_ID_CHARS_MAX) {
+            throw new InvalidArgumentException("unit_id", unitId, "unit_id of " + unitId.length() + " characters is"
+                    + " not a unit id: this store's are at most " + UNIT_ID_CHARS_MAX + " characters");
+        }
+        for (int i = 0; i < unitId.length(); i++) {
+            char c = unitId.charAt(i);
+            if (!(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_')) {
+                throw new InvalidArgumentException("unit_id", unitId, "unit_id '"
+                        + InvalidArgumentException.printable(unitId) + "' is not a unit id: character '"
+                        + InvalidArgumentException.printable(String.valueOf(c)) + "' at position " + i
+                        + " is not one of A-Z, a-z, 0-9, '-' and '_' (this store's ids are base64url)");
+            }
+        }
+        return unitId;
     }
 
     /** Checks that the caller holds {@code needed} on {@code scope}, once the scope's name is known valid. */

@@ -19,7 +19,8 @@ import java.util.Objects;
  * @param counts what happened, by name, in a stable order: {@code grants}, {@code writes_ok} (acknowledged
  *     writes or adds), {@code writes_refused} (definitely not applied: refused as stale, or failed before
  *     sending), {@code writes_stale} (of those, refused as stale: what fencing refused), {@code writes_unknown},
- *     {@code pauses}, {@code kills}, {@code session_losses},
+ *     {@code pauses}, {@code kills} (injected as faults), {@code kills_at_end} (workers that had not stopped when the
+ *     run ended: no faults), {@code session_losses},
  *     {@code failovers} (kills of a lock server), {@code partitions}, {@code flaky} (network faults),
  *     {@code membership_changes} (lock peers added, promoted and removed), {@code membership_refused} (changes
  *     refused, each retried later), {@code final_value} (counter; semaphore: the sum over the slots) or {@code final_elements} (set), and

@@ -73,6 +73,7 @@ public final class Checker {
         counts.put("writes_unknown", digest.writesUnknown);
         counts.put("pauses", digest.pauses);
         counts.put("kills", digest.kills);
+        counts.put("kills_at_end", digest.killsAtEnd);
         counts.put("session_losses", digest.sessionLosses);
         counts.put("failovers", digest.failovers);
         counts.put("store_failovers", digest.storeFailovers);

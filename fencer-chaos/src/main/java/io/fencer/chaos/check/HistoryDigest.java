@@ -59,7 +59,10 @@ final class HistoryDigest {
     long writesStale;
     long writesUnknown;
     long pauses;
+    /** Kills the harness injected as faults. */
     long kills;
+    /** Kills of workers that had not stopped when the run ended ({@link HistoryEvent#END_OF_RUN}): no faults. */
+    long killsAtEnd;
     long sessionLosses;
     long failovers;
     /** Kills of the replicated store's leader (the lock group's leader, when the workload's store is replicated). */
@@ -140,6 +143,10 @@ final class HistoryDigest {
             case MEMBERSHIP_REFUSED -> membershipRefused++;
             case SESSION_LOST -> sessionLosses++;
             case KILL -> {
+                if (HistoryEvent.END_OF_RUN.equals(event.value())) {
+                    killsAtEnd++;
+                    return;
+                }
                 kills++;
                 if (HistoryEvent.STORE_LEADER.equals(event.value())) {
                     storeFailovers++;

@@ -195,6 +195,7 @@ final class SemaphoreCheck {
         counts.put("writes_unknown", 0L);
         counts.put("pauses", digest.pauses);
         counts.put("kills", digest.kills);
+        counts.put("kills_at_end", digest.killsAtEnd);
         counts.put("session_losses", digest.sessionLosses);
         counts.put("failovers", digest.failovers);
         counts.put("store_failovers", digest.storeFailovers);

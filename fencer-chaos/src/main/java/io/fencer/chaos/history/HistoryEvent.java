@@ -33,6 +33,13 @@ public record HistoryEvent(long timeMicros, String process, Type type, Op op, lo
      */
     public static final String STORE_LEADER = "store-leader";
 
+    /**
+     * The value of a {@link Op#KILL} of a worker the harness killed because it had not stopped when the run ended:
+     * no fault was injected, so a run's kills leave it out. Histories written before this mark have none, and
+     * their kills at the end of a run read as faults.
+     */
+    public static final String END_OF_RUN = "end-of-run";
+
     /** What kind of line this is. */
     public enum Type {
         INVOKE, OK, FAIL, UNKNOWN, INFO
@@ -58,7 +65,8 @@ public record HistoryEvent(long timeMicros, String process, Type type, Op op, lo
         RESUME,
         /**
          * Fault: SIGKILL of {@code target}; {@code value} is {@link HistoryEvent#STORE_LEADER} when the target led
-         * the lock group whose replicated store was the workload's store.
+         * the lock group whose replicated store was the workload's store, and {@link HistoryEvent#END_OF_RUN} when
+         * it was no fault but a worker that had not stopped when the run ended.
          */
         KILL,
         /** {@code target} is started again after a kill. */

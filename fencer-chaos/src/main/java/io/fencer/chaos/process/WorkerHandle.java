@@ -143,12 +143,13 @@ public final class WorkerHandle implements AutoCloseable {
 
     /**
      * Waits for the worker asked to stop ({@link #requestStop}) to exit; kills it when it has not exited within
-     * {@code timeout}.
+     * {@code timeout}, a kill marked {@link HistoryEvent#END_OF_RUN}: no fault, so a run's kills leave it out.
      */
     public void awaitStop(Duration timeout) throws IOException {
         if (process.awaitExit(timeout) < 0) {
             process.close();
-            nemesis.info(HistoryEvent.Op.KILL, id);
+            nemesis.append(HistoryEvent.of(nemesis.nowMicros(), nemesis.process(), HistoryEvent.Type.INFO,
+                    HistoryEvent.Op.KILL).withTarget(id).withValue(HistoryEvent.END_OF_RUN));
             closeUnfinished("killed at the end of the run");
         }
     }

@@ -61,6 +61,16 @@ class CheckerTest {
             return line("nemesis", Type.INFO, op, 0, "", 0, target, "");
         }
 
+        /**
+         * A line as a history file holds it: {@code members} are its JSON members after {@code time_us}, for the
+         * fields the other builders do not write.
+         */
+        History json(String members) {
+            timeMicros += 100;
+            events.add(HistoryJson.parse("{\"time_us\":" + timeMicros + "," + members + "}"));
+            return this;
+        }
+
         History sessionLost(String process) {
             return line(process, Type.INFO, Op.SESSION_LOST, 0, "", 0, "", "");
         }
@@ -144,7 +154,7 @@ class CheckerTest {
                 entry(LOST_UPDATE, 0), entry(GRANTS, 0), entry(LEASE, 0));
         assertThat(result.counts()).containsExactly(entry("grants", 9L), entry("writes_ok", 7L),
                 entry("writes_refused", 1L), entry("writes_stale", 1L), entry("writes_unknown", 2L),
-                entry("pauses", 1L), entry("kills", 3L),
+                entry("pauses", 1L), entry("kills", 3L), entry("kills_at_end", 0L),
                 entry("session_losses", 1L), entry("failovers", 1L), entry("store_failovers", 0L),
                 entry("partitions", 0L), entry("flaky", 0L),
                 entry("membership_changes", 0L), entry("membership_refused", 0L), entry("final_value", 8L));
@@ -179,6 +189,26 @@ class CheckerTest {
 
         assertThat(Checker.check(history.events(), Workload.COUNTER).counts())
                 .containsEntry("writes_refused", 1L).containsEntry("writes_stale", 1L);
+    }
+
+    /**
+     * A worker killed because it did not stop when the run ended was not a fault: the run's kills, which its tests
+     * assert, count the injected ones only.
+     */
+    @Test
+    void check_workerKilledAtTheEndOfTheRun_countsTheKillApartFromTheFaults() {
+        History history = new History().cycle("w1", 1, 0, 1).nemesis(Op.KILL, "w2").nemesis(Op.RESTART, "w2")
+                .cycle("w2", 2, 1, 2).acquire("w3", 3).read("w3", 3, "2").invoke("w3", Op.WRITE, 3, "3")
+                .json("\"process\":\"nemesis\",\"type\":\"info\",\"op\":\"kill\",\"value\":\"end-of-run\","
+                        + "\"target\":\"w3\"")
+                .unknown("w3", Op.WRITE, 3, "3", "worker killed at the end of the run before the outcome")
+                .finalRead("2");
+
+        CheckResult result = Checker.check(history.events(), Workload.COUNTER);
+
+        assertThat(result.valid()).isTrue();
+        assertThat(result.counts()).containsEntry("kills", 1L).containsEntry("kills_at_end", 1L)
+                .containsEntry("failovers", 0L).containsEntry("writes_unknown", 1L);
     }
 
     @Test

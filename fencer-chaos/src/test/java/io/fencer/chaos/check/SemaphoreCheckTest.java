@@ -106,6 +106,20 @@ class SemaphoreCheckTest {
                 entry("slots_used", 2L));
     }
 
+    /** The faults every slot shares are counted once; a worker killed as the run ended is not one of them. */
+    @Test
+    void check_workerKilledAtTheEndOfTheRun_countsTheKillApartFromTheFaults() {
+        History history = new History().cycle("w1", SLOT_0, 1, 0, 1).nemesis(Op.KILL, "w2")
+                .nemesis(Op.RESTART, "w2").cycle("w2", SLOT_1, 1, 0, 1)
+                .line("nemesis", Type.INFO, Op.KILL, 0, "end-of-run", 0, "w1")
+                .finalRead(SLOT_0, 1).finalRead(SLOT_1, 1);
+
+        CheckResult result = Checker.check(history.events(), Workload.SEMAPHORE, 2);
+
+        assertThat(result.valid()).isTrue();
+        assertThat(result.counts()).containsEntry("kills", 1L).containsEntry("kills_at_end", 1L);
+    }
+
     @Test
     void check_whenPausedHolderWritesAfterTheNextHolderOfItsSlot_findsLostUpdateAndTwoHoldersOfTheSlot() {
         // The control: w1 paused holding slot 0 read 0; w2 got slot 0 and wrote 1; w1's write of 1 landed too.

@@ -23,8 +23,8 @@ import java.util.Objects;
  *     run ended: no faults), {@code session_losses},
  *     {@code failovers} (kills of a lock server), {@code partitions}, {@code flaky} (network faults),
  *     {@code membership_changes} (lock peers added, promoted and removed), {@code membership_refused} (changes
- *     refused, each retried later), {@code final_value} (counter; semaphore: the sum over the slots) or {@code final_elements} (set), and
- *     for the semaphore {@code slots_used}
+ *     refused, each retried later), {@code final_value} (counter; semaphore: the sum over the slots) or
+ *     {@code final_elements} (set), and for the semaphore {@code slots_used}
  */
 public record CheckResult(Workload workload, Map<String, Integer> violationsByCheck, List<Violation> violations,
         Map<String, Long> counts) {

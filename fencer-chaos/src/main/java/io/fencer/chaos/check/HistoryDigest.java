@@ -5,6 +5,7 @@ import io.fencer.chaos.history.HistoryEvent.Op;
 import io.fencer.chaos.history.HistoryEvent.Type;
 import io.fencer.chaos.history.HistoryJson;
 import io.fencer.chaos.workload.Workload;
+import io.fencer.core.ErrorReason;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -38,8 +39,11 @@ final class HistoryDigest {
     private record Read(long token, String value) {
     }
 
-    /** How a stale refusal's message begins ({@code StaleTokenException}, {@code StaleWriteException}). */
-    static final String STALE_REFUSAL = "stale token";
+    /**
+     * How a stale refusal's message began ({@code StaleTokenException}, {@code StaleWriteException}) in histories
+     * written before refusals carried their catalogue reason: only for those is a refusal judged by its message.
+     */
+    static final String STALE_REFUSAL_BEFORE_REASONS = "stale token";
 
     final Workload workload;
     /** Acknowledged writes or adds, in completion order. */
@@ -218,7 +222,7 @@ final class HistoryDigest {
         switch (completion.type()) {
             case FAIL -> {
                 writesRefused++;
-                if (completion.error().startsWith(STALE_REFUSAL)) {
+                if (isStaleRefusal(completion)) {
                     writesStale++;
                 }
             }
@@ -226,6 +230,18 @@ final class HistoryDigest {
             case OK -> writesAcknowledged.add(acknowledged(invoke, completion));
             default -> throw new IllegalStateException("not a completion: " + completion.type());
         }
+    }
+
+    /**
+     * Whether the store refused {@code refusal} as stale: by its catalogue reason, which a reworded message does not
+     * change. A refusal without a reason was written before reasons were recorded (every refusal a worker records
+     * now is one of the catalogue's errors, so it has one): its message is all there is.
+     */
+    static boolean isStaleRefusal(HistoryEvent refusal) {
+        if (!refusal.reason().isEmpty()) {
+            return ErrorReason.STALE_TOKEN.name().equals(refusal.reason());
+        }
+        return refusal.error().startsWith(STALE_REFUSAL_BEFORE_REASONS);
     }
 
     private Write acknowledged(HistoryEvent invoke, HistoryEvent completion) {

@@ -22,10 +22,13 @@ import java.util.Objects;
  * @param target for faults: the process hit ({@code w3}, {@code store}, {@code lock-n1}); for the semaphore
  *     workload's grants, reads, writes, releases, lease events and final reads: the slot's lock name
  *     ({@code chaos/permit-1}, the store scope written); else empty
- * @param error for fail and unknown: why; else empty
+ * @param error for fail and unknown: why, the error's message (for people: its wording may change); else empty
+ * @param reason for fail and unknown: the error catalogue's reason for the error, as {@code ErrorReason} names it
+ *     ({@code STALE_TOKEN}), which is what the checker judges by; empty when the error is none of the catalogue's
+ *     (a transport failure, a kill), or the line was written before reasons were recorded
  */
 public record HistoryEvent(long timeMicros, String process, Type type, Op op, long token, String value,
-        long revision, String target, String error) {
+        long revision, String target, String error, String reason) {
 
     /**
      * The value of a {@link Op#KILL} whose target led the lock group while the workload's store was the group's
@@ -118,6 +121,7 @@ public record HistoryEvent(long timeMicros, String process, Type type, Op op, lo
         value = value == null ? "" : value;
         target = target == null ? "" : target;
         error = error == null ? "" : error;
+        reason = reason == null ? "" : reason;
         if (timeMicros < 0 || token < 0 || revision < 0) {
             throw new IllegalArgumentException("negative time " + timeMicros + ", token " + token + " or revision "
                     + revision + " in " + process + " " + type + " " + op);
@@ -126,31 +130,36 @@ public record HistoryEvent(long timeMicros, String process, Type type, Op op, lo
 
     /** Returns an event with only the fields every line has. */
     public static HistoryEvent of(long timeMicros, String process, Type type, Op op) {
-        return new HistoryEvent(timeMicros, process, type, op, 0, "", 0, "", "");
+        return new HistoryEvent(timeMicros, process, type, op, 0, "", 0, "", "", "");
     }
 
     /** Returns a copy with {@code token}. */
     public HistoryEvent withToken(long newToken) {
-        return new HistoryEvent(timeMicros, process, type, op, newToken, value, revision, target, error);
+        return new HistoryEvent(timeMicros, process, type, op, newToken, value, revision, target, error, reason);
     }
 
     /** Returns a copy with {@code value}. */
     public HistoryEvent withValue(String newValue) {
-        return new HistoryEvent(timeMicros, process, type, op, token, newValue, revision, target, error);
+        return new HistoryEvent(timeMicros, process, type, op, token, newValue, revision, target, error, reason);
     }
 
     /** Returns a copy with {@code revision}. */
     public HistoryEvent withRevision(long newRevision) {
-        return new HistoryEvent(timeMicros, process, type, op, token, value, newRevision, target, error);
+        return new HistoryEvent(timeMicros, process, type, op, token, value, newRevision, target, error, reason);
     }
 
     /** Returns a copy with {@code target}. */
     public HistoryEvent withTarget(String newTarget) {
-        return new HistoryEvent(timeMicros, process, type, op, token, value, revision, newTarget, error);
+        return new HistoryEvent(timeMicros, process, type, op, token, value, revision, newTarget, error, reason);
     }
 
     /** Returns a copy with {@code error}. */
     public HistoryEvent withError(String newError) {
-        return new HistoryEvent(timeMicros, process, type, op, token, value, revision, target, newError);
+        return new HistoryEvent(timeMicros, process, type, op, token, value, revision, target, newError, reason);
+    }
+
+    /** Returns a copy with {@code reason}. */
+    public HistoryEvent withReason(String newReason) {
+        return new HistoryEvent(timeMicros, process, type, op, token, value, revision, target, error, newReason);
     }
 }

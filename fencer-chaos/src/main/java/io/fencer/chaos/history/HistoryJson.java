@@ -23,7 +23,10 @@ import java.util.Locale;
 /**
  * The JSON-lines form of a history: one flat object per {@link HistoryEvent}, for example
  * <pre>{"time_us":1520344,"process":"w2","type":"ok","op":"write","token":17,"value":"41","revision":40}</pre>
- * Fields that are zero or empty are left out. Lines longer than {@link #LINE_CHARS_MAX} are refused when read.
+ * Fields that are zero or empty are left out, and members a reader does not know are ignored, so the format grows by
+ * adding members: lines of earlier releases read as events with those fields empty (before {@code reason}, a
+ * refusal's catalogue reason was not recorded), and earlier releases read these lines without the new members. Lines
+ * longer than {@link #LINE_CHARS_MAX} are refused when read.
  * Gson writes and reads the lines; numbers go from and to {@code long}s without passing through a {@code double}.
  */
 public final class HistoryJson {
@@ -51,6 +54,7 @@ public final class HistoryJson {
             }
             writeUnlessEmpty(json, "target", event.target());
             writeUnlessEmpty(json, "error", event.error());
+            writeUnlessEmpty(json, "reason", event.reason());
             json.endObject();
         } catch (IOException e) {
             throw new UncheckedIOException("a StringWriter does not fail", e);
@@ -80,7 +84,8 @@ public final class HistoryJson {
                     HistoryEvent.Type.valueOf(string(fields, "type", true).toUpperCase(Locale.ROOT)),
                     HistoryEvent.Op.valueOf(string(fields, "op", true).toUpperCase(Locale.ROOT)),
                     number(fields, "token"), string(fields, "value", false), number(fields, "revision"),
-                    string(fields, "target", false), string(fields, "error", false));
+                    string(fields, "target", false), string(fields, "error", false),
+                    string(fields, "reason", false));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("bad history line: " + e.getMessage() + ": " + line, e);
         }

@@ -48,10 +48,14 @@ public final class HistoryLog implements AutoCloseable {
         return append(HistoryEvent.of(nowMicros(), process, type, op).withToken(token).withValue(value));
     }
 
-    /** Records a completion carrying an error, timed now. */
-    public HistoryEvent failure(HistoryEvent.Type type, HistoryEvent.Op op, long token, String value, String error) {
+    /**
+     * Records a completion carrying an error, timed now: its message and its reason in the error catalogue (empty
+     * when it is none of the catalogue's).
+     */
+    public HistoryEvent failure(HistoryEvent.Type type, HistoryEvent.Op op, long token, String value, String error,
+            String reason) {
         return append(HistoryEvent.of(nowMicros(), process, type, op).withToken(token).withValue(value)
-                .withError(error));
+                .withError(error).withReason(reason));
     }
 
     /** Records a fault or a note about {@code target}, timed now. */

@@ -174,7 +174,7 @@ public final class WorkerHandle implements AutoCloseable {
             if (last.type() == HistoryEvent.Type.INVOKE) {
                 try (HistoryLog log = HistoryLog.open(historyFile, id, 0)) {
                     log.append(new HistoryEvent(nemesis.nowMicros(), id, HistoryEvent.Type.UNKNOWN, last.op(),
-                            last.token(), last.value(), 0, "", "worker " + why + " before the outcome"));
+                            last.token(), last.value(), 0, "", "worker " + why + " before the outcome", ""));
                 }
             }
             return;

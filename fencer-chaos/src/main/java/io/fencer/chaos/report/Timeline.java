@@ -383,6 +383,9 @@ final class Timeline {
         if (!event.error().isEmpty()) {
             out.append(" error=").append(detail(event.error()));
         }
+        if (!event.reason().isEmpty()) {
+            out.append(" reason=").append(detail(event.reason()));
+        }
         return out.toString();
     }
 

@@ -110,11 +110,11 @@ public final class ScriptedClient {
                 break;
             } catch (SessionExpiredException e) {
                 if (System.nanoTime() - deadline > 0) {
-                    history.failure(Type.FAIL, Op.ACQUIRE, 0, "", Worker.describe(e));
+                    history.failure(Type.FAIL, Op.ACQUIRE, 0, "", Worker.describe(e), Worker.reasonOf(e));
                     throw e;
                 }
             } catch (RuntimeException e) {
-                history.failure(Type.FAIL, Op.ACQUIRE, 0, "", Worker.describe(e));
+                history.failure(Type.FAIL, Op.ACQUIRE, 0, "", Worker.describe(e), Worker.reasonOf(e));
                 throw e;
             }
         }
@@ -136,10 +136,10 @@ public final class ScriptedClient {
                     .withValue(value).withRevision(receipt.revision()));
             answer("written " + receipt.revision());
         } catch (StaleWriteException e) {
-            history.failure(Type.FAIL, Op.WRITE, token, value, Worker.describe(e));
+            history.failure(Type.FAIL, Op.WRITE, token, value, Worker.describe(e), Worker.reasonOf(e));
             answer("refused " + e.accepted() + " " + e.diagnose());
         } catch (RuntimeException e) {
-            history.failure(Worker.outcomeOfWrite(e), Op.WRITE, token, value, Worker.describe(e));
+            history.failure(Worker.outcomeOfWrite(e), Op.WRITE, token, value, Worker.describe(e), Worker.reasonOf(e));
             throw e;
         }
     }

@@ -294,7 +294,7 @@ public final class Worker {
                 }
                 read = read(store, grant);
             } catch (RuntimeException e) {
-                noteFailure(outcomeOfRead(e), Op.READ, token, "", slot, describe(e));
+                noteFailure(outcomeOfRead(e), Op.READ, token, "", slot, e);
                 pause(RETRY_PAUSE_MILLIS); // the store may be down: do not spin through grants meanwhile
                 return;
             }
@@ -329,13 +329,13 @@ public final class Worker {
             note(Type.OK, Op.ACQUIRE, grant.token().value(), "", slotOf(grant));
             return grant;
         } catch (LockTimeoutException e) {
-            history.failure(Type.FAIL, Op.ACQUIRE, 0, "", describe(e));
+            history.failure(Type.FAIL, Op.ACQUIRE, 0, "", describe(e), reasonOf(e));
         } catch (UnavailableException e) {
-            history.failure(Type.UNKNOWN, Op.ACQUIRE, 0, "", describe(e));
+            history.failure(Type.UNKNOWN, Op.ACQUIRE, 0, "", describe(e), reasonOf(e));
             pause(RETRY_PAUSE_MILLIS);
         } catch (RuntimeException e) {
             // a lost session (the next cycle opens a new one) or another refusal: no grant was made
-            history.failure(Type.FAIL, Op.ACQUIRE, 0, "", describe(e));
+            history.failure(Type.FAIL, Op.ACQUIRE, 0, "", describe(e), reasonOf(e));
             pause(RETRY_PAUSE_MILLIS);
         }
         return null;
@@ -359,9 +359,9 @@ public final class Worker {
                 .withTarget(slot));
     }
 
-    private void noteFailure(Type type, Op op, long token, String value, String slot, String error) {
+    private void noteFailure(Type type, Op op, long token, String value, String slot, RuntimeException error) {
         history.append(HistoryEvent.of(history.nowMicros(), options.id(), type, op).withToken(token).withValue(value)
-                .withTarget(slot).withError(error));
+                .withTarget(slot).withError(describe(error)).withReason(reasonOf(error)));
     }
 
     /**
@@ -417,7 +417,7 @@ public final class Worker {
             if (controlTokens != null && e instanceof StaleWriteException) {
                 controlTokens.refused(scope);
             }
-            noteFailure(outcomeOfWrite(e), op, token, value, slot, describe(e));
+            noteFailure(outcomeOfWrite(e), op, token, value, slot, e);
         }
     }
 
@@ -440,7 +440,7 @@ public final class Worker {
             grant.close();
             note(Type.OK, Op.RELEASE, token, "", slot);
         } catch (RuntimeException e) {
-            noteFailure(Type.UNKNOWN, Op.RELEASE, token, "", slot, describe(e));
+            noteFailure(Type.UNKNOWN, Op.RELEASE, token, "", slot, e);
         }
     }
 
@@ -461,6 +461,14 @@ public final class Worker {
 
     private static Type outcomeOfRead(RuntimeException e) {
         return e instanceof FencerException && !(e instanceof UnavailableException) ? Type.FAIL : Type.UNKNOWN;
+    }
+
+    /**
+     * Returns the error catalogue's reason for {@code e} ({@code STALE_TOKEN}), what the checker judges a refusal by,
+     * since a message may be reworded; empty when {@code e} is none of the catalogue's errors.
+     */
+    static String reasonOf(Throwable e) {
+        return e instanceof FencerException catalogued ? catalogued.reason().name() : "";
     }
 
     static String describe(Throwable e) {

@@ -36,7 +36,7 @@ class CheckerTest {
         History line(String process, Type type, Op op, long token, String value, long revision, String target,
                 String error) {
             timeMicros += 100;
-            events.add(new HistoryEvent(timeMicros, process, type, op, token, value, revision, target, error));
+            events.add(new HistoryEvent(timeMicros, process, type, op, token, value, revision, target, error, ""));
             return this;
         }
 
@@ -180,8 +180,9 @@ class CheckerTest {
         assertThat(result.counts()).containsEntry("writes_refused", 2L).containsEntry("writes_stale", 0L);
     }
 
+    /** A history written before refusals carried their catalogue reason: a stale one is known by its message. */
     @Test
-    void check_whenAStaleWriteIsRefused_countsItAsStale() {
+    void check_staleRefusalWithoutAReason_countsItStaleByItsMessage() {
         History history = new History().acquire("w1", 1).read("w1", 1, "0").cycle("w2", 2, 0, 1)
                 .invoke("w1", Op.WRITE, 1, "1")
                 .fail("w1", Op.WRITE, 1, "1", "stale token counter#1 refused by scope 'counter': accepted 2")
@@ -189,6 +190,33 @@ class CheckerTest {
 
         assertThat(Checker.check(history.events(), Workload.COUNTER).counts())
                 .containsEntry("writes_refused", 1L).containsEntry("writes_stale", 1L);
+    }
+
+    /** A stale refusal is known by its catalogue reason, whatever its message says. */
+    @Test
+    void check_staleRefusalWithARewordedMessage_countsItStale() {
+        History history = new History().acquire("w1", 1).read("w1", 1, "0").cycle("w2", 2, 0, 1)
+                .invoke("w1", Op.WRITE, 1, "1")
+                .json("\"process\":\"w1\",\"type\":\"fail\",\"op\":\"write\",\"token\":1,\"value\":\"1\","
+                        + "\"error\":\"token counter#1 superseded: scope 'counter' accepted counter#2\","
+                        + "\"reason\":\"STALE_TOKEN\"")
+                .release("w1", 1).finalRead("1");
+
+        assertThat(Checker.check(history.events(), Workload.COUNTER).counts())
+                .containsEntry("writes_refused", 1L).containsEntry("writes_stale", 1L);
+    }
+
+    /** Another refusal whose message happens to begin like a stale one's is not what fencing refused. */
+    @Test
+    void check_otherRefusalWhoseMessageBeginsWithStaleToken_isNotCountedStale() {
+        History history = new History().acquire("w1", 1).read("w1", 1, "0")
+                .invoke("w1", Op.WRITE, 1, "1")
+                .json("\"process\":\"w1\",\"type\":\"fail\",\"op\":\"write\",\"token\":1,\"value\":\"1\","
+                        + "\"error\":\"stale token queue: writesQueuedMax 64 reached\",\"reason\":\"LIMIT_EXCEEDED\"")
+                .release("w1", 1).cycle("w2", 2, 0, 1).finalRead("1");
+
+        assertThat(Checker.check(history.events(), Workload.COUNTER).counts())
+                .containsEntry("writes_refused", 1L).containsEntry("writes_stale", 0L);
     }
 
     /**

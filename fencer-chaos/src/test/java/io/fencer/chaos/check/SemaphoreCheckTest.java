@@ -25,7 +25,7 @@ class SemaphoreCheckTest {
 
         History line(String process, Type type, Op op, long token, String value, long revision, String slot) {
             timeMicros += 100;
-            events.add(new HistoryEvent(timeMicros, process, type, op, token, value, revision, slot, ""));
+            events.add(new HistoryEvent(timeMicros, process, type, op, token, value, revision, slot, "", ""));
             return this;
         }
 

@@ -22,15 +22,35 @@ class HistoryJsonTest {
     @Test
     void format_hardStringsAndLargestLongs_pinsTheLineAndRoundTrips() {
         HistoryEvent event = new HistoryEvent(Long.MAX_VALUE, "w1", Type.UNKNOWN, Op.WRITE, Long.MAX_VALUE, HARD,
-                Long.MAX_VALUE, "lock-n1", HARD);
+                Long.MAX_VALUE, "lock-n1", HARD, "UNAVAILABLE");
 
         String line = HistoryJson.format(event);
 
         String quoted = "\"q\\\"b\\\\s/c\\u0000\\u001f\\t\\r\\n\\u2028 <&> \u00e9\u4e2d\ud83d\ude00\"";
         assertThat(line).isEqualTo("{\"time_us\":9223372036854775807,\"process\":\"w1\",\"type\":\"unknown\","
                 + "\"op\":\"write\",\"token\":9223372036854775807,\"value\":" + quoted + ","
-                + "\"revision\":9223372036854775807,\"target\":\"lock-n1\",\"error\":" + quoted + "}");
+                + "\"revision\":9223372036854775807,\"target\":\"lock-n1\",\"error\":" + quoted
+                + ",\"reason\":\"UNAVAILABLE\"}");
         assertThat(HistoryJson.parse(line)).isEqualTo(event);
+    }
+
+    /** A refusal's catalogue reason is a member of its own, kept through a round trip. */
+    @Test
+    void parse_refusalWithItsReason_formatsBackTheSameLine() {
+        String line = "{\"time_us\":5,\"process\":\"w1\",\"type\":\"fail\",\"op\":\"write\",\"token\":3,"
+                + "\"value\":\"4\",\"error\":\"refused\",\"reason\":\"STALE_TOKEN\"}";
+
+        assertThat(HistoryJson.format(HistoryJson.parse(line))).isEqualTo(line);
+    }
+
+    /** A line of a release before refusals carried their reason still reads, with no reason. */
+    @Test
+    void parse_refusalWrittenBeforeReasons_readsWithAnEmptyReason() {
+        HistoryEvent event = HistoryJson.parse("{\"time_us\":5,\"process\":\"w1\",\"type\":\"fail\","
+                + "\"op\":\"write\",\"token\":3,\"value\":\"4\",\"error\":\"stale token counter#3 refused\"}");
+
+        assertThat(event.error()).isEqualTo("stale token counter#3 refused");
+        assertThat(event.reason()).isEmpty();
     }
 
     @Test

@@ -40,6 +40,18 @@ class WorkerTest {
                 .isEqualTo(HistoryEvent.Type.UNKNOWN);
     }
 
+    @Test
+    void reasonOf_staleWriteRefusal_isTheCataloguesStaleToken() {
+        assertThat(Worker.reasonOf(stale(false))).isEqualTo("STALE_TOKEN");
+        assertThat(Worker.reasonOf(new LimitExceededException("unitTimeout", 10_000, "stale token unit expired")))
+                .isEqualTo("LIMIT_EXCEEDED");
+    }
+
+    @Test
+    void reasonOf_errorOutsideTheCatalogue_isEmpty() {
+        assertThat(Worker.reasonOf(new IllegalStateException("stale token"))).isEmpty();
+    }
+
     private static StaleWriteException stale(boolean retried) {
         return new StaleWriteException(new StaleTokenException("chaos", 7, 8, FencePolicy.AT_LEAST), TOKEN, retried,
                 null);

@@ -5,6 +5,7 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockMode;
 import io.fencer.core.internal.LockName;
+import io.fencer.core.internal.PermitSlots;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.TokenExhaustedException;
 import java.util.List;
@@ -57,7 +58,8 @@ final class SemaphoreApply {
 
     /**
      * Refuses an acquire whose permit count is out of bounds or differs from the semaphore's in use, whose slot
-     * names would be too long, or (for a semaphore not in use) one of whose slot names is held as a plain lock.
+     * names would be too long, or (for a semaphore not in use) one of whose slot names is held as a plain lock
+     * ({@link #plainLockInSlots}).
      */
     private Result.Rejected checkPermitAcquire(Command.AcquirePermit acquire, SemaphoreRecord semaphore) {
         try {
@@ -78,12 +80,41 @@ final class SemaphoreApply {
                     + InvalidArgumentException.printable(acquire.semaphore()) + "' cannot be used: its name is in use"
                     + " as a lock (held, waited for or delayed)"));
         }
-        for (int permit = 0; semaphore == null && permit < acquire.permits(); permit++) {
-            String slot = SemaphoreRecord.slotName(acquire.semaphore(), permit);
-            if (state.locks.containsKey(slot)) {
-                return new Result.Rejected(new InvalidArgumentException("semaphore", acquire.semaphore(),
-                        "semaphore '" + InvalidArgumentException.printable(acquire.semaphore()) + "' cannot use slot '"
-                                + InvalidArgumentException.printable(slot) + "': it is in use as a plain lock"));
+        String slot = semaphore == null ? plainLockInSlots(acquire.semaphore(), acquire.permits()) : null;
+        if (slot != null) {
+            return new Result.Rejected(new InvalidArgumentException("semaphore", acquire.semaphore(),
+                    "semaphore '" + InvalidArgumentException.printable(acquire.semaphore()) + "' cannot use slot '"
+                            + InvalidArgumentException.printable(slot) + "': it is in use as a plain lock"));
+        }
+        return null;
+    }
+
+    /**
+     * Returns the name of a lock record that keeps a semaphore not in use from being used, or null: one named like a
+     * slot of it. From format level 5 any index counts ({@code jobs/permit-5} for a semaphore of 2 permits too), so
+     * that no lock named like a slot of a semaphore in use is ever a plain one: the server answers a session's permit
+     * wait by the grant of any lock named like a slot of it. Below, the slots of its permit count only, as the
+     * previous release decided, so that its log entries replay alike. Linear in the permits; from level 5 in the locks
+     * whose names continue the slot prefix with a digit (usually none, as the semaphore is not in use).
+     */
+    private String plainLockInSlots(String semaphore, int permits) {
+        if (state.formatLevel < LockStateMachine.FORMAT_LEVEL_DISJOINT_NAMES) {
+            for (int permit = 0; permit < permits; permit++) {
+                String slot = SemaphoreRecord.slotName(semaphore, permit);
+                if (state.locks.containsKey(slot)) {
+                    return slot;
+                }
+            }
+            return null;
+        }
+        String prefix = semaphore + PermitSlots.INFIX;
+        for (String name : state.locks.tailMap(prefix + '0', true).keySet()) {
+            if (!name.startsWith(prefix) || name.charAt(prefix.length()) > '9') {
+                return null; // past the names whose index starts with a digit
+            }
+            SemaphoreRecord.Slot slot = SemaphoreRecord.parseSlot(name);
+            if (slot != null && slot.semaphore().equals(semaphore)) {
+                return name;
             }
         }
         return null;
@@ -163,7 +194,9 @@ final class SemaphoreApply {
      * Refuses a plain acquire of a permit slot of a semaphore in use: the semaphore grants its slots in its own FIFO
      * order, and a plain holder of a slot would be a permit nobody counted. From format level 5 it refuses the name
      * of a semaphore in use too: a wait is cancelled by its name alone ({@link Command.CancelWait}), so a lock and a
-     * semaphore of one name would take each other's waits and grants. Returns null for any other name.
+     * semaphore of one name would take each other's waits and grants; and a name of the slot form past the permit
+     * count, whose grant the server would take for a permit of the semaphore (it answers a session's permit wait by
+     * the grant of any lock named like a slot of it). Returns null for any other name.
      */
     Result.Rejected reservedName(String lock) {
         if (state.formatLevel >= LockStateMachine.FORMAT_LEVEL_DISJOINT_NAMES && state.semaphores.containsKey(lock)) {
@@ -174,12 +207,22 @@ final class SemaphoreApply {
         }
         SemaphoreRecord.Slot slot = SemaphoreRecord.parseSlot(lock);
         SemaphoreRecord semaphore = slot == null ? null : state.semaphores.get(slot.semaphore());
-        if (semaphore == null || slot.permit() >= semaphore.permits) {
+        if (semaphore == null) {
             return null;
         }
+        if (slot.permit() < semaphore.permits) {
+            return new Result.Rejected(new InvalidArgumentException("lock", lock, "lock '"
+                    + InvalidArgumentException.printable(lock) + "' is permit slot " + slot.permit() + " of semaphore '"
+                    + InvalidArgumentException.printable(semaphore.name) + "' (" + semaphore.permits
+                    + " permits): acquire a permit of the semaphore, not its slot"));
+        }
+        if (state.formatLevel < LockStateMachine.FORMAT_LEVEL_DISJOINT_NAMES) {
+            return null; // the previous release grants it: its log entries replay alike
+        }
         return new Result.Rejected(new InvalidArgumentException("lock", lock, "lock '"
-                + InvalidArgumentException.printable(lock) + "' is permit slot " + slot.permit() + " of semaphore '"
+                + InvalidArgumentException.printable(lock) + "' is named like a permit slot of semaphore '"
                 + InvalidArgumentException.printable(semaphore.name) + "' (" + semaphore.permits
-                + " permits): acquire a permit of the semaphore, not its slot"));
+                + " permits), in use: while a semaphore is in use every name of the form <semaphore>/permit-<i> is"
+                + " its own, past its permit count too"));
     }
 }

@@ -171,4 +171,76 @@ class SemaphoreTest {
         assertThat(refusal(all).getMessage()).contains("lock 'jobs' is the name of semaphore 'jobs'");
         assertThat(machine.describe("jobs")).isEmpty();
     }
+
+    /**
+     * A plain lock named like a slot past the semaphore's count is no permit in the state: not counted, blocking no
+     * permit, never adopted by the semaphore, and its release grants no permit waiter (at the previous format level,
+     * where such a lock is still granted beside the semaphore).
+     */
+    @Test
+    void acquire_slotPastThePermitCountAtThePreviousLevel_isNeitherCountedNorBlockingNorAdopted() {
+        long holder = open();
+        permit(holder, 1, "a");
+        long plain = open();
+        FencingToken past = ((Result.Granted) apply(new Command.Acquire(plain, HASH, "jobs/permit-1", "p", false))
+                .result()).token();
+        long waiter = open();
+
+        Result waiting = permit(waiter, 1, "w");
+        Applied released = apply(new Command.Release(plain, HASH, "jobs/permit-1", past.value()));
+
+        assertThat(waiting).isEqualTo(new Result.Queued("jobs", 0));
+        assertThat(released.result()).isEqualTo(new Result.Released(past, null));
+        assertThat(released.events()).noneMatch(event -> event instanceof Event.Granted);
+        SemaphoreView jobs = machine.describeSemaphore("jobs").orElseThrow();
+        assertThat(jobs.slots()).hasSize(1);
+        assertThat(jobs.held()).isEqualTo(1);
+        assertThat(jobs.waiters()).extracting(LockView.WaiterView::sessionId).containsExactly(waiter);
+        Applied freed = apply(new Command.CloseSession(holder, HASH));
+        assertThat(freed.events()).contains(new Event.Granted(waiter, "w", new FencingToken("jobs/permit-0", 2),
+                "tester"));
+    }
+
+    /**
+     * A plain lock named like a slot past the count, granted while the semaphore is in use, carries the name the
+     * server answers the session's permit wait by (the semaphore before "/permit-"): from format level 5 the slot
+     * namespace of a semaphore in use is the semaphore's alone, whatever the index.
+     */
+    @Test
+    void acquire_slotPastThePermitCountWhileTheSemaphoreIsInUse_isRefusedNamingTheLock() {
+        apply(new Command.SetFormatLevel(LockStateMachine.FORMAT_LEVEL));
+        permit(open(), 1, "a");
+        long session = open();
+        permit(session, 1, "w");
+
+        Result plain = apply(new Command.Acquire(session, HASH, "jobs/permit-5", "p", false)).result();
+        Result all = apply(Command.AcquireAll.of(session, HASH, List.of("other", "jobs/permit-5"), "all", false))
+                .result();
+
+        InvalidArgumentException refused = refusal(plain);
+        assertThat(refused.field()).isEqualTo("lock");
+        assertThat(refused.value()).isEqualTo("jobs/permit-5");
+        assertThat(refused).hasMessageContaining("lock 'jobs/permit-5' is named like a permit slot of semaphore"
+                + " 'jobs' (1 permits)");
+        assertThat(refusal(all).value()).isEqualTo("jobs/permit-5");
+        assertThat(machine.describe("jobs/permit-5")).isEmpty();
+        assertThat(machine.describe("other")).isEmpty();
+    }
+
+    /** From format level 5 a semaphore is not used while a plain lock holds any name of its slot form. */
+    @Test
+    void acquirePermit_whileAPlainLockIsNamedLikeASlotPastTheCount_isRefusedNamingTheLock() {
+        apply(new Command.SetFormatLevel(LockStateMachine.FORMAT_LEVEL));
+        apply(new Command.Acquire(open(), HASH, "jobs/permit-5", "p", false));
+        apply(new Command.Acquire(open(), HASH, "jobs/permit-x", "q", false));
+
+        InvalidArgumentException refused = refusal(permit(open(), 2, "s"));
+
+        assertThat(refused.field()).isEqualTo("semaphore");
+        assertThat(refused.value()).isEqualTo("jobs");
+        assertThat(refused).hasMessageContaining("'jobs/permit-5': it is in use as a plain lock");
+        assertThat(machine.describeSemaphore("jobs")).isEmpty();
+        apply(new Command.Release(1, HASH, "jobs/permit-5", 1)); // session 1 held it: its name no longer blocks
+        assertThat(permit(open(), 2, "t")).isInstanceOf(Result.Granted.class);
+    }
 }

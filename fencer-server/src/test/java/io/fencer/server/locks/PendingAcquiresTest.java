@@ -62,4 +62,27 @@ class PendingAcquiresTest {
         assertThat(waiter.outcome.join().lock()).isEqualTo("jobs/permit-0");
         assertThat(pending.size()).isZero();
     }
+
+    /**
+     * A plain lock named like a slot past the semaphore's count ({@code x/permit-5} beside semaphore {@code x} of one
+     * permit) was granted to a session waiting for a permit of {@code x}, and its grant answered that wait: acquired,
+     * with a token of the plain lock as permit 5 of a one-permit semaphore, while the permit wait stayed queued for a
+     * grant no call would take. From format level 5 the plain acquire is refused.
+     */
+    @Test
+    void onApplied_plainLockNamedLikeASlotPastTheCount_leavesTheSessionsPermitWaitWaiting() {
+        apply(new Command.SetFormatLevel(LockStateMachine.FORMAT_LEVEL));
+        long holder = open();
+        long session = open();
+        apply(new Command.AcquirePermit(holder, HASH, "x", 1, "hold", false));
+        PendingAcquires.Waiter waiter = pending.register(session, "x", true);
+        apply(new Command.AcquirePermit(session, HASH, "x", 1, "wait", true));
+
+        Result plain = apply(new Command.Acquire(session, HASH, "x/permit-5", "other", false)).result();
+
+        assertThat(plain).isInstanceOf(Result.Rejected.class);
+        assertThat(waiter.outcome).isNotDone();
+        apply(new Command.CloseSession(holder, HASH));
+        assertThat(waiter.outcome.join().lock()).isEqualTo("x/permit-0");
+    }
 }

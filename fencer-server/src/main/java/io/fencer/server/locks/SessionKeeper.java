@@ -26,6 +26,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,6 +80,13 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     static final long CHECKPOINT_REMAINING_MILLIS_MIN = 5_000;
     /** The most {@code CheckpointLeases} commands one scan proposes (each of up to 1,024 sessions). */
     static final int CHECKPOINT_COMMANDS_PER_SCAN_MAX = 8;
+    /**
+     * The most {@code ExpireSession} commands proposed and not yet answered: four full log entries. An expiry storm
+     * (sessions abandoned together) leaves in waves of this size, so the proposer's queue, which refuses commands
+     * past 65,536 as overloaded, keeps room for clients, and a client's command waits behind a few entries, not behind
+     * every expiry.
+     */
+    static final int EXPIRIES_IN_FLIGHT_MAX = 1_024;
 
     private final Ticker ticker;
     private final long lockDelayNanos;
@@ -90,6 +98,10 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     private final RevokedGrants revokedGrants = new RevokedGrants();
     private final ConcurrentHashMap<String, Long> delayEndNanos = new ConcurrentHashMap<>();
     private final Set<String> delaysEnding = ConcurrentHashMap.newKeySet();
+    /** Expiries proposed and not yet answered; only the scanner adds to it, so it stays within the bound. */
+    private final AtomicInteger expiriesInFlight = new AtomicInteger();
+    /** True when a scan left due sessions for later: the answers of its wave ask for the next scan. */
+    private final AtomicBoolean expiriesHeldBack = new AtomicBoolean();
     private final ScheduledExecutorService scanner;
     /** True: acknowledge on {@code isLeader()} alone and give no takeover bound (see the property). */
     private final boolean unsafeLeaseAck;
@@ -412,7 +424,8 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
         return Math.max(0, TimeUnit.NANOSECONDS.toMillis(lease.deadlineNanos() - ticker.nanoTime()));
     }
 
-    private void scan() {
+    /** Looks at the deadlines now; the scanner runs it, and a test that moves the ticker by hand. */
+    void scan() {
         try {
             if (!raft.isLeaderReady() || stateMachine.halt() != null) {
                 // A halted peer proposes nothing (every proposal would fail) and acknowledges no keepalive.
@@ -463,8 +476,16 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
                 + " restart", term, sizes[0], TimeUnit.NANOSECONDS.toMillis(takeoverBoundNanos), sizes[1]);
     }
 
+    /**
+     * Proposes the expiry of every due session, at most {@link #EXPIRIES_IN_FLIGHT_MAX} unanswered at once; the rest
+     * wait for the scan that the wave's answers ask for once half of it is answered, or for the next periodic one.
+     */
     private void expireDueSessions(long now) {
         for (Long sessionId : leases.keySet()) {
+            if (expiriesInFlight.get() >= EXPIRIES_IN_FLIGHT_MAX) {
+                expiriesHeldBack.set(true);
+                return;
+            }
             boolean[] claimed = {false};
             Lease lease = leases.computeIfPresent(sessionId, (id, current) -> {
                 if (current.expiring() || now - current.deadlineNanos() < 0) {
@@ -474,6 +495,7 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
                 return current.withExpiring(true);
             });
             if (claimed[0]) {
+                expiriesInFlight.incrementAndGet();
                 proposeExpiry(sessionId, lease.ttlMillis());
             }
         }
@@ -488,6 +510,10 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
                 LOG.warn("expiring session {} failed: {}", sessionId, error != null ? error : result);
             } else {
                 leases.remove(sessionId);
+            }
+            if (expiriesInFlight.decrementAndGet() <= EXPIRIES_IN_FLIGHT_MAX / 2
+                    && expiriesHeldBack.compareAndSet(true, false)) {
+                wakeUp(); // the next wave, without waiting for the next periodic scan
             }
         });
     }

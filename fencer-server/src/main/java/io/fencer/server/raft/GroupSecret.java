@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.EnumSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -43,6 +44,9 @@ import java.util.Set;
  * the secret in standard base64 (RFC 4648, with padding): {@value #SECRET_BYTES_MIN} to {@value #SECRET_BYTES_MAX}
  * bytes ({@value #GENERATED_BYTES} random bytes when Fencer makes it). A final line break is optional; nothing else
  * may follow. The file should be readable by its owner alone (0600): one readable by others is used, with a warning.
+ * A file that others could replace is refused: one of another user, one group or others may write, or one in a
+ * directory others may write; one in a directory its group may write or another user owns is used with a warning
+ * ({@link #checkDirectories}).
  *
  * <p>{@link #readOrCreate} makes the file when it does not exist, atomically: the secret is written to a temporary
  * file of its own beside it (0600, forced to the disk), which is then hard-linked to the file's name; the link fails
@@ -67,6 +71,8 @@ public final class GroupSecret {
     private static final Set<PosixFilePermission> OWNER_ONLY =
             EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** The sticky bit of a Unix mode ({@code S_ISVTX}). */
+    private static final int STICKY_BIT = 01000;
 
     private final byte[] bytes;
 
@@ -107,14 +113,16 @@ public final class GroupSecret {
      * @throws IOException when the file cannot be read or made (e.g. its directory does not exist)
      */
     public static Loaded readOrCreate(Path file) throws IOException {
+        String directoryWarning = checkDirectories(file);
         if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             GroupSecret secret = generate();
             if (create(file, secret)) {
-                return new Loaded(secret, true, null);
+                return new Loaded(secret, true, directoryWarning);
             }
         }
         checkOwnership(file);
-        return new Loaded(read(file), false, permissionWarning(file));
+        String fileWarning = permissionWarning(file);
+        return new Loaded(read(file), false, fileWarning != null ? fileWarning : directoryWarning);
     }
 
     /**
@@ -141,6 +149,72 @@ public final class GroupSecret {
                 || permissions.contains(PosixFilePermission.OTHERS_WRITE)) {
             throw new IllegalArgumentException("the group secret file " + file + " may be written by others ("
                     + PosixFilePermissions.toString(permissions) + "): chmod 600 " + file);
+        }
+    }
+
+    /**
+     * Checks the directories that hold the secret file (its own, and that of the file a link names): whoever may
+     * write one may delete the file and put another in its place between this server's check of the file and its
+     * read, or delete it so that the next start makes a new secret and leaves the group. One that others may write
+     * is refused, unless it has the sticky bit (a shared one, such as the system's temporary directory, where only a
+     * file's owner may delete or rename it, and the file's owner is checked). One that its group may write, or that
+     * belongs to a user other than this process's or root, is used with a warning: a umask or a mounted volume makes
+     * such directories by accident, and its group or owner is someone the machine's administrator chose. Directories
+     * further up are not checked: a deployment's layout above its own directories is the machine's, not the
+     * server's, and refusing it would stop a server over a path it cannot change.
+     *
+     * @return a warning naming the directory and its mode or owner, or null
+     * @throws IllegalArgumentException naming the directory and its mode, when others may write it
+     */
+    static String checkDirectories(Path file) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent == null || !Files.isDirectory(parent)
+                || Files.getFileAttributeView(parent, PosixFileAttributeView.class) == null) {
+            return null; // a missing directory is reported when the file is made; no modes on this file system
+        }
+        Set<Path> directories = new LinkedHashSet<>();
+        directories.add(parent.toRealPath());
+        if (Files.exists(file)) {
+            directories.add(file.toRealPath().getParent()); // the directory of the file a link names
+        }
+        String warning = null;
+        for (Path directory : directories) {
+            String found = checkDirectory(file, directory);
+            warning = warning == null ? found : warning;
+        }
+        return warning;
+    }
+
+    private static String checkDirectory(Path file, Path directory) throws IOException {
+        Set<PosixFilePermission> permissions = Files.getPosixFilePermissions(directory);
+        boolean others = permissions.contains(PosixFilePermission.OTHERS_WRITE);
+        boolean group = permissions.contains(PosixFilePermission.GROUP_WRITE);
+        if ((others || group) && !sticky(directory)) {
+            String why = "the group secret file " + file + " is in the directory " + directory + ", which "
+                    + (others ? "others" : "its group") + " may write (" + PosixFilePermissions.toString(permissions)
+                    + "): whoever may write it may replace the secret; chmod " + (others ? "o-w " : "g-w ")
+                    + directory + " (or chmod +t, for a directory others must write), or keep the secret elsewhere";
+            if (others) {
+                throw new IllegalArgumentException(why);
+            }
+            return why;
+        }
+        String owner = Files.getOwner(directory).getName();
+        String user = System.getProperty("user.name");
+        if (!owner.equals(user) && !owner.equals("root")) {
+            return "the group secret file " + file + " is in the directory " + directory + ", which belongs to "
+                    + owner + ", not to " + user + " or root: its owner may replace the secret; keep the secret in a"
+                    + " directory of " + user + "'s";
+        }
+        return null;
+    }
+
+    /** Returns true when {@code directory} has the sticky bit; false where the file system cannot tell. */
+    private static boolean sticky(Path directory) throws IOException {
+        try {
+            return (((Integer) Files.getAttribute(directory, "unix:mode")) & STICKY_BIT) != 0;
+        } catch (UnsupportedOperationException | IllegalArgumentException noUnixModes) {
+            return false;
         }
     }
 

@@ -82,6 +82,88 @@ class GroupSecretTest {
                 .hasMessageContaining(file + " may be written by others (rw-r--rw-)").hasMessageContaining("chmod 600");
     }
 
+    /** Whoever may write the secret's directory may delete the file and put another in its place. */
+    @Test
+    void readOrCreate_directoryWritableByOthers_isRefusedNamingItAndItsMode() throws Exception {
+        Path shared = Files.createDirectory(directory.resolve("shared"));
+        Path file = shared.resolve("raft.secret");
+        GroupSecret.readOrCreate(file);
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
+
+        assertThatThrownBy(() -> GroupSecret.readOrCreate(file)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("the group secret file " + file + " is in the directory " + shared + ", which "
+                        + "others may write (rwxrwxrwx): whoever may write it may replace the secret")
+                .hasMessageContaining("chmod o-w " + shared);
+    }
+
+    /** A umask of 002 makes such directories by accident: the secret is used, and the log says what to fix. */
+    @Test
+    void readOrCreate_directoryWritableByItsGroup_isUsedWithAWarningNamingItAndItsMode() throws Exception {
+        Path shared = Files.createDirectory(directory.resolve("shared"));
+        Path file = shared.resolve("raft.secret");
+        GroupSecret made = GroupSecret.readOrCreate(file).secret();
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxr-x"));
+
+        GroupSecret.Loaded loaded = GroupSecret.readOrCreate(file);
+
+        assertThat(loaded.secret()).isEqualTo(made);
+        assertThat(loaded.warning()).contains("the group secret file " + file + " is in the directory " + shared
+                + ", which its group may write (rwxrwxr-x)", "chmod g-w " + shared);
+    }
+
+    @Test
+    void readOrCreate_absentFileInADirectoryWritableByOthers_isRefusedAndNothingIsMade() throws Exception {
+        Path shared = Files.createDirectory(directory.resolve("shared"));
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
+        Path file = shared.resolve("raft.secret");
+
+        assertThatThrownBy(() -> GroupSecret.readOrCreate(file)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("is in the directory " + shared + ", which others may write (rwxrwxrwx)");
+        assertThat(shared).isEmptyDirectory();
+    }
+
+    /** The layout above the secret's own directory is the machine's: a server does not stop over it. */
+    @Test
+    void readOrCreate_ancestorWritableByOthers_isUsed() throws Exception {
+        Path shared = Files.createDirectory(directory.resolve("shared"));
+        Path own = Files.createDirectory(shared.resolve("own"));
+        Path file = own.resolve("raft.secret");
+        GroupSecret made = GroupSecret.readOrCreate(file).secret();
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
+
+        GroupSecret.Loaded loaded = GroupSecret.readOrCreate(file);
+
+        assertThat(loaded.secret()).isEqualTo(made);
+        assertThat(loaded.warning()).isNull();
+    }
+
+    /** In a directory with the sticky bit only a file's owner may delete or rename it: the file cannot be replaced. */
+    @Test
+    void readOrCreate_stickyDirectoryWritableByAll_isUsed() throws Exception {
+        Path shared = Files.createDirectory(directory.resolve("shared"));
+        Files.setAttribute(shared, "unix:mode", 01777);
+        Path file = shared.resolve("raft.secret");
+
+        GroupSecret made = GroupSecret.readOrCreate(file).secret();
+        GroupSecret.Loaded again = GroupSecret.readOrCreate(file);
+
+        assertThat(again.secret()).isEqualTo(made);
+        assertThat(again.warning()).isNull();
+    }
+
+    @Test
+    void readOrCreate_directoryOfAnotherUser_isUsedWithAWarningNamingItsOwner() throws Exception {
+        Path theirs = Files.createDirectory(directory.resolve("theirs"));
+        Path file = theirs.resolve("raft.secret");
+        GroupSecret.readOrCreate(file);
+        UserPrincipal nobody = file.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
+        Files.setOwner(theirs, nobody); // the tests run as root, who may give a directory away
+
+        assertThat(GroupSecret.readOrCreate(file).warning()).contains("the group secret file " + file
+                + " is in the directory " + theirs + ", which belongs to nobody, not to "
+                + System.getProperty("user.name") + " or root");
+    }
+
     @Test
     void readOrCreate_fileOfAnotherUser_isRefusedNamingBoth() throws Exception {
         Path file = directory.resolve("raft.secret");

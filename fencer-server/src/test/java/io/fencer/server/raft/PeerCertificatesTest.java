@@ -1,0 +1,210 @@
+package io.fencer.server.raft;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
+
+import io.fencer.core.Ticker;
+import io.fencer.lock.Limits;
+import io.fencer.server.PeerAuth;
+import io.fencer.server.ServerConfig;
+import io.fencer.server.raft.PeerAdmission.Refusal;
+import io.fencer.server.tls.CertificateAuthority;
+import io.fencer.server.tls.TlsMaterial;
+import io.fencer.testing.TestTls;
+import java.io.IOException;
+import java.math.BigInteger;
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.SecureRandom;
+import java.security.cert.X509Certificate;
+import java.security.spec.ECGenParameterSpec;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLServerSocket;
+import javax.net.ssl.SSLSocket;
+import javax.security.auth.x500.X500Principal;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.thirdparty.com.google.protobuf.Empty;
+import org.apache.ratis.thirdparty.com.google.protobuf.Int32Value;
+import org.apache.ratis.thirdparty.com.google.protobuf.MessageLite;
+import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
+import org.apache.ratis.thirdparty.io.netty.channel.nio.NioEventLoopGroup;
+import org.apache.ratis.thirdparty.io.netty.channel.socket.nio.NioSocketChannel;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContextBuilder;
+import org.bouncycastle.asn1.x509.BasicConstraints;
+import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
+import org.bouncycastle.asn1.x509.KeyPurposeId;
+import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.cert.X509v3CertificateBuilder;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Which certificates of the group's own CA the Raft port takes for a peer's, with real certificates: a peer's
+ * server certificate (TLS server and client authentication, as {@code fencer certs} issues) is admitted; one whose
+ * extended key usage names other uses (code signing, a TLS server alone, a TLS client alone) is refused, and so is a
+ * listener presenting one to a dialling peer. One without the extension, which restricts no use, is admitted, as
+ * browsers and Go's TLS accept it. A real peer n1, a group of one with TLS alone (no secret), listens.
+ */
+class PeerCertificatesTest {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    @TempDir
+    Path directory;
+    private TestTls tls;
+    private TlsMaterial material;
+    private RaftNode raft;
+    private PeerRpc rpc;
+    private int raftPort;
+    private EventLoopGroup linkGroup;
+
+    @BeforeEach
+    void start() throws Exception {
+        tls = TestTls.create(directory.resolve("certs"));
+        ServerConfig config = ServerConfig.defaults(directory.resolve("n1")).withPorts(0, 0, 0)
+                .withTls(tls.serverFiles(true)).withPeerAuth(PeerAuth.tlsOnly());
+        material = tls.serverFiles(true).load();
+        raft = RaftNode.start(config, material, new RaftLockStateMachine(Limits.DEFAULT), () -> 0);
+        await().atMost(WAIT).until(raft::isLeaderReady);
+        rpc = (PeerRpc) raft.server().getServerRpc();
+        raftPort = rpc.getInetSocketAddress().getPort();
+        linkGroup = new NioEventLoopGroup(1);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        linkGroup.shutdownGracefully(0, 100, TimeUnit.MILLISECONDS);
+        raft.close();
+    }
+
+    @Test
+    void raftPort_peersServerCertificate_isAdmitted() throws Exception {
+        assertThat(formatLevelAs(tls.server())).isEqualTo(Int32Value.of(
+                io.fencer.lock.LockStateMachine.FORMAT_LEVEL));
+    }
+
+    @Test
+    void raftPort_certificateOfTheCaForCodeSigning_isRefusedAtTheTlsHandshake() throws Exception {
+        CertificateAuthority.Issued codeSigning = issue("signer", KeyPurposeId.id_kp_codeSigning);
+
+        assertThat(catchThrowableOfType(IOException.class, () -> formatLevelAs(codeSigning))).isNotNull();
+        await().atMost(WAIT).until(() -> rpc.refusals(Refusal.TLS) == 1);
+        assertThat(rpc.refusals(Refusal.CERTIFICATE)).isZero();
+    }
+
+    @Test
+    void raftPort_certificateOfTheCaForATlsServerAlone_isRefusedAtTheTlsHandshake() throws Exception {
+        CertificateAuthority.Issued serverAlone = issue("server-alone", KeyPurposeId.id_kp_serverAuth);
+
+        assertThat(catchThrowableOfType(IOException.class, () -> formatLevelAs(serverAlone)))
+                .as("a dialling peer authenticates as a TLS client").isNotNull();
+        await().atMost(WAIT).until(() -> rpc.refusals(Refusal.TLS) == 1);
+    }
+
+    @Test
+    void raftPort_clientCertificateOfTheCa_isRefusedAfterTheTlsHandshake() throws Exception {
+        assertThat(catchThrowableOfType(IOException.class, () -> formatLevelAs(tls.client("app")))).isNotNull();
+        await().atMost(WAIT).until(() -> rpc.refusals(Refusal.CERTIFICATE) == 1);
+    }
+
+    @Test
+    void raftPort_certificateOfTheCaWithoutExtendedKeyUsage_isAdmitted() throws Exception {
+        CertificateAuthority.Issued anyUse = issue("any-use");
+
+        assertThat(formatLevelAs(anyUse)).isEqualTo(Int32Value.of(io.fencer.lock.LockStateMachine.FORMAT_LEVEL));
+        assertThat(rpc.refusals(Refusal.TLS) + rpc.refusals(Refusal.CERTIFICATE)).isZero();
+    }
+
+    /** The other direction: a dialling peer refuses a listener whose certificate of the CA is for code signing. */
+    @Test
+    void link_listenerPresentingACodeSigningCertificateOfTheCa_isRefusedByTheDialler() throws Exception {
+        boolean codeSigning = listenerHandshake(issue("signer", KeyPurposeId.id_kp_codeSigning));
+        boolean peers = listenerHandshake(tls.server());
+
+        assertThat(codeSigning).as("the dialler ended the TLS handshake").isFalse();
+        assertThat(peers).as("the control: a peer's server certificate").isTrue();
+    }
+
+    /**
+     * Listens once on a port of its own presenting {@code certificate}, as a peer would, and dials it with a peer's
+     * own TLS (what {@link PeerTransport} sets up): returns whether the TLS handshake completed.
+     */
+    private boolean listenerHandshake(CertificateAuthority.Issued certificate) throws Exception {
+        SSLServerSocket listener = (SSLServerSocket) tls.jdkContext(certificate).getServerSocketFactory()
+                .createServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        listener.setNeedClientAuth(true);
+        CompletableFuture<Boolean> handshake = CompletableFuture.supplyAsync(() -> {
+            try (listener; SSLSocket accepted = (SSLSocket) listener.accept()) {
+                accepted.setSoTimeout(20_000);
+                accepted.startHandshake();
+                accepted.getInputStream().read(); // the handshake is over only once the dialler's last message came
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
+        });
+        RaftProperties properties = new RaftProperties();
+        PeerTransport.configure(properties, "127.0.0.1", 0, "n2");
+        SslContext peerTls = PeerTransport.Settings.of(properties, material, null, Ticker.system(), null).clientTls();
+        RaftPeer peer = RaftPeer.newBuilder().setId("n1").setAddress("127.0.0.1:" + listener.getLocalPort()).build();
+        try (PeerLink link = PeerLink.connect(peer, linkGroup, NioSocketChannel.class, peerTls, null, 8 << 20,
+                Duration.ofSeconds(5))) {
+            link.call(PeerFrames.Kind.FORMAT_LEVEL, Empty.getDefaultInstance()); // what the listener waits for
+            return handshake.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        }
+    }
+
+    /** Dials n1 over TLS presenting {@code certificate} and asks its format level: the answer, or why not. */
+    private MessageLite formatLevelAs(CertificateAuthority.Issued certificate) throws IOException {
+        SslContext context = SslContextBuilder.forClient()
+                .keyManager(certificate.privateKey(), certificate.certificate())
+                .trustManager(tls.ca().ca().certificate()).protocols(TlsMaterial.PROTOCOLS).build();
+        RaftPeer peer = RaftPeer.newBuilder().setId("n1").setAddress("127.0.0.1:" + raftPort).build();
+        try (PeerLink link = PeerLink.connect(peer, linkGroup, NioSocketChannel.class, context, null, 8 << 20,
+                Duration.ofSeconds(5))) {
+            return link.callAndWait(PeerFrames.Kind.FORMAT_LEVEL, Empty.getDefaultInstance(), WAIT);
+        }
+    }
+
+    /**
+     * Issues a certificate of the group's CA for 127.0.0.1 whose extended key usage is {@code purposes}; none: a
+     * certificate without the extension.
+     */
+    private CertificateAuthority.Issued issue(String name, KeyPurposeId... purposes) throws Exception {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
+        generator.initialize(new ECGenParameterSpec("secp256r1"));
+        KeyPair keys = generator.generateKeyPair();
+        CertificateAuthority.Issued ca = tls.ca().ca();
+        Instant now = Instant.now();
+        X509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(ca.certificate(),
+                new BigInteger(127, RANDOM).setBit(0), Date.from(now.minus(Duration.ofMinutes(5))),
+                Date.from(now.plus(TestTls.VALIDITY)), new X500Principal("CN=" + name), keys.getPublic())
+                .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
+                .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature))
+                .addExtension(Extension.subjectAlternativeName, false,
+                        new GeneralNames(new GeneralName(GeneralName.iPAddress, "127.0.0.1")));
+        if (purposes.length > 0) {
+            builder.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(purposes));
+        }
+        X509Certificate certificate = new JcaX509CertificateConverter().getCertificate(
+                builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(ca.privateKey())));
+        return new CertificateAuthority.Issued(certificate, keys.getPrivate());
+    }
+}

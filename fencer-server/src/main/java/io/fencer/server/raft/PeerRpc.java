@@ -53,6 +53,7 @@ import org.apache.ratis.thirdparty.io.netty.channel.ChannelInitializer;
 import org.apache.ratis.thirdparty.io.netty.channel.ChannelOption;
 import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
 import org.apache.ratis.thirdparty.io.netty.channel.ServerChannel;
+import org.apache.ratis.thirdparty.io.netty.channel.WriteBufferWaterMark;
 import org.apache.ratis.thirdparty.io.netty.channel.SimpleChannelInboundHandler;
 import org.apache.ratis.thirdparty.io.netty.channel.epoll.Epoll;
 import org.apache.ratis.thirdparty.io.netty.channel.epoll.EpollEventLoopGroup;
@@ -96,7 +97,9 @@ import org.slf4j.LoggerFactory;
  * admitted within {@link PeerHandshake#TIMEOUT}; admitted connections, at most
  * {@link PeerTransport.Settings#inboundConnectionsMax()} (their frames, up to {@link PeerFrames#frameBytesMax} each,
  * fit in a share of the heap: {@link PeerTransport#inboundConnectionsMax}); a connection silent for
- * {@link #IDLE_CLOSE} closed (the leader speaks every few hundred milliseconds); {@link PeerLink#CALLS_IN_FLIGHT_MAX}
+ * {@link #IDLE_CLOSE} closed (the leader speaks every few hundred milliseconds); a connection's calls no longer read
+ * while their answers wait to be sent beyond {@link #ANSWERS_WAITING_MARKS} (at most
+ * {@link #ANSWER_BYTES_WAITING_MAX} wait for a peer that reads none); {@link PeerLink#CALLS_IN_FLIGHT_MAX}
  * calls waiting per link; {@link #BLOCKING_CALLS_QUEUED_MAX} blocking calls queued per thread that carries them out.
  * Refused connections are counted by reason ({@code fencer.raft.refusals}) and logged at
  * most once per {@link #REFUSALS_LOG_INTERVAL} per reason and remote host.
@@ -118,6 +121,18 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     static final int BLOCKING_CALL_THREADS = 4;
     /** Blocking calls waiting for one of those threads; beyond, a call is refused and the caller's Ratis retries. */
     static final int BLOCKING_CALLS_QUEUED_MAX = 64;
+    /**
+     * The bytes of answers waiting to be sent on an admitted connection (as Netty counts them, with its overhead of
+     * each) above which its calls are no longer read, and below which they are read again: a peer that sends calls
+     * and reads no answer would otherwise fill this peer's heap with them.
+     */
+    static final WriteBufferWaterMark ANSWERS_WAITING_MARKS = new WriteBufferWaterMark(32 << 10, 64 << 10);
+    /**
+     * The most bytes of answers that wait on one admitted connection whose peer reads none of them: the high mark of
+     * {@link #ANSWERS_WAITING_MARKS}, and the answers to the calls of the read that crossed it (a read takes at most
+     * 64 KiB, some 5,000 calls of a bare header, each answer under 160 bytes with Netty's overhead).
+     */
+    static final int ANSWER_BYTES_WAITING_MAX = 1 << 20;
 
     private final RaftServer server;
     private final PeerTransport type;
@@ -129,6 +144,7 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
     private final EventExecutorGroup blockingCalls;
     private final UnadmittedConnections unadmitted = new UnadmittedConnections();
     private final AtomicInteger inbound = new AtomicInteger();
+    private final Set<Channel> admittedChannels = ConcurrentHashMap.newKeySet();
     private final AtomicLong entriesRefused = new AtomicLong();
     /** Refusals are logged at most once per interval per reason and host, so a stranger cannot flood the log. */
     private final RefusalLog refusals;
@@ -218,6 +234,26 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         }
     }
 
+    /** Returns how many admitted connections are not read (for tests). */
+    int admittedNotRead() {
+        return (int) admittedChannels.stream().filter(channel -> !channel.config().isAutoRead()).count();
+    }
+
+    /**
+     * Returns the bytes of answers waiting to be sent on the admitted connections (for tests), each counted on its
+     * event loop, once the calls it is reading are answered.
+     */
+    long answerBytesWaiting() throws Exception {
+        long bytes = 0;
+        for (Channel channel : admittedChannels) {
+            bytes += channel.eventLoop().submit(() -> {
+                var waiting = channel.unsafe().outboundBuffer();
+                return waiting == null ? 0 : waiting.totalPendingWriteBytes();
+            }).get();
+        }
+        return bytes;
+    }
+
     /** Returns how many connections were refused for {@code refusal} (for tests). */
     long refusals(Refusal refusal) {
         return refusalCounts.get(refusal).get();
@@ -229,6 +265,7 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
                 Epoll.isAvailable() ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         ServerBootstrap bootstrap = new ServerBootstrap().group(acceptGroup, workerGroup).channel(channelType)
                 .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, ANSWERS_WAITING_MARKS)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel channel) {
@@ -289,6 +326,8 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
         }
         LOG.debug("{}: admitted a Raft connection from {}{}", getId(), channel.remoteAddress(),
                 peerId == null ? "" : " (peer " + peerId + ")");
+        admittedChannels.add(channel);
+        channel.closeFuture().addListener(closed -> admittedChannels.remove(channel));
         channel.pipeline().addLast(new IdleStateHandler(IDLE_CLOSE.toSeconds(), 0, 0, TimeUnit.SECONDS),
                 new ReadClock(), PeerFrames.decoder(settings.frameBytesMax()), new Calls());
         return true;
@@ -474,6 +513,26 @@ final class PeerRpc extends RaftServerRpcWithProxy<PeerLink, PeerProxyMap<PeerLi
                 context.close();
             }
             super.userEventTriggered(context, event);
+        }
+
+        /**
+         * Reads the peer's calls only while their answers leave ({@link #ANSWERS_WAITING_MARKS}): a peer that reads
+         * none is no longer read, and a connection that stays so is closed as idle ({@link #IDLE_CLOSE}).
+         */
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext context) throws Exception {
+            Channel channel = context.channel();
+            channel.config().setAutoRead(channel.isWritable());
+            if (!channel.isWritable()) {
+                long leftOut = refusals.admit("unread " + hostOf(channel.remoteAddress()));
+                if (leftOut >= 0) {
+                    LOG.info("{}: stopped reading the calls of the Raft connection from {}: more than {} bytes of its "
+                            + "answers wait for it to read them{}", getId(), describe(channel.remoteAddress()),
+                            ANSWERS_WAITING_MARKS.high(), leftOut > 0 ? " (and " + leftOut + " more times from that "
+                            + "host since the last such line)" : "");
+                }
+            }
+            super.channelWritabilityChanged(context);
         }
 
         @Override

@@ -11,8 +11,12 @@ import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.raft.PeerAdmission.Refusal;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
@@ -380,6 +384,60 @@ class PeerTransportTest {
             }
         });
         assertThat(rpc.refusals(Refusal.CONNECTIONS)).isGreaterThanOrEqualTo(6);
+    }
+
+    /**
+     * Regression: the port answered every call it read, so an admitted peer that sends calls and reads none of the
+     * answers made them queue in this peer's memory without bound. Now the port stops reading its calls while its
+     * answers wait beyond the bound, and reads them again once it reads: no call is lost.
+     */
+    @Test
+    void calls_ofAPeerThatReadsNoAnswer_stopBeingReadWithinTheBoundAndAreAllAnsweredOnceItReads() throws Exception {
+        int calls = (8 << 20) / PeerFrames.HEADER_BYTES; // 8 MiB of FORMAT_LEVEL calls, each a bare header
+        try (Socket peer = new Socket()) {
+            peer.setReceiveBufferSize(4 << 10); // before connecting: the window it offers stays small
+            peer.setSendBufferSize(16 << 10);
+            peer.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), raftPort));
+            peer.setSoTimeout(20_000);
+            RaftPortPeers.handshake(peer, secret, "n2", "n1");
+            Thread flood = new Thread(() -> sendFormatLevelCalls(peer, calls), "reads-no-answer");
+            flood.setDaemon(true);
+            flood.start();
+
+            await("the port stops reading the calls of a peer that reads no answer").atMost(WAIT)
+                    .until(() -> rpc.admittedNotRead() == 1 || !flood.isAlive());
+            long waitingBytes = rpc.answerBytesWaiting();
+
+            assertThat(rpc.admittedNotRead()).as("connections no longer read (%d bytes of answers wait)",
+                    waitingBytes).isEqualTo(1);
+            assertThat(waitingBytes).isLessThanOrEqualTo(PeerRpc.ANSWER_BYTES_WAITING_MAX);
+            DataInputStream answers = new DataInputStream(new BufferedInputStream(peer.getInputStream()));
+            for (int i = 0; i < calls; i++) {
+                answers.skipNBytes(answers.readInt());
+            }
+            flood.join(WAIT.toMillis());
+            assertThat(flood.isAlive()).isFalse();
+            await().atMost(WAIT).until(() -> rpc.admittedNotRead() == 0);
+        }
+    }
+
+    /** Sends {@code calls} FORMAT_LEVEL calls on {@code socket} as fast as it takes them; stops when it closes. */
+    private static void sendFormatLevelCalls(Socket socket, int calls) {
+        ByteBuffer batch = ByteBuffer.allocate(4_096 * PeerFrames.HEADER_BYTES);
+        try {
+            OutputStream out = socket.getOutputStream();
+            for (int sent = 0; sent < calls; ) {
+                batch.clear();
+                for (int i = 0; i < 4_096 && sent < calls; i++, sent++) {
+                    batch.putInt(PeerFrames.HEADER_BYTES - Integer.BYTES).put(PeerFrames.Kind.FORMAT_LEVEL.code)
+                            .putLong(sent + 1);
+                }
+                out.write(batch.array(), 0, batch.position());
+            }
+            out.flush();
+        } catch (IOException closed) {
+            // the test ended the connection
+        }
     }
 
     @Test

@@ -39,7 +39,7 @@ final class BenchLockCommand implements Callable<Integer> {
                     + " of a fresh server and of this load generator takes most of the first 30 s.")
     Duration warmup;
 
-    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.Converter.class,
+    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.SessionTtl.class,
             description = "Each session's lease (default: ${DEFAULT-VALUE}).")
     Duration ttl;
 

@@ -17,7 +17,7 @@ import picocli.CommandLine.Option;
                 + "A wakes and writes with its old token -- refused by the store. Then the same with fencing off, "
                 + "where A's stale write silently overwrites B's. Exit 0 when both halves showed what they should."})
 final class DemoCommand implements Callable<Integer> {
-    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "2s", converter = Durations.Converter.class,
+    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "2s", converter = Durations.DemoTtl.class,
             description = "The clients' lease (default: ${DEFAULT-VALUE}).")
     Duration ttl;
 

@@ -81,4 +81,65 @@ final class Durations {
             }
         }
     }
+
+    /**
+     * A converter of durations within a range. The range is checked here, as the text is parsed, and not where the
+     * value is used: a client library refuses it there with an exception of its own, which made a usage error exit 1
+     * and left the option unnamed; picocli names the option and the command exits 2.
+     */
+    abstract static class Ranged implements ITypeConverter<Duration> {
+        private final Duration lowest;
+        private final boolean lowestExcluded;
+        private final Duration highest;
+
+        Ranged(Duration lowest, boolean lowestExcluded, Duration highest) {
+            this.lowest = lowest;
+            this.lowestExcluded = lowestExcluded;
+            this.highest = highest;
+        }
+
+        @Override
+        public Duration convert(String value) {
+            Duration duration = new Converter().convert(value);
+            int belowLowest = duration.compareTo(lowest);
+            if (belowLowest < 0 || (lowestExcluded && belowLowest == 0) || duration.compareTo(highest) > 0) {
+                throw new TypeConversionException("'" + value + "' is outside " + (lowestExcluded ? "(" : "[")
+                        + format(lowest) + ", " + format(highest) + "]");
+            }
+            return duration;
+        }
+    }
+
+    /** A session's lease, {@code --ttl}: the client's own bounds, 1 s to 1 h. */
+    static final class SessionTtl extends Ranged {
+        static final Duration TTL_MIN = Duration.ofSeconds(1);
+        static final Duration TTL_MAX = Duration.ofHours(1);
+
+        SessionTtl() {
+            super(TTL_MIN, false, TTL_MAX);
+        }
+    }
+
+    /** The lease of the demo's clients: the chaos harness's bounds for its workers, 1 s to 1 min. */
+    static final class DemoTtl extends Ranged {
+        DemoTtl() {
+            super(Duration.ofSeconds(1), false, Duration.ofMinutes(1));
+        }
+    }
+
+    /** How long an acquire waits in line, {@code --wait}: 0 (try once) to the protocol's 1 h. */
+    static final class Wait extends Ranged {
+        static final Duration WAIT_MAX = Duration.ofHours(1);
+
+        Wait() {
+            super(Duration.ZERO, false, WAIT_MAX);
+        }
+    }
+
+    /** How long one call may take, {@code --timeout}: more than 0, at most {@link TimeoutOptions#TIMEOUT_MAX}. */
+    static final class Timeout extends Ranged {
+        Timeout() {
+            super(Duration.ZERO, true, TimeoutOptions.TIMEOUT_MAX);
+        }
+    }
 }

@@ -49,11 +49,11 @@ final class LockExecCommand implements Callable<Integer> {
             description = "The command and its arguments; put them after --.")
     List<String> command;
 
-    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.Converter.class,
+    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.SessionTtl.class,
             description = "Session lease; a holder silent this long loses the lock (default: ${DEFAULT-VALUE}).")
     Duration ttl;
 
-    @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.Converter.class,
+    @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.Wait.class,
             description = "How long to wait in line; exit 4 when not granted by then (default: ${DEFAULT-VALUE}).")
     Duration wait;
 

@@ -32,6 +32,9 @@ import picocli.CommandLine.Spec;
                 + "before the local lease can end; exit 3 when the lease was in jeopardy or lost, 4 when no permit "
                 + "was granted within --wait."})
 final class SemExecCommand implements Callable<Integer> {
+    /** The most permits a semaphore has: the client's own bound. */
+    static final int PERMITS_MAX = 1_000;
+
     @Parameters(index = "0", paramLabel = "NAME", converter = Converters.LockName.class,
             description = "The semaphore's name.")
     String name;
@@ -44,11 +47,11 @@ final class SemExecCommand implements Callable<Integer> {
             description = "The semaphore's permit count, 1 to 1000; the same for every user while it is in use.")
     int permits;
 
-    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.Converter.class,
+    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "10s", converter = Durations.SessionTtl.class,
             description = "Session lease; a holder silent this long loses its permit (default: ${DEFAULT-VALUE}).")
     Duration ttl;
 
-    @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.Converter.class,
+    @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.Wait.class,
             description = "How long to wait in line; exit 4 when not granted by then (default: ${DEFAULT-VALUE}).")
     Duration wait;
 
@@ -69,6 +72,8 @@ final class SemExecCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException, IOException {
+        // Checked here, before any connection: the client's own check would fail the run as an error, not usage.
+        BenchCommand.checkRange(spec, "--permits", permits, 1, PERMITS_MAX);
         CompletionStage<String> stopRequested = parent.main.stopSignals();
         GrantExec exec = new GrantExec(ttl, killAfter, false, command, spec.commandLine().getErr());
         FencerClient fencer = client.connect(); // the run closes it: after a lost lease, without waiting

@@ -17,7 +17,7 @@ final class TimeoutOptions {
     static final Duration TIMEOUT_MAX = Duration.ofHours(1);
 
     @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10s",
-            converter = Durations.Converter.class,
+            converter = Durations.Timeout.class,
             description = "How long one call to the service may take, retries through a leader change included "
                     + "(default: ${DEFAULT-VALUE}). When no server accepts a connection (refused, unknown host), "
                     + "the command fails after 1 s.")
@@ -25,22 +25,11 @@ final class TimeoutOptions {
 
     /** Applies the timeouts to a lock service client. */
     FencerClient.Builder apply(FencerClient.Builder builder) {
-        return builder.callTimeout(checked()).unreachableTimeout(UNREACHABLE_TIMEOUT);
+        return builder.callTimeout(timeout).unreachableTimeout(UNREACHABLE_TIMEOUT);
     }
 
     /** Applies the timeouts to a store client. */
     FencedStore.Builder apply(FencedStore.Builder builder) {
-        return builder.callTimeout(checked()).unreachableTimeout(UNREACHABLE_TIMEOUT);
-    }
-
-    private Duration checked() {
-        if (timeout.isZero()) {
-            throw new IllegalArgumentException("--timeout must be more than 0");
-        }
-        if (timeout.compareTo(TIMEOUT_MAX) > 0) {
-            throw new IllegalArgumentException("--timeout " + Durations.format(timeout) + " is more than the "
-                    + Durations.format(TIMEOUT_MAX) + " allowed");
-        }
-        return timeout;
+        return builder.callTimeout(timeout).unreachableTimeout(UNREACHABLE_TIMEOUT);
     }
 }

@@ -141,6 +141,41 @@ class MainUsageTest {
         assertThat(run.out()).isEmpty();
     }
 
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "lock acquire orders --ttl banana | option '--ttl': 'banana' is not a duration",
+        "lock acquire orders --ttl -5s | option '--ttl': '-5s' is not a duration",
+        "lock acquire orders --ttl 0s | option '--ttl': '0s' is outside [1s, 1h]",
+        "lock acquire orders --ttl 500ms | option '--ttl': '500ms' is outside [1s, 1h]",
+        "lock acquire orders --ttl 2h | option '--ttl': '2h' is outside [1s, 1h]",
+        "lock acquire orders --wait 2h | option '--wait': '2h' is outside [0s, 1h]",
+        "lock exec orders --ttl 0s -- true | option '--ttl': '0s' is outside [1s, 1h]",
+        "lock exec orders --wait 61m -- true | option '--wait': '61m' is outside [0s, 1h]",
+        "sem exec jobs --permits 2 --ttl 0 -- true | option '--ttl': '0' is outside [1s, 1h]",
+        "sem exec jobs --permits 2 --wait 2h -- true | option '--wait': '2h' is outside [0s, 1h]",
+        "sem exec jobs --permits 0 -- true | --permits 0 is outside [1, 1000]",
+        "sem exec jobs --permits 1001 -- true | --permits 1001 is outside [1, 1000]",
+        "bench lock --warmup 0s --duration 1s --ttl 0s | option '--ttl': '0s' is outside [1s, 1h]",
+        "demo --ttl 0s | option '--ttl': '0s' is outside [1s, 1m]",
+        "demo --ttl 61s | option '--ttl': '61s' is outside [1s, 1m]",
+        "lock status --timeout 0s | option '--timeout': '0s' is outside (0s, 1h]",
+        "lock status --timeout 2h | option '--timeout': '2h' is outside (0s, 1h]",
+        "kv get k --store 127.0.0.1:1 --timeout 0s | option '--timeout': '0s' is outside (0s, 1h]",
+    })
+    void execute_optionValueOutOfRange_exitsTwoNamingTheOptionAndTheValue(String arguments, String message) {
+        // A closed port for the client commands: one that got as far as running fails at once, reaching no server.
+        List<String> args = new ArrayList<>(List.of(arguments.trim().split(" +")));
+        if (!args.get(0).equals("demo")) {
+            args.add(2, "--server=127.0.0.1:1");
+        }
+
+        CommandRun run = CommandRun.run(args.toArray(String[]::new));
+
+        assertThat(run.exitCode()).as(run.err()).isEqualTo(Main.EXIT_USAGE);
+        assertThat(run.err()).startsWith("fencer: ").contains(message).contains("--help' for more information");
+        assertThat(run.out()).isEmpty();
+    }
+
     @Test
     void execute_lockNameTooLong_isUsageError() {
         CommandRun run = CommandRun.run("lock", "acquire", "x".repeat(257));

@@ -16,10 +16,18 @@ import java.util.Locale;
  * Gson writes it: strings escaped by JSON's rules only (no HTML escaping, the output is read in a terminal),
  * members whose value is absent written as {@code null}, and longs written from their digits, never through a
  * {@code double}.
+ *
+ * <p>Every object written at the top ({@link #toString}, and each object of an {@link #array}) starts with the
+ * version of the output's shapes, {@code "format": 1}, written here alone so that no command can leave it out.
+ * Members may be added within a version; one that changes meaning or goes raises it (docs/cli.md).
  */
 final class Json {
     /** Writes compact JSON; nulls are kept because the output's shape does not depend on the values. */
     private static final Gson GSON = new GsonBuilder().disableHtmlEscaping().serializeNulls().create();
+    /** The member that carries {@link #FORMAT}: a name that no command's output uses for anything else. */
+    static final String FORMAT_MEMBER = "format";
+    /** The version of every {@code --json} shape. */
+    static final int FORMAT = 1;
 
     private final JsonObject members = new JsonObject();
 
@@ -95,16 +103,29 @@ final class Json {
         return this;
     }
 
+    /** Returns the object on one line, as the command writes it: {@link #FORMAT_MEMBER} first. */
     @Override
     public String toString() {
-        return GSON.toJson(members);
+        return GSON.toJson(versioned());
     }
 
-    /** Returns the JSON array of {@code values}, on one line. */
+    /** Returns the JSON array of {@code values}, on one line, each with {@link #FORMAT_MEMBER} first. */
     static String array(List<Json> values) {
         JsonArray array = new JsonArray(values.size());
-        values.forEach(value -> array.add(value.members.deepCopy()));
+        values.forEach(value -> array.add(value.versioned()));
         return GSON.toJson(array);
+    }
+
+    /** Returns a copy of the members after the version member. */
+    private JsonObject versioned() {
+        if (members.has(FORMAT_MEMBER)) {
+            // a reader would take it for the version, and one of them would overwrite the other
+            throw new IllegalStateException("a top-level member is named '" + FORMAT_MEMBER + "', as the version is");
+        }
+        JsonObject versioned = new JsonObject();
+        versioned.addProperty(FORMAT_MEMBER, FORMAT);
+        members.entrySet().forEach(member -> versioned.add(member.getKey(), member.getValue().deepCopy()));
+        return versioned;
     }
 
     /** Returns {@code value} as a JSON string literal, escaped as the output's strings are. */

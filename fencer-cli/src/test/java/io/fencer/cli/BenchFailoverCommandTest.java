@@ -54,7 +54,8 @@ class BenchFailoverCommandTest {
 
         String json = BenchFailoverCommand.toJson(result).toString();
 
-        assertThat(json).startsWith("{\"peers\":3,\"kills\":2,\"ttlMillis\":10000,\"pausesMillis\":[900,1100],"
+        assertThat(json).startsWith("{\"format\":1,\"peers\":3,\"kills\":2,\"ttlMillis\":10000,"
+                + "\"pausesMillis\":[900,1100],"
                 + "\"medianPauseMillis\":1000,\"minPauseMillis\":900,\"maxPauseMillis\":1100,"
                 + "\"leaderKnownMillis\":[420,380],\"failedCalls\":4,\"sessionsLost\":0,\"rounds\":[")
                 .endsWith("\"processIds\":[7,8,9,10,11]}");

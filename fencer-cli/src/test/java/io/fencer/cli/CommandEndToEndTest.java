@@ -3,6 +3,9 @@ package io.fencer.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
 import io.fencer.client.Fencer;
 import io.fencer.client.FencerClient;
 import io.fencer.client.Grant;
@@ -20,6 +23,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -88,6 +93,27 @@ class CommandEndToEndTest {
             assertThat(table.out()).contains("LOCK", "HOLDER", "LAST TOKEN").containsPattern(
                     "status-orders\\s+" + Pattern.quote(token.toString()) + "\\s+anonymous\\s+0\\s+"
                             + token.value() + "\\s+no");
+        }
+    }
+
+    @Test
+    void json_lockStatusAndStatus_writeTheFormatVersionFirstInEveryTopLevelObject() {
+        try (Session session = fencer.openSession(Duration.ofSeconds(10));
+             Grant grant = session.lock("format-orders").acquire(Duration.ofSeconds(30))) {
+            CommandRun one = CommandRun.run("lock", "status", "format-orders", "--json", "--server", endpoint);
+            CommandRun all = CommandRun.run("lock", "status", "--json", "--server", endpoint);
+            CommandRun status = CommandRun.run("status", "--json", "--server", endpoint);
+
+            assertThat(List.of(one, all, status)).allSatisfy(run -> assertThat(run.exitCode()).as(run.err()).isZero());
+            JsonArray locks = JsonParser.parseString(all.out()).getAsJsonArray();
+            assertThat(locks).isNotEmpty();
+            List<JsonObject> objects = new ArrayList<>(List.of(JsonParser.parseString(one.out()).getAsJsonObject(),
+                    JsonParser.parseString(status.out()).getAsJsonObject()));
+            locks.forEach(lock -> objects.add(lock.getAsJsonObject()));
+            assertThat(objects).allSatisfy(object -> {
+                assertThat(object.keySet().iterator().next()).as(object.toString()).isEqualTo("format");
+                assertThat(object.get("format").getAsInt()).isEqualTo(1);
+            });
         }
     }
 

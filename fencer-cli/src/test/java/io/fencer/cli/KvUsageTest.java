@@ -68,7 +68,8 @@ class KvUsageTest {
 
         assertThat(KvCommand.text("put", "orders", "order-17", T32, receipt))
                 .isEqualTo("ok: put 'order-17' in scope 'orders' with orders#32 (accepted orders#32, revision 7)");
-        assertThat(KvCommand.toJson("orders", "order-17", T32, receipt).toString()).isEqualTo("{\"scope\":\"orders\","
+        assertThat(KvCommand.toJson("orders", "order-17", T32, receipt).toString()).isEqualTo("{\"format\":1,"
+                + "\"scope\":\"orders\","
                 + "\"key\":\"order-17\",\"token\":\"orders#32\",\"tokenValue\":32,\"accepted\":32,\"revision\":7,"
                 + "\"opsApplied\":1,\"replayed\":false}");
     }
@@ -81,7 +82,7 @@ class KvUsageTest {
                 .isEqualTo("scope 'fresh' does not exist yet: its first write binds it to lock 'fresh', policy"
                         + " AT_LEAST");
         assertThat(KvCommand.toJson(new ScopeInfo("fresh", "fresh", FencePolicy.STRICT, 0, 0, false)).toString())
-                .isEqualTo("{\"scope\":\"fresh\",\"lock\":\"fresh\",\"policy\":\"STRICT\",\"accepted\":0,"
+                .isEqualTo("{\"format\":1,\"scope\":\"fresh\",\"lock\":\"fresh\",\"policy\":\"STRICT\",\"accepted\":0,"
                         + "\"acceptedToken\":null,\"revision\":0,\"exists\":false}");
     }
 }

@@ -22,7 +22,8 @@ class LockStatusCommandTest {
         String json = LockStatusCommand.toJson(status).toString();
 
         String quotedLock = "\"q\\\"b\\\\s \u00e9\ud83d\ude00";
-        assertThat(json).isEqualTo("{\"lock\":" + quotedLock + "\",\"holder\":" + quotedLock + "#9223372036854775806\","
+        assertThat(json).isEqualTo("{\"format\":1,\"lock\":" + quotedLock + "\",\"holder\":" + quotedLock
+                + "#9223372036854775806\","
                 + "\"holderSequencer\":\"" + holder.sequencer() + "\",\"holderToken\":9223372036854775806,"
                 + "\"holderIdentity\":\"billing \\\"eu\\\"\",\"waiterSessionIds\":[3,9223372036854775807],"
                 + "\"waitersTotal\":2,\"lastToken\":9223372036854775807,\"delayed\":true,"
@@ -39,7 +40,7 @@ class LockStatusCommandTest {
 
         String json = Json.array(List.of(LockStatusCommand.toJson(free), LockStatusCommand.toJson(free)));
 
-        String one = "{\"lock\":\"free\",\"holder\":null,\"holderSequencer\":null,\"holderToken\":null,"
+        String one = "{\"format\":1,\"lock\":\"free\",\"holder\":null,\"holderSequencer\":null,\"holderToken\":null,"
                 + "\"holderIdentity\":null,\"waiterSessionIds\":[],\"waitersTotal\":0,\"lastToken\":0,"
                 + "\"delayed\":false,\"lastEnd\":null,\"sharedHolders\":[],\"sharedHoldersTotal\":0}";
         assertThat(json).isEqualTo("[" + one + "," + one + "]");

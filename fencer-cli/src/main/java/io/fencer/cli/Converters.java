@@ -58,6 +58,23 @@ final class Converters {
         }
     }
 
+    /** Converts an exit status that the caller chooses for one of fencer's own outcomes: 0 to 255, as a shell's. */
+    static final class ExitCode implements ITypeConverter<Integer> {
+        @Override
+        public Integer convert(String value) {
+            int code;
+            try {
+                code = Integer.parseInt(value.trim());
+            } catch (NumberFormatException e) {
+                throw new TypeConversionException("'" + value + "' is not a number");
+            }
+            if (code < 0 || code > 255) {
+                throw new TypeConversionException("'" + value + "' is outside [0, 255]");
+            }
+            return code;
+        }
+    }
+
     /** Checks a port number in [{@code lowest}, 65535], naming {@code text} when it is not. */
     static int checkPort(String text, String port, int lowest) {
         int number;

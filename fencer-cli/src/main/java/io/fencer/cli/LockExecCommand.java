@@ -32,8 +32,10 @@ import picocli.CommandLine.Spec;
                 + "keepalive, for --ttl less 1%% + 5 ms. When the lease is in jeopardy (no keepalive acknowledged "
                 + "for 2/3 of --ttl) or lost, or less of it is left than --kill-after + 150 ms, the whole group "
                 + "gets SIGTERM, then SIGKILL after --kill-after or once 150 ms of the local lease are left, "
-                + "whichever is first; fencer says why on stderr and exits 3. When CMD exits by itself, what it "
-                + "left running in its group is stopped the same way before the lock is released.",
+                + "whichever is first; fencer says why on stderr and exits 3 (or --lost-exit-code). When CMD exits "
+                + "by itself, what it left running in its group is stopped the same way before the lock is released. "
+                + "CMD's own status 3 or 4 reads like fencer's: choose --lost-exit-code and --conflict-exit-code "
+                + "that CMD does not use.",
             "",
             "Guaranteed while fencer itself runs in time: no process of the group runs when the local lease ends, "
                 + "even one that ignores SIGTERM or whose parent died. Not guaranteed: a descendant that calls "
@@ -54,7 +56,8 @@ final class LockExecCommand implements Callable<Integer> {
     Duration ttl;
 
     @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.Wait.class,
-            description = "How long to wait in line; exit 4 when not granted by then (default: ${DEFAULT-VALUE}).")
+            description = "How long to wait in line; exit 4 (or --conflict-exit-code) when not granted by then "
+                    + "(default: ${DEFAULT-VALUE}).")
     Duration wait;
 
     @Option(names = "--kill-after", paramLabel = "DURATION", defaultValue = "5s",
@@ -75,6 +78,9 @@ final class LockExecCommand implements Callable<Integer> {
     boolean signalChildOnly;
 
     @Mixin
+    ExecExitCodes exitCodes;
+
+    @Mixin
     ClientOptions client;
 
     @ParentCommand
@@ -86,7 +92,8 @@ final class LockExecCommand implements Callable<Integer> {
     @Override
     public Integer call() throws InterruptedException, IOException {
         CompletionStage<String> stopRequested = parent.main.stopSignals();
-        GrantExec exec = new GrantExec(ttl, killAfter, signalChildOnly, command, spec.commandLine().getErr());
+        GrantExec exec = new GrantExec(ttl, killAfter, signalChildOnly, command, exitCodes.leaseLost,
+                spec.commandLine().getErr());
         FencerClient fencer = client.connect(); // the run closes it: after a lost lease, without waiting
         return exec.run(fencer, stopRequested, session -> {
             FencedLock lock = session.lock(name);

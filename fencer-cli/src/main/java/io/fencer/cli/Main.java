@@ -215,7 +215,7 @@ public final class Main implements Runnable {
         }
         err.flush();
         if (exception instanceof LockTimeoutException) {
-            return EXIT_NOT_ACQUIRED;
+            return ExecExitCodes.notAcquired(commandLine);
         }
         if (exception instanceof StaleTokenException) {
             return EXIT_STALE;

@@ -29,8 +29,8 @@ import picocli.CommandLine.Spec;
                 + "exits with CMD's status. At most N commands run at once; waiters get permits in arrival order.",
             "",
             "Fails closed exactly as 'fencer lock exec' (see its help): CMD runs in its own process group, stopped "
-                + "before the local lease can end; exit 3 when the lease was in jeopardy or lost, 4 when no permit "
-                + "was granted within --wait."})
+                + "before the local lease can end; exit 3 (or --lost-exit-code) when the lease was in jeopardy or "
+                + "lost, 4 (or --conflict-exit-code) when no permit was granted within --wait."})
 final class SemExecCommand implements Callable<Integer> {
     /** The most permits a semaphore has: the client's own bound. */
     static final int PERMITS_MAX = 1_000;
@@ -52,7 +52,8 @@ final class SemExecCommand implements Callable<Integer> {
     Duration ttl;
 
     @Option(names = "--wait", paramLabel = "DURATION", defaultValue = "30s", converter = Durations.Wait.class,
-            description = "How long to wait in line; exit 4 when not granted by then (default: ${DEFAULT-VALUE}).")
+            description = "How long to wait in line; exit 4 (or --conflict-exit-code) when not granted by then "
+                    + "(default: ${DEFAULT-VALUE}).")
     Duration wait;
 
     @Option(names = "--kill-after", paramLabel = "DURATION", defaultValue = "5s",
@@ -60,6 +61,9 @@ final class SemExecCommand implements Callable<Integer> {
             description = "After SIGTERM, how long CMD's group may take to exit before SIGKILL (default: "
                     + "${DEFAULT-VALUE}); capped at a third of --ttl and by the local lease left.")
     Duration killAfter;
+
+    @Mixin
+    ExecExitCodes exitCodes;
 
     @Mixin
     ClientOptions client;
@@ -75,7 +79,8 @@ final class SemExecCommand implements Callable<Integer> {
         // Checked here, before any connection: the client's own check would fail the run as an error, not usage.
         BenchCommand.checkRange(spec, "--permits", permits, 1, PERMITS_MAX);
         CompletionStage<String> stopRequested = parent.main.stopSignals();
-        GrantExec exec = new GrantExec(ttl, killAfter, false, command, spec.commandLine().getErr());
+        GrantExec exec = new GrantExec(ttl, killAfter, false, command, exitCodes.leaseLost,
+                spec.commandLine().getErr());
         FencerClient fencer = client.connect(); // the run closes it: after a lost lease, without waiting
         return exec.run(fencer, stopRequested, session -> session.semaphore(name, permits).acquire(wait),
                 grant -> Map.of("FENCER_PERMIT", Integer.toString(((FencedSemaphore.PermitGrant) grant).permit())));

@@ -188,6 +188,43 @@ class CommandEndToEndTest {
     }
 
     @Test
+    void lockExecAndSemExec_notAcquiredWithConflictExitCode_exitWithTheChosenCodeWithoutRunningTheCommand(
+            @TempDir Path directory) {
+        Path ran = directory.resolve("ran");
+        try (Session session = fencer.openSession(Duration.ofSeconds(10));
+             Grant lock = session.lock("exec-busy").acquire(Duration.ofSeconds(30));
+             Grant permit = session.semaphore("exec-busy-sem", 1).acquire(Duration.ofSeconds(30))) {
+            CommandRun chosen = CommandRun.run("lock", "exec", "exec-busy", "--wait", "300ms",
+                    "--conflict-exit-code", "75", "--server", endpoint, "--", "touch", ran.toString());
+            CommandRun semaphore = CommandRun.run("sem", "exec", "exec-busy-sem", "--permits", "1", "--wait", "300ms",
+                    "--conflict-exit-code", "0", "--server", endpoint, "--", "touch", ran.toString());
+            CommandRun byDefault = CommandRun.run("lock", "exec", "exec-busy", "--wait", "300ms", "--server",
+                    endpoint, "--", "touch", ran.toString());
+
+            assertThat(chosen.exitCode()).as(chosen.err()).isEqualTo(75);
+            assertThat(chosen.err()).startsWith("fencer: ").contains("exec-busy").doesNotContain("\tat ");
+            assertThat(semaphore.exitCode()).as(semaphore.err()).isZero();
+            assertThat(semaphore.err()).startsWith("fencer: ").contains("exec-busy-sem");
+            assertThat(byDefault.exitCode()).as(byDefault.err()).isEqualTo(Main.EXIT_NOT_ACQUIRED);
+            assertThat(ran).as("the command never ran").doesNotExist();
+            assertThat(fencer.describe("exec-busy").holder()).isEqualTo(lock.token());
+        }
+    }
+
+    @Test
+    void lockExec_commandExitsWithTheDefaultCodes_passesThemThroughUnderChosenCodes() {
+        CommandRun three = CommandRun.run("lock", "exec", "exec-three", "--lost-exit-code", "70",
+                "--conflict-exit-code", "75", "--server", endpoint, "--", "sh", "-c", "exit 3");
+        CommandRun four = CommandRun.run("lock", "exec", "exec-three", "--lost-exit-code", "70",
+                "--conflict-exit-code", "75", "--server", endpoint, "--", "sh", "-c", "exit 4");
+
+        assertThat(three.exitCode()).as(three.err()).isEqualTo(3);
+        assertThat(four.exitCode()).as(four.err()).isEqualTo(4);
+        assertThat(three.err() + four.err()).doesNotContain("lease");
+        assertThat(fencer.describe("exec-three").holder()).as("released once the command ended").isNull();
+    }
+
+    @Test
     void lockExec_command_seesItsTokenAndItsStatusPassesThrough(@TempDir Path directory) throws Exception {
         Path file = directory.resolve("token.txt");
 
@@ -239,6 +276,20 @@ class CommandEndToEndTest {
         assertThat(exec.exitCode().get(GENEROUS.toSeconds(), TimeUnit.SECONDS)).as(exec.err())
                 .isEqualTo(Main.EXIT_LEASE_LOST);
         assertThat(exec.err()).contains("fencer: lease on " + execToken + " lost: ").contains("; stopping sleep");
+    }
+
+    @Test
+    void lockExec_sessionExpiresWithLostExitCode_exitsWithTheChosenCode() throws Exception {
+        BackgroundRun exec = BackgroundRun.start(new CompletableFuture<>(), "lock", "exec", "lose-me-chosen",
+                "--ttl", "2s", "--kill-after", "1s", "--lost-exit-code", "70", "--server", endpoint, "--",
+                "sleep", "60");
+        await().atMost(GENEROUS).until(() -> fencer.describe("lose-me-chosen").holder() != null
+                || exec.exitCode().isDone());
+
+        SKEW_NANOS.addAndGet(Duration.ofSeconds(5).toNanos()); // the server now judges the session silent for 5 s
+
+        assertThat(exec.exitCode().get(GENEROUS.toSeconds(), TimeUnit.SECONDS)).as(exec.err()).isEqualTo(70);
+        assertThat(exec.err()).contains("fencer: lease on lose-me-chosen#").contains(" lost: ");
     }
 
     // Regression: fencer backup left FILE.tmp behind when the file could not be put in place.

@@ -161,6 +161,9 @@ class MainUsageTest {
         "lock status --timeout 0s | option '--timeout': '0s' is outside (0s, 1h]",
         "lock status --timeout 2h | option '--timeout': '2h' is outside (0s, 1h]",
         "kv get k --store 127.0.0.1:1 --timeout 0s | option '--timeout': '0s' is outside (0s, 1h]",
+        "lock exec orders --conflict-exit-code 256 -- true | option '--conflict-exit-code': '256' is outside [0, 255]",
+        "lock exec orders --lost-exit-code -1 -- true | option '--lost-exit-code': '-1' is outside [0, 255]",
+        "sem exec jobs --permits 2 --lost-exit-code x -- true | option '--lost-exit-code': 'x' is not a number",
     })
     void execute_optionValueOutOfRange_exitsTwoNamingTheOptionAndTheValue(String arguments, String message) {
         // A closed port for the client commands: one that got as far as running fails at once, reaching no server.

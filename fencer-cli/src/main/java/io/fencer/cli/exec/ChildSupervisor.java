@@ -66,6 +66,8 @@ final class ChildSupervisor {
     private final FencingToken token;
     private final Duration killAfter;
     private final PrintWriter err;
+    /** Set when supervision ended because the lease was endangered: the status alone cannot say, CMD may exit 3. */
+    private volatile boolean leaseEndangered;
 
     /** The ways supervision ends. */
     private enum Outcome { EXITED, LEASE_ENDANGERED, STOP_REQUESTED }
@@ -136,6 +138,7 @@ final class ChildSupervisor {
             case EXITED:
                 return exited(lease);
             case LEASE_ENDANGERED:
+                leaseEndangered = true;
                 endangered(lease, danger);
                 return EXIT_LEASE_LOST;
             case STOP_REQUESTED:
@@ -143,6 +146,11 @@ final class ChildSupervisor {
             default:
                 throw new IllegalStateException("outcome not handled");
         }
+    }
+
+    /** Returns true when {@link #supervise} stopped the group because the lease was in jeopardy or lost. */
+    boolean leaseEndangered() {
+        return leaseEndangered;
     }
 
     /** Waits for the outcome, reading the lease left meanwhile: running low endangers it too. */

@@ -22,10 +22,11 @@ import java.util.function.Function;
  * @param killAfter how long the group may take to exit after SIGTERM (capped at a third of the ttl)
  * @param signalChildOnly for tests: run the command as a plain child and signal it alone
  * @param command the command and its arguments
+ * @param leaseLostExitCode the exit status when the lease was in jeopardy or lost and the command was stopped
  * @param err where fencer says why it stopped the command
  */
 public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnly, List<String> command,
-        PrintWriter err) {
+        int leaseLostExitCode, PrintWriter err) {
 
     /**
      * How long fencer waits for the release and the session's close after it stopped the command because the lease
@@ -36,8 +37,10 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
 
     /**
      * Runs the command under the grant {@code acquire} makes through the session, with {@code environment} (of
-     * the grant) added to the child's environment; returns the exit status. Closes {@code fencer}: after a lost
-     * lease it does so in the background, so that the exit does not wait on a service that does not answer.
+     * the grant) added to the child's environment; returns the command's exit status, or
+     * {@link #leaseLostExitCode} when the command was stopped because the lease was in jeopardy or lost. Closes
+     * {@code fencer}: after a lost lease it does so in the background, so that the exit does not wait on a service
+     * that does not answer.
      */
     public int run(FencerClient fencer, CompletionStage<String> stopRequested, Function<Session, Grant> acquire,
             Function<Grant, Map<String, String>> environment) throws InterruptedException, IOException {
@@ -48,7 +51,7 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
             fencer.close();
             throw e;
         }
-        int status;
+        Ended ended;
         Grant grant = null;
         try {
             grant = Acquisition.acquire(() -> acquire.apply(session), stopRequested);
@@ -56,7 +59,7 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
                 return closeAll(fencer, session, null,
                         StopSignals.exitCode(stopRequested.toCompletableFuture().getNow("INT")));
             }
-            status = supervise(session, grant, environment.apply(grant), stopRequested);
+            ended = supervise(session, grant, environment.apply(grant), stopRequested);
         } catch (Throwable e) {
             closeAfterFailure(grant, e);
             try {
@@ -66,11 +69,15 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
             }
             throw e;
         }
-        if (status != ChildSupervisor.EXIT_LEASE_LOST) {
-            return closeAll(fencer, session, grant, status);
+        if (!ended.leaseLost()) {
+            return closeAll(fencer, session, grant, ended.status());
         }
         releaseAfterLoss(fencer, session, grant);
-        return status;
+        return leaseLostExitCode;
+    }
+
+    /** How supervision ended: the command's status, and whether it was stopped because the lease was endangered. */
+    private record Ended(int status, boolean leaseLost) {
     }
 
     /** Releases {@code grant} when not null, closes the session and the client, and returns {@code status}. */
@@ -110,7 +117,7 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
         }
     }
 
-    private int supervise(Session session, Grant grant, Map<String, String> environment,
+    private Ended supervise(Session session, Grant grant, Map<String, String> environment,
             CompletionStage<String> stopRequested) throws IOException, InterruptedException {
         // At jeopardy a third of the ttl is left: a longer grace could not end before the local lease does.
         Duration killAfterCapped = killAfter.compareTo(session.ttl().dividedBy(3)) < 0 ? killAfter
@@ -120,7 +127,8 @@ public record GrantExec(Duration ttl, Duration killAfter, boolean signalChildOnl
         try (StopSignals.Registration killFirst = StopSignals.beforeHalt(group::kill)) {
             ChildSupervisor supervisor = new ChildSupervisor(group, command.get(0), grant.token(), killAfterCapped,
                     err);
-            return supervisor.supervise(lease(session), stopRequested);
+            int status = supervisor.supervise(lease(session), stopRequested);
+            return new Ended(status, supervisor.leaseEndangered());
         }
     }
 

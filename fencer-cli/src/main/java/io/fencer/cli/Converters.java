@@ -37,10 +37,16 @@ final class Converters {
             ServerConfig.Peer peer;
             try {
                 peer = ServerConfig.Peer.parse(value);
-            } catch (IllegalArgumentException e) {
+            } catch (IllegalArgumentException | InvalidArgumentException e) {
                 throw new TypeConversionException(e.getMessage());
             }
             checkPort(value, Integer.toString(peer.port()), 1);
+            boolean raftPortGiven = value.substring(value.indexOf('=') + 1).split(":", -1).length == 3;
+            if (!raftPortGiven && peer.raftPort() > 65_535) {
+                // Port + 2 of a port near the top: the number was never given, so say where it comes from.
+                throw new TypeConversionException("'" + value + "' has a Raft port " + peer.raftPort()
+                        + " (port + 2, as none was given) outside [1, 65535]: give it, as ID=HOST:PORT:RAFTPORT");
+            }
             checkPort(value, Integer.toString(peer.raftPort()), 1);
             return peer;
         }

@@ -1,6 +1,7 @@
 package io.fencer.cli;
 
 import io.fencer.cli.exec.HangupSignals;
+import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.SkewedTicker;
 import io.fencer.server.FencerServer;
 import io.fencer.server.PeerAuth;
@@ -10,6 +11,7 @@ import io.fencer.server.raft.GroupSecret;
 import io.fencer.server.tls.TlsFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -134,7 +136,8 @@ final class ServerCommand implements Callable<Integer> {
     int watchersPerIdentityMax = IdentityQuotas.DEFAULT.watchersPerIdentityMax();
 
     @Option(names = "--lock-delay", paramLabel = "DURATION", defaultValue = "0s", converter = Durations.Converter.class,
-            description = "How long a lock freed by session expiry stays unavailable (default: ${DEFAULT-VALUE}).")
+            description = "How long a lock freed by session expiry stays unavailable; at most the longest session "
+                    + "TTL, 1h (default: ${DEFAULT-VALUE}).")
     Duration lockDelay;
 
     @Option(names = "--reply-spin", paramLabel = "DURATION", defaultValue = "300us",
@@ -212,6 +215,11 @@ final class ServerCommand implements Callable<Integer> {
 
     /** Returns the server settings these options describe; a contradiction among them is a usage error. */
     ServerConfig config() {
+        try {
+            ServerConfig.Peer.checkId(id);
+        } catch (InvalidArgumentException e) {
+            throw usage("--id: " + e.getMessage());
+        }
         Optional<ServerConfig.Peer> self = peers.stream().filter(peer -> peer.id().equals(id)).findFirst();
         if (!join.isEmpty() && !peers.isEmpty()) {
             throw usage("--join and --peers contradict each other: a joining peer takes the group's configuration "
@@ -236,15 +244,23 @@ final class ServerCommand implements Callable<Integer> {
                 clientPort == 0 ? 0 : clientPort + 2);
         int admin = adminPort != null ? adminPort : clientPort == 0 ? 0 : clientPort + 1;
         checkPort("--port", clientPort, 0);
+        // A port derived from --port near the top runs past 65535: name it as derived, never as a value given.
+        if (raftPort == null && self.isEmpty()) {
+            checkDerivedPort(spec, "Raft port", "--raft-port", 2, raft);
+        }
         checkPort("--raft-port", raft, 0);
+        if (adminPort == null) {
+            checkDerivedPort(spec, "admin port", "--admin-port", 1, admin);
+        }
         checkPort("--admin-port", admin, -1);
         if (httpPort != null) {
             checkPort("--http-port", httpPort, 0);
         }
         // In the config, -1 is off and 0 any free port; on the command line --http-port 0 is off.
         int http = httpPort != null ? (httpPort == 0 ? -1 : httpPort) : clientPort == 0 ? 0 : clientPort + 3;
-        // port + 3 of a port near the top runs past it: say so here, not at start naming a config field.
-        checkPort(httpPort == null ? "--http-port (port + 3)" : "--http-port", http, -1);
+        if (httpPort == null) {
+            checkDerivedPort(spec, "HTTP port", "--http-port", 3, http);
+        }
         checkPortsApart(boundHost, clientPort, admin, raft, http);
         if (raft == 0 && (peers.size() > 1 || !join.isEmpty())) {
             throw usage("--raft-port 0 (any free port) works only for a single peer; " + peers.size() + " given");
@@ -263,8 +279,14 @@ final class ServerCommand implements Callable<Integer> {
                     + "--watchers-per-identity-max must be at least 1; got " + sessionsPerIdentityMax + ", "
                     + locksPerIdentityMax + ", " + waitersPerIdentityMax + ", " + watchersPerIdentityMax);
         }
-        Path data = dataDir.toAbsolutePath().normalize();
+        Path data = dataDirectory(spec, dataDir);
         ServerConfig defaults = ServerConfig.defaults(data);
+        Duration lockDelayMax = Duration.ofMillis(defaults.limits().ttlMillisMax());
+        if (lockDelay.compareTo(lockDelayMax) > 0) {
+            throw usage("--lock-delay " + Durations.format(lockDelay) + " is longer than the "
+                    + Durations.format(lockDelayMax) + " allowed (the longest session TTL: a holder learns that its "
+                    + "session expired within its TTL)");
+        }
         TlsFiles tlsFiles = tls.files(boundHost);
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
                 SkewedTicker.fromSystemProperty(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
@@ -373,6 +395,35 @@ final class ServerCommand implements Callable<Integer> {
             throw usage(what + " is " + host + ":" + port + ", the same as " + earlier
                     + ": give every port its own number");
         }
+    }
+
+    /**
+     * Checks the {@code port} this peer derives as {@code --port} + {@code offset} for want of {@code option}: the
+     * error names it as derived, and the option that sets it, since the user never gave that number.
+     */
+    static void checkDerivedPort(CommandSpec spec, String port, String option, int offset, int value) {
+        if (value > 65_535) {
+            throw new ParameterException(spec.commandLine(), "the " + port + " " + value + " (--port + " + offset
+                    + ", as " + option + " was not given) is outside [0, 65535]: give " + option);
+        }
+    }
+
+    /**
+     * Returns {@code dir} absolute, once sure it is a directory or can be made one: a file there, or in place of one
+     * of its parents, would fail the start with a bare "already exists" naming the path alone.
+     */
+    static Path dataDirectory(CommandSpec spec, Path dir) {
+        Path data = dir.toAbsolutePath().normalize();
+        for (Path existing = data; existing != null; existing = existing.getParent()) {
+            if (Files.exists(existing)) {
+                if (!Files.isDirectory(existing)) {
+                    throw new ParameterException(spec.commandLine(), "--data " + data
+                            + (existing.equals(data) ? "" : ": " + existing) + " is a file, not a directory");
+                }
+                break;
+            }
+        }
+        return data;
     }
 
     private void checkPort(String option, int value, int lowest) {

@@ -89,12 +89,14 @@ final class StoreServerCommand implements Callable<Integer> {
         }
         // In the config, -1 is off and 0 any free port; on the command line 0 is off, as for `fencer server`.
         int http = httpPort != null ? (httpPort == 0 ? -1 : httpPort) : port == 0 ? 0 : port + 3;
-        checkPort(httpPort == null ? "--http-port (port + 3)" : "--http-port", http, -1);
+        if (httpPort == null) {
+            ServerCommand.checkDerivedPort(spec, "HTTP port", "--http-port", 3, http);
+        }
         // One port twice would fail the start with the JDK's bare "Address already in use", naming neither.
         checkApart("--admin-port", adminPort, "--port", port);
         checkApart("--http-port", http, "--port", port);
         checkApart("--http-port", http, "--admin-port", adminPort);
-        return StoreServerConfig.defaults(dataDir.toAbsolutePath().normalize()).withHost(host).withHttpPort(http)
+        return StoreServerConfig.defaults(ServerCommand.dataDirectory(spec, dataDir)).withHost(host).withHttpPort(http)
                 .withPorts(port, adminPort).withTokenKeys(KeygenCommand.load(spec, tokenKeyFile))
                 .withAcl(aclFile == null ? null : aclFile.toAbsolutePath().normalize())
                 .withTls(tls.files(host)).withPortLimits(portLimits.limits());

@@ -53,7 +53,8 @@ class ServerPortCollisionTest {
     @Test
     void config_defaultHttpPortPast65535_isAUsageErrorNamingItsDerivation() {
         assertThatThrownBy(() -> server("--port", "65533")).isInstanceOf(ParameterException.class)
-                .hasMessageContaining("--http-port (port + 3) 65536 is outside [-1, 65535]");
+                .hasMessageContaining("the HTTP port 65536 (--port + 3, as --http-port was not given) is outside "
+                        + "[0, 65535]");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.fencer.server;
 
+import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.Ticker;
 import io.fencer.core.TokenKeys;
 import io.fencer.lock.Limits;
@@ -11,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * The settings of one Fencer server (one peer of a replication group).
@@ -24,7 +26,8 @@ import java.util.Objects;
  * @param peers every peer of the group, this one included; empty = a group of this peer alone. With peers, this
  *     peer listens on its entry's port and raftPort (bound on {@code host}, e.g. 0.0.0.0 for every interface)
  *     and the entries' host:port are the addresses peers and clients are told
- * @param lockDelay how long a lock freed by session expiry stays unavailable (ZERO = off, the default)
+ * @param lockDelay how long a lock freed by session expiry stays unavailable (ZERO = off, the default); at most
+ *     the longest session TTL ({@link Limits#ttlMillisMax()})
  * @param limits the state machine's limits
  * @param ticker the time source for session deadlines and lock-delay
  * @param tokenKeys the keys that sign every sequencer the lock service returns and that the hosted store requires;
@@ -72,11 +75,17 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
 
     public ServerConfig {
         Objects.requireNonNull(dataDir, "dataDir");
-        Objects.requireNonNull(id, "id");
+        Peer.checkId(id);
         Objects.requireNonNull(host, "host");
         peers = List.copyOf(peers);
         Objects.requireNonNull(lockDelay, "lockDelay");
         Objects.requireNonNull(limits, "limits");
+        if (lockDelay.compareTo(Duration.ofMillis(limits.ttlMillisMax())) > 0) {
+            // The delay covers a holder that has not yet noticed its session expired, which it does within its TTL:
+            // beyond the longest TTL it protects nobody and only keeps the lock from every waiter.
+            throw new IllegalArgumentException("lock delay " + lockDelay + " is longer than the longest session ttl "
+                    + limits.ttlMillisMax() + " ms");
+        }
         Objects.requireNonNull(ticker, "ticker");
         Objects.requireNonNull(watch, "watch");
         Objects.requireNonNull(replySpin, "replySpin");
@@ -244,6 +253,33 @@ public record ServerConfig(Path dataDir, String id, String host, int port, int a
      * port + 2.
      */
     public record Peer(String id, String host, int port, int raftPort) {
+        /**
+         * The one rule of peer ids, wherever they come from ({@code --id}, {@code --peers}, a membership call): an id
+         * ends up in paths, log lines, metric labels and the Raft port's handshake, so it takes only what all of
+         * those take unquoted, and is never a path's "." or "..".
+         */
+        private static final Pattern ID = Pattern.compile("(?!\\.{1,2}$)[A-Za-z0-9._-]{1,64}");
+        /** What {@link #checkId} says a peer id is. */
+        public static final String ID_RULE = "1 to 64 characters of letters, digits, '-', '_' and '.', other than "
+                + "'.' and '..'";
+
+        public Peer {
+            checkId(id);
+        }
+
+        /**
+         * Returns {@code id} when it is a valid peer id.
+         *
+         * @throws InvalidArgumentException of field {@code id} naming the id (controls escaped) when it is not
+         */
+        public static String checkId(String id) {
+            if (id == null || !ID.matcher(id).matches()) {
+                throw new InvalidArgumentException("id", String.valueOf(id), "peer id '"
+                        + InvalidArgumentException.printable(String.valueOf(id)) + "' is not " + ID_RULE);
+            }
+            return id;
+        }
+
         /** Parses {@code id=host:port[:raftPort]}. */
         public static Peer parse(String text) {
             int eq = text.indexOf('=');

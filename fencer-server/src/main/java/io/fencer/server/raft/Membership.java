@@ -4,6 +4,7 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.MembershipRefusedException;
 import io.fencer.core.NotLeaderException;
 import io.fencer.core.UnavailableException;
+import io.fencer.server.ServerConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -40,8 +41,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Membership {
     private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
-    /** A peer id: what the Raft port's handshake and file names take without quoting. */
-    private static final Pattern ID = Pattern.compile("[A-Za-z0-9._-]{1,64}");
     /** A host:port address; the host is a name, IPv4 or bracketed IPv6 address. */
     private static final Pattern ADDRESS = Pattern.compile("(\\[[0-9A-Fa-f:.]{2,45}]|[A-Za-z0-9.-]{1,253}):[0-9]{1,5}");
     /**
@@ -365,11 +364,9 @@ public final class Membership {
         return port >= 1 && port <= 65_535;
     }
 
+    /** Checks a membership call's peer id against the one rule of peer ids, as {@code --id} and --peers are. */
     static void checkId(String id) {
-        if (id == null || !ID.matcher(id).matches()) {
-            throw new InvalidArgumentException("id", String.valueOf(id), "a peer id is 1-64 characters of letters, "
-                    + "digits, '-', '_' and '.': '" + id + "'");
-        }
+        ServerConfig.Peer.checkId(id);
     }
 
     private static void checkAddress(String field, String address) {

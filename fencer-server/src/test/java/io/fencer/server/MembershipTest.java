@@ -189,6 +189,26 @@ class MembershipTest {
     }
 
     @Test
+    void remove_theLeaderItself_answersTheConfigurationWithoutIt() throws Exception {
+        group = new PeerGroup(dataRoot, 3, UnaryOperator.identity(), false).startFounders();
+        String leader = group.awaitLeader();
+        List<String> others = group.running().stream().filter(id -> !id.equals(leader)).sorted().toList();
+
+        ListPeersResponse answered = group.remove(leader, leader).getConfiguration();
+
+        // The answer is computed as the change commits, on Ratis's leader thread, before the old leader steps down:
+        // the voters left, never an empty group that `fencer peers remove` would print as one without peers.
+        assertThat(PeerGroup.shape(answered)).containsExactly(others.get(0) + " VOTER", others.get(1) + " VOTER");
+        assertThat(answered.getPeersList()).allSatisfy(peer -> assertThat(peer.getClientAddress())
+                .isEqualTo(group.member(peer.getId()).clientAddress()));
+        assertThat(answered.getConfigurationIndex()).isPositive();
+        group.stop(leader);
+        String newLeader = group.awaitLeader();
+        assertThat(others).contains(newLeader);
+        assertThat(PeerGroup.shape(group.list(newLeader))).isEqualTo(PeerGroup.shape(answered));
+    }
+
+    @Test
     void changes_whileAnotherIsInProgressOrByANonAdmin_areRefused() throws Exception {
         Path acl = Files.writeString(Files.createDirectories(dataRoot.resolve("acl")).resolve("fencer.acl"),
                 "ops admin *\nauditor read *\nscheduler lock jobs/\n");

@@ -243,25 +243,7 @@ final class ServerCommand implements Callable<Integer> {
         int raft = choose("--raft-port", raftPort, self.map(ServerConfig.Peer::raftPort),
                 clientPort == 0 ? 0 : clientPort + 2);
         int admin = adminPort != null ? adminPort : clientPort == 0 ? 0 : clientPort + 1;
-        checkPort("--port", clientPort, 0);
-        // A port derived from --port near the top runs past 65535: name it as derived, never as a value given.
-        if (raftPort == null && self.isEmpty()) {
-            checkDerivedPort(spec, "Raft port", "--raft-port", 2, raft);
-        }
-        checkPort("--raft-port", raft, 0);
-        if (adminPort == null) {
-            checkDerivedPort(spec, "admin port", "--admin-port", 1, admin);
-        }
-        checkPort("--admin-port", admin, -1);
-        if (httpPort != null) {
-            checkPort("--http-port", httpPort, 0);
-        }
-        // In the config, -1 is off and 0 any free port; on the command line --http-port 0 is off.
-        int http = httpPort != null ? (httpPort == 0 ? -1 : httpPort) : clientPort == 0 ? 0 : clientPort + 3;
-        if (httpPort == null) {
-            checkDerivedPort(spec, "HTTP port", "--http-port", 3, http);
-        }
-        checkPortsApart(boundHost, clientPort, admin, raft, http);
+        int http = checkPorts(self.isPresent(), boundHost, clientPort, admin, raft);
         if (raft == 0 && (peers.size() > 1 || !join.isEmpty())) {
             throw usage("--raft-port 0 (any free port) works only for a single peer; " + peers.size() + " given");
         }
@@ -294,6 +276,33 @@ final class ServerCommand implements Callable<Integer> {
                 defaults.watch(), replySpin, peerAuth(data, tlsFiles), portLimits.limits(),
                 new IdentityQuotas(sessionsPerIdentityMax, locksPerIdentityMax, waitersPerIdentityMax,
                         watchersPerIdentityMax), linger);
+    }
+
+    /**
+     * Checks this peer's ports, {@code self} when they came from its --peers entry, and returns the HTTP port as the
+     * config takes it (-1 off, 0 any free port).
+     */
+    private int checkPorts(boolean self, String boundHost, int clientPort, int admin, int raft) {
+        checkPort("--port", clientPort, 0);
+        // A port derived from --port near the top runs past 65535: name it as derived, never as a value given.
+        if (raftPort == null && !self) {
+            checkDerivedPort(spec, "Raft port", "--raft-port", 2, raft);
+        }
+        checkPort("--raft-port", raft, 0);
+        if (adminPort == null) {
+            checkDerivedPort(spec, "admin port", "--admin-port", 1, admin);
+        }
+        checkPort("--admin-port", admin, -1);
+        if (httpPort != null) {
+            checkPort("--http-port", httpPort, 0);
+        }
+        // In the config, -1 is off and 0 any free port; on the command line --http-port 0 is off.
+        int http = httpPort != null ? (httpPort == 0 ? -1 : httpPort) : clientPort == 0 ? 0 : clientPort + 3;
+        if (httpPort == null) {
+            checkDerivedPort(spec, "HTTP port", "--http-port", 3, http);
+        }
+        checkPortsApart(boundHost, clientPort, admin, raft, http);
+        return http;
     }
 
     /**

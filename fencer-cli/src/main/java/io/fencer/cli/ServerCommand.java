@@ -181,6 +181,9 @@ final class ServerCommand implements Callable<Integer> {
     @Mixin
     PortLimitOptions portLimits;
 
+    @Mixin
+    StoreLimitOptions storeLimits;
+
     @Spec
     CommandSpec spec;
 
@@ -271,7 +274,8 @@ final class ServerCommand implements Callable<Integer> {
         }
         TlsFiles tlsFiles = tls.files(boundHost);
         return new ServerConfig(data, id, boundHost, clientPort, admin, raft, peers, lockDelay, defaults.limits(),
-                SkewedTicker.fromSystemProperty(), KeygenCommand.load(spec, tokenKeyFile), noStore ? null : defaults.store(),
+                SkewedTicker.fromSystemProperty(), KeygenCommand.load(spec, tokenKeyFile),
+                noStore ? null : storeLimits.apply(defaults.store()),
                 aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tlsFiles, http,
                 defaults.watch(), replySpin, peerAuth(data, tlsFiles), portLimits.limits(),
                 new IdentityQuotas(sessionsPerIdentityMax, locksPerIdentityMax, waitersPerIdentityMax,

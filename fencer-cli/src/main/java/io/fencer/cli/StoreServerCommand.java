@@ -2,6 +2,7 @@ package io.fencer.cli;
 
 import io.fencer.server.FencerStoreServer;
 import io.fencer.server.StoreServerConfig;
+import io.fencer.store.StoreOptions;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -59,6 +60,9 @@ final class StoreServerCommand implements Callable<Integer> {
     @Mixin
     PortLimitOptions portLimits;
 
+    @Mixin
+    StoreLimitOptions storeLimits;
+
     @Spec
     CommandSpec spec;
 
@@ -99,7 +103,8 @@ final class StoreServerCommand implements Callable<Integer> {
         return StoreServerConfig.defaults(ServerCommand.dataDirectory(spec, dataDir)).withHost(host).withHttpPort(http)
                 .withPorts(port, adminPort).withTokenKeys(KeygenCommand.load(spec, tokenKeyFile))
                 .withAcl(aclFile == null ? null : aclFile.toAbsolutePath().normalize())
-                .withTls(tls.files(host)).withPortLimits(portLimits.limits());
+                .withTls(tls.files(host)).withPortLimits(portLimits.limits())
+                .withStore(storeLimits.apply(StoreOptions.defaults()));
     }
 
     /** Refuses {@code option}'s port when it is {@code other}'s; 0 (any free port) and -1 (off) take none. */

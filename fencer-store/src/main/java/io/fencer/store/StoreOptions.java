@@ -24,6 +24,8 @@ import java.util.Objects;
  * @param idempotencyAgeMax the age after which an idempotency record is forgotten
  * @param unitDurationMax the longest timeout a unit may ask for
  * @param unitsOpenMax the most units open at once, over all scopes
+ * @param unitBytesBufferedMax the most bytes the open units may buffer at once, over all units (each op counts its key,
+ *     its value and a fixed overhead); the server serving the store enforces it as a UnitWrite buffers ops
  * @param scopesMax the most scopes the store holds
  * @param ticker the source of time for unit deadlines and idempotency ages
  */
@@ -37,6 +39,7 @@ public record StoreOptions(
         Duration idempotencyAgeMax,
         Duration unitDurationMax,
         int unitsOpenMax,
+        long unitBytesBufferedMax,
         int scopesMax,
         Ticker ticker) {
     public static final int KEY_BYTES_MAX_DEFAULT = 1024;
@@ -48,6 +51,8 @@ public record StoreOptions(
     public static final Duration UNIT_DURATION_MAX_DEFAULT = Duration.ofSeconds(60);
     public static final int UNITS_OPEN_MAX_DEFAULT = 10_000;
     public static final int SCOPES_MAX_DEFAULT = 1_000_000;
+    /** The highest default {@code unitBytesBufferedMax}, however large the heap. */
+    public static final long UNIT_BYTES_BUFFERED_MAX_CAP = 1L << 30;
 
     public StoreOptions {
         positive("keyBytesMax", keyBytesMax);
@@ -58,6 +63,7 @@ public record StoreOptions(
         positive("idempotencyAgeMax", idempotencyAgeMax);
         positive("unitDurationMax", unitDurationMax);
         positive("unitsOpenMax", unitsOpenMax);
+        positive("unitBytesBufferedMax", unitBytesBufferedMax);
         positive("scopesMax", scopesMax);
         Objects.requireNonNull(ticker, "ticker");
     }
@@ -66,63 +72,92 @@ public record StoreOptions(
     public static StoreOptions defaults() {
         return new StoreOptions(null, KEY_BYTES_MAX_DEFAULT, VALUE_BYTES_MAX_DEFAULT, OPS_PER_WRITE_MAX_DEFAULT,
                 BATCH_BYTES_MAX_DEFAULT, IDEMPOTENCY_ENTRIES_MAX_DEFAULT, IDEMPOTENCY_AGE_MAX_DEFAULT,
-                UNIT_DURATION_MAX_DEFAULT, UNITS_OPEN_MAX_DEFAULT, SCOPES_MAX_DEFAULT, Ticker.system());
+                UNIT_DURATION_MAX_DEFAULT, UNITS_OPEN_MAX_DEFAULT, unitBytesBufferedMaxDefault(Runtime.getRuntime()
+                        .maxMemory()), SCOPES_MAX_DEFAULT, Ticker.system());
     }
 
     /** Returns these options requiring sequencers signed by {@code keys}; null accepts plain ones. */
     public StoreOptions withKeys(TokenKeys keys) {
         return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
-                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
     }
 
     public StoreOptions withKeyBytesMax(int keyBytesMax) {
         return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
-                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
     }
 
     public StoreOptions withValueBytesMax(int valueBytesMax) {
         return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
-                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
     }
 
     public StoreOptions withOpsPerWriteMax(int opsPerWriteMax) {
         return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
-                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
     }
 
     public StoreOptions withBatchBytesMax(int batchBytesMax) {
         return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
-                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
     }
 
     public StoreOptions withIdempotencyEntriesMax(int idempotencyEntriesMax) {
         return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
-                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
     }
 
     public StoreOptions withIdempotencyAgeMax(Duration idempotencyAgeMax) {
         return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
-                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
     }
 
     public StoreOptions withUnitDurationMax(Duration unitDurationMax) {
         return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
-                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
     }
 
     public StoreOptions withUnitsOpenMax(int unitsOpenMax) {
         return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
-                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
+    }
+
+    public StoreOptions withUnitBytesBufferedMax(long unitBytesBufferedMax) {
+        return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
+    }
+
+    /**
+     * Returns the default {@code unitBytesBufferedMax} of a JVM whose heap may grow to {@code heapBytesMax}: a quarter
+     * of it, within [{@link #BATCH_BYTES_MAX_DEFAULT}, {@link #UNIT_BYTES_BUFFERED_MAX_CAP}]. Without a bound of its
+     * own, the open units of a store at its other defaults (10,000 of 4 MiB each) could buffer 40 GiB, and a server
+     * started without {@code -Xmx} gets a quarter of the machine's memory: a bound in proportion to the heap leaves the
+     * rest of it to the lock service, the write queue and the answers in flight.
+     */
+    static long unitBytesBufferedMaxDefault(long heapBytesMax) {
+        return Math.max(BATCH_BYTES_MAX_DEFAULT, Math.min(heapBytesMax / 4, UNIT_BYTES_BUFFERED_MAX_CAP));
     }
 
     public StoreOptions withScopesMax(int scopesMax) {
         return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
-                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
     }
 
     public StoreOptions withTicker(Ticker ticker) {
         return new StoreOptions(keys, keyBytesMax, valueBytesMax, opsPerWriteMax, batchBytesMax,
-                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, scopesMax, ticker);
+                idempotencyEntriesMax, idempotencyAgeMax, unitDurationMax, unitsOpenMax, unitBytesBufferedMax,
+                scopesMax, ticker);
     }
 
     private static void positive(String name, long value) {

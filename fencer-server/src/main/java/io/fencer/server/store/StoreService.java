@@ -108,6 +108,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final Duration backupStallTimeout;
     private final Map<String, TrackedUnit> units = new ConcurrentHashMap<>();
     private final UnitQuota unitQuota;
+    private final UnitBytes unitBytes;
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
     private final StreamFlow pipelineFlow = new StreamFlow("store.pipeline");
     private final InFlightLimit backups = new InFlightLimit("storeBackupsInFlightMax", BACKUPS_IN_FLIGHT_MAX,
@@ -115,9 +116,10 @@ final class StoreService extends StoreGrpc.StoreImplBase {
 
     /**
      * A unit addressed by id, with the identity that began it ({@link Identities#current()}), the count of ops
-     * buffered in it and when this service saw it ended.
+     * buffered in it, the bytes it holds of {@link #unitBytes} and when this service saw it ended.
      */
-    private record TrackedUnit(StoreUnit unit, String owner, AtomicInteger opsBuffered, AtomicLong endedAtNanos) {
+    private record TrackedUnit(StoreUnit unit, String owner, AtomicInteger opsBuffered, AtomicLong bytesHeld,
+            AtomicLong endedAtNanos) {
         static final long OPEN = Long.MIN_VALUE;
     }
 
@@ -136,6 +138,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         this.backupStallTimeout = backupStallTimeout;
         int unitsShare = UnitQuota.defaultQuota(calls.engine().options().unitsOpenMax());
         this.unitQuota = new UnitQuota(identity -> authorizer.quota(identity, Quota.UNITS).orElse(unitsShare));
+        this.unitBytes = new UnitBytes(calls.engine().options().unitBytesBufferedMax());
     }
 
     /**
@@ -312,29 +315,66 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             disk.check(true); // a begin raises the accepted token durably: a write, refused at the reserve as one
             StoreUnit unit = unitQuota.begin(Identities.quotaIdentity(), () -> calls.begin(request.getScope(),
                     request.getSequencer(), Duration.ofMillis(timeoutMillis)));
-            units.put(unit.id(), new TrackedUnit(unit, Identities.current(), new AtomicInteger(),
+            units.put(unit.id(), new TrackedUnit(unit, Identities.current(), new AtomicInteger(), new AtomicLong(),
                     new AtomicLong(TrackedUnit.OPEN)));
             return BeginUnitResponse.newBuilder().setUnitId(unit.id()).setAccepted(unit.token().value()).build();
         });
     }
 
-    /** Buffers the request's ops; an op refused for its size aborts the unit, so no prefix of it can commit. */
+    /**
+     * Buffers the request's ops; an op refused for its size aborts the unit, so no prefix of it can commit. The ops'
+     * bytes are taken from {@link #unitBytes} first, all of them or none: a request that would pass the bound is
+     * refused whole, and the unit keeps what it had.
+     */
     @Override
     public void unitWrite(UnitWriteRequest request, StreamObserver<UnitWriteResponse> out) {
         serve(out, () -> {
             List<Op> ops = StoreWire.ops(request.getOpsList(), calls.engine().options().opsPerWriteMax());
             TrackedUnit tracked = ownUnit(request.getUnitId());
+            long bytes = 0;
+            for (io.fencer.api.v1.Op op : request.getOpsList()) {
+                bytes += UnitBytes.of(op);
+            }
+            unitBytes.take(bytes, tracked.unit().id(), tracked.bytesHeld().get(), this::releaseEndedUnits);
+            long added = 0;
             try {
-                for (Op op : ops) {
-                    tracked.unit().add(op);
+                for (int index = 0; index < ops.size(); index++) {
+                    tracked.unit().add(ops.get(index));
+                    // counted once buffered: the release below then sees every byte the unit holds
+                    long opBytes = UnitBytes.of(request.getOps(index));
+                    tracked.bytesHeld().addAndGet(opBytes);
+                    added += opBytes;
                     tracked.opsBuffered().incrementAndGet();
                 }
             } catch (InvalidArgumentException e) {
                 tracked.unit().abort();
                 throw e;
+            } finally {
+                unitBytes.give(bytes - added); // those of the ops not buffered
+                releaseIfEnded(tracked);
             }
             return UnitWriteResponse.newBuilder().setOpsBuffered(tracked.opsBuffered().get()).build();
         });
+    }
+
+    /**
+     * Gives back the bytes {@code tracked} holds once it has ended, however it ended (its ops are then let go). A
+     * unit's bytes are added only after its op is buffered, so a call that ran while it ended gives them back here.
+     */
+    private void releaseIfEnded(TrackedUnit tracked) {
+        if (tracked.bytesHeld().get() != 0 && tracked.unit().state() != Unit.State.OPEN) {
+            unitBytes.give(tracked.bytesHeld().getAndSet(0));
+        }
+    }
+
+    /**
+     * Gives back the bytes of every unit that has ended (preempted by a higher token, expired, or lost with its
+     * leader) without a call of its own since; a replicated unit past its deadline ends as its state is read.
+     */
+    private void releaseEndedUnits() {
+        for (TrackedUnit tracked : units.values()) {
+            releaseIfEnded(tracked);
+        }
     }
 
     @Override
@@ -346,7 +386,11 @@ final class StoreService extends StoreGrpc.StoreImplBase {
                 // a retried commit of a committed unit writes nothing and still gets its result
                 disk.check(true);
             }
-            return StoreWire.response(metrics.timeWrite(tracked.unit().scope(), () -> tracked.unit().commit()));
+            try {
+                return StoreWire.response(metrics.timeWrite(tracked.unit().scope(), () -> tracked.unit().commit()));
+            } finally {
+                releaseIfEnded(tracked); // committed, or ended by its refusal
+            }
         });
     }
 
@@ -365,13 +409,18 @@ final class StoreService extends StoreGrpc.StoreImplBase {
                 }
                 aborted = tracked.unit().state() == Unit.State.ABORTED;
             }
+            if (tracked != null) {
+                releaseIfEnded(tracked);
+            }
             return AbortUnitResponse.newBuilder().setAborted(aborted).build();
         });
     }
 
     /**
      * Forgets ended units older than the retention, and the oldest ended ones beyond {@link #ENDED_UNITS_MAX}, and
-     * drops the ended ones from the per-identity count; the store role calls it periodically.
+     * drops the ended ones from the per-identity count and gives back their bytes (those expired by the engine's sweep
+     * just before, or past their deadline on this leader, preempted, or lost with the leadership); the store role calls
+     * it periodically.
      */
     void forgetEndedUnits() {
         unitQuota.sweep();
@@ -383,6 +432,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
             if (tracked.unit().state() == Unit.State.OPEN) {
                 continue;
             }
+            releaseIfEnded(tracked);
             tracked.endedAtNanos().compareAndSet(TrackedUnit.OPEN, now);
             if (now - tracked.endedAtNanos().get() >= retentionNanos) {
                 iterator.remove();

@@ -263,12 +263,29 @@ public final class FencerServer implements AutoCloseable {
         stateMachine.addListener(metricsHolder);
         stateMachine.addListener(new GrantLog());
         stateMachine.addLeadershipHook(keeperHolder::wakeUp);
+        stateMachine.addLeadershipHook(this::endCallsOfARemovedPeer);
         stateMachine.addHaltHook(halt -> {
             // Calls waiting for an event of the log end now: none will come. New calls are refused by the service.
             UnavailableException halted = new UnavailableException(halt.message());
             pending.failAll(halted);
             watches.failStreams(halted);
         });
+    }
+
+    /**
+     * Once the group's configuration leaves this peer out (Ratis closes a leader that removed itself as the change
+     * commits), ends the calls that wait for its log, UNAVAILABLE naming the peers left: an Acquire waiting for a
+     * grant and the Watch streams would otherwise wait for entries this peer will never apply, a watcher taking its
+     * silence for a lock that does not change. Their clients go on at another peer.
+     */
+    private void endCallsOfARemovedPeer() {
+        RaftNode node = raft;
+        String outside = node == null || closed.get() ? null : node.notInGroup();
+        if (outside != null) {
+            UnavailableException removed = new UnavailableException(outside);
+            pending.failAll(removed);
+            watches.failStreams(removed);
+        }
     }
 
     /** Makes the services (locks, admin, peers, the store) and serves them on their ports, once the Raft node runs. */

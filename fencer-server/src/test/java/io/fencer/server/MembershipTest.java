@@ -19,8 +19,11 @@ import io.fencer.server.TestServers.TestSession;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
@@ -29,6 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
 /** Membership at run time, in process: fencer.v1.Peers on groups of real servers. */
 class MembershipTest {
     private static final long TTL_MILLIS = 60_000;
+    /** The longest wait an Acquire may ask for: one waiting so long ends only when something ends it. */
+    private static final long WAIT_MILLIS_MAX = 3_600_000;
 
     @TempDir
     Path dataRoot;
@@ -206,6 +211,102 @@ class MembershipTest {
         String newLeader = group.awaitLeader();
         assertThat(others).contains(newLeader);
         assertThat(PeerGroup.shape(group.list(newLeader))).isEqualTo(PeerGroup.shape(answered));
+    }
+
+    /**
+     * The leader removes itself while clients use it: a holder keeps its session alive there, another session waits
+     * for the lock, a watcher follows it. Once a remaining peer leads, the removed peer leads for nobody: it
+     * acknowledges no keepalive (the new leader may expire that session), serves no read of its frozen state, ends
+     * what waited on it, and refuses every call UNAVAILABLE naming the peers that remain, which clients go to.
+     */
+    @Test
+    void remove_theLeaderItselfWhileClientsUseIt_theRemovedPeerServesThemNothing() throws Exception {
+        group = new PeerGroup(dataRoot, 3, UnaryOperator.identity(), false).startFounders();
+        String removed = group.awaitLeader();
+        List<String> others = group.running().stream().filter(id -> !id.equals(removed)).sorted().toList();
+        LocksGrpc.LocksBlockingStub onRemoved = TestServers.stub(group.channel(removed));
+        TestSession holder = openSession(onRemoved, TTL_MILLIS);
+        TestSession waiter = openSession(onRemoved, TTL_MILLIS);
+        acquire(onRemoved, holder, "orders", 0);
+        Watching watching = Watching.start(group.channel(removed), Watching.from("orders", 0, 0));
+        assertThat(watching.next().getKind()).isEqualTo(io.fencer.api.v1.LockEvent.Kind.KIND_START);
+        CompletableFuture<Object> waiting = CompletableFuture.supplyAsync(() -> answerOf(() -> acquire(
+                LocksGrpc.newBlockingStub(group.channel(removed)).withDeadlineAfter(10, TimeUnit.MINUTES), waiter,
+                "orders", WAIT_MILLIS_MAX)));
+        await().atMost(PeerGroup.ELECTION_MAX).until(() -> TestServers.waiterSessions(onRemoved, "orders")
+                .contains(waiter.id()));
+
+        group.remove(removed, removed);
+        String newLeader = awaitLeaderAmong(others);
+
+        FencerServer old = group.server(removed);
+        List<String> remaining = others.stream().map(id -> group.member(id).clientAddress()).toList();
+        io.fencer.api.v1.AdminGrpc.AdminBlockingStub admin = io.fencer.api.v1.AdminGrpc.newBlockingStub(
+                group.channel(removed)).withInterceptors(TestServers.CALL_DEADLINE);
+        Map<String, String> answers = new LinkedHashMap<>();
+        answers.put("KeepAlive", outcome(() -> TestServers.keepAliveOnce(group.channel(removed), holder)));
+        answers.put("Describe", outcome(() -> TestServers.describe(onRemoved, "orders")));
+        answers.put("Acquire", outcome(() -> acquire(onRemoved, waiter, "orders", 0)));
+        answers.put("the Acquire waiting", outcome(() -> waiting.get(30, TimeUnit.SECONDS)));
+        answers.put("the open Watch", outcome(() -> {
+            throw watching.error();
+        }));
+        answers.put("a new Watch", outcome(() -> {
+            throw Watching.start(group.channel(removed), Watching.from("orders", 0, 0)).error();
+        }));
+        answers.put("Backup", outcome(() -> admin.backup(io.fencer.api.v1.BackupRequest.getDefaultInstance()).next()));
+        answers.put("Peers.List", outcome(() -> group.list(removed)));
+
+        org.assertj.core.api.SoftAssertions.assertSoftly(softly -> {
+            softly.assertThat(answers).allSatisfy((call, answer) -> assertThat(answer).as(call)
+                    .startsWith(Reason.REASON_UNAVAILABLE.name()).contains("peer " + removed + " was removed")
+                    .contains(remaining));
+            softly.assertThat(old.isLeader()).as("the removed peer says it leads").isFalse();
+            softly.assertThat(admin.status(io.fencer.api.v1.StatusRequest.getDefaultInstance()))
+                    .as("its Status").returns(false, s -> s.getLeader()).returns("", s -> s.getLeaderAddress());
+        });
+        // The new leader serves the holder, whose session the removed peer never held for it.
+        assertThat(TestServers.keepAliveOnce(group.channel(newLeader), holder).getExpired()).isFalse();
+    }
+
+    /** Returns how a call ended: its refusal's reason and message, its gRPC status, or what it answered. */
+    private static String outcome(java.util.concurrent.Callable<?> call) {
+        try {
+            Object answer = call.call();
+            if (answer instanceof io.grpc.StatusRuntimeException error) {
+                throw error;
+            }
+            return "answered " + answer;
+        } catch (io.grpc.StatusRuntimeException e) {
+            if (io.grpc.protobuf.StatusProto.fromThrowable(e) == null) {
+                return e.getStatus().toString();
+            }
+            ErrorDetail detail = TestServers.detail(e);
+            return detail.getReason().name() + ": " + detail.getMessage();
+        } catch (Exception | AssertionError e) {
+            return "no answer: " + e;
+        }
+    }
+
+    /** Waits until one of {@code ids} leads and serves keepalives; returns it. */
+    private String awaitLeaderAmong(List<String> ids) {
+        String[] found = new String[1];
+        PeerGroup.dumpingThreads("none of " + ids + " leads", () -> await().atMost(PeerGroup.ELECTION_MAX)
+                .ignoreExceptions().until(() -> {
+                    found[0] = ids.stream().filter(id -> group.server(id).isLeader()).findFirst().orElse(null);
+                    return found[0] != null
+                            && TestServers.keepAliveOnce(group.channel(found[0]), Long.MAX_VALUE).getExpired();
+                }));
+        return found[0];
+    }
+
+    /** Returns what {@code call} answered, or the error it failed with. */
+    private static Object answerOf(java.util.function.Supplier<?> call) {
+        try {
+            return call.get();
+        } catch (io.grpc.StatusRuntimeException e) {
+            return e;
+        }
     }
 
     @Test

@@ -6,7 +6,6 @@ import io.fencer.api.v1.BackupChunk;
 import io.fencer.api.v1.BackupRequest;
 import io.fencer.api.v1.StatusRequest;
 import io.fencer.api.v1.StatusResponse;
-import io.fencer.core.NotLeaderException;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.BackupFile;
 import io.fencer.lock.LockStateMachine;
@@ -205,8 +204,6 @@ public final class AdminService extends AdminGrpc.AdminImplBase {
         if (halted != null) {
             throw new UnavailableException(halted.message());
         }
-        if (!raft.isLeader()) {
-            throw new NotLeaderException(raft.leaderClientAddress());
-        }
+        raft.checkLeader();
     }
 }

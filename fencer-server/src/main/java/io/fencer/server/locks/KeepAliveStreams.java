@@ -6,7 +6,6 @@ import io.fencer.api.v1.KeepAliveResponse;
 import io.fencer.api.v1.RenewRequest;
 import io.fencer.api.v1.RenewResponse;
 import io.fencer.core.LimitExceededException;
-import io.fencer.core.NotLeaderException;
 import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.UnavailableException;
 import io.fencer.lock.SecretHash;
@@ -152,7 +151,7 @@ final class KeepAliveStreams {
                 HeldKeepAlive next = held.peek();
                 SessionKeeper.Confirmation confirmation = keeper.confirm(next.term());
                 if (confirmation == SessionKeeper.Confirmation.LOST) {
-                    fail(new NotLeaderException(raft.leaderClientAddress()));
+                    fail(raft.notLeader());
                     return;
                 }
                 if (confirmation == SessionKeeper.Confirmation.PENDING) {

@@ -35,7 +35,6 @@ import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.internal.LockName;
 import io.fencer.core.internal.PermitSlots;
-import io.fencer.core.NotLeaderException;
 import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.TokenKeys;
 import io.fencer.core.UnavailableException;
@@ -600,19 +599,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         if (halted != null) {
             throw new UnavailableException(halted.message());
         }
-        String outside = raft.notInGroup();
-        if (outside != null) {
-            throw new UnavailableException(outside); // a removed peer grants nothing, and points nowhere
-        }
-        if (!raft.isLeader()) {
-            String division = raft.divisionState();
-            if (!RaftNode.RUNNING.equals(division)) {
-                throw new UnavailableException("this peer's Raft division is " + division + ", not running: it serves"
-                        + " no calls (a peer removed from the group closes it once the group tells it so); its log says"
-                        + " why, and /healthz shows its state");
-            }
-            throw new NotLeaderException(raft.leaderClientAddress());
-        }
+        raft.checkLeader();
     }
 
     /** Checks leadership, runs {@code call}, and answers with its outcome. */
@@ -641,8 +628,9 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     // --- watch ---
 
     /**
-     * Streams lock events under a prefix from this peer's history (see locks.proto): served by every peer, leader or
-     * not, so no leadership check. Needs {@code read} on the whole prefix, as List. Each identity may have
+     * Streams lock events under a prefix from this peer's history (see locks.proto): served by every peer of the
+     * group, leader or not, so no leadership check; refused by a peer that halted or that the group left out, whose
+     * history goes no further. Needs {@code read} on the whole prefix, as List. Each identity may have
      * {@code watchersPerIdentityMax} streams open on this peer.
      */
     @Override
@@ -652,6 +640,10 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
             ApplyHalt halted = stateMachine.halt();
             if (halted != null) {
                 throw new UnavailableException(halted.message()); // its history stopped before the halted entry
+            }
+            String outside = raft.notInGroup();
+            if (outside != null) {
+                throw new UnavailableException(outside); // its history ends where the group left it out
             }
             String prefix = RequestChecks.prefix(request.getPrefix());
             authorizer.checkPrefix(Permission.READ, prefix);

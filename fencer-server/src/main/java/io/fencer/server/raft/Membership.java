@@ -287,7 +287,9 @@ public final class Membership {
             if (catchUp.pending() > 0) {
                 catchUps.markWhenReady();
             }
-            return node.isLeader() ? configuration() : new Configuration(List.of(), 0, 0, false);
+            // A leader that removed itself no longer leads as this runs: it answers the configuration it knows, the
+            // peers left, never an empty one that `fencer peers remove` would print as a group without peers.
+            return configuration();
         }
         LOG.warn("peer {}: the configuration change {} '{}' failed: {}", node.selfId(), kind, id, failure.toString());
         if (failure instanceof ReconfigurationInProgressException) {
@@ -316,7 +318,11 @@ public final class Membership {
                 + "); `fencer peers list` tells");
     }
 
-    /** Returns the configuration as this peer sees it (the leader's view: progress is known only there). */
+    /**
+     * Returns the configuration as this peer sees it, with each peer's progress as Ratis's leader state holds it: a
+     * leader that has just removed itself still knows it; on a peer without that state, progress is unknown (every
+     * other peer's match index 0, not live).
+     */
     Configuration configuration() {
         RaftConfiguration conf = node.division().getRaftConf();
         Map<RaftPeerId, FencerMembership.Progress> progress = FencerMembership.followers(node.division());
@@ -347,9 +353,7 @@ public final class Membership {
     }
 
     private void checkLeader() {
-        if (!node.isLeader()) {
-            throw new NotLeaderException(node.leaderClientAddress());
-        }
+        node.checkLeader();
     }
 
     private static List<RaftPeer> without(java.util.Collection<RaftPeer> peers, String id) {

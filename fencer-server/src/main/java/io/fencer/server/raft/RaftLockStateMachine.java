@@ -227,8 +227,8 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     }
 
     /**
-     * Adds a hook run (on a Ratis thread, so it must be quick) when the leader changes and when this peer, as the
-     * new leader, has applied its whole log.
+     * Adds a hook run (on a Ratis thread, so it must be quick) when the leader changes, when this peer, as the new
+     * leader, has applied its whole log, and when Ratis closes this peer's division.
      */
     public void addLeadershipHook(Runnable hook) {
         leadershipHooks.add(Objects.requireNonNull(hook, "hook"));
@@ -592,6 +592,13 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     public void notifyLeaderChanged(RaftGroupMemberId memberId, RaftPeerId newLeaderId) {
         LOG.info("{}: the leader is now {}", memberId, newLeaderId);
         leadershipHooks.forEach(Runnable::run);
+    }
+
+    /** Ratis closes the division, on its own (a leader that removed itself) or with the server: it leads no more. */
+    @Override
+    public void close() throws IOException {
+        leadershipHooks.forEach(Runnable::run);
+        super.close();
     }
 
     /**

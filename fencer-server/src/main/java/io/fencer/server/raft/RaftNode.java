@@ -1,5 +1,8 @@
 package io.fencer.server.raft;
 
+import io.fencer.core.FencerException;
+import io.fencer.core.NotLeaderException;
+import io.fencer.core.UnavailableException;
 import io.fencer.server.PeerAuth;
 import io.fencer.server.ServerConfig;
 import io.fencer.server.tls.TlsMaterial;
@@ -445,8 +448,11 @@ public final class RaftNode implements AutoCloseable {
             return "peer " + selfId + " has not been added to the group yet: run `fencer peers add " + selfId
                     + " --raft HOST:PORT --client HOST:PORT` against the group";
         }
-        return "peer " + selfId + " was removed from the group (its configuration is now " + describePeers(current)
-                + "): it serves nothing";
+        // The client addresses of the peers left: one of them leads, and is where this peer's clients must go.
+        List<String> left = current.stream().map(peer -> peer.getId() + " at " + clientAddress(peer.getId()))
+                .sorted().toList();
+        return "peer " + selfId + " was removed from the group, which is now " + left + ": it serves nothing, and"
+                + " the operator should stop it";
     }
 
     private boolean holdsSelf(java.util.Collection<RaftPeer> peers) {
@@ -519,15 +525,46 @@ public final class RaftNode implements AutoCloseable {
         return selfId.toString();
     }
 
-    /** Returns true while this peer is the group's leader (it may not have applied earlier terms yet). */
+    /**
+     * Returns true while this peer is the group's leader (it may not have applied earlier terms yet). The one place
+     * where Fencer asks: a peer whose configuration leaves it out leads nobody, whatever Ratis says. Ratis closes a
+     * leader that removed itself once the change commits and leaves its role LEADER for ever, while the peers left
+     * elect another; and from the moment the change is in its log, the group it would lead is not its own.
+     */
     public boolean isLeader() {
-        return division.getInfo().isLeader();
+        return division.getInfo().isLeader() && notInGroup() == null;
     }
 
     /** True when this peer is the leader and has applied every entry of earlier terms (Ratis "leader ready"). */
     public boolean isLeaderReady() {
         DivisionInfo info = division.getInfo();
-        return info.isLeader() && info.isLeaderReady();
+        return info.isLeaderReady() && isLeader();
+    }
+
+    /**
+     * Refuses a call only the leader serves, on any other peer, with the error that sends its client on:
+     * UNAVAILABLE naming why when this peer serves nothing (removed from the group, not added yet, its Raft division
+     * not running; a client tries another peer), else NOT_LEADER naming the leader it knows.
+     */
+    public void checkLeader() {
+        if (!isLeader()) {
+            throw notLeader();
+        }
+    }
+
+    /** Returns the error of {@link #checkLeader} for this peer, which does not lead. */
+    public FencerException notLeader() {
+        String outside = notInGroup();
+        if (outside != null) {
+            return new UnavailableException(outside);
+        }
+        String state = divisionState();
+        if (!RUNNING.equals(state)) {
+            return new UnavailableException("this peer's Raft division is " + state + ", not running:"
+                    + " it serves no calls (a peer removed from the group closes it once the group tells it so); its"
+                    + " log says why, and /healthz shows its state");
+        }
+        return new NotLeaderException(leaderClientAddress());
     }
 
     /**
@@ -538,7 +575,7 @@ public final class RaftNode implements AutoCloseable {
      */
     public boolean holdsLeaderLease(long term) {
         // The term read before and after: a peer leads at most once per term, so the lease is of that leadership.
-        return currentTerm() == term && FencerLeaderLease.held(division) && currentTerm() == term;
+        return currentTerm() == term && isLeader() && FencerLeaderLease.held(division) && currentTerm() == term;
     }
 
     /**
@@ -606,9 +643,12 @@ public final class RaftNode implements AutoCloseable {
         return server.getServerRpc() instanceof PeerRpc rpc ? rpc.entriesRefused() : 0;
     }
 
-    /** Returns LEADER, FOLLOWER, CANDIDATE or LISTENER. */
+    /** Returns LEADER, FOLLOWER, CANDIDATE or LISTENER; REMOVED for a leader the group's configuration left out. */
     public String role() {
         RaftPeerRole role = division.getInfo().getCurrentRole();
+        if (role == RaftPeerRole.LEADER && !isLeader()) {
+            return "REMOVED"; // Ratis keeps the role of a leader it closed as LEADER
+        }
         return role == null ? "UNKNOWN" : role.name();
     }
 
@@ -620,7 +660,10 @@ public final class RaftNode implements AutoCloseable {
     /** Returns the leader's gRPC client address ({@code host:port}), or empty when no leader is known. */
     public String leaderClientAddress() {
         RaftPeerId leader = division.getInfo().getLeaderId();
-        return leader == null ? "" : clientAddress(leader);
+        if (leader == null || leader.equals(selfId) && !isLeader()) {
+            return ""; // a removed leader still names itself: it would send its clients back to itself
+        }
+        return clientAddress(leader);
     }
 
     /** Returns the gRPC client address of a peer of the group, or empty when unknown. */

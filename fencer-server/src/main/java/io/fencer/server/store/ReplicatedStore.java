@@ -14,7 +14,6 @@ import io.fencer.core.FencingToken;
 import io.fencer.core.InternalException;
 import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LockNames;
-import io.fencer.core.NotLeaderException;
 import io.fencer.core.Sequencer;
 import io.fencer.core.StaleTokenException;
 import io.fencer.core.UnavailableException;
@@ -386,9 +385,7 @@ public final class ReplicatedStore implements ReplicatedResource, StoreCalls, Au
         if (group == null) {
             throw new UnavailableException("the replicated store is starting: its Raft node is not running yet");
         }
-        if (!group.raft().isLeader()) {
-            throw new NotLeaderException(group.raft().leaderClientAddress());
-        }
+        group.raft().checkLeader();
         if (levelReached) {
             return group;
         }

@@ -344,8 +344,10 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
         /**
          * Waits for the outcome; on timeout or interrupt runs {@code abandon} and fails as a unary call would, and
          * when {@code abort} (asked when it says, unless null) names a failure, runs it and throws that. At the
-         * deadline, an outcome the transport took before {@code abandon} could take the call back (it returns false)
-         * wins: an answer that lands as the deadline passes may be a grant, which a timeout would hide.
+         * deadline, and when {@code abort} names a failure, an outcome the transport took before {@code abandon} could
+         * take the call back (it returns false) wins: an answer that lands as the deadline passes or the session ends
+         * may be a grant, which a timeout would hide and an abort would leave with the session on the service. An
+         * interrupt still fails the call: the acquire's give-back asks again and releases such a grant.
          */
         ResponseT await(long timeoutNanos, Router.Abort abort, BooleanSupplier abandon) {
             long deadline = ticker.nanoTime() + timeoutNanos;
@@ -367,7 +369,9 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
                 }
                 RuntimeException aborted = abort == null || outcome != null ? null : abort.why();
                 if (aborted != null) {
-                    abandon.getAsBoolean();
+                    if (!abandon.getAsBoolean()) {
+                        return outcomeOnItsWay(); // a grant, handed out or given back by the caller (checkHandOut)
+                    }
                     throw aborted;
                 }
             }
@@ -376,8 +380,8 @@ final class Pipeline<RequestT, ResponseT> implements AutoCloseable {
 
         /**
          * Returns the outcome of a call the transport took from those in flight: it is set, or about to be (the
-         * transport sets it right after taking the call, then unparks this thread). Only on the deadline's path, so
-         * the loop above reads one volatile per turn, as before.
+         * transport sets it right after taking the call, then unparks this thread). Only on the deadline's and the
+         * abort's paths, so the loop above reads one volatile per turn, as before.
          */
         private ResponseT outcomeOnItsWay() {
             Object result;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import io.fencer.core.ManualTicker;
+import io.fencer.core.SessionExpiredException;
 import io.fencer.core.Ticker;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -110,6 +111,58 @@ class PipelineWaiterTest {
         assertThat(failure.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
         assertThat(failure.getStatus().getDescription())
                 .isEqualTo("deadline exceeded after 500 ms (enforced by the client)");
+        assertThat(cancelSent).isTrue();
+        assertThat(inFlight).isEmpty();
+    }
+
+    /**
+     * An abort (the session ended while the acquire waited) that names its failure in the same instant as the
+     * transport takes the call's answer: {@code why} plays the transport, then says why the wait ends.
+     */
+    private Router.Abort sessionEndedAsTheAnswerLands(Runnable asTheSessionEnds) {
+        return new Router.Abort() {
+            @Override
+            public RuntimeException why() {
+                asTheSessionEnds.run();
+                return new SessionExpiredException(3, "Acquire of lock 'orders' gave up its wait:"
+                        + " session 3 is lost (UNREACHABLE)");
+            }
+
+            @Override
+            public long askAgainInNanos() {
+                return Duration.ofMillis(1).toNanos();
+            }
+        };
+    }
+
+    /** The waiter's clock, frozen: only the abort ends these waits. */
+    private Pipeline.Waiter<String> waiterWithoutDeadline() {
+        Pipeline.Waiter<String> waiter = new Pipeline.Waiter<>(Thread.currentThread(), new ManualTicker());
+        inFlight.put(CALL_ID, waiter);
+        return waiter;
+    }
+
+    @Test
+    void await_answerLandsAsTheSessionEndAborts_returnsTheAnswer() {
+        Pipeline.Waiter<String> waiter = waiterWithoutDeadline();
+        Router.Abort abort = sessionEndedAsTheAnswerLands(() -> inFlight.remove(CALL_ID).complete(GRANT));
+
+        String answer = waiter.await(TIMEOUT_NANOS, abort, this::abandon);
+
+        assertThat(answer).as("the grant, which the acquire gives back as the session ended (checkHandOut), not a"
+                + " session's end that leaves it held on the service").isEqualTo(GRANT);
+        assertThat(cancelSent).as("nothing to cancel: the call was answered").isFalse();
+    }
+
+    @Test
+    void await_sessionEndAbortsWithNoAnswer_cancelsTheCallAndThrowsTheAbort() {
+        Pipeline.Waiter<String> waiter = waiterWithoutDeadline();
+        Router.Abort abort = sessionEndedAsTheAnswerLands(() -> { });
+
+        SessionExpiredException failure = catchThrowableOfType(
+                () -> waiter.await(TIMEOUT_NANOS, abort, this::abandon), SessionExpiredException.class);
+
+        assertThat(failure).hasMessageContaining("gave up its wait");
         assertThat(cancelSent).isTrue();
         assertThat(inFlight).isEmpty();
     }

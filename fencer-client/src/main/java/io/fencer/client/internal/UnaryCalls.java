@@ -2,6 +2,7 @@ package io.fencer.client.internal;
 
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 
+import io.fencer.core.Ticker;
 import io.grpc.Attributes;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
@@ -17,6 +18,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -37,9 +39,20 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>As in gRPC's blocking stubs, the call's callbacks run on the calling thread while it waits (no hand-off to
  * another executor), and an interrupt cancels the call, fails it CANCELLED and keeps the thread's interrupt flag.
+ *
+ * <p>An answer that lands as the deadline passes or an abort fires, before the cancel, is returned (or the failure
+ * it carries thrown), not dropped: for an Acquire it may be a grant, which a timeout would hide and an abort would
+ * leave with the session on the service.
  */
 final class UnaryCalls {
     private static final System.Logger LOG = System.getLogger(UnaryCalls.class.getName());
+    /** Deadlines are real time, as in {@link Router}: a frozen test ticker must not hold a call for ever. */
+    private static final Ticker SYSTEM_TIME = Ticker.system();
+    /**
+     * The longest a call given up waits for the end its cancel brings (the transport ends a cancelled stream at once,
+     * without the peer): an answer that landed before the cancel is in that end.
+     */
+    static final long CANCEL_SETTLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private UnaryCalls() {}
 
@@ -61,19 +74,28 @@ final class UnaryCalls {
      */
     static <RequestT, ResponseT> ResponseT call(Channel channel, MethodDescriptor<RequestT, ResponseT> method,
             RequestT request, long timeoutNanos, Router.Abort abort) {
+        return call(channel, method, request, timeoutNanos, abort, SYSTEM_TIME);
+    }
+
+    /** As {@link #call(Channel, MethodDescriptor, Object, long, Router.Abort)}, its deadline kept by {@code ticker}. */
+    static <RequestT, ResponseT> ResponseT call(Channel channel, MethodDescriptor<RequestT, ResponseT> method,
+            RequestT request, long timeoutNanos, Router.Abort abort, Ticker ticker) {
         CallerExecutor executor = new CallerExecutor();
         StreamWatch watch = new StreamWatch();
         ClientCall<RequestT, ResponseT> call = channel.newCall(method,
                 CallOptions.DEFAULT.withExecutor(executor).withStreamTracerFactory(watch));
-        long deadlineNanos = System.nanoTime() + timeoutNanos;
+        long deadlineNanos = ticker.nanoTime() + timeoutNanos;
         try {
             Future<ResponseT> response = ClientCalls.futureUnaryCall(call, request);
             while (!response.isDone()) {
-                long remainingNanos = deadlineNanos - System.nanoTime();
+                long remainingNanos = deadlineNanos - ticker.nanoTime();
                 if (remainingNanos <= 0) {
                     call.cancel("the client's deadline passed", null);
                     if (!watch.streamCreated) { // read after the cancel: a stream made later is never started
                         throw Unreachable.noConnectionWithin(timeoutNanos);
+                    }
+                    if (landedBeforeCancel(response, executor)) {
+                        return answer(response);
                     }
                     throw Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after "
                             + NANOSECONDS.toMillis(timeoutNanos) + " ms (enforced by the client)")
@@ -84,6 +106,9 @@ final class UnaryCalls {
                 RuntimeException aborted = abort == null || response.isDone() ? null : abort.why();
                 if (aborted != null) {
                     call.cancel("the call was given up", null);
+                    if (landedBeforeCancel(response, executor)) {
+                        return answer(response);
+                    }
                     throw aborted;
                 }
             }
@@ -120,6 +145,29 @@ final class UnaryCalls {
             bytes.writeBytes(next.toByteArray());
         }
         return bytes.toByteArray();
+    }
+
+    /**
+     * Waits, at most {@link #CANCEL_SETTLE_NANOS}, for the end of a call just cancelled, running its callbacks, and
+     * returns true when that end is the peer's (an answer, or a failure other than CANCELLED) rather than the
+     * cancel's: the answer had reached the client, queued for this thread, when the call was given up.
+     */
+    private static boolean landedBeforeCancel(Future<?> response, CallerExecutor executor)
+            throws InterruptedException {
+        long settleDeadlineNanos = System.nanoTime() + CANCEL_SETTLE_NANOS;
+        while (!response.isDone()) {
+            long leftNanos = settleDeadlineNanos - System.nanoTime();
+            if (leftNanos <= 0) {
+                return false;
+            }
+            executor.waitAndDrain(leftNanos);
+        }
+        try {
+            response.get();
+            return true;
+        } catch (ExecutionException e) {
+            return Status.fromThrowable(e.getCause()).getCode() != Status.Code.CANCELLED;
+        }
     }
 
     private static <ResponseT> ResponseT answer(Future<ResponseT> response) throws InterruptedException {

@@ -17,7 +17,8 @@ public interface WatchListener {
      * server's history (re-read the state, watch again),
      * {@link io.fencer.core.PermissionDeniedException}, an invalid prefix, or
      * {@link io.fencer.core.UnavailableException} when peers refused to resume it many times in a row (each behind
-     * its position, or at its watch limit). Not called when the watch is closed.
+     * its position, or at its watch limit), or its streams failed DEADLINE_EXCEEDED or CANCELLED many times in a row
+     * with none accepted. Not called when the watch is closed.
      * By default nothing.
      */
     default void onEnded(FencerException error) {}

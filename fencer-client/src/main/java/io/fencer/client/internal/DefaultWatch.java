@@ -24,8 +24,9 @@ import java.util.function.Consumer;
 /**
  * A watch over one Watch stream at a time: it keeps the position after the last event delivered and, when the stream
  * breaks for a reason a retry can cure, opens a new one from there (on the same peer, or the next one when that peer
- * is unreachable), after a backoff that grows while attempts fail. Each stream has a generation; messages of a stream
- * that was replaced are ignored, so an event is never delivered twice.
+ * is unreachable, refuses the resume, or failed {@link #FAILURES_PER_PEER_MAX} streams in a row), after a backoff
+ * that grows while attempts fail. Each stream has a generation; messages of a stream that was replaced are ignored,
+ * so an event is never delivered twice.
  */
 final class DefaultWatch implements Watch {
     private static final System.Logger LOG = System.getLogger(DefaultWatch.class.getName());
@@ -38,6 +39,26 @@ final class DefaultWatch implements Watch {
      * does, and its watcher must hear so rather than wait for ever.
      */
     static final int REFUSED_RESUMES_MAX = 8;
+    /**
+     * How many streams in a row may fail DEADLINE_EXCEEDED or CANCELLED on one peer (a watch stream carries no
+     * deadline: a proxy, a peer shutting down, or a transport that gave up) before the next stream goes to the next
+     * peer, which serves the same events.
+     */
+    static final int FAILURES_PER_PEER_MAX = 3;
+    /**
+     * How many streams in a row may fail so, with no stream accepted nor event delivered in between, before the watch
+     * ends (at least {@link #FAILURES_PER_PEER_MAX} per known peer): with the backoff, about 25 s.
+     */
+    static final int FAILED_STREAMS_MAX = 16;
+
+    /** Runs a task after a delay: the watch's backoff, which tests drive without waiting. */
+    @FunctionalInterface
+    interface Delays {
+        Delays SYSTEM = (delayMillis, task) -> CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS)
+                .execute(task);
+
+        void after(long delayMillis, Runnable task);
+    }
 
     private final Router router;
     private final String prefix;
@@ -55,10 +76,21 @@ final class DefaultWatch implements Watch {
     /** Resumes refused in a row by a peer that answered (none accepted since), and by which peers. */
     private int refusedResumes; // guarded by lock
     private final Set<String> refusedBy = new LinkedHashSet<>(); // guarded by lock
+    /** Streams failed DEADLINE_EXCEEDED or CANCELLED in a row (none accepted since), on the peer and on all. */
+    private int failuresOnPeer; // guarded by lock
+    private int failedStreams; // guarded by lock
+    private final Set<String> failedOn = new LinkedHashSet<>(); // guarded by lock
+    private final Delays delays;
     private boolean closed; // guarded by lock
 
     DefaultWatch(Router router, String prefix, WatchPosition from, WatchListener listener,
             Consumer<DefaultWatch> onEnded) {
+        this(router, prefix, from, listener, onEnded, Delays.SYSTEM);
+    }
+
+    DefaultWatch(Router router, String prefix, WatchPosition from, WatchListener listener,
+            Consumer<DefaultWatch> onEnded, Delays delays) {
+        this.delays = Objects.requireNonNull(delays, "delays");
         this.router = router;
         this.prefix = Objects.requireNonNull(prefix, "prefix");
         this.position = Objects.requireNonNull(from, "from");
@@ -123,6 +155,9 @@ final class DefaultWatch implements Watch {
             backoffMillis = BACKOFF_MILLIS_MIN;
             refusedResumes = 0;
             refusedBy.clear();
+            failuresOnPeer = 0;
+            failedStreams = 0;
+            failedOn.clear();
             WatchPosition at = at(message);
             if (message.getKind() == io.fencer.api.v1.LockEvent.Kind.KIND_START) {
                 position = at.revision() == 0 ? position : at;
@@ -160,7 +195,7 @@ final class DefaultWatch implements Watch {
                 backoffMillis = Math.min(BACKOFF_MILLIS_MAX, backoffMillis * 2);
                 LOG.log(System.Logger.Level.DEBUG, "watch of ''{0}'' resumes from {1} on {2} in {3} ms: {4}", prefix,
                         position, endpoint, delayMillis, error.getMessage());
-                CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS).execute(this::connect);
+                delays.after(delayMillis, this::connect);
                 return;
             }
             error = givenUp;
@@ -181,17 +216,18 @@ final class DefaultWatch implements Watch {
     /**
      * Picks the peer the next stream goes to, after a failure a retry can cure: another one when the peer went away
      * (it serves the same events), or when it refused the resume, for the next peer may have applied the position,
-     * or have room, while this one may stay behind for good. Returns null to resume, or the error that ends the
-     * watch once {@link #REFUSED_RESUMES_MAX} resumes in a row (and at least one per known peer) were refused.
-     * Called under the lock.
+     * or have room, while this one may stay behind for good; or when streams failed on the way (cancelled, timed out)
+     * {@link #FAILURES_PER_PEER_MAX} times in a row there. Returns null to resume, or the error that ends the watch
+     * once {@link #REFUSED_RESUMES_MAX} resumes in a row were refused, or {@link #FAILED_STREAMS_MAX} streams in a
+     * row failed on the way (each bound at least one peer's share per known peer). Called under the lock.
      */
     private FencerException moveOn(Throwable failure, FencerException error) {
         if (Status.fromThrowable(failure).getCode() == Status.Code.UNAVAILABLE) {
-            endpoint = router.onFailure(endpoint, failure);
+            moveTo(router.onFailure(endpoint, failure));
             return null;
         }
         if (Router.isRetryable(failure)) {
-            return null; // cancelled or timed out on the way: the same peer may serve the next stream
+            return failedOnTheWay(error);
         }
         refusedBy.add(endpoint);
         refusedResumes++;
@@ -200,8 +236,35 @@ final class DefaultWatch implements Watch {
                     + "' cannot resume from " + position + ": " + refusedResumes + " resumes in a row were refused"
                     + " (by " + String.join(", ", refusedBy) + "); last refusal: " + error.getMessage(), error);
         }
-        endpoint = router.after(endpoint);
+        moveTo(router.after(endpoint));
         return null;
+    }
+
+    /**
+     * Counts a stream that failed DEADLINE_EXCEEDED or CANCELLED: the same peer may serve the next one, but not
+     * without bound, since a peer behind a proxy that cuts its streams would hold the watch silent for ever.
+     */
+    private FencerException failedOnTheWay(FencerException error) {
+        failedOn.add(endpoint);
+        failedStreams++;
+        if (failedStreams >= Math.max(FAILED_STREAMS_MAX, FAILURES_PER_PEER_MAX * router.endpoints().size())) {
+            return new UnavailableException("watch of '" + InvalidArgumentException.printable(prefix)
+                    + "' cannot resume from " + position + ": " + failedStreams + " streams in a row failed before"
+                    + " any was accepted (on " + String.join(", ", failedOn) + "); last failure: "
+                    + error.getMessage(), error);
+        }
+        if (++failuresOnPeer >= FAILURES_PER_PEER_MAX) {
+            failuresOnPeer = 0; // the next peer's count; with one peer known, this one's again
+            moveTo(router.after(endpoint));
+        }
+        return null;
+    }
+
+    private void moveTo(String next) {
+        if (!next.equals(endpoint)) {
+            failuresOnPeer = 0;
+        }
+        endpoint = next;
     }
 
     /**

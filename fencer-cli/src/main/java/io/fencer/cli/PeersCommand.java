@@ -5,6 +5,7 @@ import io.fencer.client.PeerStatus;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -143,7 +144,10 @@ final class PeersCommand implements Runnable {
         out.flush();
     }
 
-    /** Returns the JSON object of one peer. */
+    /** What the table shows for progress that the leader does not know (a peer it has never heard from). */
+    static final String UNKNOWN = "unknown";
+
+    /** Returns the JSON object of one peer: null for a match index or a last answer the leader does not know. */
     static Json toJson(PeerStatus peer) {
         return Json.object()
                 .add("id", peer.id())
@@ -151,8 +155,8 @@ final class PeersCommand implements Runnable {
                 .add("raftAddress", peer.raftAddress())
                 .add("clientAddress", peer.clientAddress())
                 .add("leader", peer.leader())
-                .add("matchIndex", peer.matchIndex())
-                .add("lastHeardMillis", peer.lastHeardMillis())
+                .add("matchIndex", boxed(peer.matchIndex()))
+                .add("lastHeardMillis", boxed(peer.lastHeardMillis()))
                 .add("live", peer.live());
     }
 
@@ -161,10 +165,16 @@ final class PeersCommand implements Runnable {
         java.util.List<String[]> rows = new ArrayList<>();
         rows.add(new String[] {"ID", "ROLE", "RAFT", "CLIENT", "LEADER", "MATCH", "HEARD", "LIVE"});
         for (PeerStatus peer : peers) {
+            String heard = peer.leader() ? "-" : peer.lastHeardMillis().stream().mapToObj(millis -> millis + " ms")
+                    .findFirst().orElse(UNKNOWN);
             rows.add(new String[] {peer.id(), peer.voter() ? "voter" : "learner", peer.raftAddress(),
-                peer.clientAddress(), peer.leader() ? "yes" : "", Long.toString(peer.matchIndex()),
-                peer.leader() ? "-" : peer.lastHeardMillis() + " ms", peer.live() ? "yes" : "no"});
+                peer.clientAddress(), peer.leader() ? "yes" : "", peer.matchIndex().stream()
+                        .mapToObj(Long::toString).findFirst().orElse(UNKNOWN), heard, peer.live() ? "yes" : "no"});
         }
         return LockStatusCommand.aligned(rows);
+    }
+
+    private static Long boxed(OptionalLong value) {
+        return value.isPresent() ? value.getAsLong() : null;
     }
 }

@@ -198,10 +198,13 @@ public final class MembershipFaults {
         while (System.nanoTime() - deadline < 0) {
             try (FencerClient client = client()) {
                 List<PeerStatus> peers = client.peers().list();
-                long leaderIndex = peers.stream().filter(PeerStatus::leader).mapToLong(PeerStatus::matchIndex)
-                        .findFirst().orElse(Long.MAX_VALUE);
+                long leaderIndex = peers.stream().filter(PeerStatus::leader)
+                        .mapToLong(peer -> peer.matchIndex().orElse(Long.MAX_VALUE)).findFirst()
+                        .orElse(Long.MAX_VALUE);
+                // a learner whose match index the leader does not know yet has not caught up
                 boolean caughtUp = peers.stream().anyMatch(peer -> peer.id().equals(id) && peer.live()
-                        && leaderIndex - peer.matchIndex() <= CATCH_UP_ENTRIES_MAX);
+                        && peer.matchIndex().isPresent()
+                        && leaderIndex - peer.matchIndex().getAsLong() <= CATCH_UP_ENTRIES_MAX);
                 if (caughtUp) {
                     return;
                 }

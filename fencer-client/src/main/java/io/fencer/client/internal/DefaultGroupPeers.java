@@ -17,6 +17,7 @@ import io.fencer.core.UnavailableException;
 import io.grpc.StatusRuntimeException;
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
@@ -122,7 +123,9 @@ final class DefaultGroupPeers implements GroupPeers {
 
     private static PeerStatus peerStatus(PeerInfo peer) {
         return new PeerStatus(peer.getId(), peer.getRaftAddress(), peer.getClientAddress(),
-                peer.getRole() == PeerRole.PEER_ROLE_VOTER, peer.getLeader(), peer.getMatchIndex(),
-                peer.getLastHeardMillis(), peer.getLive());
+                peer.getRole() == PeerRole.PEER_ROLE_VOTER, peer.getLeader(),
+                peer.hasMatchIndex() ? OptionalLong.of(peer.getMatchIndex()) : OptionalLong.empty(),
+                peer.hasLastHeardMillis() ? OptionalLong.of(peer.getLastHeardMillis()) : OptionalLong.empty(),
+                peer.getLive());
     }
 }

@@ -96,15 +96,17 @@ public final class PeersService extends PeersGrpc.PeersImplBase {
                 .setConfigurationIndex(Math.max(0, configuration.configurationIndex()))
                 .setChanging(configuration.changing());
         for (Membership.PeerStatus peer : configuration.peers()) {
-            response.addPeers(PeerInfo.newBuilder()
+            PeerInfo.Builder info = PeerInfo.newBuilder()
                     .setId(peer.id())
                     .setRaftAddress(peer.raftAddress())
                     .setClientAddress(peer.clientAddress())
                     .setRole(peer.voter() ? PeerRole.PEER_ROLE_VOTER : PeerRole.PEER_ROLE_LEARNER)
                     .setLeader(peer.leader())
-                    .setMatchIndex(Math.max(0, peer.matchIndex()))
-                    .setLastHeardMillis(peer.lastHeardMillis())
-                    .setLive(peer.live()));
+                    .setLive(peer.live());
+            // what the leader does not know stays unset, which a client shows as unknown, never as 0
+            peer.matchIndex().ifPresent(info::setMatchIndex);
+            peer.lastHeardMillis().ifPresent(info::setLastHeardMillis);
+            response.addPeers(info);
         }
         return response.build();
     }

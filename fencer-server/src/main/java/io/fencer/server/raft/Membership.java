@@ -11,6 +11,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -71,9 +72,13 @@ public final class Membership {
     /** What a change does. */
     public enum Kind { ADD, PROMOTE, REMOVE }
 
-    /** One peer as the leader sees it. */
+    /**
+     * One peer as the leader sees it. Its match index is empty until it has acknowledged an entry to this leader, and
+     * how long ago it answered is empty until it has answered this leader at all: a peer down since before the
+     * election has neither, and a number there would read as a fact.
+     */
     public record PeerStatus(String id, String raftAddress, String clientAddress, boolean voter, boolean leader,
-            long matchIndex, long lastHeardMillis, boolean live) {}
+            OptionalLong matchIndex, OptionalLong lastHeardMillis, boolean live) {}
 
     /** The configuration as the leader sees it. */
     public record Configuration(List<PeerStatus> peers, long commitIndex, long configurationIndex, boolean changing) {
@@ -237,17 +242,21 @@ public final class Membership {
             throw new MembershipRefusedException(id, "the peer is a voter already");
         }
         if (!peer.live()) {
-            throw new MembershipRefusedException(id, "the leader has not heard from the learner for "
-                    + peer.lastHeardMillis() + " ms (live within " + LIVE_WITHIN.toMillis() + " ms): is it running?");
+            throw new MembershipRefusedException(id, "the leader has not heard from the learner "
+                    + peer.lastHeardMillis().stream().mapToObj(heard -> "for " + heard + " ms").findFirst()
+                            .orElse("since it leads") + " (live within " + LIVE_WITHIN.toMillis()
+                    + " ms): is it running?");
         }
-        if (peer.matchIndex() < seen.configurationIndex()) {
+        long matchIndex = peer.matchIndex().orElse(-1);
+        if (matchIndex < seen.configurationIndex()) {
             // Promoted then, Ratis would count it caught up and start its election timer while its own configuration
             // leaves it out: its first missed heartbeat would make it find itself in no configuration and shut down.
             throw new MembershipRefusedException(id, "the learner does not hold the configuration that adds it yet"
-                    + " (its log reaches index " + peer.matchIndex() + ", the configuration is at index "
+                    + " (" + (matchIndex < 0 ? "it has acknowledged no entry to the leader yet"
+                            : "its log reaches index " + matchIndex) + ", the configuration is at index "
                     + seen.configurationIndex() + "): wait until it caught up");
         }
-        long lag = seen.commitIndex() - peer.matchIndex();
+        long lag = seen.commitIndex() - matchIndex;
         if (lag > PROMOTE_LAG_ENTRIES_MAX) {
             throw new MembershipRefusedException(id, "the learner is " + lag + " entries behind the leader's commit "
                     + "index, more than " + PROMOTE_LAG_ENTRIES_MAX + ": wait until it caught up");
@@ -321,7 +330,7 @@ public final class Membership {
     /**
      * Returns the configuration as this peer sees it, with each peer's progress as Ratis's leader state holds it: a
      * leader that has just removed itself still knows it; on a peer without that state, progress is unknown (every
-     * other peer's match index 0, not live).
+     * other peer's match index and last answer empty, not live).
      */
     Configuration configuration() {
         RaftConfiguration conf = node.division().getRaftConf();
@@ -344,12 +353,16 @@ public final class Membership {
         String clientAddress = node.clientAddress(peer.getId());
         if (self) {
             return new PeerStatus(peer.getId().toString(), peer.getAddress(), clientAddress, voter,
-                    node.isLeader(), node.lastLogIndex(), 0, true);
+                    node.isLeader(), OptionalLong.of(node.lastLogIndex()), OptionalLong.of(0), true);
         }
-        long heard = progress == null ? Long.MAX_VALUE : progress.lastHeardMillis();
-        return new PeerStatus(peer.getId().toString(), peer.getAddress(), clientAddress, voter, false,
-                progress == null ? 0 : progress.matchIndex(), progress == null ? 0 : heard,
-                heard <= LIVE_WITHIN.toMillis());
+        OptionalLong matchIndex = known(progress == null ? FencerMembership.Progress.UNKNOWN : progress.matchIndex());
+        OptionalLong heard = known(progress == null ? FencerMembership.Progress.UNKNOWN : progress.lastHeardMillis());
+        return new PeerStatus(peer.getId().toString(), peer.getAddress(), clientAddress, voter, false, matchIndex,
+                heard, heard.isPresent() && heard.getAsLong() <= LIVE_WITHIN.toMillis());
+    }
+
+    private static OptionalLong known(long value) {
+        return value == FencerMembership.Progress.UNKNOWN ? OptionalLong.empty() : OptionalLong.of(value);
     }
 
     private void checkLeader() {

@@ -18,8 +18,15 @@ import org.apache.ratis.server.leader.LogAppender;
 public final class FencerMembership {
     private FencerMembership() {}
 
-    /** What the leader knows of one follower or listener. */
-    public record Progress(long matchIndex, long lastHeardMillis) {}
+    /**
+     * What the leader knows of one follower or listener: its match index, or {@link #UNKNOWN} until it has
+     * acknowledged an entry; how long ago it last answered, in milliseconds, or {@link #UNKNOWN} until it has answered
+     * this leader at all.
+     */
+    public record Progress(long matchIndex, long lastHeardMillis) {
+        /** What the leader has not learnt yet. */
+        public static final long UNKNOWN = -1;
+    }
 
     /**
      * Returns why a change of the configuration could not start now on {@code division}, or null when it could: the
@@ -109,6 +116,14 @@ public final class FencerMembership {
     }
 
     private static Progress progressOf(FollowerInfo follower) {
-        return new Progress(follower.getMatchIndex(), follower.getLastRpcResponseTime().elapsedTimeMs());
+        // Ratis starts a follower's match index at -1, and its last answer and the send time of its last answered
+        // append at one instant: when the leader began sending to it, less an election timeout (so that it does not
+        // count as live). An answer moves the first to its arrival and the second to its request's sending, which
+        // differ. While they are still that one instant, the elapsed time measures nothing the follower did.
+        boolean answered = follower.getLastRpcResponseTime()
+                .compareTo(follower.getLastRespondedAppendEntriesSendTime()) != 0;
+        long matchIndex = follower.getMatchIndex();
+        return new Progress(matchIndex < 0 ? Progress.UNKNOWN : matchIndex,
+                answered ? follower.getLastRpcResponseTime().elapsedTimeMs() : Progress.UNKNOWN);
     }
 }

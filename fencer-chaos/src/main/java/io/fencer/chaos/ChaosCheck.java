@@ -87,6 +87,7 @@ public final class ChaosCheck {
         try {
             JsonObject run = JsonParser.parseString(Files.readString(runFile, StandardCharsets.UTF_8))
                     .getAsJsonObject();
+            checkFormat(run);
             Workload workload = Workload.valueOf(text(run, "workload").toUpperCase(Locale.ROOT));
             JsonElement permits = run.get("permits");
             JsonElement fencing = run.get("fencing");
@@ -95,6 +96,19 @@ public final class ChaosCheck {
         } catch (JsonParseException | IllegalStateException | IllegalArgumentException
                 | UnsupportedOperationException e) {
             throw new IOException(runFile + " is not a chaos run's settings: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Refuses settings of a version this release does not know, whose members may mean something else; settings
+     * without one were written before summaries had a version, in the shape of version 1.
+     */
+    private static void checkFormat(JsonObject run) {
+        JsonElement format = run.get(ChaosReports.FORMAT_MEMBER);
+        if (format != null && !(format.isJsonPrimitive() && format.getAsJsonPrimitive().isNumber()
+                && format.getAsInt() == ChaosReports.FORMAT)) {
+            throw new IllegalArgumentException("its format is " + format + ", which this release does not know (it"
+                    + " reads format " + ChaosReports.FORMAT + ")");
         }
     }
 

@@ -24,6 +24,14 @@ import java.util.Map;
 final class ChaosReports {
     /** How many violations the printed verdict lists; the report and the history hold them all. */
     private static final int VIOLATIONS_PRINTED = 10;
+    /** The member that carries {@link #FORMAT}, first in the summary, as in {@code fencer}'s {@code --json}. */
+    static final String FORMAT_MEMBER = "format";
+    /**
+     * The version of the summary's shape ({@code --summary} and {@code run.json}): members may be added within a
+     * version; one that changes meaning or goes raises it, and {@code fencer chaos check} refuses a version it does
+     * not know.
+     */
+    static final int FORMAT = 1;
     /** The summary's layout inside a line: {@code {"a": 1, "b": 2}}. */
     private static final FormattingStyle ONE_LINE = FormattingStyle.COMPACT.withSpaceAfterSeparators(true);
 
@@ -66,14 +74,16 @@ final class ChaosReports {
     }
 
     /**
-     * Returns the summary: settings, verdict, violations per check, counts and the fault schedule. One member per
-     * line, the checks, the counts and each fault on a line of their own (as {@code docs/chaos-summary.json} shows).
+     * Returns the summary: its version, settings, verdict, violations per check, counts and the fault schedule. One
+     * member per line, the checks, the counts and each fault on a line of their own (as {@code docs/chaos-summary.json}
+     * shows). The one writer of both {@code run.json} and the {@code --summary} file.
      */
     static String summaryJson(ChaosOptions options, List<Fault> schedule, CheckResult result, Path historyFile) {
         StringWriter text = new StringWriter(1024);
         try (JsonWriter json = new JsonWriter(text)) {
             json.setFormattingStyle(FormattingStyle.PRETTY);
             json.beginObject();
+            json.name(FORMAT_MEMBER).value(FORMAT);
             json.name("seed").value(options.seed());
             json.name("fencing").value(options.fencing());
             json.name("workload").value(options.workload().name().toLowerCase(Locale.ROOT));

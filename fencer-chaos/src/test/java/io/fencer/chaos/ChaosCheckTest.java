@@ -95,6 +95,16 @@ class ChaosCheckTest {
                 .hasMessageContaining(ChaosCheck.RUN_FILE).hasMessageContaining("QUEUE");
     }
 
+    @Test
+    void check_runFileOfAnotherFormat_failsNamingTheFileAndTheFormat(@TempDir Path dir) throws IOException {
+        Files.copy(fixture("counter-fenced").resolve(ChaosCheck.HISTORY_FILE), dir.resolve(ChaosCheck.HISTORY_FILE));
+        Files.writeString(dir.resolve(ChaosCheck.RUN_FILE), "{\"format\": 2, \"workload\": \"counter\"}");
+
+        assertThatThrownBy(() -> ChaosCheck.check(dir, null, out)).isInstanceOf(IOException.class)
+                .hasMessageContaining(ChaosCheck.RUN_FILE).hasMessageContaining("format is 2")
+                .hasMessageContaining("reads format 1");
+    }
+
     private static Path fixture(String name) {
         try {
             return Path.of(ChaosCheckTest.class.getResource("histories/" + name).toURI());

@@ -8,6 +8,8 @@ import io.fencer.chaos.check.CheckResult;
 import io.fencer.chaos.check.Violation;
 import io.fencer.chaos.fault.Fault;
 import io.fencer.chaos.workload.Workload;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -15,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The summary JSON of a chaos run ({@code --summary}), laid out as {@code docs/chaos-summary.json} shows. */
 class ChaosReportsTest {
@@ -36,6 +39,7 @@ class ChaosReportsTest {
         String json = ChaosReports.summaryJson(options(Long.MAX_VALUE), schedule, result, HARD_HISTORY);
 
         assertThat(json).isEqualTo("{\n"
+                + "  \"format\": 1,\n"
                 + "  \"seed\": 9223372036854775807,\n"
                 + "  \"fencing\": true,\n"
                 + "  \"workload\": \"counter\",\n"
@@ -64,7 +68,7 @@ class ChaosReportsTest {
 
         String json = ChaosReports.summaryJson(options(-3), List.of(), result, HARD_HISTORY);
 
-        assertThat(json).startsWith("{\n  \"seed\": -3,\n").contains(",\n  \"valid\": true,\n  \"violations\": 0,\n"
+        assertThat(json).startsWith("{\n  \"format\": 1,\n  \"seed\": -3,\n").contains(",\n  \"valid\": true,\n  \"violations\": 0,\n"
                 + "  \"checks\": {},\n  \"counts\": {},\n  \"faults\": [],\n  \"history\": ").endsWith("\"\n}\n");
     }
 
@@ -80,6 +84,25 @@ class ChaosReportsTest {
         assertThat(json).contains("  \"workload\": \"semaphore\",\n  \"workers\": 3,\n  \"permits\": 2,\n");
         assertThat(ChaosReports.facts(semaphore, List.of())).contains("3 workers, semaphore of 2 permits, 8 s");
         assertThat(summaryJsonOfCounter()).doesNotContain("permits");
+    }
+
+    @Test
+    void write_summaryFileAndRunFile_parseAndCarryTheFormatVersionFirst(@TempDir Path dir) throws IOException {
+        Path summary = dir.resolve("summary.json");
+        ChaosOptions options = new ChaosOptions(5, Workload.COUNTER, Duration.ofMinutes(5), 7,
+                Set.of(Fault.Kind.PAUSE), 3, Duration.ofMillis(100), Duration.ofSeconds(2), Duration.ofSeconds(5),
+                true, dir, null, null, summary);
+        CheckResult result = new CheckResult(Workload.COUNTER, Map.of(), List.of(), Map.of("grants", 3L));
+        Path history = dir.resolve(ChaosCheck.HISTORY_FILE);
+
+        ChaosReports.write(options, List.of(), List.of(), result, history);
+
+        for (Path file : List.of(summary, dir.resolve(ChaosCheck.RUN_FILE))) {
+            JsonObject read = JsonParser.parseString(Files.readString(file)).getAsJsonObject();
+            assertThat(read.keySet().iterator().next()).as(file.toString()).isEqualTo("format");
+            assertThat(read.get("format").getAsInt()).as(file.toString()).isEqualTo(1);
+            assertThat(read.get("seed").getAsLong()).as(file.toString()).isEqualTo(7);
+        }
     }
 
     private static String summaryJsonOfCounter() {

@@ -62,11 +62,25 @@ public final class ComparisonTable {
                 if (runs.size() == FILES_MAX) {
                     throw new IOException(directory + " holds more than " + FILES_MAX + " result files");
                 }
-                runs.add(run(Integer.parseInt(name.group(1)), name.group(2), name.group(3),
-                        Files.readString(file, StandardCharsets.UTF_8)));
+                String json = Files.readString(file, StandardCharsets.UTF_8);
+                checkFormat(file, json);
+                runs.add(run(Integer.parseInt(name.group(1)), name.group(2), name.group(3), json));
             }
         }
         return runs;
+    }
+
+    /**
+     * Refuses a summary of another version than {@link Summary#FORMAT}, whose members may mean something else. One
+     * without a version was written before summaries had one, in the shape of version 1.
+     */
+    static void checkFormat(Path file, String json) throws IOException {
+        JsonElement format = JsonParser.parseString(json.strip()).getAsJsonObject().get(Summary.FORMAT_MEMBER);
+        if (format != null && !(format.isJsonPrimitive() && format.getAsJsonPrimitive().isNumber()
+                && format.getAsInt() == Summary.FORMAT)) {
+            throw new IOException(file + " is a summary of format " + format + ", which this table does not know"
+                    + " (it reads format " + Summary.FORMAT + ")");
+        }
     }
 
     /** Returns the run that the summary {@code json} describes. */

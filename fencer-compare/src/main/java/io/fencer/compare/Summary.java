@@ -8,10 +8,20 @@ import com.google.gson.JsonPrimitive;
 import java.math.BigDecimal;
 import java.util.Locale;
 
-/** The summary of a run: the text and the JSON of {@code fencer bench store}, field for field. */
+/**
+ * The summary of a run: the text and the JSON of {@code fencer bench store}, field for field, the version of the
+ * shape first ({@code "format": 1}, as every {@code --json} output of {@code fencer} starts; docs/cli.md).
+ */
 final class Summary {
     /** Compact JSON on one line; nulls kept, so the shape never depends on the values. */
     private static final Gson GSON = new GsonBuilder().disableHtmlEscaping().serializeNulls().create();
+    /** The member that carries {@link #FORMAT}, the name {@code fencer}'s JSON gives it. */
+    static final String FORMAT_MEMBER = "format";
+    /**
+     * The version of the summary's shape: that of {@code fencer bench store --json}, whose members it has, so that a
+     * reader of the two (the comparison's table) checks one version.
+     */
+    static final int FORMAT = 1;
 
     private Summary() {}
 
@@ -24,6 +34,7 @@ final class Summary {
         latency.add("p999", number(result.writeMillisP999()));
         latency.add("max", number(result.writeMillisMax()));
         JsonObject json = new JsonObject();
+        json.addProperty(FORMAT_MEMBER, FORMAT);
         json.addProperty("writers", settings.writers());
         json.addProperty("scopes", settings.scopes());
         json.addProperty("valueBytes", settings.valueBytes());

@@ -1,6 +1,7 @@
 package io.fencer.compare;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -49,6 +50,17 @@ class ComparisonTableTest {
         assertThat(run.writesPerSecond()).isEqualTo(812.5);
         assertThat(run.p99Millis()).isNaN();
         assertThat(run.errors()).isEqualTo(1);
+    }
+
+    @Test
+    void read_summaryOfAnotherFormat_isRefusedNamingTheFileAndTheFormat(@TempDir Path directory) throws IOException {
+        Path file = directory.resolve("1-own-fencer3.json");
+        Files.writeString(file, "{\"format\":2,\"writers\":64,\"writesPerSecond\":812.5,"
+                + "\"writeLatencyMillis\":{\"p50\":70.1,\"p99\":80.0},\"staleRefusals\":0,\"errors\":0}\n");
+
+        assertThatThrownBy(() -> ComparisonTable.read(directory)).isInstanceOf(IOException.class)
+                .hasMessageContaining(file.toString()).hasMessageContaining("format 2")
+                .hasMessageContaining("reads format 1");
     }
 
     private static ComparisonTable.Run run(int round, String system, double rate, double p50) {

@@ -37,6 +37,17 @@ class SummaryTest {
     }
 
     @Test
+    void json_result_startsWithTheFormatVersionOfFencersJson() throws IOException {
+        EtcdFencedWrites.Result result = new EtcdFencedWrites.Result(SETTINGS, 4_000, 0, null, 0, null,
+                1.25, 9.5, 20.0, 31.0);
+
+        JsonObject json = JsonParser.parseString(Summary.json(result)).getAsJsonObject();
+
+        assertThat(json.keySet().iterator().next()).as(json.toString()).isEqualTo("format");
+        assertThat(json.get("format").getAsInt()).isEqualTo(fencerJsonFormat());
+    }
+
+    @Test
     void json_noWrites_writesNullLatencies() {
         EtcdFencedWrites.Result result = new EtcdFencedWrites.Result(SETTINGS, 0, 3, "scope s: token 5 refused", 0,
                 null, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
@@ -60,13 +71,24 @@ class SummaryTest {
         return names;
     }
 
-    /** The names {@code fencer bench store --json} writes, read from its source so that the two cannot drift. */
+    /** The version every {@code --json} output of {@code fencer} starts with, read from the source of its writer. */
+    private static int fencerJsonFormat() throws IOException {
+        Path source = Path.of("..", "fencer-cli", "src", "main", "java", "io", "fencer", "cli", "Json.java");
+        Matcher format = Pattern.compile("static final int FORMAT = (\\d+);").matcher(Files.readString(source));
+        assertThat(format.find()).as("the version in " + source).isTrue();
+        return Integer.parseInt(format.group(1));
+    }
+
+    /**
+     * The names {@code fencer bench store --json} writes, read from its source so that the two cannot drift: the
+     * version first, which its writer puts before every top-level object's members.
+     */
     private static List<String> fencerBenchStoreNames() throws IOException {
         Path source = Path.of("..", "fencer-cli", "src", "main", "java", "io", "fencer", "cli",
                 "BenchStoreCommand.java");
         String text = Files.readString(source);
         String toJson = text.substring(text.indexOf("static Json toJson("));
-        List<String> names = new ArrayList<>();
+        List<String> names = new ArrayList<>(List.of("format"));
         Matcher add = Pattern.compile("\\.add\\(\"(\\w+)\"").matcher(toJson);
         while (add.find()) {
             names.add(add.group(1));

@@ -3,6 +3,7 @@ package io.fencer.cli;
 import io.fencer.cli.exec.StopSignals;
 import io.fencer.client.LockTimeoutException;
 import io.fencer.core.FencerException;
+import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.PermissionDeniedException;
 import io.fencer.core.StaleTokenException;
 import java.io.IOException;
@@ -28,6 +29,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
@@ -67,6 +69,11 @@ public final class Main implements Runnable {
             "io.grpc.netty.shaded.io.netty.leakDetection.level", "disabled",
             "io.grpc.netty.shaded.io.netty.recycler.maxCapacityPerThread", "0",
             "io.grpc.netty.shaded.io.netty.jfr.enabled", "false");
+    /**
+     * The options whose value a server checks again against a range of its own, by the field its refusal names: the
+     * server may be set narrower than the command's range.
+     */
+    private static final Map<String, String> OPTIONS_BY_FIELD = Map.of("ttl_millis", "--ttl");
     /** The deepest cause chain {@link #hint} looks through; gRPC wraps a transport's error a few levels down. */
     private static final int CAUSE_DEPTH_MAX = 8;
     private static final String JUL_FORMAT_PROPERTY = "java.util.logging.SimpleFormatter.format";
@@ -209,6 +216,12 @@ public final class Main implements Runnable {
 
     private static int handleExecutionException(Exception exception, CommandLine commandLine, ParseResult parsed) {
         PrintWriter err = commandLine.getErr();
+        String refusedOption = refusedOption(exception, commandLine);
+        if (refusedOption != null) {
+            err.println("fencer: " + refusedOption);
+            err.flush();
+            return EXIT_USAGE;
+        }
         err.println("fencer: " + message(exception) + hint(exception));
         if (root(commandLine).verbose) {
             exception.printStackTrace(err);
@@ -224,6 +237,27 @@ public final class Main implements Runnable {
             return EXIT_PERMISSION_DENIED;
         }
         return EXIT_ERROR;
+    }
+
+    /**
+     * Returns the sentence of a server's refusal of an option's value, or null when {@code exception} is none: a
+     * value within the command's own range that the server's narrower one refuses (a {@code --ttl} longer than its
+     * longest session ttl). Like a value the command refuses itself, it is the user's to change: a usage error
+     * naming the option and the value as given, with the server's own sentence, which names its range.
+     */
+    static String refusedOption(Exception exception, CommandLine commandLine) {
+        if (!(exception instanceof InvalidArgumentException invalid)) {
+            return null;
+        }
+        String name = invalid.field() == null ? null : OPTIONS_BY_FIELD.get(invalid.field());
+        OptionSpec option = name == null ? null : commandLine.getCommandSpec().findOption(name);
+        if (option == null) {
+            return null;
+        }
+        List<String> given = option.originalStringValues();
+        String value = given.isEmpty() ? option.defaultValue() : given.get(given.size() - 1);
+        return name + " " + value + " is refused by the server: " + invalid.getMessage() + " (the server's range); "
+                + "give a " + name + " within it";
     }
 
     /** Returns the sentence to show for {@code exception}: catalogue errors carry their own; others get their type. */

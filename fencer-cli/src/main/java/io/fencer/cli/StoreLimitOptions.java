@@ -17,18 +17,33 @@ final class StoreLimitOptions {
                     + "(default: a quarter of the JVM's heap, -Xmx, at least 4 MiB and at most 1 GiB).")
     Long unitBytesBufferedMax;
 
+    @Option(names = "--request-bytes-queued-max", paramLabel = "BYTES",
+            description = "Most bytes of requests the store's workers may hold at once, waiting for a worker or being "
+                    + "served, over all callers (each counts its encoded size; a request alone is always taken); a "
+                    + "call past it is refused (default: an eighth of the JVM's heap, -Xmx, at least 16 MiB and at "
+                    + "most 512 MiB).")
+    Long requestBytesQueuedMax;
+
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;
 
     /** Returns {@code defaults} with the limits these options set; an option out of range is a usage error. */
     StoreOptions apply(StoreOptions defaults) {
-        if (unitBytesBufferedMax == null) {
-            return defaults;
+        StoreOptions options = defaults;
+        if (unitBytesBufferedMax != null) {
+            options = options.withUnitBytesBufferedMax(atLeastOne("--unit-bytes-buffered-max", unitBytesBufferedMax));
         }
-        if (unitBytesBufferedMax < 1) {
-            throw new ParameterException(command.commandLine(), "--unit-bytes-buffered-max " + unitBytesBufferedMax
-                    + " must be at least 1 byte");
+        if (requestBytesQueuedMax != null) {
+            options = options.withRequestBytesQueuedMax(atLeastOne("--request-bytes-queued-max",
+                    requestBytesQueuedMax));
         }
-        return defaults.withUnitBytesBufferedMax(unitBytesBufferedMax);
+        return options;
+    }
+
+    private long atLeastOne(String option, long bytes) {
+        if (bytes < 1) {
+            throw new ParameterException(command.commandLine(), option + " " + bytes + " must be at least 1 byte");
+        }
+        return bytes;
     }
 }

@@ -9,7 +9,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-/** {@code --unit-bytes-buffered-max} of {@code fencer server} and {@code fencer store-server} reaches the store. */
+/**
+ * {@code --unit-bytes-buffered-max} and {@code --request-bytes-queued-max} of {@code fencer server} and
+ * {@code fencer store-server} reach the store.
+ */
 class StoreLimitOptionsTest {
     @TempDir
     Path directory;
@@ -37,6 +40,31 @@ class StoreLimitOptionsTest {
         assertThatThrownBy(() -> server("--unit-bytes-buffered-max", "-5"))
                 .isInstanceOf(CommandLine.ParameterException.class)
                 .hasMessageContaining("--unit-bytes-buffered-max -5");
+    }
+
+    @Test
+    void requestBytesQueuedMax_given_arrivesInBothServersStoreOptions() {
+        assertThat(server("--request-bytes-queued-max", "8388608").requestBytesQueuedMax()).isEqualTo(8_388_608);
+        assertThat(storeServer("--request-bytes-queued-max", "8388608").requestBytesQueuedMax()).isEqualTo(8_388_608);
+    }
+
+    @Test
+    void requestBytesQueuedMax_notGiven_isAnEighthOfTheHeapWithinItsBounds() {
+        long expected = Math.max(StoreOptions.REQUEST_BYTES_QUEUED_MAX_FLOOR, Math.min(Runtime.getRuntime().maxMemory()
+                / 8, StoreOptions.REQUEST_BYTES_QUEUED_MAX_CAP));
+
+        assertThat(server().requestBytesQueuedMax()).isEqualTo(expected);
+        assertThat(storeServer().requestBytesQueuedMax()).isEqualTo(expected);
+    }
+
+    @Test
+    void requestBytesQueuedMax_belowOne_isAUsageErrorNamingIt() {
+        assertThatThrownBy(() -> storeServer("--request-bytes-queued-max", "0"))
+                .isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessageContaining("--request-bytes-queued-max 0").hasMessageContaining("at least 1 byte");
+        assertThatThrownBy(() -> server("--request-bytes-queued-max", "-5"))
+                .isInstanceOf(CommandLine.ParameterException.class)
+                .hasMessageContaining("--request-bytes-queued-max -5");
     }
 
     private StoreOptions server(String... options) {

@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Writes take no worker: they are queued with the engine's committer thread on the transport's thread and
  * answered by it (see {@link StoreEngine#writeAsync}). The other calls block on RocksDB, a unit commit on its own
- * fsync, so they run on {@value #WORKERS} workers; at most {@value #WORK_QUEUE_MAX} calls wait for a worker, beyond
- * which calls are RESOURCE_EXHAUSTED.
+ * fsync, so they run on {@value #WORKERS} workers; at most {@value #WORK_QUEUE_MAX} calls wait for a worker, and
+ * their requests and those being served hold at most {@code requestBytesQueuedMax} bytes ({@link RequestBytes}),
+ * beyond which calls are RESOURCE_EXHAUSTED.
  */
 public final class StoreRole implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StoreRole.class);
@@ -133,6 +134,11 @@ public final class StoreRole implements AutoCloseable {
 
     StoreService storeService() {
         return service;
+    }
+
+    /** Returns the number of calls waiting for a worker (for tests). */
+    int callsWaiting() {
+        return workers.getQueue().size();
     }
 
     /** Returns the flow-control counters of the {@code Store.Pipeline} streams. */

@@ -1,6 +1,7 @@
 package io.fencer.server.store;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.MessageLite;
 import io.fencer.api.v1.AbortUnitRequest;
 import io.fencer.api.v1.AbortUnitResponse;
 import io.fencer.api.v1.BeginUnitRequest;
@@ -109,6 +110,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     private final Map<String, TrackedUnit> units = new ConcurrentHashMap<>();
     private final UnitQuota unitQuota;
     private final UnitBytes unitBytes;
+    private final RequestBytes requestBytes;
     private final Set<PipelineStream<?, ?>> pipelineStreams = ConcurrentHashMap.newKeySet();
     private final StreamFlow pipelineFlow = new StreamFlow("store.pipeline");
     private final InFlightLimit backups = new InFlightLimit("storeBackupsInFlightMax", BACKUPS_IN_FLIGHT_MAX,
@@ -139,6 +141,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         int unitsShare = UnitQuota.defaultQuota(calls.engine().options().unitsOpenMax());
         this.unitQuota = new UnitQuota(identity -> authorizer.quota(identity, Quota.UNITS).orElse(unitsShare));
         this.unitBytes = new UnitBytes(calls.engine().options().unitBytesBufferedMax());
+        this.requestBytes = new RequestBytes(calls.engine().options().requestBytesQueuedMax());
     }
 
     /**
@@ -213,7 +216,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
      */
     @Override
     public void importScopes(ImportScopesRequest request, StreamObserver<ImportScopesResponse> out) {
-        serve(out, () -> {
+        serve(request, out, () -> {
             authorizer.checkPrefix(Permission.ADMIN, "");
             List<ImportedScope> scopes = checkImport(request);
             disk.check(true);
@@ -263,7 +266,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
 
     @Override
     public void get(GetRequest request, StreamObserver<GetResponse> out) {
-        serve(out, () -> {
+        serve(request, out, () -> {
             String sequencer = request.getSequencer().isEmpty() ? null : request.getSequencer();
             authorize(Permission.READ, request.getScope());
             ReadResult read = calls.get(request.getScope(), request.getKey().toByteArray(), sequencer);
@@ -278,7 +281,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
 
     @Override
     public void fence(FenceRequest request, StreamObserver<io.fencer.api.v1.ScopeInfo> out) {
-        serve(out, () -> {
+        serve(request, out, () -> {
             authorize(Permission.READ, request.getScope());
             return StoreWire.scopeInfo(calls.scope(request.getScope()));
         });
@@ -290,7 +293,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
      */
     @Override
     public void createScope(CreateScopeRequest request, StreamObserver<io.fencer.api.v1.ScopeInfo> out) {
-        serve(out, () -> {
+        serve(request, out, () -> {
             String lock = request.getLock().isEmpty() ? request.getScope() : request.getLock();
             authorize(Permission.ADMIN, request.getScope());
             LockNames.check("lock", lock);
@@ -303,7 +306,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
 
     @Override
     public void beginUnit(BeginUnitRequest request, StreamObserver<BeginUnitResponse> out) {
-        serve(out, () -> {
+        serve(request, out, () -> {
             long timeoutMillis = request.getTimeoutMillis();
             if (timeoutMillis < 1 || timeoutMillis > UNIT_TIMEOUT_MILLIS_MAX) {
                 throw new InvalidArgumentException("timeout_millis", Long.toUnsignedString(timeoutMillis),
@@ -328,7 +331,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
      */
     @Override
     public void unitWrite(UnitWriteRequest request, StreamObserver<UnitWriteResponse> out) {
-        serve(out, () -> {
+        serve(request, out, () -> {
             List<Op> ops = StoreWire.ops(request.getOpsList(), calls.engine().options().opsPerWriteMax());
             TrackedUnit tracked = ownUnit(request.getUnitId());
             long bytes = 0;
@@ -379,7 +382,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
 
     @Override
     public void commitUnit(CommitUnitRequest request, StreamObserver<WriteResponse> out) {
-        serve(out, () -> {
+        serve(request, out, () -> {
             TrackedUnit tracked = ownUnit(request.getUnitId());
             if (tracked.unit().state() == Unit.State.OPEN) {
                 // the commit writes its ops: refused at the reserve as a write is, before RocksDB fails for space;
@@ -397,7 +400,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
     /** Aborts a unit; without an ACL, aborting an unknown unit is no error (under one it is, see {@link #ownUnit}). */
     @Override
     public void abortUnit(AbortUnitRequest request, StreamObserver<AbortUnitResponse> out) {
-        serve(out, () -> {
+        serve(request, out, () -> {
             TrackedUnit tracked = authorizer.enforcing() ? ownUnit(request.getUnitId())
                     : units.get(checkUnitId(request.getUnitId()));
             boolean aborted = false;
@@ -515,28 +518,51 @@ final class StoreService extends StoreGrpc.StoreImplBase {
 
     /**
      * Runs {@code call} on a worker, in the call's gRPC context (which names the caller), and answers with its
-     * outcome; a full work queue is RESOURCE_EXHAUSTED.
+     * outcome; {@code request} is counted against {@link #requestBytes} until the call has run. A full work queue,
+     * or requests past {@code requestBytesQueuedMax}, is RESOURCE_EXHAUSTED, the call not run.
      */
-    private <T> void serve(StreamObserver<T> out, Supplier<T> call) {
+    private <T> void serve(MessageLite request, StreamObserver<T> out, Supplier<T> call) {
         ServerCallStreamObserver<T> observer = (ServerCallStreamObserver<T>) out;
+        int bytes = request.getSerializedSize(); // memoized by the parsed message: no second encoding
+        try {
+            requestBytes.take(bytes);
+        } catch (LimitExceededException e) {
+            Replies.send(observer, null, e);
+            return;
+        }
         try {
             workers.execute(Context.current().wrap(() -> {
-                if (observer.isCancelled()) {
-                    return; // the client gave up before the call ran: do not apply it
-                }
-                T response;
                 try {
-                    response = call.get();
-                } catch (RuntimeException e) {
-                    Replies.send(observer, null, e);
-                    return;
+                    run(observer, call);
+                } finally {
+                    requestBytes.give(bytes); // the request is let go with its call
                 }
-                Replies.send(observer, response, null);
             }));
         } catch (RejectedExecutionException e) {
+            requestBytes.give(bytes);
             Replies.send(observer, null, new LimitExceededException("storeQueueMax", workQueueMax,
                     "the store has " + workQueueMax + " calls waiting for a worker, the most allowed; retry later"));
         }
+    }
+
+    /** Runs {@code call} on this worker and answers with its outcome, unless the client gave up meanwhile. */
+    private static <T> void run(ServerCallStreamObserver<T> observer, Supplier<T> call) {
+        if (observer.isCancelled()) {
+            return; // the client gave up before the call ran: do not apply it
+        }
+        T response;
+        try {
+            response = call.get();
+        } catch (RuntimeException e) {
+            Replies.send(observer, null, e);
+            return;
+        }
+        Replies.send(observer, response, null);
+    }
+
+    /** Returns the bytes of requests the workers hold now, waiting or being served (for tests). */
+    long requestBytesHeld() {
+        return requestBytes.held();
     }
 
     /** Returns how many units this service tracks, open or ended (for tests). */

@@ -120,6 +120,26 @@ class StoreUnitBytesTest {
         assertThat(expired.getLimit()).isEqualTo("unitTimeout");
     }
 
+    /**
+     * A unit past its deadline can never commit: its bytes are free for another unit's write at once, not only after
+     * the store's next sweep (up to a second later), which this test does not wait for.
+     */
+    @Test
+    void unitWrite_rightAfterAnotherUnitsDeadline_getsItsBytesBackWithoutTheSweep() {
+        String expiring = begin("alice", "jobs/a", 1_000);
+        write("alice", expiring, "k1");
+        write("alice", expiring, "k2");
+        String other = begin("bob", "jobs/b", 30_000);
+        assertRefusedForTheBound(failure(() -> write("bob", other, "k")));
+
+        ticker.advance(Duration.ofSeconds(2)); // past the first unit's deadline; no call of its own sees it
+
+        assertThat(write("bob", other, "k")).isEqualTo(1);
+        ErrorDetail expired = failure(() -> store("alice").commitUnit(CommitUnitRequest.newBuilder()
+                .setUnitId(expiring).build()));
+        assertThat(expired.getLimit()).isEqualTo("unitTimeout");
+    }
+
     @Test
     void unitWrite_manyIdentitiesTogether_cannotPassTheBound() {
         String alices = begin("alice", "jobs/a", 30_000);

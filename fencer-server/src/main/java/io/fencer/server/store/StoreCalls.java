@@ -43,6 +43,14 @@ interface StoreCalls {
     StoreEngine engine();
 
     /**
+     * Ends the units past their deadline now, as the store's periodic sweep does, for a caller that needs their bytes
+     * back before it. A replicated store's units end as their state is read ({@link ReplicatedUnit}), and its replica
+     * ends none but in its apply, so by default this does nothing.
+     */
+    default void expireUnits() {
+    }
+
+    /**
      * Returns {@code calls} with {@code check} run before each call (it throws to refuse the call); {@link #engine}
      * stays unguarded, so that a backup of the data can still be taken.
      */
@@ -93,6 +101,11 @@ interface StoreCalls {
             public StoreEngine engine() {
                 return calls.engine();
             }
+
+            @Override
+            public void expireUnits() {
+                calls.expireUnits(); // housekeeping of units already begun, not a call to refuse
+            }
         };
     }
 
@@ -133,6 +146,11 @@ interface StoreCalls {
             @Override
             public StoreEngine engine() {
                 return engine;
+            }
+
+            @Override
+            public void expireUnits() {
+                engine.expireUnits(); // a unit's state stays OPEN past its deadline until the engine ends it
             }
         };
     }

@@ -372,9 +372,12 @@ final class StoreService extends StoreGrpc.StoreImplBase {
 
     /**
      * Gives back the bytes of every unit that has ended (preempted by a higher token, expired, or lost with its
-     * leader) without a call of its own since; a replicated unit past its deadline ends as its state is read.
+     * leader) without a call of its own since. Units past their deadline are ended first: a single node's engine would
+     * report them open until its sweep, up to a second on, and refuse a write for bytes no commit can use; a
+     * replicated unit past its deadline ends as its state is read.
      */
     private void releaseEndedUnits() {
+        calls.expireUnits();
         for (TrackedUnit tracked : units.values()) {
             releaseIfEnded(tracked);
         }

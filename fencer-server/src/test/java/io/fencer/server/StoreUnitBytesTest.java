@@ -23,6 +23,10 @@ import io.fencer.store.StoreOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -141,6 +145,17 @@ class StoreUnitBytesTest {
     }
 
     @Test
+    void metrics_unitsBuffering_showTheirBytesUntilTheyEnd() throws Exception {
+        assertThat(metrics()).contains("fencer_store_units_buffered_bytes 0.0");
+        String unit = fillTheBound();
+        long held = 2 * (2 + VALUE_BYTES + 80L); // two ops of a 2-byte key, a value and the overhead of each
+
+        assertThat(metrics()).contains("fencer_store_units_buffered_bytes " + held + ".0");
+        store("alice").commitUnit(CommitUnitRequest.newBuilder().setUnitId(unit).build());
+        assertThat(metrics()).contains("fencer_store_units_buffered_bytes 0.0");
+    }
+
+    @Test
     void unitWrite_manyIdentitiesTogether_cannotPassTheBound() {
         String alices = begin("alice", "jobs/a", 30_000);
         String bobs = begin("bob", "jobs/b", 30_000);
@@ -194,6 +209,13 @@ class StoreUnitBytesTest {
     private boolean found(String scope, String key) {
         return store("alice").get(GetRequest.newBuilder().setScope(scope).setKey(ByteString.copyFromUtf8(key))
                 .build()).getFound();
+    }
+
+    /** Returns the admin port's /metrics. */
+    private String metrics() throws Exception {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.adminPort() + "/metrics"))
+                .timeout(WAIT_MAX).build();
+        return HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString()).body();
     }
 
     private StoreGrpc.StoreBlockingStub store(String identity) {

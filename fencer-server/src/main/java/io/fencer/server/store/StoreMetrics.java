@@ -10,6 +10,7 @@ import io.fencer.core.Ticker;
 import io.fencer.server.net.RefusalLog;
 import io.fencer.store.WriteResult;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -27,6 +28,9 @@ import org.slf4j.LoggerFactory;
  * {@code fencer_store_refusals_total} by {@code scope} and {@code reason} (the error catalogue's reason in lower case:
  * {@code stale_token}, {@code scope_mismatch}, {@code mode_mismatch}, {@code bad_token_signature},
  * {@code permission_denied}, {@code invalid_argument} ...; {@code internal} for an error outside the catalogue).
+ * Two gauges show what the store holds in the heap against its bounds: {@code fencer_store_units_buffered_bytes}, the
+ * bytes the open units buffer ({@code unitBytesBufferedMax}), and {@code fencer_store_requests_queued_bytes}, the bytes
+ * of the requests the workers hold ({@code requestBytesQueuedMax}).
  *
  * <p>The scope tag is bounded: the first {@link #SCOPES_TAGGED_MAX} scopes refused keep their own series, later ones
  * are counted as {@value #OTHER_SCOPES}, and a name that is not a valid scope (refused for that very reason) as
@@ -79,6 +83,15 @@ final class StoreMetrics {
         writeTimer = Timer.builder("fencer.store.write").description("Writes and unit commits, fsync included")
                 .publishPercentileHistogram()
                 .register(registry);
+    }
+
+    /** Registers the gauges of the bytes the open units buffer and the requests the workers hold (see the class doc). */
+    void gaugeHeldBytes(UnitBytes units, RequestBytes requests) {
+        Gauge.builder("fencer.store.units.buffered", units, UnitBytes::held).baseUnit("bytes")
+                .description("Bytes the store's open units buffer, bounded by unitBytesBufferedMax").register(registry);
+        Gauge.builder("fencer.store.requests.queued", requests, RequestBytes::held).baseUnit("bytes")
+                .description("Bytes of the requests the store's workers hold, waiting or being served, bounded by"
+                        + " requestBytesQueuedMax").register(registry);
     }
 
     private static Counter outcome(MeterRegistry registry, String outcome) {

@@ -142,6 +142,7 @@ final class StoreService extends StoreGrpc.StoreImplBase {
         this.unitQuota = new UnitQuota(identity -> authorizer.quota(identity, Quota.UNITS).orElse(unitsShare));
         this.unitBytes = new UnitBytes(calls.engine().options().unitBytesBufferedMax());
         this.requestBytes = new RequestBytes(calls.engine().options().requestBytesQueuedMax());
+        metrics.gaugeHeldBytes(unitBytes, requestBytes);
     }
 
     /**

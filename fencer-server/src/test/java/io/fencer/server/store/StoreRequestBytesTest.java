@@ -59,6 +59,7 @@ class StoreRequestBytesTest {
     private final AtomicBoolean holding = new AtomicBoolean();
     private final CountDownLatch release = new CountDownLatch(1);
     private final AtomicInteger held = new AtomicInteger();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private StoreRole role;
     private Server server;
     private ManagedChannel channel;
@@ -66,7 +67,7 @@ class StoreRequestBytesTest {
     @BeforeEach
     void start() throws Exception {
         role = StoreRole.open(dataDir, StoreOptions.defaults().withTicker(new ManualTicker())
-                .withRequestBytesQueuedMax(BOUND_BYTES), new SimpleMeterRegistry(), Authorizer.allowingEveryone(),
+                .withRequestBytesQueuedMax(BOUND_BYTES), registry, Authorizer.allowingEveryone(),
                 null, RefusalListener.NONE, Duration.ofMinutes(1), this::holdWhileAsked);
         String name = InProcessServerBuilder.generateName();
         server = InProcessServerBuilder.forName(name).addService(role.service()).build().start();
@@ -131,6 +132,26 @@ class StoreRequestBytesTest {
         // a call's bytes come back just after its answer is sent
         await().atMost(WAIT_MAX).untilAsserted(() -> assertThat(role.storeService().requestBytesHeld())
                 .as("every request's bytes came back").isZero());
+    }
+
+    @Test
+    void metrics_requestsHeldByTheWorkers_showTheirBytesUntilServed() {
+        String unit = begin();
+        holdEveryWorker();
+        UnitWriteRequest request = write(unit, "k", VALUE_BYTES);
+        CompletableFuture<UnitWriteResponse> outcome = send(request);
+        await().atMost(WAIT_MAX).until(() -> role.callsWaiting() == 1);
+
+        assertThat(requestBytesGauge()).as("the Gets held and the write waiting")
+                .isEqualTo(role.storeService().requestBytesHeld())
+                .isGreaterThanOrEqualTo(request.getSerializedSize());
+        release.countDown();
+        assertThat(outcome.join().getOpsBuffered()).isEqualTo(1);
+        await().atMost(WAIT_MAX).untilAsserted(() -> assertThat(requestBytesGauge()).isZero());
+    }
+
+    private long requestBytesGauge() {
+        return (long) registry.get("fencer.store.requests.queued").gauge().value();
     }
 
     @Test

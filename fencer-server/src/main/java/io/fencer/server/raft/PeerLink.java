@@ -44,6 +44,12 @@ final class PeerLink implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(PeerLink.class);
     /** Calls waiting for an answer on one link; Ratis sends one AppendEntries at a time per follower. */
     static final int CALLS_IN_FLIGHT_MAX = 1_024;
+    /**
+     * The largest frames whose bytes may wait on one link to be taken by its socket: a peer that reads nothing would
+     * otherwise hold {@link #CALLS_IN_FLIGHT_MAX} frames of up to 8 MiB each in this peer's heap. Two, so that a
+     * snapshot chunk or a vote can follow an AppendEntries that waits; Ratis sends one call at a time per peer.
+     */
+    static final int QUEUED_FRAMES_MAX = 2;
 
     private final RaftPeer peer;
     /** The connection; null for a link that could not be made. */
@@ -52,6 +58,8 @@ final class PeerLink implements Closeable {
     /** Why the link could not be made; null for a made one. */
     private final IOException failure;
     private final AtomicLong callIds = new AtomicLong();
+    /** The bytes of the frames written to the connection that its socket has not taken yet. */
+    private final AtomicLong bytesQueued = new AtomicLong();
     private final Map<Long, Call> calls = new ConcurrentHashMap<>();
 
     private record Call(Kind kind, CompletableFuture<MessageLite> answer) {
@@ -198,19 +206,42 @@ final class PeerLink implements Closeable {
                     + frameBytesMax + " bytes a peer accepts in a frame"));
             return answer;
         }
+        long queued = bytesQueued.addAndGet(frameBytes);
+        if (queued > queuedBytesMax(frameBytesMax)) {
+            bytesQueued.addAndGet(-frameBytes);
+            answer.completeExceptionally(new IOException((queued - frameBytes) + " bytes of calls already wait to be "
+                    + "sent on the link to " + peer.getId() + " (at most " + queuedBytesMax(frameBytesMax)
+                    + "): it reads none; refusing a " + kind + " of " + frameBytes + " bytes"));
+            return answer;
+        }
         long callId = callIds.incrementAndGet();
         calls.put(callId, new Call(kind, answer));
         if (!channel.isActive()) {
+            bytesQueued.addAndGet(-frameBytes);
             failCalls("the link is closed");
             return answer;
         }
         channel.writeAndFlush(PeerFrames.encode(channel.alloc(), kind, callId, request)).addListener(written -> {
+            bytesQueued.addAndGet(-frameBytes);
             if (!written.isSuccess()) {
                 fail(callId, new IOException("cannot send a " + kind + " to peer " + peer.getId(), written.cause()));
                 channel.close();
             }
         });
         return answer;
+    }
+
+    /**
+     * Returns the most bytes of calls that wait on a link to be taken by its socket, with frames of at most
+     * {@code frameBytesMax}: {@link #QUEUED_FRAMES_MAX} of the largest, so that a call always fits an idle link.
+     */
+    static long queuedBytesMax(int frameBytesMax) {
+        return (long) QUEUED_FRAMES_MAX * (frameBytesMax + Integer.BYTES);
+    }
+
+    /** Returns the bytes of calls written to this link that its socket has not taken yet (for tests). */
+    long bytesQueued() {
+        return bytesQueued.get();
     }
 
     /**

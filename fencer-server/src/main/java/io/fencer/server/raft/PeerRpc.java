@@ -100,7 +100,9 @@ import org.slf4j.LoggerFactory;
  * {@link #IDLE_CLOSE} closed (the leader speaks every few hundred milliseconds); a connection's calls no longer read
  * while their answers wait to be sent beyond {@link #ANSWERS_WAITING_MARKS} (at most
  * {@link #ANSWER_BYTES_WAITING_MAX} wait for a peer that reads none); {@link PeerLink#CALLS_IN_FLIGHT_MAX}
- * calls waiting per link; {@link #BLOCKING_CALLS_QUEUED_MAX} blocking calls queued per thread that carries them out.
+ * calls waiting per link, and {@link PeerLink#queuedBytesMax} bytes of them waiting to be sent (a call refused for
+ * either ends the link, {@link #handleException}); {@link #BLOCKING_CALLS_QUEUED_MAX} blocking calls queued per
+ * thread that carries them out.
  * Refused connections are counted by reason ({@code fencer.raft.refusals}) and logged at
  * most once per {@link #REFUSALS_LOG_INTERVAL} per reason and remote host.
  */

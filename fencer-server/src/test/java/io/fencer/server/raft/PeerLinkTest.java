@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesReplyProto;
@@ -147,6 +148,53 @@ class PeerLinkTest {
                 .hasMessageContaining(PeerLink.CALLS_IN_FLIGHT_MAX + " calls already wait on the link to n1");
         assertThat(waiting).noneMatch(CompletableFuture::isDone);
         await().atMost(WAIT).until(() -> peer.calls() == PeerLink.CALLS_IN_FLIGHT_MAX);
+    }
+
+    /**
+     * Regression: a link's calls were bounded by their count alone, so a peer that stops reading held up to
+     * {@link PeerLink#CALLS_IN_FLIGHT_MAX} frames in this peer's heap (here 1,024 of 48 KiB, some 48 MiB; 8 GiB with
+     * the largest frames a group sends). Now the frames waiting for the socket are at most
+     * {@link PeerLink#queuedBytesMax}, further calls are refused naming the bound, and once the peer reads again the
+     * link takes calls again: the bound holds a paused reader back, it does not end the link (a call that times out
+     * does, see {@link #callAndWait_noAnswer_timesOutAndEndsTheLinkSoALateAnswerIsNeverTakenForAnother}).
+     */
+    @Test
+    void call_peerThatReadsNothing_queuesAtMostTheBoundsBytesAndRefusesBeyondNamingIt() throws Exception {
+        CountDownLatch reading = new CountDownLatch(1);
+        toClose.add(reading::countDown); // closed first: the peer's thread reads again, and ends with the socket
+        ScriptedPeer peer = peer((kind, callId, body) -> {
+            awaitUninterruptibly(reading); // the first call read, the peer reads nothing more
+            return null;
+        });
+        PeerLink link = link(peer);
+        List<CompletableFuture<MessageLite>> calls = new ArrayList<>();
+        long mostQueued = 0;
+        for (int i = 0; i < PeerLink.CALLS_IN_FLIGHT_MAX; i++) {
+            calls.add(link.call(Kind.APPEND_ENTRIES, appendEntries(FRAME_BYTES_MAX * 3 / 4)));
+            mostQueued = Math.max(mostQueued, link.bytesQueued());
+        }
+        long queuedBytesMax = PeerLink.queuedBytesMax(FRAME_BYTES_MAX);
+
+        assertThat(mostQueued).as("bytes of calls queued on a link to a peer that reads nothing")
+                .isLessThanOrEqualTo(queuedBytesMax);
+        CompletableFuture<MessageLite> refused = calls.get(calls.size() - 1);
+        assertThatThrownBy(() -> refused.get(30, TimeUnit.SECONDS)).hasMessageContaining(
+                "bytes of calls already wait to be sent on the link to n1 (at most " + queuedBytesMax + ")");
+
+        reading.countDown();
+        await().atMost(WAIT).until(() -> link.bytesQueued() == 0);
+        CompletableFuture<MessageLite> after = link.call(Kind.APPEND_ENTRIES, appendEntries(FRAME_BYTES_MAX * 3 / 4));
+        await().atMost(WAIT).until(() -> peer.calls() == calls.stream().filter(call -> !call.isDone()).count() + 1);
+        assertThat(after).isNotDone();
+        assertThat(link.isOpen()).isTrue();
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private ScriptedPeer peer(Script script) throws IOException {

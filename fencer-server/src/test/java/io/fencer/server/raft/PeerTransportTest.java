@@ -421,6 +421,36 @@ class PeerTransportTest {
         }
     }
 
+    /**
+     * A connection whose peer reads no answer is not read either, and stays until its idle close
+     * ({@link PeerRpc#IDLE_CLOSE}) unless its peer ends it. That is not a fault: it holds at most
+     * {@link PeerRpc#ANSWER_BYTES_WAITING_MAX} and one admitted place, and a peer's link ends its connection when a
+     * call goes unanswered past its timeout. The port sees that end at once, its answers unread, not at the idle
+     * close.
+     */
+    @Test
+    void connection_peerThatReadsNoAnswerEndsIt_isClosedAtOnceNotAtTheIdleClose() throws Exception {
+        int calls = (8 << 20) / PeerFrames.HEADER_BYTES;
+        Thread flood;
+        try (Socket peer = new Socket()) {
+            peer.setReceiveBufferSize(4 << 10);
+            peer.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), raftPort));
+            peer.setSoTimeout(20_000);
+            RaftPortPeers.handshake(peer, secret, "n2", "n1");
+            flood = new Thread(() -> sendFormatLevelCalls(peer, calls), "reads-no-answer");
+            flood.setDaemon(true);
+            flood.start();
+            await("the port stops reading the calls of a peer that reads no answer").atMost(WAIT)
+                    .until(() -> rpc.admittedNotRead() == 1);
+        }
+        long closedAtMillis = System.currentTimeMillis();
+
+        await("the connection's end is seen").atMost(WAIT).until(() -> rpc.admittedNotRead() == 0
+                && rpc.answerBytesWaiting() == 0);
+        assertThat(System.currentTimeMillis() - closedAtMillis).isLessThan(PeerRpc.IDLE_CLOSE.toMillis() / 10);
+        flood.join(WAIT.toMillis());
+    }
+
     /** Sends {@code calls} FORMAT_LEVEL calls on {@code socket} as fast as it takes them; stops when it closes. */
     private static void sendFormatLevelCalls(Socket socket, int calls) {
         ByteBuffer batch = ByteBuffer.allocate(4_096 * PeerFrames.HEADER_BYTES);

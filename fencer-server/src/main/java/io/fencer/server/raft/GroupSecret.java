@@ -1,5 +1,6 @@
 package io.fencer.server.raft;
 
+import com.sun.security.auth.module.UnixSystem;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -136,12 +137,12 @@ public final class GroupSecret {
         if (Files.getFileAttributeView(file, PosixFileAttributeView.class) == null) {
             return; // no owners to compare on this file system
         }
-        String user = System.getProperty("user.name");
         for (LinkOption[] options : List.of(new LinkOption[] {LinkOption.NOFOLLOW_LINKS}, new LinkOption[0])) {
-            String owner = Files.getOwner(file, options).getName();
-            if (!owner.equals(user)) {
+            Owner owner = Owner.of(file, options);
+            if (!owner.isThisUser()) {
                 throw new IllegalArgumentException("the group secret file " + file + " belongs to " + owner
-                        + ", not to " + user + " who runs this server: another user could have chosen its secret");
+                        + ", not to " + Owner.thisUser() + " who runs this server: another user could have chosen "
+                        + "its secret");
             }
         }
         Set<PosixFilePermission> permissions = Files.getPosixFilePermissions(file);
@@ -199,14 +200,57 @@ public final class GroupSecret {
             }
             return why;
         }
-        String owner = Files.getOwner(directory).getName();
-        String user = System.getProperty("user.name");
-        if (!owner.equals(user) && !owner.equals("root")) {
+        Owner owner = Owner.of(directory);
+        if (!owner.isThisUser() && !owner.isRoot()) {
+            Owner user = Owner.thisUser();
             return "the group secret file " + file + " is in the directory " + directory + ", which belongs to "
                     + owner + ", not to " + user + " or root: its owner may replace the secret; keep the secret in a"
                     + " directory of " + user + "'s";
         }
         return null;
+    }
+
+    /**
+     * The owner of a file, or this process's user: compared by numeric uid where the platform gives one, since a
+     * container's user may have no name (the JDK's {@code user.name} is then {@code ?}, a file's owner its uid in
+     * digits); by name elsewhere.
+     *
+     * @param uid the numeric uid, or -1 where the platform gives none
+     */
+    private record Owner(long uid, String name) {
+        private static final long ROOT_UID = 0;
+
+        static Owner of(Path path, LinkOption... options) throws IOException {
+            String name = Files.getOwner(path, options).getName();
+            try {
+                return new Owner(((Number) Files.getAttribute(path, "unix:uid", options)).longValue(), name);
+            } catch (UnsupportedOperationException | IllegalArgumentException noUids) {
+                return new Owner(-1, name);
+            }
+        }
+
+        static Owner thisUser() {
+            String name = System.getProperty("user.name");
+            try {
+                return new Owner(new UnixSystem().getUid(), name);
+            } catch (LinkageError | RuntimeException noUids) {
+                return new Owner(-1, name);
+            }
+        }
+
+        boolean isThisUser() {
+            Owner user = thisUser();
+            return uid >= 0 && user.uid >= 0 ? uid == user.uid : name.equals(user.name);
+        }
+
+        boolean isRoot() {
+            return uid >= 0 ? uid == ROOT_UID : name.equals("root");
+        }
+
+        @Override
+        public String toString() {
+            return uid < 0 || name.equals(Long.toString(uid)) ? name : name + " (uid " + uid + ")";
+        }
     }
 
     /** Returns true when {@code directory} has the sticky bit; false where the file system cannot tell. */

@@ -2,7 +2,9 @@ package io.fencer.server.raft;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assumptions.assumeThat;
 
+import com.sun.security.auth.module.UnixSystem;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -160,8 +162,61 @@ class GroupSecretTest {
         Files.setOwner(theirs, nobody); // the tests run as root, who may give a directory away
 
         assertThat(GroupSecret.readOrCreate(file).warning()).contains("the group secret file " + file
-                + " is in the directory " + theirs + ", which belongs to nobody, not to "
-                + System.getProperty("user.name") + " or root");
+                + " is in the directory " + theirs + ", which belongs to nobody (uid 65534), not to "
+                + System.getProperty("user.name") + " (uid 0) or root");
+    }
+
+    /**
+     * Regression: owners were compared by user name, and a container's user without a name (the JDK's
+     * {@code user.name} is then {@code ?}) was refused the secret file it had made itself. Owners are now compared by
+     * uid. The tests run as root; the JDK's name of a uid without one is set here, the uid is the process's own.
+     */
+    @Test
+    void readOrCreate_fileOfThisProcesssUidWhoseUserHasNoName_isUsed() throws Exception {
+        Path file = directory.resolve("raft.secret");
+        GroupSecret made = GroupSecret.readOrCreate(file).secret();
+        String name = System.getProperty("user.name");
+        System.setProperty("user.name", "?");
+        try {
+            GroupSecret.Loaded again = GroupSecret.readOrCreate(file);
+
+            assertThat(again.secret()).isEqualTo(made);
+            assertThat(again.warning()).isNull();
+        } finally {
+            System.setProperty("user.name", name);
+        }
+    }
+
+    /**
+     * A file of a uid that has no name, nor is this process's, is refused naming the uid. Only root may give a file
+     * away: as another user this case is skipped (the tests run as root in CI, where it runs).
+     */
+    @Test
+    void readOrCreate_fileOfAnotherUidWithoutAName_isRefusedNamingIt() throws Exception {
+        assumeThat(new UnixSystem().getUid()).as("only root may give a file to another uid").isZero();
+        Path file = directory.resolve("raft.secret");
+        GroupSecret.readOrCreate(file);
+        Files.setAttribute(file, "unix:uid", 54_321);
+
+        assertThatThrownBy(() -> GroupSecret.readOrCreate(file)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(file + " belongs to 54321, not to " + System.getProperty("user.name")
+                        + " (uid 0) who runs this server");
+    }
+
+    /**
+     * A directory of a uid without a name is another user's (a warning), and one of root's uid is not, whatever the
+     * process's user is called. As another user than root this case is skipped, as above.
+     */
+    @Test
+    void readOrCreate_directoryOfAnotherUidWithoutAName_isUsedWithAWarningNamingTheUid() throws Exception {
+        assumeThat(new UnixSystem().getUid()).as("only root may give a directory to another uid").isZero();
+        Path theirs = Files.createDirectory(directory.resolve("theirs"));
+        Path file = theirs.resolve("raft.secret");
+        GroupSecret.readOrCreate(file);
+        Files.setAttribute(theirs, "unix:uid", 54_321);
+
+        assertThat(GroupSecret.readOrCreate(file).warning()).contains("the group secret file " + file
+                + " is in the directory " + theirs + ", which belongs to 54321, not to");
     }
 
     @Test
@@ -172,7 +227,8 @@ class GroupSecretTest {
         Files.setOwner(file, nobody); // the tests run as root, who may give a file away
 
         assertThatThrownBy(() -> GroupSecret.readOrCreate(file)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining(file + " belongs to nobody, not to " + System.getProperty("user.name"));
+                .hasMessageContaining(file + " belongs to nobody (uid 65534), not to "
+                        + System.getProperty("user.name") + " (uid 0)");
     }
 
     @Test

@@ -107,7 +107,7 @@ final class PeerAdmission extends ChannelInboundHandlerAdapter {
     public void userEventTriggered(ChannelHandlerContext context, Object event) throws Exception {
         if (event instanceof SslHandshakeCompletionEvent completion && !ended) {
             if (!completion.isSuccess()) {
-                refuse(context, Refusal.TLS, "its TLS handshake failed: " + completion.cause().getMessage());
+                refuse(context, Refusal.TLS, "its TLS handshake failed: " + PeerTrust.refusal(completion.cause()));
             } else {
                 String refusal = certificateRefusal(context);
                 if (refusal == null) {

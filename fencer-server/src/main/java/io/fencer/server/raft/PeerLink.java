@@ -8,6 +8,7 @@ import java.io.InterruptedIOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -15,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLException;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.exceptions.TimeoutIOException;
 import org.apache.ratis.thirdparty.com.google.protobuf.MessageLite;
@@ -130,9 +132,14 @@ final class PeerLink implements Closeable {
 
     /**
      * Says in words why a connection failed: Netty's native transport names the errno ({@code error(-111)}) and the
-     * address, which the caller's message names already.
+     * address, which the caller's message names already; a failed TLS handshake says whose certificate was refused
+     * and why ({@link PeerTrust#refusal}).
      */
     static String why(Throwable cause) {
+        String tls = tlsFailure(cause);
+        if (tls != null) {
+            return tls;
+        }
         String message = String.valueOf(cause.getMessage());
         if (message.contains("Connection refused") || message.contains("error(-111)")) {
             return "connection refused";
@@ -141,6 +148,16 @@ final class PeerLink implements Closeable {
             return "no route to host";
         }
         return cause.getClass().getSimpleName() + ": " + message;
+    }
+
+    /** Says whose certificate a failed TLS handshake refused and why, or returns null for another failure. */
+    private static String tlsFailure(Throwable cause) {
+        for (Throwable inner = cause; inner != null; inner = inner.getCause()) {
+            if (inner instanceof SSLException) {
+                return "its TLS handshake failed: " + PeerTrust.refusal(inner);
+            }
+        }
+        return null;
     }
 
     /** Waits until the handshake on {@code channel} succeeded; else closes it and says why. */
@@ -160,7 +177,8 @@ final class PeerLink implements Closeable {
                     || failure.reason == PeerHandshake.Reason.BAD_ANSWER);
             String hint = otherSecret ? " (is --raft-secret-file the same file on every peer?)" : "";
             throw new IOException("the Raft handshake with peer " + peer.getId() + " at " + peer.getAddress()
-                    + " failed: " + cause.getMessage() + hint, cause);
+                    + " failed: " + Objects.requireNonNullElse(tlsFailure(cause), cause.getMessage()) + hint,
+                    cause);
         } catch (TimeoutException e) {
             channel.close();
             throw new TimeoutIOException("the Raft handshake with peer " + peer.getId() + " at " + peer.getAddress()
@@ -224,7 +242,8 @@ final class PeerLink implements Closeable {
         channel.writeAndFlush(PeerFrames.encode(channel.alloc(), kind, callId, request)).addListener(written -> {
             bytesQueued.addAndGet(-frameBytes);
             if (!written.isSuccess()) {
-                fail(callId, new IOException("cannot send a " + kind + " to peer " + peer.getId(), written.cause()));
+                fail(callId, new IOException("cannot send a " + kind + " to peer " + peer.getId() + ": "
+                        + why(written.cause()), written.cause()));
                 channel.close();
             }
         });

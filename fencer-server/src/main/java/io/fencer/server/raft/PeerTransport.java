@@ -167,7 +167,7 @@ final class PeerTransport implements RpcType {
     private static SslContext serverTlsOf(TlsMaterial tls) {
         try {
             return SslContextBuilder.forServer(tls.privateKey(), chain(tls))
-                    .trustManager(tls.peerTrust().toArray(X509Certificate[]::new))
+                    .trustManager(PeerTrust.of(tls.peerTrust()))
                     .clientAuth(ClientAuth.REQUIRE).protocols(TlsMaterial.PROTOCOLS).build();
         } catch (SSLException e) {
             throw new IllegalStateException("the Raft port's TLS cannot be set up from " + tls, e);
@@ -177,7 +177,7 @@ final class PeerTransport implements RpcType {
     private static SslContext clientTlsOf(TlsMaterial tls) {
         try {
             return SslContextBuilder.forClient().keyManager(tls.privateKey(), chain(tls))
-                    .trustManager(tls.peerTrust().toArray(X509Certificate[]::new))
+                    .trustManager(PeerTrust.of(tls.peerTrust()))
                     .protocols(TlsMaterial.PROTOCOLS).build();
         } catch (SSLException e) {
             throw new IllegalStateException("the TLS to other peers cannot be set up from " + tls, e);

@@ -37,6 +37,7 @@ import org.apache.ratis.thirdparty.com.google.protobuf.MessageLite;
 import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
 import org.apache.ratis.thirdparty.io.netty.channel.nio.NioEventLoopGroup;
 import org.apache.ratis.thirdparty.io.netty.channel.socket.nio.NioSocketChannel;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.OpenSsl;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContextBuilder;
 import org.bouncycastle.asn1.x509.BasicConstraints;
@@ -132,6 +133,46 @@ class PeerCertificatesTest {
         assertThat(rpc.refusals(Refusal.TLS) + rpc.refusals(Refusal.CERTIFICATE)).isZero();
     }
 
+    /**
+     * Regression: with Netty's OpenSSL engine (the one the port uses where it loads, as here) the port logged every
+     * refused certificate as "its TLS handshake failed: General OpenSslEngine problem", saying neither whose
+     * certificate nor why. The line now names the certificate and the reason the group's trust gave.
+     */
+    @Test
+    void raftPort_refusedCertificate_isLoggedNamingTheCertificateAndWhy() throws Exception {
+        assertThat(OpenSsl.isAvailable()).as("the OpenSSL engine, whose refusals said nothing").isTrue();
+        CertificateAuthority.Issued codeSigning = issue("signer", KeyPurposeId.id_kp_codeSigning);
+        try (RaftPortPeers.StderrCapture log = new RaftPortPeers.StderrCapture()) {
+            assertThat(catchThrowableOfType(IOException.class, () -> formatLevelAs(codeSigning))).isNotNull();
+            await().atMost(WAIT).until(() -> rpc.refusals(Refusal.TLS) == 1);
+            await().atMost(WAIT).until(log::text, text -> text.contains("refused a Raft connection from"));
+
+            assertThat(log.text()).contains("n1: refused a Raft connection from 127.0.0.1:").contains(
+                    ": its TLS handshake failed: its certificate 'CN=signer' (serial "
+                    + codeSigning.certificate().getSerialNumber().toString(16) + ", issued by '"
+                    + tls.ca().ca().certificate().getSubjectX500Principal().getName() + "') is refused: Extended key "
+                    + "usage does not permit use for TLS client authentication")
+                    .doesNotContain("General OpenSslEngine problem");
+        }
+    }
+
+    /**
+     * Regression, the other direction: a dialling peer that refused a listener's certificate failed its calls with
+     * "cannot send a FORMAT_LEVEL to peer n1" alone, the line its log repeats. It now says whose certificate and why.
+     */
+    @Test
+    void link_listenerCertificateRefused_failsTheCallNamingTheCertificateAndWhy() throws Exception {
+        CertificateAuthority.Issued codeSigning = issue("signer", KeyPurposeId.id_kp_codeSigning);
+
+        Throwable failure = listenerHandshakeFailure(codeSigning);
+
+        assertThat(failure).hasMessageContaining("to peer n1: its TLS handshake failed: its certificate 'CN=signer' "
+                + "(serial " + codeSigning.certificate().getSerialNumber().toString(16) + ", issued by '"
+                + tls.ca().ca().certificate().getSubjectX500Principal().getName() + "') is refused: Extended key "
+                + "usage does not permit use for TLS server authentication")
+                .hasMessageNotContaining("General OpenSslEngine problem");
+    }
+
     /** The other direction: a dialling peer refuses a listener whose certificate of the CA is for code signing. */
     @Test
     void link_listenerPresentingACodeSigningCertificateOfTheCa_isRefusedByTheDialler() throws Exception {
@@ -147,6 +188,18 @@ class PeerCertificatesTest {
      * own TLS (what {@link PeerTransport} sets up): returns whether the TLS handshake completed.
      */
     private boolean listenerHandshake(CertificateAuthority.Issued certificate) throws Exception {
+        return listenerHandshake(certificate, null);
+    }
+
+    /** As {@link #listenerHandshake}, returning why the dialler's call failed. */
+    private Throwable listenerHandshakeFailure(CertificateAuthority.Issued certificate) throws Exception {
+        CompletableFuture<Throwable> failure = new CompletableFuture<>();
+        listenerHandshake(certificate, failure);
+        return failure.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    private boolean listenerHandshake(CertificateAuthority.Issued certificate, CompletableFuture<Throwable> failure)
+            throws Exception {
         SSLServerSocket listener = (SSLServerSocket) tls.jdkContext(certificate).getServerSocketFactory()
                 .createServerSocket(0, 1, InetAddress.getLoopbackAddress());
         listener.setNeedClientAuth(true);
@@ -166,8 +219,15 @@ class PeerCertificatesTest {
         RaftPeer peer = RaftPeer.newBuilder().setId("n1").setAddress("127.0.0.1:" + listener.getLocalPort()).build();
         try (PeerLink link = PeerLink.connect(peer, linkGroup, NioSocketChannel.class, peerTls, null, 8 << 20,
                 Duration.ofSeconds(5))) {
-            link.call(PeerFrames.Kind.FORMAT_LEVEL, Empty.getDefaultInstance()); // what the listener waits for
-            return handshake.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            CompletableFuture<MessageLite> call = link.call(PeerFrames.Kind.FORMAT_LEVEL, Empty.getDefaultInstance());
+            if (failure != null) {
+                call.whenComplete((answer, error) -> failure.complete(error));
+            }
+            boolean completed = handshake.get(WAIT.toSeconds(), TimeUnit.SECONDS); // the listener waits for the call
+            if (failure != null) {
+                failure.get(WAIT.toSeconds(), TimeUnit.SECONDS); // before the link closes, which fails it otherwise
+            }
+            return completed;
         }
     }
 

@@ -9,6 +9,7 @@ import io.fencer.core.internal.PermitSlots;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.core.TokenExhaustedException;
 import java.util.List;
+import java.util.NavigableMap;
 
 /**
  * The apply steps of semaphores: acquiring a permit, queueing for one, cancelling that wait, and keeping plain
@@ -59,7 +60,7 @@ final class SemaphoreApply {
     /**
      * Refuses an acquire whose permit count is out of bounds or differs from the semaphore's in use, whose slot
      * names would be too long, or (for a semaphore not in use) one of whose slot names is held as a plain lock
-     * ({@link #plainLockInSlots}).
+     * ({@link #plainLockInSlots}) or is a semaphore's, or whose own name is a slot's ({@link #semaphoreInSlotForm}).
      */
     private Result.Rejected checkPermitAcquire(Command.AcquirePermit acquire, SemaphoreRecord semaphore) {
         try {
@@ -86,7 +87,33 @@ final class SemaphoreApply {
                     "semaphore '" + InvalidArgumentException.printable(acquire.semaphore()) + "' cannot use slot '"
                             + InvalidArgumentException.printable(slot) + "': it is in use as a plain lock"));
         }
-        return null;
+        return semaphore == null && state.formatLevel >= LockStateMachine.FORMAT_LEVEL_DISJOINT_NAMES
+                ? semaphoreInSlotForm(acquire.semaphore()) : null;
+    }
+
+    /**
+     * Refuses, from format level 5, a semaphore not in use whose name is of the slot form of a semaphore in use
+     * ({@code x/permit-0} beside {@code x}), or one a semaphore in use is named like a slot of: the slot lock the one
+     * would grant would share its name with the other semaphore, which the names' rule forbids (a wait given up is
+     * named by its name alone, and a quota takes a session holding the name for one taking part in it). Below level 5
+     * null, as the previous release decided. Costs a look-up, and a walk over the semaphores named like its slots.
+     */
+    private Result.Rejected semaphoreInSlotForm(String name) {
+        SemaphoreRecord.Slot slot = SemaphoreRecord.parseSlot(name);
+        SemaphoreRecord owner = slot == null ? null : state.semaphores.get(slot.semaphore());
+        if (owner != null) {
+            return new Result.Rejected(new InvalidArgumentException("semaphore", name, "semaphore '"
+                    + InvalidArgumentException.printable(name) + "' is named like a permit slot of semaphore '"
+                    + InvalidArgumentException.printable(owner.name) + "' (" + owner.permits + " permits), in use:"
+                    + " while a semaphore is in use every name of the form <semaphore>/permit-<i> is its own"));
+        }
+        String semaphoreSlot = slotFormName(state.semaphores, name);
+        if (semaphoreSlot == null) {
+            return null;
+        }
+        return new Result.Rejected(new InvalidArgumentException("semaphore", name, "semaphore '"
+                + InvalidArgumentException.printable(name) + "' cannot use slot '"
+                + InvalidArgumentException.printable(semaphoreSlot) + "': it is the name of a semaphore in use"));
     }
 
     /**
@@ -107,8 +134,16 @@ final class SemaphoreApply {
             }
             return null;
         }
+        return slotFormName(state.locks, semaphore);
+    }
+
+    /**
+     * Returns the first of {@code names} of the slot form of {@code semaphore} (any index), or null. Walks only the
+     * names whose index starts with a digit.
+     */
+    private static String slotFormName(NavigableMap<String, ?> names, String semaphore) {
         String prefix = semaphore + PermitSlots.INFIX;
-        for (String name : state.locks.tailMap(prefix + '0', true).keySet()) {
+        for (String name : names.tailMap(prefix + '0', true).keySet()) {
             if (!name.startsWith(prefix) || name.charAt(prefix.length()) > '9') {
                 return null; // past the names whose index starts with a digit
             }

@@ -243,4 +243,95 @@ class SemaphoreTest {
         apply(new Command.Release(1, HASH, "jobs/permit-5", 1)); // session 1 held it: its name no longer blocks
         assertThat(permit(open(), 2, "t")).isInstanceOf(Result.Granted.class);
     }
+
+    private Result permitOf(long session, String semaphore, int permits, String request) {
+        return apply(new Command.AcquirePermit(session, HASH, semaphore, permits, request, true)).result();
+    }
+
+    private static FencingToken granted(Result result) {
+        assertThat(result).isInstanceOf(Result.Granted.class);
+        return ((Result.Granted) result).token();
+    }
+
+    /** Semaphore x of 2 permits in use with its slot 0 free again (held once, token 1) and slot 1 held. */
+    private void semaphoreXWithSlotZeroFree() {
+        long first = open();
+        FencingToken slot0 = granted(permitOf(first, "x", 2, "x0"));
+        granted(permitOf(open(), "x", 2, "x1"));
+        apply(new Command.Release(first, HASH, slot0.lock(), slot0.value()));
+    }
+
+    /**
+     * Regression: a semaphore named like a slot of a semaphore in use ({@code x/permit-0} while {@code x} was in use
+     * with that slot free) was used at format level 5, and x then granted its slot lock {@code x/permit-0}: a lock
+     * and a semaphore in use of one name, which level 5 rules out (a quota took the slot's holder for a session
+     * taking part in the other semaphore, and a wait is given up by its name alone).
+     */
+    @Test
+    void acquirePermit_namedLikeASlotOfASemaphoreInUse_isRefusedNamingBoth() {
+        apply(new Command.SetFormatLevel(LockStateMachine.FORMAT_LEVEL));
+        semaphoreXWithSlotZeroFree();
+
+        Result refused = permitOf(open(), "x/permit-0", 1, "s");
+        FencingToken slot0 = granted(permitOf(open(), "x", 2, "x0-again"));
+
+        InvalidArgumentException error = refusal(refused);
+        assertThat(error.field()).isEqualTo("semaphore");
+        assertThat(error.value()).isEqualTo("x/permit-0");
+        assertThat(error).hasMessageContaining("semaphore 'x/permit-0' is named like a permit slot of semaphore 'x'"
+                + " (2 permits)");
+        assertThat(machine.describeSemaphore("x/permit-0")).isEmpty();
+        assertThat(slot0).isEqualTo(new FencingToken("x/permit-0", 2));
+    }
+
+    /** The other order: from level 5 a semaphore is not used while a semaphore in use is named like its slot. */
+    @Test
+    void acquirePermit_whileASemaphoreIsNamedLikeOneOfItsSlots_isRefusedNamingTheSlot() {
+        apply(new Command.SetFormatLevel(LockStateMachine.FORMAT_LEVEL));
+        long inner = open();
+        FencingToken innerSlot = granted(permitOf(inner, "x/permit-0", 1, "s"));
+
+        Result refused = permitOf(open(), "x", 2, "x0");
+
+        InvalidArgumentException error = refusal(refused);
+        assertThat(error.field()).isEqualTo("semaphore");
+        assertThat(error.value()).isEqualTo("x");
+        assertThat(error).hasMessageContaining("semaphore 'x' cannot use slot 'x/permit-0': it is the name of a"
+                + " semaphore in use");
+        assertThat(machine.describe("x/permit-0")).isEmpty();
+        apply(new Command.Release(inner, HASH, innerSlot.lock(), innerSlot.value()));
+        assertThat(granted(permitOf(open(), "x", 2, "x0-later")).lock()).isEqualTo("x/permit-0");
+    }
+
+    /**
+     * At the previous format level a semaphore named like a slot of another is used beside it, as that release
+     * decided; each grant stays its own semaphore's (its slot, its waiter, its counter) and every token of a slot
+     * rises.
+     */
+    @Test
+    void acquirePermit_namedLikeASlotAtThePreviousLevel_keepsEachSemaphoresGrantsAndTokensApart() {
+        semaphoreXWithSlotZeroFree();
+        long inner = open();
+        FencingToken innerSlot = granted(permitOf(inner, "x/permit-0", 1, "s"));
+        long outer = open();
+        FencingToken outerSlot = granted(permitOf(outer, "x", 2, "x0-again"));
+        long innerWaiter = open();
+        long outerWaiter = open();
+        assertThat(permitOf(innerWaiter, "x/permit-0", 1, "s-wait")).isEqualTo(new Result.Queued("x/permit-0", 0));
+        assertThat(permitOf(outerWaiter, "x", 2, "x-wait")).isEqualTo(new Result.Queued("x", 0));
+
+        Applied outerReleased = apply(new Command.Release(outer, HASH, outerSlot.lock(), outerSlot.value()));
+        Applied innerReleased = apply(new Command.Release(inner, HASH, innerSlot.lock(), innerSlot.value()));
+
+        assertThat(innerSlot).isEqualTo(new FencingToken("x/permit-0/permit-0", 2));
+        assertThat(outerSlot).isEqualTo(new FencingToken("x/permit-0", 2));
+        assertThat(outerReleased.events()).containsExactly(
+                new Event.GrantEnded(outerSlot, outer, EndCause.RELEASED),
+                new Event.Granted(outerWaiter, "x-wait", new FencingToken("x/permit-0", 3), "tester"));
+        assertThat(innerReleased.events()).containsExactly(
+                new Event.GrantEnded(innerSlot, inner, EndCause.RELEASED),
+                new Event.Granted(innerWaiter, "s-wait", new FencingToken("x/permit-0/permit-0", 3), "tester"));
+        assertThat(machine.describeSemaphore("x").orElseThrow().waiters()).isEmpty();
+        assertThat(machine.describeSemaphore("x/permit-0").orElseThrow().waiters()).isEmpty();
+    }
 }

@@ -21,9 +21,17 @@ public sealed interface Event {
     /**
      * A lock was granted to a session: the acquire with {@code requestId} is answered with {@code token}.
      * {@code holderIdentity} is the identity that opened the session, named with the grant so that the grant's log
-     * line and Watch event say who holds the token.
+     * line and Watch event say who holds the token. {@code semaphore} names the semaphore when the lock is one of its
+     * permit slots, and is null for a plain lock: a name of the slot form alone does not tell (at format level 4 a
+     * plain lock {@code jobs/permit-5} may be held beside a semaphore {@code jobs} of 2 permits).
      */
-    record Granted(long sessionId, String requestId, FencingToken token, String holderIdentity) implements Event {}
+    record Granted(long sessionId, String requestId, FencingToken token, String holderIdentity, String semaphore)
+            implements Event {
+        /** A grant of a plain lock. */
+        public Granted(long sessionId, String requestId, FencingToken token, String holderIdentity) {
+            this(sessionId, requestId, token, holderIdentity, null);
+        }
+    }
 
     /** A grant ended. */
     record GrantEnded(FencingToken token, long sessionId, EndCause cause) implements Event {}

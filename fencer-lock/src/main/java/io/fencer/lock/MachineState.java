@@ -108,7 +108,8 @@ final class MachineState {
         boolean added = session.addHeld(record.name);
         assert added : "session " + session.id + " already listed lock " + record.name + " as held";
         FencingToken token = FencingToken.of(record.lockName, value, mode);
-        events.add(new Event.Granted(session.id, requestId, token, session.identity));
+        events.add(new Event.Granted(session.id, requestId, token, session.identity,
+                record.semaphore == null ? null : record.semaphore.name));
         return token;
     }
 

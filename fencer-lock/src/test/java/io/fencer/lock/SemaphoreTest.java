@@ -60,7 +60,7 @@ class SemaphoreTest {
 
         FencingToken next = new FencingToken("jobs/permit-0", 2);
         assertThat(released.result()).isEqualTo(new Result.Released(new FencingToken("jobs/permit-0", 1), next));
-        assertThat(released.events()).contains(new Event.Granted(waiter, "c", next, "tester"));
+        assertThat(released.events()).contains(new Event.Granted(waiter, "c", next, "tester", "jobs"));
     }
 
     @Test
@@ -73,7 +73,7 @@ class SemaphoreTest {
         Applied expired = apply(new Command.ExpireSession(holder, false));
 
         assertThat(expired.events()).contains(
-                new Event.Granted(waiter, "b", new FencingToken("jobs/permit-0", 2), "tester"));
+                new Event.Granted(waiter, "b", new FencingToken("jobs/permit-0", 2), "tester", "jobs"));
     }
 
     @Test
@@ -198,7 +198,7 @@ class SemaphoreTest {
         assertThat(jobs.waiters()).extracting(LockView.WaiterView::sessionId).containsExactly(waiter);
         Applied freed = apply(new Command.CloseSession(holder, HASH));
         assertThat(freed.events()).contains(new Event.Granted(waiter, "w", new FencingToken("jobs/permit-0", 2),
-                "tester"));
+                "tester", "jobs"));
     }
 
     /**
@@ -327,10 +327,11 @@ class SemaphoreTest {
         assertThat(outerSlot).isEqualTo(new FencingToken("x/permit-0", 2));
         assertThat(outerReleased.events()).containsExactly(
                 new Event.GrantEnded(outerSlot, outer, EndCause.RELEASED),
-                new Event.Granted(outerWaiter, "x-wait", new FencingToken("x/permit-0", 3), "tester"));
+                new Event.Granted(outerWaiter, "x-wait", new FencingToken("x/permit-0", 3), "tester", "x"));
         assertThat(innerReleased.events()).containsExactly(
                 new Event.GrantEnded(innerSlot, inner, EndCause.RELEASED),
-                new Event.Granted(innerWaiter, "s-wait", new FencingToken("x/permit-0/permit-0", 3), "tester"));
+                new Event.Granted(innerWaiter, "s-wait", new FencingToken("x/permit-0/permit-0", 3), "tester",
+                        "x/permit-0"));
         assertThat(machine.describeSemaphore("x").orElseThrow().waiters()).isEmpty();
         assertThat(machine.describeSemaphore("x/permit-0").orElseThrow().waiters()).isEmpty();
     }

@@ -3,7 +3,6 @@ package io.fencer.server.locks;
 import io.fencer.core.FencerException;
 import io.fencer.core.FencingToken;
 import io.fencer.core.LimitExceededException;
-import io.fencer.core.internal.PermitSlots;
 import io.fencer.core.SessionExpiredException;
 import io.fencer.lock.Event;
 import io.fencer.server.raft.AppliedListener;
@@ -98,15 +97,12 @@ public final class PendingAcquires implements AppliedListener {
     public void onApplied(List<Event> events) {
         for (Event event : events) {
             if (event instanceof Event.Granted granted) {
-                for (Waiter waiter : take(new Key(granted.sessionId(), granted.token().lock(), false))) {
+                // A semaphore's permit is granted as its slot lock; its calls wait under the semaphore's name. The
+                // event names the semaphore: a plain lock may have the slot form of a semaphore in use (format level 4).
+                Key key = granted.semaphore() == null ? new Key(granted.sessionId(), granted.token().lock(), false)
+                        : new Key(granted.sessionId(), granted.semaphore(), true);
+                for (Waiter waiter : take(key)) {
                     waiter.outcome.complete(granted.token());
-                }
-                // A semaphore's permit is granted as its slot lock; its calls wait under the semaphore's name.
-                PermitSlots.Slot slot = PermitSlots.parse(granted.token().lock());
-                if (slot != null) {
-                    for (Waiter waiter : take(new Key(granted.sessionId(), slot.semaphore(), true))) {
-                        waiter.outcome.complete(granted.token());
-                    }
                 }
             } else if (event instanceof Event.WaitDropped dropped) {
                 SessionExpiredException error = new SessionExpiredException(dropped.sessionId(), "session "

@@ -85,4 +85,51 @@ class PendingAcquiresTest {
         apply(new Command.CloseSession(holder, HASH));
         assertThat(waiter.outcome.join().lock()).isEqualTo("x/permit-0");
     }
+
+    /**
+     * Regression: at format level 4, where the previous release still grants a plain lock named like a slot past the
+     * semaphore's count, the grant of {@code x/permit-5} to a session waiting for a permit of {@code x} (1 permit)
+     * answered that wait acquired, with the plain lock's token as permit 5, while the permit wait stayed queued for a
+     * grant no call would take. The grant now says whether it is a permit, and of which semaphore.
+     */
+    @Test
+    void onApplied_plainLockNamedLikeASlotPastTheCountAtThePreviousLevel_leavesThePermitWaitWaiting() {
+        long holder = open();
+        long session = open();
+        apply(new Command.AcquirePermit(holder, HASH, "x", 1, "hold", false));
+        PendingAcquires.Waiter waiter = pending.register(session, "x", true);
+        apply(new Command.AcquirePermit(session, HASH, "x", 1, "wait", true));
+
+        Result plain = apply(new Command.Acquire(session, HASH, "x/permit-5", "other", false)).result();
+
+        assertThat(plain).isInstanceOf(Result.Granted.class);
+        assertThat(waiter.outcome).isNotDone();
+        apply(new Command.CloseSession(holder, HASH));
+        assertThat(waiter.outcome.join().lock()).isEqualTo("x/permit-0");
+        assertThat(pending.size()).isZero();
+    }
+
+    /**
+     * At format level 4 a semaphore {@code x/permit-0} may be in use beside {@code x}, whose slot 0 is the lock
+     * {@code x/permit-0}: a session waiting for a permit of each has each wait answered by its own semaphore's slot.
+     */
+    @Test
+    void onApplied_semaphoreNamedLikeASlotAtThePreviousLevel_answersEachPermitWaitWithItsOwnSlot() {
+        long holder = open();
+        long session = open();
+        apply(new Command.AcquirePermit(holder, HASH, "x/permit-0", 1, "hold-inner", false));
+        apply(new Command.AcquirePermit(holder, HASH, "x", 1, "hold-outer", false));
+        PendingAcquires.Waiter outer = pending.register(session, "x", true);
+        PendingAcquires.Waiter inner = pending.register(session, "x/permit-0", true);
+        apply(new Command.AcquirePermit(session, HASH, "x", 1, "wait-outer", true));
+        apply(new Command.AcquirePermit(session, HASH, "x/permit-0", 1, "wait-inner", true));
+
+        apply(new Command.Release(holder, HASH, "x/permit-0", 1));
+
+        assertThat(outer.outcome.join()).isEqualTo(new io.fencer.core.FencingToken("x/permit-0", 2));
+        assertThat(inner.outcome).isNotDone();
+        apply(new Command.CloseSession(holder, HASH));
+        assertThat(inner.outcome.join()).isEqualTo(new io.fencer.core.FencingToken("x/permit-0/permit-0", 2));
+        assertThat(pending.size()).isZero();
+    }
 }

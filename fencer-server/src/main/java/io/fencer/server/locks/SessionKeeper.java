@@ -102,6 +102,8 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     private final AtomicInteger expiriesInFlight = new AtomicInteger();
     /** True when a scan left due sessions for later: the answers of its wave ask for the next scan. */
     private final AtomicBoolean expiriesHeldBack = new AtomicBoolean();
+    /** Each expiry at DEBUG; a summary per scan at INFO, so that an expiry storm logs lines by the wave. */
+    private final ExpiryLog expiryLog = new ExpiryLog(LOG);
     private final ScheduledExecutorService scanner;
     /** True: acknowledge on {@code isLeader()} alone and give no takeover bound (see the property). */
     private final boolean unsafeLeaseAck;
@@ -443,6 +445,8 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
             checkpointLeases(now);
         } catch (RuntimeException e) {
             LOG.error("session keeper scan failed", e);
+        } finally {
+            expiryLog.flush(); // also when this peer no longer leads: its failed expiries are summed up then
         }
     }
 
@@ -502,12 +506,12 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     }
 
     private void proposeExpiry(long sessionId, long ttlMillis) {
-        LOG.info("session {} expires: no keepalive within its ttl of {} ms", sessionId, ttlMillis);
+        expiryLog.expiring(sessionId, ttlMillis);
         proposer.propose(new Command.ExpireSession(sessionId, lockDelayNanos > 0)).whenComplete((result, error) -> {
             if (error != null || result instanceof Result.Rejected) {
                 // A later scan tries again while this peer leads; otherwise the next leader takes over.
                 leases.computeIfPresent(sessionId, (id, current) -> current.withExpiring(false));
-                LOG.warn("expiring session {} failed: {}", sessionId, error != null ? error : result);
+                expiryLog.failed(sessionId, error != null ? error : result);
             } else {
                 leases.remove(sessionId);
             }

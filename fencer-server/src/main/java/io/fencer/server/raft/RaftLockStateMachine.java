@@ -16,22 +16,9 @@ import io.fencer.server.net.RefusalLog;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
 import java.io.ByteArrayOutputStream;
-import java.io.DataInputStream;
 import java.io.DataOutputStream;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,7 +30,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import org.apache.ratis.io.MD5Hash;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
@@ -53,7 +39,6 @@ import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.raftlog.RaftLog;
-import org.apache.ratis.server.storage.FileInfo;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
@@ -63,17 +48,16 @@ import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.apache.ratis.util.LifeCycle;
-import org.apache.ratis.util.MD5FileUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The Ratis state machine of the lock service: it applies log entries (batches of {@link Command}s) to one
  * {@link LockStateMachine}, replies with their {@link Result}s, hands the {@link Event}s to the server's
- * listeners, and snapshots the whole state to one file.
+ * listeners, and snapshots the whole state to one file ({@link SnapshotFiles}).
  *
  * <p>{@link LockStateMachine} is not thread-safe: applies, snapshots and reads all run under {@link #lock}.
- * Reads that must be linearizable go through Ratis read requests: the proposer registers a {@link ReadTask} and
+ * Reads that must be linearizable go through Ratis read requests: the proposer registers a read ({@link PendingReads}) and
  * sends its id as the query; Ratis calls {@link #query} once the read index is applied, and the task runs there.
  *
  * <p><b>Entries that must not be applied.</b> A log entry comes from the leader, which checks every command before
@@ -110,14 +94,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class RaftLockStateMachine extends BaseStateMachine {
     private static final Logger LOG = LoggerFactory.getLogger(RaftLockStateMachine.class);
-    /** "FNCR": the first bytes of every snapshot file. */
-    private static final int SNAPSHOT_MAGIC = 0x464e4352;
-    private static final int SNAPSHOT_FORMAT_VERSION = 1;
-    /**
-     * The snapshot layout with the replicated store: version 1's, then the store's state to the end of the file
-     * ({@link ReplicatedResource.SnapshotWriter}). Written only from format level 5 on, which every peer reads.
-     */
-    private static final int SNAPSHOT_FORMAT_VERSION_STORE = 2;
     /** At most one line per kind of refused entry per interval; the next line counts those left out. */
     static final Duration REFUSALS_LOG_INTERVAL = Duration.ofSeconds(10);
     /** While halted, at most one line per interval about the entries not applied and the snapshots declined. */
@@ -130,7 +106,7 @@ public final class RaftLockStateMachine extends BaseStateMachine {
     private final List<AppliedListener> listeners = new CopyOnWriteArrayList<>();
     private final List<Runnable> leadershipHooks = new CopyOnWriteArrayList<>();
     private final List<Consumer<ApplyHalt>> haltHooks = new CopyOnWriteArrayList<>();
-    private final ConcurrentHashMap<Long, ReadTask<?>> reads = new ConcurrentHashMap<>();
+    private final PendingReads reads = new PendingReads();
     private final RefusalLog refusalLines;
     private final RefusalLog haltedLines;
     private final AtomicLong undecodableEntries = new AtomicLong();
@@ -287,22 +263,16 @@ public final class RaftLockStateMachine extends BaseStateMachine {
 
     /** Registers a read to run in {@link #query} for the message {@link #readMessage(long)} of {@code id}. */
     <T> CompletableFuture<T> registerRead(long id, Function<LockStateMachine, T> reader) {
-        ReadTask<T> task = new ReadTask<>(reader);
-        ReadTask<?> previous = reads.putIfAbsent(id, task);
-        if (previous != null) {
-            throw new IllegalStateException("read id " + id + " registered twice");
-        }
-        return task.result;
+        return reads.register(id, reader);
     }
 
     /** Forgets a registered read whose request failed; returns true when it had not run yet. */
     boolean cancelRead(long id) {
-        return reads.remove(id) != null;
+        return reads.cancel(id);
     }
 
     static Message readMessage(long id) {
-        ByteBuffer bytes = ByteBuffer.allocate(Long.BYTES).putLong(0, id);
-        return Message.valueOf(ByteString.copyFrom(bytes));
+        return PendingReads.message(id);
     }
 
     @Override
@@ -562,13 +532,12 @@ public final class RaftLockStateMachine extends BaseStateMachine {
 
     @Override
     public CompletableFuture<Message> query(Message request) {
-        ByteString content = request.getContent();
-        if (content.size() != Long.BYTES) {
-            return CompletableFuture.failedFuture(new IllegalArgumentException(
-                    "query of " + content.size() + " bytes, expected a read id of " + Long.BYTES));
+        PendingReads.Task<?> task;
+        try {
+            task = reads.take(request.getContent());
+        } catch (IllegalArgumentException e) {
+            return CompletableFuture.failedFuture(e);
         }
-        long id = content.asReadOnlyByteBuffer().getLong();
-        ReadTask<?> task = reads.remove(id);
         ApplyHalt halted = halt;
         if (task != null && halted != null) {
             task.fail(new UnavailableException(halted.message())); // the state may be half-changed: never read
@@ -630,8 +599,7 @@ public final class RaftLockStateMachine extends BaseStateMachine {
                     && (replicated != null || !storeEntriesUnknown
                             || StoreInSnapshots.alone(getServer(), getGroupId()));
             DataOutputStream out = new DataOutputStream(bytes);
-            out.writeInt(SNAPSHOT_MAGIC);
-            out.writeInt(withStore ? SNAPSHOT_FORMAT_VERSION_STORE : SNAPSHOT_FORMAT_VERSION);
+            SnapshotFiles.writeHeader(out, withStore);
             machine.writeSnapshot(out);
             out.flush();
             latestSnapshotLacksTheStore = !withStore
@@ -644,20 +612,7 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         } finally {
             lock.unlock();
         }
-        File file = storage.getSnapshotFile(last.getTerm(), last.getIndex());
-        try (ReplicatedResource.SnapshotWriter writer = store) {
-            if (!file.exists()) {
-                writeAtomically(file.toPath(), out -> {
-                    bytes.writeTo(out);
-                    if (writer != null) {
-                        writer.writeTo(out);
-                    }
-                });
-            }
-        }
-        MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
-        storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
-        LOG.info("snapshot {} written: {} bytes at {}", last, file.length(), file);
+        SnapshotFiles.publish(storage, last, bytes, store);
         return last.getIndex();
     }
 
@@ -669,84 +624,20 @@ public final class RaftLockStateMachine extends BaseStateMachine {
         return latestSnapshotLacksTheStore;
     }
 
-    /** Writes what {@code content} writes into a file. */
-    @FunctionalInterface
-    interface FileContent {
-        void writeTo(OutputStream out) throws IOException;
-    }
-
-    /** Returns the temporary file {@link #writeAtomically} writes {@code target}'s content to before the rename. */
-    static Path temporaryOf(Path target) {
-        return target.resolveSibling(target.getFileName() + ".tmp");
-    }
-
-    /** Writes {@code bytes} to a temporary file, forces it to disk, then renames it over {@code target}. */
-    static void writeAtomically(Path target, byte[] bytes) throws IOException {
-        writeAtomically(target, out -> out.write(bytes));
-    }
-
-    /** Writes {@code content} to a temporary file, forces it to disk, then renames it over {@code target}. */
-    static void writeAtomically(Path target, FileContent content) throws IOException {
-        Path temporary = temporaryOf(target);
-        try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE);
-                OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel))) {
-            content.writeTo(out);
-            out.flush();
-            channel.force(true);
-        }
-        Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        try (FileChannel directory = FileChannel.open(target.getParent(), StandardOpenOption.READ)) {
-            directory.force(true); // the rename itself must survive a crash
-        } catch (IOException e) {
-            LOG.debug("cannot fsync directory {}", target.getParent(), e);
-        }
-    }
-
     private void loadSnapshot(SingleFileSnapshotInfo snapshot) throws IOException {
         if (snapshot == null) {
             LOG.info("no snapshot: starting from {} and the log", machine.generation() > 0
                     ? "the restored seed (generation " + machine.generation() + ")" : "an empty state");
             return;
         }
-        Path file = snapshot.getFile().getPath();
-        MD5Hash md5 = snapshot.getFile().getFileDigest();
-        if (md5 != null) {
-            MD5FileUtil.verifySavedMD5(file.toFile(), md5);
-        }
-        LockStateMachine restored;
-        int version;
-        try (InputStream stream = Files.newInputStream(file);
-                DataInputStream in = new DataInputStream(new BufferedInputStream(stream))) {
-            int magic = in.readInt();
-            version = in.readInt();
-            if (magic != SNAPSHOT_MAGIC
-                    || (version != SNAPSHOT_FORMAT_VERSION && version != SNAPSHOT_FORMAT_VERSION_STORE)) {
-                throw new IOException("snapshot " + file + " has magic " + Integer.toHexString(magic) + " version "
-                        + version + ", expected " + Integer.toHexString(SNAPSHOT_MAGIC) + " version "
-                        + SNAPSHOT_FORMAT_VERSION + " or " + SNAPSHOT_FORMAT_VERSION_STORE);
-            }
-            restored = LockStateMachine.readSnapshot(in, limits);
-            ReplicatedResource replicated = resource;
-            if (replicated != null) {
-                if (version == SNAPSHOT_FORMAT_VERSION && restored.formatLevel() >= LockStateMachine.FORMAT_LEVEL_STORE) {
-                    // Written at a level whose log may hold store entries by a peer that kept no replicated store:
-                    // the entries it covers are gone from the log, so the store's state cannot be rebuilt from it.
-                    throw new IOException("snapshot " + file + " holds no replicated store although the group's"
-                            + " log may carry store entries before it (it was taken while this peer kept a"
-                            + " single-node store): this peer cannot rebuild the replicated store; remove it from"
-                            + " the group and add it again with an empty data directory (fencer peers remove/add)");
-                }
-                // Nothing applies meanwhile: Ratis loads a snapshot before it applies the entries after it.
-                replicated.load(version == SNAPSHOT_FORMAT_VERSION_STORE ? in : null);
-            }
-        }
+        SnapshotFiles.Loaded loaded = SnapshotFiles.read(snapshot, limits, resource);
+        LockStateMachine restored = loaded.machine();
         ApplyHalt ended;
         lock.lock();
         try {
             machine = restored;
             // A snapshot without the store, at a level whose log may hold store entries: what they did is unknown.
-            storeEntriesUnknown = version == SNAPSHOT_FORMAT_VERSION
+            storeEntriesUnknown = !loaded.withStore()
                     && restored.formatLevel() >= LockStateMachine.FORMAT_LEVEL_STORE;
             latestSnapshotLacksTheStore = storeEntriesUnknown;
             setLastAppliedTermIndex(snapshot.getTermIndex());
@@ -766,28 +657,6 @@ public final class RaftLockStateMachine extends BaseStateMachine {
                 counts.sessions(), counts.locks());
         for (AppliedListener listener : listeners) {
             listener.onStateLoaded(snapshot.getIndex());
-        }
-    }
-
-    /** A read waiting for {@link #query}; completes its future with the reader's answer or its failure. */
-    private static final class ReadTask<T> {
-        private final Function<LockStateMachine, T> reader;
-        private final CompletableFuture<T> result = new CompletableFuture<>();
-
-        ReadTask(Function<LockStateMachine, T> reader) {
-            this.reader = Objects.requireNonNull(reader, "reader");
-        }
-
-        void run(LockStateMachine machine) {
-            try {
-                result.complete(reader.apply(machine));
-            } catch (RuntimeException e) {
-                result.completeExceptionally(e);
-            }
-        }
-
-        void fail(RuntimeException error) {
-            result.completeExceptionally(error);
         }
     }
 }

@@ -48,7 +48,7 @@ public final class RestoreSeed {
      */
     public static void checkFinished(Path dataDir) throws IOException {
         Path file = dataDir.resolve(FILE_NAME);
-        Path partial = RaftLockStateMachine.temporaryOf(file);
+        Path partial = SnapshotFiles.temporaryOf(file);
         if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS) && Files.exists(partial, LinkOption.NOFOLLOW_LINKS)) {
             throw new IOException("data directory " + dataDir + " holds " + partial.getFileName() + ", the seed of"
                     + " a `fencer restore` that did not finish, and no seed " + FILE_NAME + ": started, this peer"
@@ -113,7 +113,7 @@ public final class RestoreSeed {
             long nowMillis) throws IOException {
         Files.createDirectories(dataDir);
         // A restore that did not finish leaves its partial seed, which the next restore's write replaces.
-        String partialSeed = RaftLockStateMachine.temporaryOf(dataDir.resolve(FILE_NAME)).getFileName().toString();
+        String partialSeed = SnapshotFiles.temporaryOf(dataDir.resolve(FILE_NAME)).getFileName().toString();
         try (Stream<Path> entries = Files.list(dataDir)) {
             if (entries.map(entry -> entry.getFileName().toString())
                     .anyMatch(name -> !name.endsWith(".secret") && !name.equals(partialSeed))) {
@@ -124,7 +124,7 @@ public final class RestoreSeed {
         LockStateMachine restored = backup.machine(limits).restoredInGeneration(generation);
         BackupFile.Contents seed = new BackupFile.Contents(BackupFile.Kind.SEED, nowMillis, backup.sourceGroup(),
                 backup.appliedIndex(), BackupFile.stateOf(restored));
-        RaftLockStateMachine.writeAtomically(dataDir.resolve(FILE_NAME), BackupFile.write(seed));
+        SnapshotFiles.writeAtomically(dataDir.resolve(FILE_NAME), BackupFile.write(seed));
         return seed;
     }
 

@@ -15,6 +15,7 @@ import io.fencer.api.v1.StatusRequest;
 import io.fencer.api.v1.StoreGrpc;
 import io.fencer.core.ManualTicker;
 import io.fencer.server.TestServers.TestSession;
+import io.fencer.testing.FencerTestCluster;
 import io.grpc.ManagedChannel;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -23,6 +24,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -202,6 +204,40 @@ class ConsoleTest {
     }
 
     @Test
+    void state_ofAPeerTheLeaderHasNotHeardFromSinceItsElection_showsItsMatchIndexAsUnknown() throws Exception {
+        try (FencerTestCluster group = FencerTestCluster.builder(dir).peers(3).config(c -> c.withHttpPort(0))
+                .start()) {
+            int firstLeader = group.leaderIndex();
+            int down = (firstLeader + 1) % 3;
+            // stop a follower, then make the group elect a leader anew: the new leader never hears from it
+            group.stop(down);
+            group.stop(firstLeader);
+            group.restart(firstLeader);
+            int leader = group.leaderIndex();
+            int up = IntStream.range(0, 3).filter(i -> i != down && i != leader).findFirst().orElseThrow();
+            String leaderBase = "http://127.0.0.1:" + group.server(leader).httpPort();
+            await().atMost(TestServers.STARTUP_MAX).ignoreExceptions().until(() -> peer(post(leaderBase, "state",
+                    "{\"prefix\": \"\"}"), group.id(up)).get("matchIndex").isJsonPrimitive());
+
+            JsonObject state = post(leaderBase, "state", "{\"prefix\": \"\"}");
+
+            JsonObject unknown = peer(state, group.id(down));
+            assertThat(unknown.has("matchIndex")).as("what the leader does not know: %s", unknown).isFalse();
+            assertThat(unknown.get("id").getAsString()).isEqualTo(group.id(down));
+            assertThat(peer(state, group.id(up)).get("matchIndex").getAsLong()).isNotNegative();
+        }
+    }
+
+    private static JsonObject peer(JsonObject state, String id) {
+        for (var peer : state.getAsJsonArray("peers")) {
+            if (peer.getAsJsonObject().get("id").getAsString().equals(id)) {
+                return peer.getAsJsonObject();
+            }
+        }
+        throw new AssertionError("no peer " + id + " in " + state);
+    }
+
+    @Test
     void page_isServedWithAPolicyThatRunsOnlyItsOwnScript() throws Exception {
         startHolding("anonymous admin *\n");
 
@@ -242,13 +278,23 @@ class ConsoleTest {
     }
 
     private JsonObject post(String route, String body, boolean header) throws Exception {
-        HttpResponse<String> response = send(route, body, header);
+        HttpResponse<String> response = send(base(), route, body, header);
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+        return JsonParser.parseString(response.body()).getAsJsonObject();
+    }
+
+    private JsonObject post(String base, String route, String body) throws Exception {
+        HttpResponse<String> response = send(base, route, body, true);
         assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
         return JsonParser.parseString(response.body()).getAsJsonObject();
     }
 
     private HttpResponse<String> send(String route, String body, boolean header) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base() + "/console/" + route))
+        return send(base(), route, body, header);
+    }
+
+    private HttpResponse<String> send(String base, String route, String body, boolean header) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + "/console/" + route))
                 .timeout(Duration.ofSeconds(20)).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body));
         if (header) {

@@ -303,7 +303,9 @@ final class ConsoleRoutes {
             json.addProperty("clientAddress", peer.getClientAddress());
             json.addProperty("role", peer.getRole().name().replace("PEER_ROLE_", "").toLowerCase(Locale.ROOT));
             json.addProperty("leader", peer.getLeader());
-            json.addProperty("matchIndex", peer.getMatchIndex());
+            if (peer.hasMatchIndex()) { // absent while the leader does not know it: the page shows "unknown"
+                json.addProperty("matchIndex", peer.getMatchIndex());
+            }
             array.add(json);
         }
         return array;

@@ -102,7 +102,7 @@ function drawPeers(peers, peer) {
     cell(row, p.id, 'name');
     cell(row, p.clientAddress);
     cell(row, p.role + (p.leader ? ', leader' : ''));
-    cell(row, String(p.matchIndex));
+    cell(row, p.matchIndex == null ? 'unknown' : String(p.matchIndex));
     return row;
   }));
 }

@@ -390,8 +390,7 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
                 leases.computeIfPresent(sessionId, (id, lease) -> lease.bound() != Bound.CLEARING ? lease
                         : cleared ? lease.withBound(Bound.NONE, -1) : lease.withBound(Bound.RECORDED, -1));
                 if (!cleared) {
-                    LOG.warn("clearing the lease bound of session {} failed: {}", sessionId,
-                            error != null ? error : result);
+                    LOG.warn("clearing the lease bound of session {} failed: {}", sessionId, reason(error, result));
                 }
             });
         }
@@ -591,7 +590,7 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
                         ? lease.withBound(Bound.RECORDED, entry.remainingMillis()) : lease);
             }
             if (error != null || result instanceof Result.Rejected) {
-                LOG.warn("recording {} lease bounds failed: {}", batch.size(), error != null ? error : result);
+                LOG.warn("recording {} lease bounds failed: {}", batch.size(), reason(error, result));
             }
         });
     }
@@ -605,7 +604,7 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
             proposer.propose(new Command.EndLockDelay(lock)).whenComplete((result, e) -> {
                 delaysEnding.remove(lock);
                 if (e != null || result instanceof Result.Rejected) {
-                    LOG.warn("ending the lock-delay of {} failed: {}", lock, e != null ? e : result);
+                    LOG.warn("ending the lock-delay of {} failed: {}", lock, reason(e, result));
                 } else {
                     delayEndNanos.remove(lock, entry.getValue());
                 }
@@ -620,5 +619,13 @@ public final class SessionKeeper implements AppliedListener, AutoCloseable {
     @Override
     public void close() {
         scanner.shutdownNow();
+    }
+
+    /**
+     * The reason a proposal of the keeper's failed, as text for a log line: slf4j takes a Throwable in the last place
+     * for a stack trace, not for the message's {@code {}}.
+     */
+    private static String reason(Throwable error, Result result) {
+        return String.valueOf(error != null ? error : result);
     }
 }

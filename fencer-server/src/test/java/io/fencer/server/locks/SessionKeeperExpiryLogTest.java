@@ -5,15 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import io.fencer.core.ManualTicker;
 import io.fencer.lock.Command;
-import io.fencer.lock.Limits;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
 import io.fencer.lock.SecretHash;
 import io.fencer.server.CapturedStandardError;
-import io.fencer.server.ServerConfig;
 import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
-import io.fencer.server.raft.RaftNode;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,32 +42,23 @@ class SessionKeeperExpiryLogTest {
     Path directory;
 
     private final ManualTicker ticker = new ManualTicker();
+    private KeeperGroup group;
     private RaftLockStateMachine stateMachine;
-    private RaftNode raft;
     private Proposer proposer;
     private SessionKeeper keeper;
 
     @BeforeEach
     void start() throws Exception {
-        stateMachine = new RaftLockStateMachine(Limits.DEFAULT);
-        raft = RaftNode.start(ServerConfig.defaults(directory).withPorts(0, 0, 0), null, stateMachine, () -> 0);
-        proposer = new Proposer(raft, stateMachine, ticker, (task, delayNanos) -> () -> { }, Duration.ZERO);
-        keeper = new SessionKeeper(ticker, Duration.ZERO, raft, stateMachine, proposer);
-        stateMachine.addListener(keeper);
-        await().atMost(WAIT).until(raft::isLeaderReady);
-        keeper.scan(); // serves the term: the leases of sessions opened from now on are the keeper's own
+        group = KeeperGroup.start(directory, ticker, Duration.ZERO, null);
+        stateMachine = group.stateMachine;
+        proposer = group.proposer;
+        keeper = group.keeper;
     }
 
     @AfterEach
     void stop() {
-        if (keeper != null) {
-            keeper.close();
-        }
-        if (proposer != null) {
-            proposer.close();
-        }
-        if (raft != null) {
-            raft.close();
+        if (group != null) {
+            group.close();
         }
     }
 

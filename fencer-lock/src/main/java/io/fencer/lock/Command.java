@@ -242,6 +242,26 @@ public sealed interface Command {
     }
 
     /**
+     * Lifts the floor so that every later grant of every lock, new or recorded, is above every token issued so far plus
+     * {@code gap}: the floor becomes {@code max(floor, min(ceiling, highest + gap))}, where {@code highest} is the
+     * highest token issued ({@link LockStateMachine#highestToken()}, the floor included) and {@code ceiling} the end of
+     * the group's generation; it never goes down. Why: a peer may answer up to {@code gap} grants of one lock ahead of
+     * its applied state, before the release that grants them is durable, and a crash in between restores a state that
+     * would grant those token values again, perhaps to another session. So a peer proposes this when it starts to lead
+     * (after a restart too) and after a log entry failed, and answers early only once the raise applied: every grant
+     * after it lies above every token answered before it, and no token value is issued twice.
+     *
+     * <p>Proposed by the leader alone, with {@code gap} in [1, {@link #GAP_MAX}] ({@link CommandChecks#checkProposal});
+     * the record takes any value, so that a decoded entry applies as written (a gap below 1 lifts the floor to at most
+     * the highest token). Refused, changing nothing, while the group's format level is below
+     * {@link LockStateMachine#FORMAT_LEVEL_RAISE_FLOOR}, since a peer of the previous release cannot read it.
+     */
+    record RaiseFloor(int gap) implements Command {
+        /** The largest gap a leader proposes: the most grants of one lock a peer answers ahead of its applied state. */
+        public static final int GAP_MAX = 1_024;
+    }
+
+    /**
      * One entry of the replicated fenced store (format level 5): the store's own encoding of a mutating store call,
      * opaque to the lock state machine, which applies it as a no-op. The peer's Raft state machine hands it to the
      * store beside the lock state, in log order, so the fence check and the write it carries run in the apply step of

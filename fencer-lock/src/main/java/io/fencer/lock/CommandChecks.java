@@ -30,8 +30,9 @@ public final class CommandChecks {
 
     /**
      * Checks a command the leader is about to propose: every rule of {@link #checkApplied}, and those that only new
-     * commands must meet (an OpenSession carries the hash of the secret the leader drew; nothing carries the absent
-     * hash of a version-1 command, which is never written).
+     * commands must meet (an OpenSession carries the hash of the secret the leader drew; a RaiseFloor's gap is in
+     * [1, {@link Command.RaiseFloor#GAP_MAX}]; nothing carries the absent hash of a version-1 command, which is never
+     * written).
      *
      * @throws InvalidArgumentException naming the field, the value and the rule broken
      */
@@ -40,6 +41,12 @@ public final class CommandChecks {
         if (command instanceof Command.OpenSession open && open.secretHash() == SecretHash.NONE) {
             throw new InvalidArgumentException("secret_hash", "", "an OpenSession must carry the hash of the secret"
                     + " drawn for the session, not the hash of none (nobody could ever act for the session)");
+        }
+        if (command instanceof Command.RaiseFloor raise
+                && (raise.gap() < 1 || raise.gap() > Command.RaiseFloor.GAP_MAX)) {
+            // Checked on the leader only: a later release may allow more, and a replica must apply what it wrote.
+            throw new InvalidArgumentException("gap", Integer.toString(raise.gap()), "a RaiseFloor with gap "
+                    + raise.gap() + " is outside [1, " + Command.RaiseFloor.GAP_MAX + "]");
         }
         if (secretHash(command) == SecretHash.NOT_CARRIED) {
             throw new InvalidArgumentException("secret_hash", "", kind(command) + " without a secret hash is"

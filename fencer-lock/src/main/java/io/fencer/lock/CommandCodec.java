@@ -62,7 +62,8 @@ import java.util.Set;
  * answered by the result tag {@code REVOKED} (13): the revoked token, its session id as an i64, and the optional
  * next token; and the command tag {@code STORE_ENTRY} (15): {@code length:i32, length × u8}, an entry of the
  * replicated store in the store's own encoding, answered by the result tag {@code STORE_REPLY} (14) in the same
- * layout.
+ * layout; and the command tag {@code RAISE_FLOOR} (16): {@code gap:i32}, answered by the result tag
+ * {@code FLOOR_RAISED} (15) with the floor after it as an i64.
  *
  * <p>Version 1 (the previous release, before session secrets): the same frame, with OpenSession
  * {@code requestId, ttl}; CloseSession {@code sessionId}; Acquire {@code sessionId, lock, requestId, waitQueued};
@@ -154,6 +155,8 @@ public final class CommandCodec {
     private static final int REVOKE = 14;
     /** Since version 5: an entry of the replicated store. */
     private static final int STORE_ENTRY = 15;
+    /** Since version 5: the leader's lift of the floor. */
+    private static final int RAISE_FLOOR = 16;
 
     private static final int SESSION_OPENED = 1;
     private static final int SESSION_ENDED = 2;
@@ -169,6 +172,7 @@ public final class CommandCodec {
     private static final int FORMAT_LEVEL_SET = 12;
     private static final int REVOKED = 13;
     private static final int STORE_REPLY = 14;
+    private static final int FLOOR_RAISED = 15;
 
     /** The reasons the lock state machine rejects commands with; the codec refuses every other as a bug. */
     private static final Set<ErrorReason> REJECTION_REASONS = Collections.unmodifiableSet(EnumSet.of(
@@ -201,7 +205,7 @@ public final class CommandCodec {
     private static int version(List<Command> commands) {
         for (Command command : commands) {
             if (command instanceof Command.SetFormatLevel || command instanceof Command.Revoke
-                    || command instanceof Command.StoreEntry) {
+                    || command instanceof Command.StoreEntry || command instanceof Command.RaiseFloor) {
                 return VERSION;
             }
         }
@@ -218,6 +222,9 @@ public final class CommandCodec {
             out.writeLong(revoke.token());
             writeString(out, revoke.revokedBy());
             out.writeBoolean(revoke.lockDelay());
+        } else if (command instanceof Command.RaiseFloor raise) {
+            out.writeByte(RAISE_FLOOR);
+            out.writeInt(raise.gap());
         } else if (command instanceof Command.StoreEntry store) {
             out.writeByte(STORE_ENTRY);
             out.writeInt(store.entry().length);
@@ -365,6 +372,9 @@ public final class CommandCodec {
             case STORE_ENTRY:
                 requireVersion(in, tag, version, VERSION);
                 return new Command.StoreEntry(in.readBytes(in.readCount("store entry bytes", 1), "store entry"));
+            case RAISE_FLOOR:
+                requireVersion(in, tag, version, VERSION);
+                return new Command.RaiseFloor(in.readInt("gap"));
             case OPEN_SESSION_FOR:
                 requireVersion(in, tag, version, VERSION_FOUR);
                 return new Command.OpenSession(in.readRequiredString("request id"), in.readLong("ttl"),
@@ -547,6 +557,9 @@ public final class CommandCodec {
         } else if (result instanceof Result.FormatLevelSet set) {
             out.writeByte(FORMAT_LEVEL_SET);
             out.writeInt(set.level());
+        } else if (result instanceof Result.FloorRaised raised) {
+            out.writeByte(FLOOR_RAISED);
+            out.writeLong(raised.floor());
         } else if (result instanceof Result.StoreReply reply) {
             out.writeByte(STORE_REPLY);
             out.writeInt(reply.reply().length);
@@ -639,6 +652,8 @@ public final class CommandCodec {
                 return new Result.LeasesCheckpointed(in.readInt("recorded"));
             case FORMAT_LEVEL_SET:
                 return new Result.FormatLevelSet(in.readInt("format level"));
+            case FLOOR_RAISED:
+                return new Result.FloorRaised(in.readLong("floor"));
             case STORE_REPLY:
                 return new Result.StoreReply(in.readBytes(in.readCount("store reply bytes", 1), "store reply"));
             case REJECTED:

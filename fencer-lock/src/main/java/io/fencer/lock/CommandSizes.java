@@ -29,6 +29,9 @@ public final class CommandSizes {
         if (command instanceof Command.StoreEntry store) {
             return 1 + Integer.BYTES + store.entry().length;
         }
+        if (command instanceof Command.RaiseFloor) {
+            return 1 + Integer.BYTES; // its tag and gap, exactly
+        }
         if (command instanceof Command.CheckpointLeases checkpoint) {
             return 1 + Integer.BYTES + 2L * Long.BYTES * checkpoint.checkpoints().size();
         }

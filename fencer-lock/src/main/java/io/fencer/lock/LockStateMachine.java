@@ -31,7 +31,9 @@ import java.util.function.Predicate;
  *
  * <p>Tokens: a grant of lock L gets {@code max(lastToken(L), floor) + 1}. A lock record with no holder, no
  * waiter and no delay is dropped and its last token folded into {@code floor = max(floor, lastToken)}, so a
- * recreated lock starts above every token it ever had without keeping every name forever.
+ * recreated lock starts above every token it ever had without keeping every name forever. The leader's
+ * {@link Command.RaiseFloor} lifts the floor above every token issued plus a gap, so that no grant repeats a token a
+ * peer answered ahead of its applied state.
  *
  * <p>Cost: every command is O(log n) in locks and sessions plus the work it reports (events, released locks);
  * a retried acquire of a queued session also walks its lock's queue to report its position.
@@ -63,6 +65,8 @@ public final class LockStateMachine {
     public static final int FORMAT_LEVEL_GENERATIONS = 5;
     /** The level from which an operator may revoke a grant ({@link Command.Revoke}, a command of level 5). */
     public static final int FORMAT_LEVEL_REVOKE = 5;
+    /** The level from which the leader may lift the floor ({@link Command.RaiseFloor}, a command of level 5). */
+    public static final int FORMAT_LEVEL_RAISE_FLOOR = 5;
     /**
      * The level from which a lock and a semaphore in use never share a name (the previous release let them, and a
      * group at level 4 may still run it, so it applies such commands as that release did).
@@ -136,6 +140,8 @@ public final class LockStateMachine {
             result = sessionApply.checkpointLeases(checkpoint);
         } else if (command instanceof Command.StoreEntry) {
             result = new Result.StoreReply(new byte[0]); // the store's, applied beside this machine, not in it
+        } else if (command instanceof Command.RaiseFloor raise) {
+            result = state.raiseFloor(raise.gap());
         } else if (command instanceof Command.SetFormatLevel set) {
             state.formatLevel = Math.max(state.formatLevel, set.level());
             result = new Result.FormatLevelSet(state.formatLevel);
@@ -296,13 +302,13 @@ public final class LockStateMachine {
         return state.generation;
     }
 
-    /** Returns the highest token value issued so far: every lock's last token, and the floor. */
+    /**
+     * Returns the highest token value issued so far: every lock's last token, and the floor (which a
+     * {@link Command.RaiseFloor} may have lifted above every token issued, for tokens a peer answered ahead of its
+     * applied state). No token above it was issued.
+     */
     public long highestToken() {
-        long highest = state.floor;
-        for (LockRecord record : state.locks.values()) {
-            highest = Math.max(highest, record.lastToken);
-        }
-        return highest;
+        return state.highestToken();
     }
 
     /**
@@ -329,7 +335,10 @@ public final class LockStateMachine {
         return new LockStateMachine(restored);
     }
 
-    /** The highest last token of every dropped lock record; every new grant of any lock exceeds it. */
+    /**
+     * The highest last token of every dropped lock record, or more when a {@link Command.RaiseFloor} lifted it; every
+     * new grant of any lock exceeds it.
+     */
     public long floor() {
         return state.floor;
     }

@@ -1,6 +1,7 @@
 package io.fencer.lock;
 
 import io.fencer.core.FencingToken;
+import io.fencer.core.InvalidArgumentException;
 import io.fencer.core.LimitExceededException;
 import io.fencer.core.LockMode;
 import io.fencer.core.SessionUnauthenticatedException;
@@ -38,7 +39,10 @@ final class MachineState {
     final Limits limits;
     /** The last session id handed out; ids are never reused. */
     long sessionIdLast;
-    /** The highest last token of every dropped lock record: every new grant exceeds it. */
+    /**
+     * The highest last token of every dropped lock record, or the floor a {@link Command.RaiseFloor} lifted it to:
+     * every new grant exceeds it.
+     */
     long floor;
     /** The total number of queued waits over all locks and semaphores. */
     int waiterCount;
@@ -76,6 +80,40 @@ final class MachineState {
     long tokenCeiling() {
         return formatLevel >= LockStateMachine.FORMAT_LEVEL_GENERATIONS ? FencingToken.generationLast(generation)
                 : FencingToken.VALUE_MAX;
+    }
+
+    /**
+     * Returns the highest token value issued so far: every lock's last token (a semaphore's slots are locks) and the
+     * floor, which holds those of dropped records. Linear in the locks.
+     */
+    long highestToken() {
+        long highest = floor;
+        for (LockRecord record : locks.values()) {
+            highest = Math.max(highest, record.lastToken);
+        }
+        return highest;
+    }
+
+    /**
+     * Lifts the floor above every token issued so far plus {@code gap} ({@link Command.RaiseFloor}), at most to the
+     * token ceiling, so that a lock whose next token would pass it refuses grants as at exhaustion; never lowers it
+     * (a floor already past the ceiling, which only a corrupt state has, stays). Refused, changing nothing, below
+     * format level {@link LockStateMachine#FORMAT_LEVEL_RAISE_FLOOR}. Linear in the locks: a rare command.
+     */
+    Result raiseFloor(int gap) {
+        if (formatLevel < LockStateMachine.FORMAT_LEVEL_RAISE_FLOOR) {
+            return new Result.Rejected(new InvalidArgumentException("format_level", Integer.toString(formatLevel),
+                    "cannot raise the floor by " + gap + ": the group is at format level " + formatLevel
+                            + " and raising the floor needs " + LockStateMachine.FORMAT_LEVEL_RAISE_FLOOR + " (a peer"
+                            + " of the previous release may still run; the leader raises the level once every peer"
+                            + " reads it)"));
+        }
+        long ceiling = tokenCeiling();
+        long highest = highestToken();
+        // highest <= ceiling but for a corrupt state; computed so that no sum overflows whatever the gap.
+        long raised = gap >= ceiling - highest ? ceiling : highest + gap;
+        floor = Math.max(floor, raised);
+        return new Result.FloorRaised(floor);
     }
 
     Result.Rejected locksPerSessionExceeded(SessionRecord session) {

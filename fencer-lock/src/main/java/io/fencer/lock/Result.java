@@ -55,6 +55,12 @@ public sealed interface Result {
     record FormatLevelSet(int level) implements Result {}
 
     /**
+     * The floor after a {@link Command.RaiseFloor}: every later grant of any lock is above {@code floor} (a floor at
+     * the end of the group's generation grants nothing more).
+     */
+    record FloorRaised(long floor) implements Result {}
+
+    /**
      * The store's reply to a {@link Command.StoreEntry}, in the store's own encoding (empty where the lock state
      * machine applied it alone, which answers nothing).
      */

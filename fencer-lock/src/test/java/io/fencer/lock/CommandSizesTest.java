@@ -61,6 +61,7 @@ class CommandSizesTest {
                 new Command.CheckpointLeases(Collections.nCopies(Command.CheckpointLeases.CHECKPOINTS_MAX,
                         new Command.LeaseCheckpoint(Long.MAX_VALUE, Long.MAX_VALUE))),
                 new Command.SetFormatLevel(LockStateMachine.FORMAT_LEVEL),
+                new Command.RaiseFloor(Integer.MAX_VALUE),
                 new Command.StoreEntry(new byte[Command.StoreEntry.STORE_ENTRY_BYTES_MAX]),
                 new Command.AcquirePermit(1, HASH, name.substring(0, name.length() / 2), Limits.PERMITS_MAX,
                         REQUEST_ID, true),

@@ -32,8 +32,8 @@ import net.jqwik.api.statistics.Statistics;
 /**
  * Random command sequences over a few sessions and locks, with snapshot-and-restore at random points and a shadow
  * machine rebuilt from an earlier snapshot plus replay, checking the invariants after every command. The second
- * property runs at format level 5, the level every group reaches soon after it starts: revocations, token
- * generations and their end, and the rule that a lock and a semaphore in use never share a name.
+ * property runs at format level 5, the level every group reaches soon after it starts: revocations, lifts of the
+ * floor, token generations and their end, and the rule that a lock and a semaphore in use never share a name.
  */
 class LockStateMachineProperties {
     /** The semaphore of the runs and its permit count; a few acquires ask with another count, refused in use. */
@@ -91,6 +91,9 @@ class LockStateMachineProperties {
 
     /** An operator's revoke: {@code tokenPick} 0 names the holder's grant by 0, 1 by its token, others another. */
     record RevokeGrant(int lockPick, int tokenPick, boolean lockDelay) implements Step {}
+
+    /** The leader's lift of the floor by {@code gap}: refused at format level 4. */
+    record RaiseGap(int gap) implements Step {}
 
     /**
      * How a run starts: at format level 4, raising the level to 5 before step {@code raiseAtStep} (never when
@@ -156,11 +159,14 @@ class LockStateMachineProperties {
         run.step(new Restore(), steps.size());
         run.closeEverything();
         Statistics.label("revoked").collect(run.revocations > 0);
+        Statistics.label("floor raised").collect(run.floorsRaised > 0);
         Statistics.label("generation end reached").collect(run.generationEndReached);
         Statistics.label("shared name refused").collect(run.sharedNamesRefused > 0);
         // Measured in three runs: 61-73, 22-25 and 85-92 %; each bound sits about eight standard deviations
-        // under its rate, as in the property above.
+        // under its rate, as in the property above. With lifts of the floor (a lift clamped at the end counts as
+        // reaching it): 58-65, 37-41 and 77-80 %, and 84-86 % of runs lift the floor.
         Statistics.label("revoked").coverage(coverage -> coverage.check(true).percentage(p -> p > 40));
+        Statistics.label("floor raised").coverage(coverage -> coverage.check(true).percentage(p -> p > 70));
         Statistics.label("generation end reached").coverage(coverage -> coverage.check(true).percentage(p -> p > 10));
         Statistics.label("shared name refused").coverage(coverage -> coverage.check(true).percentage(p -> p > 70));
     }
@@ -177,20 +183,21 @@ class LockStateMachineProperties {
 
     @Provide
     Arbitrary<List<Step>> steps() {
-        return steps(LOCKS.size(), 999, 0);
+        return steps(LOCKS.size(), 999, 0, 1);
     }
 
     /** The steps of {@link #steps()}, some naming the semaphore as a lock, and revocations. */
     @Provide
     Arbitrary<List<Step>> levelFiveSteps() {
-        return steps(NAMES.size(), 1_199, 4);
+        return steps(NAMES.size(), 1_199, 4, 1);
     }
 
     /**
      * Steps picking among the first {@code names} of {@link #NAMES}, with multi-lock picks up to {@code groupPickMax}
-     * (from 1,000 one lock of the multi-lock is the semaphore's name), and revocations at {@code revokeWeight}.
+     * (from 1,000 one lock of the multi-lock is the semaphore's name), revocations at {@code revokeWeight}, and lifts
+     * of the floor at {@code raiseWeight} (mostly by a few tokens, so that a run near its generation's end goes on).
      */
-    private static Arbitrary<List<Step>> steps(int names, int groupPickMax, int revokeWeight) {
+    private static Arbitrary<List<Step>> steps(int names, int groupPickMax, int revokeWeight, int raiseWeight) {
         Arbitrary<Integer> pick = Arbitraries.integers().between(0, 99);
         Arbitrary<Integer> lock = Arbitraries.integers().between(0, names - 1);
         Arbitrary<Boolean> bool = Arbitraries.of(true, false);
@@ -213,7 +220,9 @@ class LockStateMachineProperties {
                 Tuple.of(1, Arbitraries.just(new Checkpoint())),
                 Tuple.of(1, Arbitraries.just(new Rebuild())),
                 Tuple.of(revokeWeight, Combinators.combine(lock, Arbitraries.integers().between(0, 2), bool)
-                        .as(RevokeGrant::new)));
+                        .as(RevokeGrant::new)),
+                Tuple.of(raiseWeight, Arbitraries.frequencyOf(Tuple.of(4, Arbitraries.integers().between(1, 3)),
+                        Tuple.of(1, Arbitraries.just(Command.RaiseFloor.GAP_MAX))).map(RaiseGap::new)));
         return step.list().ofMinSize(50).ofMaxSize(300).withSizeDistribution(RandomDistribution.uniform());
     }
 
@@ -259,6 +268,9 @@ class LockStateMachineProperties {
         private boolean generationEndReached;
         /** True when a lock and the semaphore of the same name were both in use before the command. */
         private boolean namesSharedBefore;
+        /** The highest floor a lift answered: every later grant of any lock is above it. */
+        private long floorRaisedMax;
+        private int floorsRaised;
         /** The waits the events of the command dropped, by their model key: a cancel may find its own among them. */
         private final Map<List<Object>, String> droppedInStep = new HashMap<>();
 
@@ -379,6 +391,8 @@ class LockStateMachineProperties {
                         permit.permitsPick() == 0 ? PERMITS + 1 : PERMITS, "permit-" + index, permit.waitQueued());
             } else if (step instanceof RevokeGrant revoke) {
                 return resolveRevoke(revoke);
+            } else if (step instanceof RaiseGap raise) {
+                return new Command.RaiseFloor(raise.gap());
             } else if (step instanceof EndDelay end) {
                 List<String> delayed = machine.delayedLocks();
                 boolean pickDelayed = !delayed.isEmpty() && end.pick() < 80;
@@ -445,9 +459,14 @@ class LockStateMachineProperties {
             permitsInUseBefore = machine.describeSemaphore(SEMAPHORE).map(SemaphoreView::permits).orElse(0);
             namesSharedBefore = permitsInUseBefore != 0 && machine.describe(SEMAPHORE).isPresent();
             int levelBefore = machine.formatLevel();
+            long floorBefore = machine.floor();
+            long highestBefore = machine.highestToken();
             droppedInStep.clear();
             Applied applied = machine.apply(command);
             machine.checkInvariants();
+            if (command instanceof Command.RaiseFloor raise) {
+                checkRaise(raise, applied, levelBefore, floorBefore, highestBefore);
+            }
             machine.takeUsageChanges().forEach((identity, usage) -> {
                 if (usage.equals(IdentityUsage.NONE)) {
                     published.remove(identity);
@@ -495,6 +514,29 @@ class LockStateMachineProperties {
             revocations += applied.result() instanceof Result.Revoked ? 1 : 0;
         }
 
+        /**
+         * A lift of the floor at format level 5 answers the floor above every token issued plus its gap, up to the end
+         * of the generation, and never lower than before; at level 4 it is refused and the floor stays.
+         */
+        private void checkRaise(Command.RaiseFloor raise, Applied applied, int levelBefore, long floorBefore,
+                long highestBefore) {
+            assertThat(applied.events()).isEmpty();
+            if (levelBefore < LockStateMachine.FORMAT_LEVEL_RAISE_FLOOR) {
+                assertThat(applied.result()).isInstanceOf(Result.Rejected.class);
+                assertThat(machine.floor()).isEqualTo(floorBefore);
+                return;
+            }
+            long expected = Math.max(floorBefore, Math.min(FencingToken.generationLast(machine.generation()),
+                    highestBefore + raise.gap()));
+            assertThat(applied.result()).as("lift by %d from %d", raise.gap(), highestBefore)
+                    .isEqualTo(new Result.FloorRaised(expected));
+            assertThat(machine.floor()).isEqualTo(expected);
+            floorRaisedMax = Math.max(floorRaisedMax, expected);
+            floorsRaised++;
+            // Clamped at the end: from here every lock refuses grants and drops its waiters, as at the last grant.
+            generationEndReached |= expected == FencingToken.generationLast(machine.generation());
+        }
+
         /** Every multi-lock granted in a step is granted all its locks in that step: all or nothing. */
         private void checkAllOrNothing(Applied applied) {
             Map<String, Set<String>> grantedByRequestId = new HashMap<>();
@@ -518,6 +560,8 @@ class LockStateMachineProperties {
                     Long before = tokenMaxByLock.put(token.lock(), token.value());
                     assertThat(token.value()).as("token of %s after %s", token.lock(), before)
                             .isGreaterThan(before == null ? 0 : before);
+                    assertThat(token.value()).as("token of %s after a lift to %d", token.lock(), floorRaisedMax)
+                            .isGreaterThan(floorRaisedMax);
                     String pending = pendingWaits.remove(List.of(granted.sessionId(), token.lock()));
                     if (pending == null && token.lock().startsWith(SEMAPHORE + "/permit-")) {
                         pending = pendingWaits.remove(List.of(granted.sessionId(), PERMIT_WAIT));
@@ -682,7 +726,7 @@ class LockStateMachineProperties {
             }
             assertThat(machine.lockCount()).isZero();
             assertThat(machine.sessionCount()).isZero();
-            assertThat(machine.floor()).isEqualTo(Math.max(setup.floor(),
+            assertThat(machine.floor()).isEqualTo(Math.max(Math.max(setup.floor(), floorRaisedMax),
                     tokenMaxByLock.values().stream().mapToLong(v -> v).max().orElse(0)));
         }
     }

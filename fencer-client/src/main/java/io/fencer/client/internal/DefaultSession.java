@@ -26,7 +26,6 @@ import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -94,14 +93,7 @@ final class DefaultSession implements Session {
     private final Map<GrantKey, CompletableFuture<Void>> termsEnded = new ConcurrentHashMap<>();
     /** Makes a grant's hand-out and its give-back after an interrupt exclusive (see {@link #handOut}). */
     private final Object handOutGuard = new Object();
-    /**
-     * The revocations the service has named for this session, most recent last: every keepalive answer repeats them
-     * (at most 8), so the known ones are skipped; and a grant tracked after its revocation was named learns it here.
-     * Guarded by itself.
-     */
-    private final LinkedHashMap<GrantKey, String> revocationsKnown = new LinkedHashMap<>();
-    /** Revocations remembered: twice what the service repeats per session. */
-    static final int REVOCATIONS_KNOWN_MAX = 16;
+    private final RevocationsKnown revocationsKnown = new RevocationsKnown();
 
     /** A tracked grant: its token as granted (with its mode) and its loss, shared by every object of it. */
     private record Tracked(FencingToken token, CompletableFuture<GrantLoss> loss) {}
@@ -511,10 +503,7 @@ final class DefaultSession implements Session {
         FencingToken token = tracked.token();
         CompletableFuture<GrantLoss> loss = tracked.loss();
         GrantKey key = GrantKey.of(token);
-        String revokedBy;
-        synchronized (revocationsKnown) {
-            revokedBy = revocationsKnown.get(key);
-        }
+        String revokedBy = revocationsKnown.revokedBy(key.lock(), key.value());
         if (revokedBy != null && grants.remove(key, tracked)) {
             notify(() -> loss.complete(DefaultGrant.revoked(token, id, revokedBy)));
         }
@@ -553,14 +542,8 @@ final class DefaultSession implements Session {
     void revokedByService(List<RevokedGrant> revoked) {
         for (RevokedGrant named : revoked) {
             GrantKey key = new GrantKey(named.getToken().getLock(), named.getToken().getValue());
-            synchronized (revocationsKnown) {
-                if (revocationsKnown.containsKey(key)) {
-                    continue;
-                }
-                revocationsKnown.put(key, named.getRevokedBy());
-                if (revocationsKnown.size() > REVOCATIONS_KNOWN_MAX) {
-                    revocationsKnown.remove(revocationsKnown.keySet().iterator().next());
-                }
+            if (!revocationsKnown.learn(key.lock(), key.value(), named.getRevokedBy())) {
+                continue;
             }
             LOG.log(System.Logger.Level.WARNING, "grant {0}#{1} of session {2} was revoked by ''{3}''", key.lock(),
                     Long.toString(key.value()), id, named.getRevokedBy());

@@ -20,9 +20,12 @@ public interface Grant extends AutoCloseable {
     /**
      * Returns a stage that completes, with why, when this grant is known lost without its holder releasing it: an
      * operator revoked it ({@link GrantLoss.Cause#REVOKED}, learnt from the next keepalive answer of its session,
-     * within a third of the session's ttl), or its session was lost ({@link GrantLoss.Cause#SESSION_LOST}, with
-     * {@link Session#lost()}). Releasing the grant ({@link #close()}) or closing its session is not a loss: the stage
-     * then never completes. Listeners run on the client's event threads.
+     * within a third of the session's ttl), its session was lost ({@link GrantLoss.Cause#SESSION_LOST}, with
+     * {@link Session#lost()}), or it was answered before it was durable and the service restarted first
+     * ({@link GrantLoss.Cause#NOT_DURABLE}, learnt from the next answer or keepalive answer of the restarted service;
+     * the client then gives the lock's place up itself, and {@link #close()} sends nothing). Releasing the grant
+     * ({@link #close()}) or closing its session is not a loss: the stage then never completes. Listeners run on the
+     * client's event threads.
      *
      * <p>Stop work that no resource fences here. Fenced writes need no listener: a resource refuses the revoked
      * holder's token once the next holder has written to it, whether or not this stage has completed yet.

@@ -20,6 +20,13 @@ public record GrantLoss(FencingToken token, Cause cause, String revokedBy, Strin
          */
         REVOKED,
         /** The grant's session was lost ({@link Session#lost()} says why): the service released its every lock. */
-        SESSION_LOST
+        SESSION_LOST,
+        /**
+         * The service answered the grant before it was durable and restarted, or failed a log entry, first: the grant
+         * may never have taken effect, and a later grant of the lock carries a higher token. The session stays open;
+         * the client releases the token and gives the lock's place up, so that the session holds nothing it does not
+         * know of. Only a service that serves as a group of one answers a waiting acquire of a plain lock this early.
+         */
+        NOT_DURABLE
     }
 }

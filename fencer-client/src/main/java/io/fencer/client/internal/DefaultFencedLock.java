@@ -96,6 +96,7 @@ final class DefaultFencedLock implements FencedLock {
             List<DefaultGrant> made = session.handOut(List.of(token.get().token()), List.of(token.get().sequencer()));
             if (made != null) {
                 session.checkHandOut(made);
+                session.provisionalGrants().handedOut(token.get().token(), token.get().response());
                 return Optional.of(made.get(0));
             }
             if (round == RELEASED_GRANT_ROUNDS_MAX) {
@@ -107,16 +108,22 @@ final class DefaultFencedLock implements FencedLock {
         }
     }
 
-    /** One Acquire call with a request id of its own; the token and its wire form, or empty when not granted. */
+    /**
+     * One Acquire call with a request id of its own; the token and its wire form, or empty when not granted. A wait
+     * for the lock in exclusive mode asks to be answered before the grant is durable while the session can keep one
+     * more such grant provisional ({@link ProvisionalGrants}); the request goes out so on the pipeline and unary alike.
+     */
     private Optional<Answer> ask(long waitMillis, LockMode mode) {
         String requestId = session.client().requestIds().next();
         AcquireRequest.Builder request = AcquireRequest.newBuilder()
                 .setSessionId(session.id()).setSessionSecret(session.secret()).setLock(name).setRequestId(requestId);
         if (mode == LockMode.SHARED) {
             request.setMode(io.fencer.api.v1.LockMode.LOCK_MODE_SHARED);
+        } else if (waitMillis > 0) {
+            request.setAnswerBeforeDurable(session.provisionalGrants().hasRoom());
         }
-        AcquireResponse response = WaitingAcquire.call(session, operation, waitMillis, LocksGrpc.getAcquireMethod(),
-                millis -> request.setWaitMillis(millis).build());
+        AcquireResponse response = WaitingAcquire.call(session, operation, List.of(name), waitMillis,
+                LocksGrpc.getAcquireMethod(), millis -> request.setWaitMillis(millis).build());
         if (!response.getAcquired()) {
             return Optional.empty();
         }
@@ -130,11 +137,11 @@ final class DefaultFencedLock implements FencedLock {
             throw new InternalException("Acquire of lock '" + name + "' in " + mode.text() + " mode was answered"
                     + " with a " + token.mode().text() + " grant " + token + " (a server before read-write locks?)");
         }
-        return Optional.of(new Answer(token, Protos.sequencer(response.getToken(), token)));
+        return Optional.of(new Answer(token, Protos.sequencer(response.getToken(), token), response));
     }
 
-    /** A granted answer: its token, and the wire form the service sent with it. */
-    record Answer(FencingToken token, String sequencer) {}
+    /** A granted answer: its token, the wire form the service sent with it, and the answer itself. */
+    record Answer(FencingToken token, String sequencer, AcquireResponse response) {}
 
     @Override
     public String toString() {

@@ -76,7 +76,7 @@ final class DefaultFencedMultiLock implements FencedMultiLock {
             AcquireAllRequest.Builder request = AcquireAllRequest.newBuilder().setSessionId(session.id())
                     .setSessionSecret(session.secret()).addAllLocks(names)
                     .setRequestId(session.client().requestIds().next());
-            AcquireResponse response = WaitingAcquire.call(session, operation, leftMillis,
+            AcquireResponse response = WaitingAcquire.call(session, operation, names, leftMillis,
                     LocksGrpc.getAcquireAllMethod(), millis -> request.setWaitMillis(millis).build());
             if (!response.getAcquired()) {
                 return Optional.empty();

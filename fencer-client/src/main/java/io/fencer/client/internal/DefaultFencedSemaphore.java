@@ -101,7 +101,7 @@ final class DefaultFencedSemaphore implements FencedSemaphore {
         String requestId = session.client().requestIds().next();
         AcquirePermitRequest.Builder request = AcquirePermitRequest.newBuilder().setSessionId(session.id())
                 .setSessionSecret(session.secret()).setSemaphore(name).setPermits(permits).setRequestId(requestId);
-        AcquireResponse response = WaitingAcquire.call(session, operation, waitMillis,
+        AcquireResponse response = WaitingAcquire.call(session, operation, List.of(), waitMillis,
                 LocksGrpc.getAcquirePermitMethod(), millis -> request.setWaitMillis(millis).build());
         if (!response.getAcquired()) {
             return Optional.empty();
@@ -112,7 +112,8 @@ final class DefaultFencedSemaphore implements FencedSemaphore {
             throw new InternalException("AcquirePermit of semaphore '" + name + "' was answered with token " + token
                     + ", which is not one of its " + permits + " slots");
         }
-        return Optional.of(new DefaultFencedLock.Answer(token, Protos.sequencer(response.getToken(), token)));
+        return Optional.of(new DefaultFencedLock.Answer(token, Protos.sequencer(response.getToken(), token),
+                response));
     }
 
     /** A permit's grant: the slot lock's grant and the slot's index. */

@@ -66,10 +66,22 @@ final class DefaultGrant implements Grant {
                 + " session (" + loss.cause() + "): " + loss.detail());
     }
 
-    /** True once the service said an operator revoked this grant: there is nothing left to release. */
-    private boolean revoked() {
+    /** The loss of the grant of {@code token} of session {@code sessionId}, answered before it was durable. */
+    static GrantLoss notDurable(FencingToken token, long sessionId) {
+        return new GrantLoss(token, GrantLoss.Cause.NOT_DURABLE, null, "grant " + token + " of session " + sessionId
+                + " was answered before it was durable, and the service restarted or failed a log entry first: it may"
+                + " never have taken effect, and a later grant of the lock carries a higher token; the client gives"
+                + " the lock's place up");
+    }
+
+    /**
+     * True once there is nothing left for this grant to release: an operator revoked it, or it was lost before it was
+     * durable and its session gives its place up itself (a release sent anyway, before that loss was told here, is
+     * harmless: the service releases a token's own grant only, and answers NOT_HOLDER to any other).
+     */
+    private boolean endedByTheService() {
         GrantLoss loss = lost.getNow(null);
-        return loss != null && loss.cause() == GrantLoss.Cause.REVOKED;
+        return loss != null && (loss.cause() == GrantLoss.Cause.REVOKED || loss.cause() == GrantLoss.Cause.NOT_DURABLE);
     }
 
     /**
@@ -95,8 +107,8 @@ final class DefaultGrant implements Grant {
             return;
         }
         session.untrack(token, lost);
-        if (revoked()) {
-            return; // the service ended the grant: a release would only be refused NOT_HOLDER
+        if (endedByTheService()) {
+            return; // a release would only be refused NOT_HOLDER, or be a second one
         }
         SessionLoss loss = session.knownLoss();
         if (loss != null && loss.cause() != SessionLoss.Cause.UNREACHABLE) {

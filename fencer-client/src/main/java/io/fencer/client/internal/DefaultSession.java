@@ -63,6 +63,7 @@ final class DefaultSession implements Session {
     private final CompletionStage<SessionLoss> endedView = ended.minimalCompletionStage();
     private final AtomicBoolean closeRequested = new AtomicBoolean();
     private final PendingReleases pendingReleases = new PendingReleases();
+    private final ProvisionalGrants provisionalGrants = new ProvisionalGrants(this);
     /** The highest token released per lock: an Acquire answered with one of them is no new grant. */
     private final ReleasedTokens releasedTokens = new ReleasedTokens();
     /**
@@ -389,8 +390,9 @@ final class DefaultSession implements Session {
     }
 
     /**
-     * Takes a durable mark from an answer of the service: it confirms the releases answered before durable that it
-     * covers, and re-sends, on the client's call threads, those it shows the service may have lost in a restart.
+     * Takes a durable mark from an answer of the service: it confirms the releases and grants answered before durable
+     * that it covers, and re-sends, on the client's call threads, the releases it shows the service may have lost in a
+     * restart; then reports the grants it shows may be lost and gives their places up ({@link ProvisionalGrants}).
      */
     void durableSeen(DurableMark mark) {
         for (FencingToken token : pendingReleases.observe(mark)) {
@@ -401,6 +403,27 @@ final class DefaultSession implements Session {
                 return; // closing the client closes its sessions, which releases their locks
             }
         }
+        provisionalGrants.observe(mark);
+    }
+
+    /** The grants this session was answered before they were durable, and the acquires it has in flight. */
+    ProvisionalGrants provisionalGrants() {
+        return provisionalGrants;
+    }
+
+    /**
+     * Tells the holder of {@code token}, if it has not released it, that the grant may be lost: it was answered before
+     * it was durable, and a durable mark of another incarnation came first.
+     */
+    void lostBeforeDurable(FencingToken token) {
+        Tracked tracked = grants.remove(GrantKey.of(token));
+        if (tracked == null) {
+            return; // released by its holder, or ended otherwise and told so
+        }
+        LOG.log(System.Logger.Level.WARNING, "grant {0}#{1} of session {2} may be lost: it was answered before it"
+                + " was durable, and the service restarted or failed a log entry first", token.lock(),
+                Long.toString(token.value()), id);
+        notify(() -> tracked.loss().complete(DefaultGrant.notDurable(tracked.token(), id)));
     }
 
     private void resendRelease(FencingToken token, String why) {
@@ -736,6 +759,7 @@ final class DefaultSession implements Session {
         }
         boolean wasAlive = lose(SessionLoss.Cause.CLOSED, "closed by the application", Runnable::run);
         pendingReleases.clear(); // closing the session releases its locks, lost releases included
+        provisionalGrants.clear(); // and lost grants
         SessionLoss known = loss.get();
         // A session lost as UNREACHABLE may still live on the service: closing it frees its locks sooner.
         if (!askService || !(wasAlive || known.cause() == SessionLoss.Cause.UNREACHABLE)) {

@@ -9,6 +9,7 @@ import io.fencer.core.SessionUnauthenticatedException;
 import io.fencer.core.UnavailableException;
 import io.grpc.MethodDescriptor;
 import io.grpc.StatusRuntimeException;
+import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -88,15 +89,32 @@ final class WaitingAcquire {
 
     /**
      * Calls {@code method} for {@code session} with requests made by {@code withWaitMillis} (the same request with
-     * the attempt's wait in milliseconds), and returns the answer.
+     * the attempt's wait in milliseconds), and returns the answer. The call counts as an acquire of {@code locks} in
+     * flight (see {@link ProvisionalGrants#acquiring}) until it returns; a durable mark in its answer is taken.
      *
      * @throws SessionExpiredException when the service ended the session; the session is marked lost first; or
      *     when the session ended while the call waited, whose outcome is then unknown
      * @throws SessionUnauthenticatedException when the service refused the session's secret; marked likewise
      * @throws UnavailableException when the calling thread was interrupted before the call: nothing is sent
      */
-    static <RequestT> AcquireResponse call(DefaultSession session, String operation, long waitMillis,
-            MethodDescriptor<RequestT, AcquireResponse> method, LongFunction<RequestT> withWaitMillis) {
+    static <RequestT> AcquireResponse call(DefaultSession session, String operation, Collection<String> locks,
+            long waitMillis, MethodDescriptor<RequestT, AcquireResponse> method, LongFunction<RequestT> withWaitMillis) {
+        ProvisionalGrants provisional = session.provisionalGrants();
+        provisional.acquiring(locks);
+        try {
+            AcquireResponse answer = call(session, operation, locks, waitMillis, method, withWaitMillis, provisional);
+            if (answer.hasDurable()) {
+                session.durableSeen(answer.getDurable());
+            }
+            return answer;
+        } finally {
+            provisional.acquireEnded(locks);
+        }
+    }
+
+    private static <RequestT> AcquireResponse call(DefaultSession session, String operation, Collection<String> locks,
+            long waitMillis, MethodDescriptor<RequestT, AcquireResponse> method, LongFunction<RequestT> withWaitMillis,
+            ProvisionalGrants provisional) {
         if (Thread.currentThread().isInterrupted()) {
             // As Lock.lockInterruptibly: an interrupt pending on entry asks nothing of the service. Sent, the request
             // would race the interrupt: granted and answered before the caller reached its wait, it returned a grant;
@@ -139,7 +157,8 @@ final class WaitingAcquire {
             if (!Thread.currentThread().isInterrupted() && !(maybeSent.get() && session.isAlive())) {
                 throw e;
             }
-            giveBackLater(session, operation, method, withWaitMillis.apply(GIVE_BACK_WAIT_MILLIS));
+            provisional.acquiring(locks); // until the give-back's answer: it holds or waits in their place
+            giveBackLater(session, operation, locks, method, withWaitMillis.apply(GIVE_BACK_WAIT_MILLIS));
             throw new UnavailableException(e.getMessage() + "; the client asks the service once more in the"
                     + " background and gives back what the session was granted", e);
         }
@@ -155,11 +174,18 @@ final class WaitingAcquire {
      * request of the same session and lock that arrives before the service has handled the cancel shares its wait:
      * the cancel then leaves the place to it, and it is answered once the service has settled both.
      */
-    private static <RequestT> void giveBackLater(DefaultSession session, String operation,
+    private static <RequestT> void giveBackLater(DefaultSession session, String operation, Collection<String> locks,
             MethodDescriptor<RequestT, AcquireResponse> method, RequestT request) {
         try {
-            session.client().calls().execute(() -> giveBack(session, operation, method, request));
+            session.client().calls().execute(() -> {
+                try {
+                    giveBack(session, operation, method, request);
+                } finally {
+                    session.provisionalGrants().acquireEnded(locks);
+                }
+            });
         } catch (RejectedExecutionException closing) {
+            session.provisionalGrants().acquireEnded(locks);
             LOG.log(System.Logger.Level.DEBUG, "{0}: the client is closing, which ends the session and its grants",
                     operation);
         }
@@ -181,6 +207,9 @@ final class WaitingAcquire {
                     + " may have got stays with session {2} until the session ends", operation, e.getMessage(),
                     session.id());
             return;
+        }
+        if (answer.hasDurable()) {
+            session.durableSeen(answer.getDurable());
         }
         if (!answer.getAcquired()) {
             return;

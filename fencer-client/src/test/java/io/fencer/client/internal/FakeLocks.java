@@ -8,6 +8,7 @@ import io.fencer.api.v1.CallError;
 import io.fencer.api.v1.CloseSessionRequest;
 import io.fencer.api.v1.CloseSessionResponse;
 import io.fencer.api.v1.DescribeRequest;
+import io.fencer.api.v1.DurableMark;
 import io.fencer.api.v1.ErrorDetail;
 import io.fencer.api.v1.FencingToken;
 import io.fencer.api.v1.KeepAliveRequest;
@@ -85,6 +86,8 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
     final List<AcquireResponse> grantsAnswered = new CopyOnWriteArrayList<>();
     /** The revoked grants every acknowledged keepalive names, as the service repeats them. */
     volatile List<io.fencer.api.v1.RevokedGrant> revokedInKeepAlives = List.of();
+    /** The durable mark every acknowledged keepalive carries, when set: how far the peer's commands are durable. */
+    volatile DurableMark durableInKeepAlives;
     volatile Handler<AcquireRequest, AcquireResponse> onAcquire = this::grant;
     volatile Handler<ReleaseRequest, ReleaseResponse> onRelease = this::release;
     volatile Function<DescribeRequest, LockInfo> onDescribe = request -> LockInfo.newBuilder()
@@ -310,6 +313,10 @@ final class FakeLocks extends LocksGrpc.LocksImplBase {
                 } else {
                     built.setTtlMillis(1_000).setExpired(mode == KeepAliveMode.EXPIRE)
                             .addAllRevoked(revokedInKeepAlives);
+                    DurableMark durable = durableInKeepAlives;
+                    if (durable != null) {
+                        built.setDurable(durable);
+                    }
                 }
                 KeepAliveResponse answer = built.build();
                 Runnable send = () -> {

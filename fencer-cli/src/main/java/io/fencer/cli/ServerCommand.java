@@ -156,6 +156,14 @@ final class ServerCommand implements Callable<Integer> {
                     + "at most for its next command; 0 = off, at most 10ms (default: ${DEFAULT-VALUE}).")
     Duration linger;
 
+    @Option(names = "--grants-ahead", paramLabel = "N", defaultValue = "8",
+            description = "On a group of one peer, the most grants of one lock answered when the holder's release "
+                    + "arrives, before that release is durable, to clients that ask (the Java client does): a "
+                    + "contended lock then changes hands at the clients' round trips, not at the disk's; a crash "
+                    + "loses at most this many grants of a lock, each reported lost to its holder, and never "
+                    + "issues a token twice; 0 = off, at most 64 (default: ${DEFAULT-VALUE}).")
+    int grantsAhead;
+
     @Option(names = "--http-port", paramLabel = "PORT",
             description = "HTTP port of the Connect protocol: each unary method of Locks and Store is a POST to "
                     + "its path, as /fencer.v1.Locks/Acquire, with a JSON or binary body (HTTPS with --tls-*); it serves "
@@ -258,6 +266,9 @@ final class ServerCommand implements Callable<Integer> {
             throw usage("--linger " + Durations.format(linger) + " is longer than the "
                     + Durations.format(ServerConfig.LINGER_MAX) + " allowed");
         }
+        if (grantsAhead < 0 || grantsAhead > ServerConfig.GRANTS_AHEAD_MAX) {
+            throw usage("--grants-ahead " + grantsAhead + " must lie in [0, " + ServerConfig.GRANTS_AHEAD_MAX + "]");
+        }
         if (sessionsPerIdentityMax < 1 || locksPerIdentityMax < 1 || waitersPerIdentityMax < 1
                 || watchersPerIdentityMax < 1) {
             throw usage("--sessions-per-identity-max, --locks-per-identity-max, --waiters-per-identity-max and "
@@ -279,7 +290,7 @@ final class ServerCommand implements Callable<Integer> {
                 aclFile == null ? null : aclFile.toAbsolutePath().normalize(), tlsFiles, http,
                 defaults.watch(), replySpin, peerAuth(data, tlsFiles), portLimits.limits(),
                 new IdentityQuotas(sessionsPerIdentityMax, locksPerIdentityMax, waitersPerIdentityMax,
-                        watchersPerIdentityMax), linger);
+                        watchersPerIdentityMax), linger, grantsAhead);
     }
 
     /**

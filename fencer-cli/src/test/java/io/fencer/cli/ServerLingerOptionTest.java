@@ -9,7 +9,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-/** {@code fencer server --linger} arrives in the server's settings, and is refused beyond its maximum. */
+/**
+ * {@code fencer server --linger} and {@code --grants-ahead}, the proposer's switches, arrive in the server's settings,
+ * and are refused beyond their maximum.
+ */
 class ServerLingerOptionTest {
     @TempDir
     Path directory;
@@ -43,6 +46,24 @@ class ServerLingerOptionTest {
         CommandRun run = CommandRun.run("server", "--help");
 
         assertThat(run.out().replaceAll("\\s+", " ")).contains("--linger=DURATION").contains("0 = off, at most 10ms");
+    }
+
+    @Test
+    void grantsAhead_defaultGivenOrZero_arrivesInTheConfig() {
+        assertThat(config().grantsAhead()).isEqualTo(ServerConfig.GRANTS_AHEAD_DEFAULT).isEqualTo(8);
+        assertThat(config("--grants-ahead", "0").grantsAhead()).isZero();
+        assertThat(config("--grants-ahead", "64").grantsAhead()).isEqualTo(64);
+    }
+
+    @Test
+    void execute_grantsAheadOutsideItsRange_isAUsageErrorNamingTheValueAndTheRange() {
+        for (String value : new String[] {"65", "-1"}) {
+            CommandRun run = CommandRun.run("server", "--data", directory.toString(), "--port", "0",
+                    "--grants-ahead", value);
+
+            assertThat(run.exitCode()).isEqualTo(Main.EXIT_USAGE);
+            assertThat(run.err()).contains("--grants-ahead " + value + " must lie in [0, 64]");
+        }
     }
 
     private ServerConfig config(String... options) {

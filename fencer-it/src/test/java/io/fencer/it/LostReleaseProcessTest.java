@@ -16,7 +16,6 @@ import io.fencer.client.Grant;
 import io.fencer.client.Session;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,7 +23,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,47 +45,30 @@ class LostReleaseProcessTest {
 
     @TempDir
     Path dir;
-    private Path mount;
-    private boolean mounted;
+    private LoopFileSystem loop;
     private final List<AutoCloseable> toClose = new ArrayList<>();
 
     @BeforeEach
     void mountLoopFileSystem() throws Exception {
-        Path image = dir.resolve("fs.img");
-        mount = Files.createDirectories(dir.resolve("loop"));
-        try (var file = new java.io.RandomAccessFile(image.toFile(), "rw")) {
-            file.setLength(128L << 20);
-        }
-        String failure = HostCommands.run("mkfs.ext4", "-q", "-F", image.toString());
-        if (failure == null) {
-            failure = HostCommands.run("mount", "-o", "loop", image.toString(), mount.toString());
-        }
-        if (failure != null) {
-            System.err.println("LostReleaseProcessTest SKIPPED: cannot mount a loop file system (needs root): "
-                    + failure);
-            assertThat(HostCommands.uid()).as("running as root, yet mounting failed: %s", failure)
-                    .isNotEqualTo("0");
-            Assumptions.abort("LostReleaseProcessTest needs root to mount a loop file system: " + failure);
-        }
-        mounted = true;
+        loop = LoopFileSystem.mount(dir, "LostReleaseProcessTest");
     }
 
     @AfterEach
     void closeAllAndUnmount() throws Exception {
-        if (mounted) {
-            HostCommands.run("fsfreeze", "-u", mount.toString()); // whatever happened, never leave it frozen
+        if (loop != null) {
+            loop.thawQuietly(); // whatever happened, never leave it frozen
         }
         for (int i = toClose.size() - 1; i >= 0; i--) {
             toClose.get(i).close();
         }
-        if (mounted) {
-            HostCommands.run("umount", "-l", mount.toString());
+        if (loop != null) {
+            loop.close();
         }
     }
 
     @Test
     void release_answeredEarlyThenLostInACrash_isResentByTheJavaClientAndStaysLostWithout() throws Exception {
-        Path data = mount.resolve("data");
+        Path data = loop.path().resolve("data");
         FencerProcess.Ports ports = FencerProcess.Ports.free();
         FencerProcess server = closing(FencerProcess.server("lost-release", data, ports, "--no-store"));
         server.awaitHealthy(ports.admin());
@@ -107,7 +88,7 @@ class LostReleaseProcessTest {
 
         // The fault: the log's file system takes no write; an Acquire's entry stays in flight, the releases queue.
         double entries = metric(ports, "fencer_proposer_entries_total");
-        assertThat(HostCommands.run("fsfreeze", "-f", mount.toString())).isNull();
+        loop.freeze();
         CompletableFuture<Grant> stuck = CompletableFuture.supplyAsync(() -> {
             try {
                 return stuckSession.lock("invoices").acquire(CALL_TIMEOUT);
@@ -125,7 +106,7 @@ class LostReleaseProcessTest {
         assertThat(stuck).as("the entry in flight").isNotDone();
 
         server.sendKill();
-        assertThat(HostCommands.run("fsfreeze", "-u", mount.toString())).isNull();
+        loop.thaw();
         server.awaitExit(CALL_TIMEOUT);
         // Closed after the client: a client closing while no server answers spends a call timeout (30 s here).
         FencerProcess restarted = FencerProcess.server("lost-release-restarted", data, ports, "--no-store");

@@ -194,6 +194,38 @@ final class LockApply {
     }
 
     /**
+     * Returns the hand-off {@code release}'s lock is at, for a peer that answers grants before they are durable:
+     * empty unless the release's session is open and carries its own secret, and the lock is a plain one held
+     * exclusively, not delayed, with room below the token ceiling for {@code waitersMax} more grants. At most
+     * {@code waitersMax} waiters are shown. Changes nothing.
+     */
+    java.util.Optional<HandOffView> handOffView(Command.Release release, int waitersMax) {
+        SessionRecord session = state.sessions.get(release.sessionId());
+        if (release.secretHash() == SecretHash.NOT_CARRIED || session == null
+                || MachineState.refusal(session, release.secretHash()) != null) {
+            return java.util.Optional.empty();
+        }
+        LockRecord record = state.locks.get(release.lock());
+        if (record == null || record.semaphore != null || !record.held() || record.delayed) {
+            return java.util.Optional.empty();
+        }
+        long base = Math.max(record.lastToken, state.floor);
+        if (base > state.tokenCeiling() - waitersMax - 1) {
+            return java.util.Optional.empty(); // near exhaustion every grant goes the usual way
+        }
+        List<Long> plain = new java.util.ArrayList<>(Math.min(waitersMax, record.waiters.size()));
+        for (var waiter : record.waiters.entrySet()) {
+            if (plain.size() >= waitersMax || waiter.getValue().group() != null
+                    || waiter.getValue().mode() != LockMode.EXCLUSIVE) {
+                break;
+            }
+            plain.add(waiter.getKey());
+        }
+        return java.util.Optional.of(new HandOffView(record.holderSessionId, record.holderTokenValue, base + 1,
+                plain));
+    }
+
+    /**
      * Applies a version-1 Release as the previous release did: the holder's current token releases, whichever session
      * proposed it (version 1 carried none). Only replayed log entries come here (see {@link CommandCodec}).
      */

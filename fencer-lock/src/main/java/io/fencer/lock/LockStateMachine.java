@@ -386,6 +386,19 @@ public final class LockStateMachine {
         return lockApply.releasesAlone(Objects.requireNonNull(release, "release"));
     }
 
+    /**
+     * Returns the hand-off of {@code release}'s lock for a peer that answers grants before they are durable (see
+     * {@link HandOffView}); empty when the release's session or secret is not right, or the lock is not a plain
+     * one held exclusively and undelayed with room for {@code waitersMax} more tokens. Shows at most
+     * {@code waitersMax} waiters. Changes nothing.
+     */
+    public Optional<HandOffView> handOffView(Command.Release release, int waitersMax) {
+        if (waitersMax < 1 || waitersMax > 1024) {
+            throw new IllegalArgumentException("waitersMax must be in [1, 1024]: " + waitersMax);
+        }
+        return lockApply.handOffView(Objects.requireNonNull(release, "release"), waitersMax);
+    }
+
     /** The session opened with {@code requestId} (a retried open would return it), or empty. */
     public Optional<SessionView> sessionOpenedBy(String requestId) {
         Long id = requestId.isEmpty() ? null : state.sessionIdsByRequestId.get(requestId);

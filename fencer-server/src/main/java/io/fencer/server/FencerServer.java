@@ -241,6 +241,7 @@ public final class FencerServer implements AutoCloseable {
         proposer = new Proposer(raft, stateMachine, config.ticker(),
                 (task, delayNanos) -> EventLoopDelays.delay(timers, task, delayNanos), config.linger(),
                 DiskReserve.of(config.dataDir(), config.ticker()));
+        proposer.enableHandOffs(config.grantsAhead());
         keeper = new SessionKeeper(config.ticker(), config.lockDelay(), raft, stateMachine, proposer);
         metrics = new ServerMetrics(stateMachine::counts, pending::size, raft::isLeader);
         jvm = JvmMeters.bind(metrics.registry());
@@ -293,7 +294,7 @@ public final class FencerServer implements AutoCloseable {
         int port = config.peers().isEmpty() ? config.port() : selfPeer().port();
         service = new LocksService(raft, proposer, keeper, pending, stateMachine, config.limits(), timers,
                 config.tokenKeys(), new SessionSecrets(config.ticker()), metrics::recordRequest, authorizer, watches,
-                this::quotasOf);
+                this::quotasOf, config.grantsAhead());
         RefusedCalls refusals = new RefusedCalls(metrics.registry(), config.ticker());
         service.registerStreamMetrics(metrics.registry());
         proposer.registerMetrics(metrics.registry());

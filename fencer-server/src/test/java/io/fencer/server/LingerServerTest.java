@@ -4,14 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.fencer.core.ManualTicker;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,13 +16,12 @@ import org.junit.jupiter.api.io.TempDir;
 class LingerServerTest {
     @TempDir
     Path dataDir;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     @Test
     void start_withLingerZero_theProposerNeverLingers() throws Exception {
         try (FencerServer server = FencerServer.start(TestServers.singlePeer(dataDir, new ManualTicker())
                 .withLinger(Duration.ZERO))) {
-            assertThat(metric(server, "fencer_proposer_linger_max_seconds")).isZero();
+            assertThat(TestServers.metric(server, "fencer_proposer_linger_max_seconds")).isZero();
         }
     }
 
@@ -37,7 +30,7 @@ class LingerServerTest {
         // The control: the gauge shows the setting, not a constant zero.
         try (FencerServer server = FencerServer.start(TestServers.singlePeer(dataDir,
                 new ManualTicker()))) {
-            assertThat(metric(server, "fencer_proposer_linger_max_seconds")).isEqualTo(0.001);
+            assertThat(TestServers.metric(server, "fencer_proposer_linger_max_seconds")).isEqualTo(0.001);
         }
     }
 
@@ -50,17 +43,5 @@ class LingerServerTest {
                 .hasMessageContaining("PT0.01S");
         assertThatThrownBy(() -> config.withLinger(Duration.ofNanos(-1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("linger PT-0.000000001S");
-    }
-
-    /** Returns the value of the Prometheus line of {@code series} on the admin port. */
-    private double metric(FencerServer server, String series) throws Exception {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.adminPort()
-                + "/metrics")).timeout(Duration.ofSeconds(20)).GET().build();
-        String body = http.send(request, HttpResponse.BodyHandlers.ofString()).body();
-        Matcher matcher = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(body);
-        if (!matcher.find()) {
-            throw new AssertionError("no " + series + " on /metrics:\n" + body);
-        }
-        return Double.parseDouble(matcher.group(1));
     }
 }

@@ -281,6 +281,21 @@ final class TestServers {
         }
     }
 
+    /** Returns the value of the Prometheus line of {@code series} on {@code server}'s admin port. */
+    static double metric(FencerServer server, String series) throws Exception {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10))
+                .build();
+        java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                "http://127.0.0.1:" + server.adminPort() + "/metrics")).timeout(Duration.ofSeconds(20)).GET().build();
+        String body = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("(?m)^"
+                + java.util.regex.Pattern.quote(series) + " (\\S+)$").matcher(body);
+        if (!matcher.find()) {
+            throw new AssertionError("no " + series + " on /metrics:\n" + body);
+        }
+        return Double.parseDouble(matcher.group(1));
+    }
+
     static void close(ManagedChannel channel) throws InterruptedException {
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }

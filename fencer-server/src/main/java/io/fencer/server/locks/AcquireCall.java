@@ -48,6 +48,7 @@ final class AcquireCall {
     /** For a multi-lock, its locks in the order named (it waits under the first); else null. */
     private final java.util.List<String> group;
     private final long waitMillis;
+    private final boolean early;
     private final Deadline deadline;
     private final TokenKeys keys;
     private PendingAcquires.Waiter waiter;
@@ -58,10 +59,10 @@ final class AcquireCall {
 
     AcquireCall(PendingAcquires pending, Proposer proposer, RaftLockStateMachine stateMachine,
             ScheduledExecutorService timers, ServerCallStreamObserver<AcquireResponse> call,
-            Command.Acquire acquire, long waitMillis, Deadline deadline, TokenKeys keys) {
+            Command.Acquire acquire, long waitMillis, Deadline deadline, TokenKeys keys, boolean early) {
         this(new Services(pending, proposer, stateMachine, timers, keys), call, acquire,
                 new Wait(acquire.sessionId(), acquire.secretHash(), acquire.lockName(), acquire.requestId(),
-                        acquire.waitQueued(), false, null), waitMillis, deadline);
+                        acquire.waitQueued(), false, null, early), waitMillis, deadline);
     }
 
     /** A waiting acquire of a semaphore's permit; as the other constructor. */
@@ -70,7 +71,7 @@ final class AcquireCall {
             Command.AcquirePermit acquire, long waitMillis, Deadline deadline, TokenKeys keys) {
         this(new Services(pending, proposer, stateMachine, timers, keys), call, acquire,
                 new Wait(acquire.sessionId(), acquire.secretHash(), acquire.semaphoreName(), acquire.requestId(),
-                        acquire.waitQueued(), true, null), waitMillis, deadline);
+                        acquire.waitQueued(), true, null, false), waitMillis, deadline);
     }
 
     /** A waiting multi-lock; it waits under its first lock. As the other constructors. */
@@ -79,16 +80,19 @@ final class AcquireCall {
             Command.AcquireAll acquire, long waitMillis, Deadline deadline, TokenKeys keys) {
         this(new Services(pending, proposer, stateMachine, timers, keys), call, acquire,
                 new Wait(acquire.sessionId(), acquire.secretHash(), acquire.lockNames().get(0), acquire.requestId(),
-                        acquire.waitQueued(), false, acquire.locks()), waitMillis, deadline);
+                        acquire.waitQueued(), false, acquire.locks(), false), waitMillis, deadline);
     }
 
     /** What the three kinds of waiting call have in common, taken from their commands. */
     private record Services(PendingAcquires pending, Proposer proposer, RaftLockStateMachine stateMachine,
             ScheduledExecutorService timers, TokenKeys keys) {}
 
-    /** The wait a command asks for: its session, the name it queues under, and how its grant is answered. */
+    /**
+     * The wait a command asks for: its session, the name it queues under, how its grant is answered, and whether
+     * its client takes a grant answered before it is durable ({@code early}: a plain exclusive lock's only).
+     */
     private record Wait(long sessionId, SecretHash secretHash, LockName waitName, String requestId,
-            boolean waitQueued, boolean permit, java.util.List<String> group) {}
+            boolean waitQueued, boolean permit, java.util.List<String> group, boolean early) {}
 
     private AcquireCall(Services services, ServerCallStreamObserver<AcquireResponse> call, Command proposal,
             Wait wait, long waitMillis, Deadline deadline) {
@@ -109,6 +113,7 @@ final class AcquireCall {
         this.permit = wait.permit();
         this.group = wait.group();
         this.waitMillis = waitMillis;
+        this.early = wait.early();
         this.deadline = deadline;
         this.keys = services.keys();
     }
@@ -118,7 +123,7 @@ final class AcquireCall {
      * quota {@code reservation} made for it is given back once the Acquire is applied or failed.
      */
     void start(QuotaLedger.Reservation reservation) {
-        waiter = pending.register(sessionId, waitName.value(), permit);
+        waiter = pending.register(sessionId, waitName.value(), permit, early);
         call.setOnCancelHandler(this::endWait);
         proposer.propose(proposal).whenComplete((result, error) -> {
             reservation.release();
@@ -257,7 +262,22 @@ final class AcquireCall {
             }
         }
         pending.unregister(waiter);
-        Replies.send(call, response, error);
+        Replies.send(call, response == null || !early ? response : withMarks(response), error);
+    }
+
+    /**
+     * Adds, for a client that takes grants answered early, how far this peer's commands are durable and, for a grant
+     * answered before its release was durable, where that release was queued (locks.proto's AcquireResponse).
+     */
+    private AcquireResponse withMarks(AcquireResponse response) {
+        Proposer.EarlyRelease handOff = waiter.handOff;
+        AcquireResponse.Builder marked = response.toBuilder();
+        if (handOff != null && response.getAcquired()) {
+            marked.setPendingSequence(handOff.sequence()).setDurable(Protos.durableMark(handOff.durable()));
+        } else {
+            marked.setDurable(Protos.durableMark(proposer.durableMark()));
+        }
+        return marked.build();
     }
 
     static AcquireResponse acquired(FencingToken token, TokenKeys keys) {

@@ -135,13 +135,15 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
     private final WatchHub watches;
     /** The per-identity quotas, checked before a command that may take more is proposed. */
     private final QuotaLedger quotas;
+    /** Answers a release's grant before the release is durable, where that can be told (a group of one). */
+    private final EarlyHandOffs handOffs;
     /** The quotas of each identity, for those this peer counts itself (its Watch streams). */
     private final Function<String, IdentityQuotas> quotasOf;
 
     public LocksService(RaftNode raft, Proposer proposer, SessionKeeper keeper, PendingAcquires pending,
             RaftLockStateMachine stateMachine, Limits limits, ScheduledExecutorService timers, TokenKeys keys,
             SessionSecrets secrets, BiConsumer<MethodDescriptor<?, ?>, Long> latencyNanos, Authorizer authorizer,
-            WatchHub watches, Function<String, IdentityQuotas> quotasOf) {
+            WatchHub watches, Function<String, IdentityQuotas> quotasOf, int grantsAhead) {
         this.raft = raft;
         this.proposer = proposer;
         this.keeper = keeper;
@@ -157,6 +159,7 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
         this.quotas = new QuotaLedger(stateMachine::usage, quotasOf);
         this.quotasOf = quotasOf;
         this.keepAlives = new KeepAliveStreams(raft, keeper, authorizer, this::checkLeader, proposer::durableMark);
+        this.handOffs = new EarlyHandOffs(grantsAhead, raft, proposer, stateMachine, pending);
     }
 
     @Override
@@ -215,8 +218,9 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                     mode);
             QuotaLedger.Reservation reservation = admitLocks(sessionId, List.of(lock.value()), waitMillis > 0);
             if (waitMillis > 0) {
+                boolean early = request.getAnswerBeforeDurable() && mode == io.fencer.core.LockMode.EXCLUSIVE;
                 new AcquireCall(pending, proposer, stateMachine, timers, call, acquire, waitMillis,
-                        Context.current().getDeadline(), keys).start(reservation);
+                        Context.current().getDeadline(), keys, early).start(reservation);
                 return;
             }
             proposeAdmitted(acquire, reservation).thenCompose(result -> tryAcquireResponse(sessionId, presented,
@@ -365,7 +369,11 @@ public final class LocksService extends LocksGrpc.LocksImplBase {
                             .setDurable(Protos.durableMark(early.durable())).build());
                 }
             }
-            return proposer.propose(release).thenApply(result -> {
+            // A release that grants a waiter may answer that waiter now (a group of one; see EarlyHandOffs); its own
+            // answer waits for it to apply either way.
+            Proposer.EarlyRelease handOff = handOffs.tryHandOff(release);
+            CompletableFuture<Result> applied = handOff != null ? handOff.result() : proposer.propose(release);
+            return applied.thenApply(result -> {
                 Result.Released released = expect(result, Result.Released.class);
                 // Signed sequencers are credentials: the releaser has its own already, the next holder gets its own
                 // in its Acquire answer. A release answer names both tokens unsigned.

@@ -25,6 +25,12 @@ public final class PendingAcquires implements AppliedListener {
 
     private final ConcurrentHashMap<Key, List<Waiter>> waiters = new ConcurrentHashMap<>();
     private final AtomicInteger count = new AtomicInteger();
+    /**
+     * The grants answered early ({@link #takeHandOff}) whose events have not applied yet, by wait and token: their
+     * event answers nobody, since a later call of the same session for the same lock waits for a later grant (the
+     * session may be releasing this one).
+     */
+    private final ConcurrentHashMap<Key, Long> handedOff = new ConcurrentHashMap<>();
 
     /**
      * The identity of a wait in the state machine: one session queued on one lock, or for a permit of one semaphore.
@@ -33,23 +39,36 @@ public final class PendingAcquires implements AppliedListener {
      */
     record Key(long sessionId, String lock, boolean permit) {}
 
-    /** One waiting call; {@link #outcome} completes with the grant or fails with the session's end. */
+    /**
+     * One waiting call; {@link #outcome} completes with the grant or fails with the session's end. A call whose client
+     * takes grants answered before they are durable ({@code early}) may be completed by {@link #takeHandOff}, which
+     * sets {@link #handOff} first.
+     */
     static final class Waiter {
         final Key key;
+        final boolean early;
         final CompletableFuture<FencingToken> outcome = new CompletableFuture<>();
+        /** Set before {@link #outcome} completes when the grant was answered early: where its release was queued. */
+        volatile io.fencer.server.raft.Proposer.EarlyRelease handOff;
 
-        Waiter(Key key) {
+        Waiter(Key key, boolean early) {
             this.key = key;
+            this.early = early;
         }
     }
 
     Waiter register(long sessionId, String lock, boolean permit) {
+        return register(sessionId, lock, permit, false);
+    }
+
+    /** Registers a waiting call; {@code early}: its client takes a grant answered before it is durable. */
+    Waiter register(long sessionId, String lock, boolean permit, boolean early) {
         if (count.incrementAndGet() > WAITING_CALLS_MAX) {
             count.decrementAndGet();
             throw new LimitExceededException("waitingCallsMax", WAITING_CALLS_MAX, "this server already has "
                     + WAITING_CALLS_MAX + " acquire calls waiting, the most allowed (waitingCallsMax)");
         }
-        Waiter waiter = new Waiter(new Key(sessionId, lock, permit));
+        Waiter waiter = new Waiter(new Key(sessionId, lock, permit), early);
         waiters.compute(waiter.key, (key, list) -> {
             List<Waiter> updated = list == null ? new ArrayList<>(1) : new ArrayList<>(list);
             updated.add(waiter);
@@ -88,6 +107,40 @@ public final class PendingAcquires implements AppliedListener {
         return list == null ? 0 : list.size();
     }
 
+    /**
+     * True when calls on this server wait for {@code sessionId}'s place in the plain lock {@code lock}'s queue, and
+     * every one of them takes a grant answered before it is durable.
+     */
+    boolean handOffEligible(long sessionId, String lock) {
+        List<Waiter> list = waiters.get(new Key(sessionId, lock, false));
+        return list != null && !list.isEmpty() && list.stream().allMatch(waiter -> waiter.early);
+    }
+
+    /**
+     * Takes the calls waiting for {@code sessionId}'s place in {@code lock}'s queue, to answer them with {@code token}
+     * before the grant is durable, and marks the grant's event to answer nobody. Takes nothing, and returns an empty
+     * list, when no call waits or one of them does not take early answers.
+     */
+    List<Waiter> takeHandOff(long sessionId, String lock, long token) {
+        Key key = new Key(sessionId, lock, false);
+        List<Waiter> taken = new ArrayList<>();
+        waiters.computeIfPresent(key, (k, list) -> {
+            if (!list.stream().allMatch(waiter -> waiter.early)) {
+                return list;
+            }
+            handedOff.put(key, token);
+            taken.addAll(list);
+            return null;
+        });
+        count.addAndGet(-taken.size());
+        return taken;
+    }
+
+    /** Forgets the grants answered early whose events never came (their releases were lost with an incarnation). */
+    void forgetHandOffs() {
+        handedOff.clear();
+    }
+
     /** Returns how many Acquire calls wait on this server. */
     public int size() {
         return count.get();
@@ -101,6 +154,9 @@ public final class PendingAcquires implements AppliedListener {
                 // event names the semaphore: a plain lock may have the slot form of a semaphore in use (format level 4).
                 Key key = granted.semaphore() == null ? new Key(granted.sessionId(), granted.token().lock(), false)
                         : new Key(granted.sessionId(), granted.semaphore(), true);
+                if (!handedOff.isEmpty() && handedOff.remove(key, granted.token().value())) {
+                    continue; // answered early, when its release was queued
+                }
                 for (Waiter waiter : take(key)) {
                     waiter.outcome.complete(granted.token());
                 }

@@ -104,6 +104,14 @@ public final class Proposer implements AutoCloseable {
     /** Entries in flight in send order, each as its last command's sequence; a done one is negated. */
     private final ArrayDeque<long[]> inFlightSequences = new ArrayDeque<>(); // guarded by this
     private long answeredEarly; // guarded by this
+    private long handOffsAnswered; // guarded by this
+    /** When a release's grant may be answered before it is durable (see {@link #proposeHandOff}). */
+    private HandOffGate handOffs = new HandOffGate(0); // guarded by this
+    /**
+     * True while a RaiseFloor may be owed: only then does a send ask Ratis for the group's size, outside the lock
+     * (Ratis may call back into this class while holding its own locks).
+     */
+    private volatile boolean raiseMaybeOwed;
     /** The result of the last release answered early: reads wait for it (see {@link #read}). */
     private CompletableFuture<Result> lastEarly = CompletableFuture.completedFuture(null); // guarded by this
 
@@ -122,11 +130,15 @@ public final class Proposer implements AutoCloseable {
      * durable mark when it was queued (null otherwise).
      */
     private record Proposal(Command command, CompletableFuture<Result> result, long sequence, DurableMark early,
-            long bytesMax) {
-        Proposal(Command command, CompletableFuture<Result> result, long sequence, DurableMark early) {
-            this(command, result, sequence, early, CommandSizes.encodedBytesMax(command));
+            boolean handOff, long bytesMax) {
+        Proposal(Command command, CompletableFuture<Result> result, long sequence, DurableMark early,
+                boolean handOff) {
+            this(command, result, sequence, early, handOff, CommandSizes.encodedBytesMax(command));
         }
     }
+
+    /** The ticket of a command that is not an early hand-off (see {@link #proposeHandOff}). */
+    private static final long NOT_A_HAND_OFF = Long.MIN_VALUE;
 
     /**
      * How far the commands this proposer queued are durable: every one up to and including {@code sequence} of
@@ -186,7 +198,7 @@ public final class Proposer implements AutoCloseable {
      * peer is halted ({@link RaftLockStateMachine#halt()}), with {@link UnavailableException} naming the halt.
      */
     public CompletableFuture<Result> propose(Command command) {
-        return enqueue(command, false).result;
+        return enqueue(command, false, NOT_A_HAND_OFF).result;
     }
 
     /**
@@ -196,14 +208,94 @@ public final class Proposer implements AutoCloseable {
      * (its future failed: see {@link #propose}); the caller then answers from that future instead.
      */
     public EarlyRelease proposeEarly(Command.Release release) {
-        Proposal proposal = enqueue(release, true);
+        Proposal proposal = enqueue(release, true, NOT_A_HAND_OFF);
         return proposal.sequence == 0 ? null : new EarlyRelease(proposal.result, proposal.sequence, proposal.early);
+    }
+
+    /**
+     * Returns a ticket for an early hand-off ({@link #proposeHandOff}), to take before reading the state the answer
+     * rests on; -1 when no grant may be answered early now: no RaiseFloor of this incarnation has applied yet (see
+     * {@link #armHandOffs}), or a command that may change a hand-off is queued (see {@link HandOffGate}).
+     */
+    public synchronized long handOffTicket() {
+        return handOffs.ticket(incarnation);
+    }
+
+    /**
+     * Queues {@code release}, whose grant the caller answers at once, before it is durable: the caller read the
+     * state after taking {@code ticket} and found the grant this release's entry will make. Returns null, queuing
+     * nothing, when the ticket is no longer good (a command that may change a hand-off was queued since, or the
+     * incarnation changed) or the release was refused; the caller then proposes it the usual way. As
+     * {@link #proposeEarly} otherwise: every command queued later is applied after it.
+     */
+    public EarlyRelease proposeHandOff(Command.Release release, long ticket) {
+        if (ticket < 0) {
+            return null;
+        }
+        Proposal proposal = enqueue(release, true, ticket);
+        return proposal == null || proposal.sequence == 0 ? null
+                : new EarlyRelease(proposal.result, proposal.sequence, proposal.early);
+    }
+
+    /**
+     * Turns early hand-offs on with at most {@code gap} grants of a lock answered ahead of its applied state: before
+     * any other command (there are none yet: call it before the services start) this proposer sends a
+     * {@link Command.RaiseFloor} of {@code gap} when it serves a group of one, since the process before it may have
+     * answered grants that a crash lost; tickets are given once it applied. 0 = off.
+     */
+    public synchronized void enableHandOffs(int gap) {
+        if (queuedSequence > 0) {
+            throw new IllegalStateException("early hand-offs are turned on before the first command, not after "
+                    + queuedSequence);
+        }
+        handOffs = new HandOffGate(gap);
+        raiseMaybeOwed = handOffs.raiseOwed();
+    }
+
+    /**
+     * Asks for a RaiseFloor of this incarnation when none raised the floor yet and none is on its way (the group read
+     * format level 4 when the last one applied): the next entry sends it first.
+     */
+    public void armHandOffs() {
+        synchronized (this) {
+            handOffs.arm(incarnation);
+            raiseMaybeOwed = handOffs.raiseOwed();
+        }
+        drain();
+    }
+
+    /** Puts the RaiseFloor owed at the head of the queue (see {@link HandOffGate#owedRaise}). */
+    private void queueOwedRaise(boolean groupOfOne) {
+        assert Thread.holdsLock(this) : "the queue is written under the lock";
+        Command.RaiseFloor owed = handOffs.owedRaise(groupOfOne);
+        raiseMaybeOwed = handOffs.raiseOwed();
+        if (owed == null) {
+            return;
+        }
+        // Its sequence is the durable one: it must not move the mark past commands queued behind it.
+        Proposal raise = new Proposal(owed, new CompletableFuture<>(), durableSequence, null, false);
+        handOffs.queued(owed, false);
+        queue.addFirst(raise);
+        String queuedIn = incarnation;
+        raise.result.whenComplete((result, error) -> {
+            synchronized (this) {
+                handOffs.raiseEnded(error == null, result instanceof Result.FloorRaised, queuedIn, incarnation);
+                raiseMaybeOwed = handOffs.raiseOwed();
+            }
+            if (result instanceof Result.Rejected rejected) {
+                LOG.info("early hand-offs stay off: the floor was not raised: {}", rejected.error().getMessage());
+            }
+        });
     }
 
     private void newEpoch() {
         assert Thread.holdsLock(this) : "the epoch is written under the lock";
         epoch++;
         incarnation = incarnationBase + "-" + epoch;
+        // A RaiseFloor owed now goes ahead of everything queued at the next send, before the failed entry's callers
+        // hear of it: no grant that a reaction to the loss makes takes a token an early hand-off answered.
+        handOffs.newIncarnation();
+        raiseMaybeOwed = handOffs.raiseOwed();
     }
 
     /** Returns how far the queued commands are durable now (see {@link DurableMark}). */
@@ -211,8 +303,11 @@ public final class Proposer implements AutoCloseable {
         return new DurableMark(incarnation, durableSequence);
     }
 
-    /** Queues {@code command}; a proposal of sequence 0 was refused, its future failed. */
-    private Proposal enqueue(Command command, boolean early) {
+    /**
+     * Queues {@code command}; a proposal of sequence 0 was refused, its future failed. An early hand-off
+     * ({@code handOffTicket} not {@link #NOT_A_HAND_OFF}) whose ticket is no longer good is not queued: null.
+     */
+    private Proposal enqueue(Command command, boolean early, long handOffTicket) {
         Objects.requireNonNull(command, "command");
         try {
             CommandChecks.checkProposal(command, stateMachine.limits());
@@ -239,12 +334,22 @@ public final class Proposer implements AutoCloseable {
                 return refused(command, new UnavailableException("the server is overloaded: "
                         + queue.size() + " commands queued, the most allowed is " + QUEUED_COMMANDS_MAX));
             }
+            boolean handOff = handOffTicket != NOT_A_HAND_OFF;
+            if (handOff && !handOffs.admits(handOffTicket, incarnation)) {
+                return null;
+            }
             // An early answer names the incarnation it was queued under: a failed entry after this starts another.
-            proposal = new Proposal(command, new CompletableFuture<>(), ++queuedSequence, early ? durableMark() : null);
+            proposal = new Proposal(command, new CompletableFuture<>(), ++queuedSequence, early ? durableMark() : null,
+                    handOff);
             queue.add(proposal);
+            handOffs.queued(command, handOff);
             if (early) {
                 lastEarly = proposal.result;
-                answeredEarly++;
+                if (handOff) {
+                    handOffsAnswered++;
+                } else {
+                    answeredEarly++;
+                }
             }
             if (watchedEntry >= 0) {
                 // Company for the lone entry in flight: would it have come within the window?
@@ -257,7 +362,7 @@ public final class Proposer implements AutoCloseable {
     }
 
     private static Proposal refused(Command command, FencerException failure) {
-        return new Proposal(command, CompletableFuture.failedFuture(failure), 0, null);
+        return new Proposal(command, CompletableFuture.failedFuture(failure), 0, null, false);
     }
 
     /** Returns true for a command that makes the state larger; false for one that frees state or records leases. */
@@ -319,7 +424,11 @@ public final class Proposer implements AutoCloseable {
             List<Proposal> batch;
             long entry;
             long[] inFlight;
+            boolean groupOfOne = raiseMaybeOwed && raft.configurationSize() == 1;
             synchronized (this) {
+                if (raiseMaybeOwed && !queue.isEmpty() && !closed) {
+                    queueOwedRaise(groupOfOne);
+                }
                 if (draining || inFlightEntries >= inFlightEntriesAllowed() || queue.isEmpty() || lingers()) {
                     return; // the thread that is draining loops again and picks up what was queued meanwhile
                 }
@@ -432,6 +541,9 @@ public final class Proposer implements AutoCloseable {
         FunctionCounter.builder("fencer.proposer.releases.early", this, Proposer::releasesAnsweredEarly)
                 .description("Releases answered before they were durable (a group of one peer, when the client"
                         + " re-sends them)").register(registry);
+        FunctionCounter.builder("fencer.proposer.handoffs.early", this, Proposer::handOffsAnswered)
+                .description("Releases whose grant was answered before they were durable (a group of one peer, for"
+                        + " a client that reports such a grant lost if the peer restarts first)").register(registry);
         Gauge.builder("fencer.proposer.linger.max", this, Proposer::lingerSecondsMax).baseUnit("seconds")
                 .description("The longest a lone command waits for company (0 = lingering off)").register(registry);
     }
@@ -452,6 +564,10 @@ public final class Proposer implements AutoCloseable {
         return answeredEarly;
     }
 
+    private synchronized double handOffsAnswered() {
+        return handOffsAnswered;
+    }
+
     private synchronized double lingersExpired() {
         return lingersExpired;
     }
@@ -459,7 +575,9 @@ public final class Proposer implements AutoCloseable {
     /** Returns how many entries may be in flight now: one, unless a full batch waits (see the class doc). */
     private int inFlightEntriesAllowed() {
         assert Thread.holdsLock(this) : "the queue is read under the lock";
-        return queue.size() >= BATCH_COMMANDS_MAX ? IN_FLIGHT_ENTRIES_MAX : 1;
+        // An entry that carries an early hand-off goes alone: if it fails, the RaiseFloor it owes must come before
+        // every command after it, and nothing after it may be in the log already.
+        return queue.size() >= BATCH_COMMANDS_MAX && !handOffs.handOffsOutstanding() ? IN_FLIGHT_ENTRIES_MAX : 1;
     }
 
     private void submit(List<Proposal> batch, long entry, long[] inFlight) {
@@ -515,7 +633,10 @@ public final class Proposer implements AutoCloseable {
      * Marks the entry ending in {@code inFlight}'s sequence done; the durable mark moves over the done entries at
      * the head of the send order. A failed entry may or may not have applied: it starts a new incarnation.
      */
-    private synchronized void durable(long[] inFlight, boolean applied) {
+    private synchronized void durable(long[] inFlight, boolean applied, List<Proposal> batch) {
+        for (Proposal proposal : batch) {
+            handOffs.done(proposal.command, proposal.handOff);
+        }
         if (!applied) {
             newEpoch();
         }
@@ -548,7 +669,7 @@ public final class Proposer implements AutoCloseable {
                 results = List.of();
             }
             if (results.size() == batch.size()) {
-                durable(inFlight, true);
+                durable(inFlight, true, batch);
                 for (int i = 0; i < batch.size(); i++) {
                     batch.get(i).result.complete(results.get(i));
                     if (batch.get(i).early != null && results.get(i) instanceof Result.Rejected rejected) {
@@ -562,7 +683,7 @@ public final class Proposer implements AutoCloseable {
             failure = new InternalException("a log entry of " + batch.size() + " commands answered "
                     + results.size() + " results");
         }
-        durable(inFlight, false);
+        durable(inFlight, false, batch);
         for (Proposal proposal : batch) {
             proposal.result.completeExceptionally(failure);
         }
@@ -613,6 +734,7 @@ public final class Proposer implements AutoCloseable {
             closed = true;
             abandoned = new ArrayList<>(queue);
             queue.clear();
+            abandoned.forEach(proposal -> handOffs.done(proposal.command, proposal.handOff));
             newEpoch(); // the abandoned commands never reach the log, releases answered early among them
         }
         UnavailableException failure = new UnavailableException("the server is shutting down");

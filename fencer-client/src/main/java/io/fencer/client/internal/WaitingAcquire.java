@@ -98,7 +98,8 @@ final class WaitingAcquire {
      * @throws UnavailableException when the calling thread was interrupted before the call: nothing is sent
      */
     static <RequestT> AcquireResponse call(DefaultSession session, String operation, Collection<String> locks,
-            long waitMillis, MethodDescriptor<RequestT, AcquireResponse> method, LongFunction<RequestT> withWaitMillis) {
+            long waitMillis, MethodDescriptor<RequestT, AcquireResponse> method,
+            LongFunction<RequestT> withWaitMillis) {
         ProvisionalGrants provisional = session.provisionalGrants();
         provisional.acquiring(locks);
         try {

@@ -26,6 +26,12 @@ import java.util.Optional;
  * its token from being granted again (locks.proto's {@code AcquireRequest.answer_before_durable}).
  */
 final class EarlyHandOffs {
+    /**
+     * The most locks whose hand-offs are remembered: a lock's are pruned when its next release comes, and a lock
+     * released no more would stay. Forgetting them all is safe: a release the state and the remembered hand-offs do
+     * not show to be the holder's goes the usual way.
+     */
+    static final int LOCKS_REMEMBERED_MAX = 4_096;
     private final int ahead;
     private final RaftNode raft;
     private final Proposer proposer;
@@ -78,6 +84,9 @@ final class EarlyHandOffs {
             answered.clear(); // those of an earlier incarnation applied, or were lost with it
             pending.forgetHandOffs();
             incarnation = current;
+        }
+        if (answered.size() >= LOCKS_REMEMBERED_MAX && !answered.containsKey(release.lock())) {
+            answered.clear();
         }
         Optional<HandOffView> view = stateMachine.readLocal(machine -> machine.handOffView(release, ahead + 1));
         if (view.isEmpty()) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -55,6 +56,22 @@ final class LoopFileSystem implements AutoCloseable {
     /** Thaws, whatever the file system's state: for a test's clean-up. */
     void thawQuietly() throws Exception {
         HostCommands.run("fsfreeze", "-u", mount.toString());
+    }
+
+    /**
+     * A test's clean-up: thaws {@code loop} (null: never mounted) first, whatever happened, then closes
+     * {@code toClose} last first (the processes whose data it holds among them), then unmounts it.
+     */
+    static void closeAll(LoopFileSystem loop, List<AutoCloseable> toClose) throws Exception {
+        if (loop != null) {
+            loop.thawQuietly();
+        }
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            toClose.get(i).close();
+        }
+        if (loop != null) {
+            loop.close();
+        }
     }
 
     /** Thaws (never leave it frozen) and unmounts lazily. */

@@ -58,15 +58,7 @@ class LostGrantProcessTest {
 
     @AfterEach
     void closeAllAndUnmount() throws Exception {
-        if (loop != null) {
-            loop.thawQuietly();
-        }
-        for (int i = toClose.size() - 1; i >= 0; i--) {
-            toClose.get(i).close();
-        }
-        if (loop != null) {
-            loop.close();
-        }
+        LoopFileSystem.closeAll(loop, toClose);
     }
 
     @Test

@@ -55,15 +55,7 @@ class LostReleaseProcessTest {
 
     @AfterEach
     void closeAllAndUnmount() throws Exception {
-        if (loop != null) {
-            loop.thawQuietly(); // whatever happened, never leave it frozen
-        }
-        for (int i = toClose.size() - 1; i >= 0; i--) {
-            toClose.get(i).close();
-        }
-        if (loop != null) {
-            loop.close();
-        }
+        LoopFileSystem.closeAll(loop, toClose);
     }
 
     @Test

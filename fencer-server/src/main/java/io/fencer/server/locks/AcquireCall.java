@@ -266,18 +266,16 @@ final class AcquireCall {
     }
 
     /**
-     * Adds, for a client that takes grants answered early, how far this peer's commands are durable and, for a grant
-     * answered before its release was durable, where that release was queued (locks.proto's AcquireResponse).
+     * Adds, to a grant answered before its release was durable, where that release was queued and how far this peer's
+     * commands were durable then (locks.proto's AcquireResponse); any other answer goes as it is.
      */
     private AcquireResponse withMarks(AcquireResponse response) {
         Proposer.EarlyRelease handOff = waiter.handOff;
-        AcquireResponse.Builder marked = response.toBuilder();
-        if (handOff != null && response.getAcquired()) {
-            marked.setPendingSequence(handOff.sequence()).setDurable(Protos.durableMark(handOff.durable()));
-        } else {
-            marked.setDurable(Protos.durableMark(proposer.durableMark()));
+        if (handOff == null || !response.getAcquired()) {
+            return response;
         }
-        return marked.build();
+        return response.toBuilder().setPendingSequence(handOff.sequence())
+                .setDurable(Protos.durableMark(handOff.durable())).build();
     }
 
     static AcquireResponse acquired(FencingToken token, TokenKeys keys) {

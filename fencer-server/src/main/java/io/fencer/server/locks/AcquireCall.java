@@ -123,7 +123,7 @@ final class AcquireCall {
      * quota {@code reservation} made for it is given back once the Acquire is applied or failed.
      */
     void start(QuotaLedger.Reservation reservation) {
-        waiter = pending.register(sessionId, waitName.value(), permit, early);
+        waiter = pending.register(sessionId, waitName.value(), permit, early, requestId);
         call.setOnCancelHandler(this::endWait);
         proposer.propose(proposal).whenComplete((result, error) -> {
             reservation.release();

@@ -2,7 +2,6 @@ package io.fencer.server.locks;
 
 import io.fencer.lock.Command;
 import io.fencer.lock.HandOffView;
-import io.fencer.lock.LockStateMachine;
 import io.fencer.server.raft.Proposer;
 import io.fencer.server.raft.RaftLockStateMachine;
 import io.fencer.server.raft.RaftNode;
@@ -63,7 +62,8 @@ final class EarlyHandOffs {
      * answer waits for it), or null when the release must be proposed the usual way.
      */
     Proposer.EarlyRelease tryHandOff(Command.Release release) {
-        if (ahead == 0 || raft.configurationSize() != 1 || !raft.isLeader()) {
+        // The proposer's flag first: a group of more peers never arms, and pays nothing more per release.
+        if (ahead == 0 || !proposer.handOffsArmed() || raft.configurationSize() != 1 || !raft.isLeader()) {
             return null;
         }
         HandOff handOff = decide(release);
@@ -101,12 +101,7 @@ final class EarlyHandOffs {
             return null;
         }
         if (ticket < 0) {
-            // Not armed (the group read format level 4 when the start's RaiseFloor applied), arming, or a command
-            // that may change a hand-off is queued: ask for a RaiseFloor in the first case only.
-            if (stateMachine.readLocal(LockStateMachine::formatLevel) >= LockStateMachine.FORMAT_LEVEL_RAISE_FLOOR) {
-                proposer.armHandOffs();
-            }
-            return null;
+            return null; // a command that may change a hand-off is queued, or the incarnation changed
         }
         long token = view.get().nextToken() + chain.size();
         Proposer.EarlyRelease queued = proposer.proposeHandOff(release, ticket);

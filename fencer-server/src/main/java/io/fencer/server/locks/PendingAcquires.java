@@ -26,11 +26,14 @@ public final class PendingAcquires implements AppliedListener {
     private final ConcurrentHashMap<Key, List<Waiter>> waiters = new ConcurrentHashMap<>();
     private final AtomicInteger count = new AtomicInteger();
     /**
-     * The grants answered early ({@link #takeHandOff}) whose events have not applied yet, by wait and token: their
-     * event answers nobody, since a later call of the same session for the same lock waits for a later grant (the
-     * session may be releasing this one).
+     * The grants answered early ({@link #takeHandOff}) whose events have not applied yet, by wait: their event answers
+     * only a retry of a call answered then (same request id: that answer was lost), since a later call of the same
+     * session for the same lock waits for a later grant (the session may be releasing this one).
      */
-    private final ConcurrentHashMap<Key, Long> handedOff = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Key, HandedOff> handedOff = new ConcurrentHashMap<>();
+
+    /** A grant answered early: its token, and the request ids of the calls answered. */
+    private record HandedOff(long token, java.util.Set<String> requestIds) {}
 
     /**
      * The identity of a wait in the state machine: one session queued on one lock, or for a permit of one semaphore.
@@ -47,28 +50,34 @@ public final class PendingAcquires implements AppliedListener {
     static final class Waiter {
         final Key key;
         final boolean early;
+        /** The call's request id (retries of one attempt reuse it); null when not told. */
+        final String requestId;
         final CompletableFuture<FencingToken> outcome = new CompletableFuture<>();
         /** Set before {@link #outcome} completes when the grant was answered early: where its release was queued. */
         volatile io.fencer.server.raft.Proposer.EarlyRelease handOff;
 
-        Waiter(Key key, boolean early) {
+        Waiter(Key key, boolean early, String requestId) {
             this.key = key;
             this.early = early;
+            this.requestId = requestId;
         }
     }
 
     Waiter register(long sessionId, String lock, boolean permit) {
-        return register(sessionId, lock, permit, false);
+        return register(sessionId, lock, permit, false, null);
     }
 
-    /** Registers a waiting call; {@code early}: its client takes a grant answered before it is durable. */
-    Waiter register(long sessionId, String lock, boolean permit, boolean early) {
+    /**
+     * Registers a waiting call of {@code requestId}; {@code early}: its client takes a grant answered before it is
+     * durable.
+     */
+    Waiter register(long sessionId, String lock, boolean permit, boolean early, String requestId) {
         if (count.incrementAndGet() > WAITING_CALLS_MAX) {
             count.decrementAndGet();
             throw new LimitExceededException("waitingCallsMax", WAITING_CALLS_MAX, "this server already has "
                     + WAITING_CALLS_MAX + " acquire calls waiting, the most allowed (waitingCallsMax)");
         }
-        Waiter waiter = new Waiter(new Key(sessionId, lock, permit), early);
+        Waiter waiter = new Waiter(new Key(sessionId, lock, permit), early, requestId);
         waiters.compute(waiter.key, (key, list) -> {
             List<Waiter> updated = list == null ? new ArrayList<>(1) : new ArrayList<>(list);
             updated.add(waiter);
@@ -128,7 +137,9 @@ public final class PendingAcquires implements AppliedListener {
             if (!list.stream().allMatch(waiter -> waiter.early)) {
                 return list;
             }
-            handedOff.put(key, token);
+            java.util.Set<String> requestIds = new java.util.HashSet<>();
+            list.forEach(waiter -> requestIds.add(waiter.requestId));
+            handedOff.put(key, new HandedOff(token, requestIds));
             taken.addAll(list);
             return null;
         });
@@ -154,10 +165,10 @@ public final class PendingAcquires implements AppliedListener {
                 // event names the semaphore: a plain lock may have the slot form of a semaphore in use (format level 4).
                 Key key = granted.semaphore() == null ? new Key(granted.sessionId(), granted.token().lock(), false)
                         : new Key(granted.sessionId(), granted.semaphore(), true);
-                if (!handedOff.isEmpty() && handedOff.remove(key, granted.token().value())) {
-                    continue; // answered early, when its release was queued
-                }
-                for (Waiter waiter : take(key)) {
+                HandedOff early = handedOff.isEmpty() ? null : handedOff.get(key);
+                boolean answeredEarly = early != null && early.token() == granted.token().value()
+                        && handedOff.remove(key, early);
+                for (Waiter waiter : answeredEarly ? takeRetries(key, early.requestIds()) : take(key)) {
                     waiter.outcome.complete(granted.token());
                 }
             } else if (event instanceof Event.WaitDropped dropped) {
@@ -171,6 +182,20 @@ public final class PendingAcquires implements AppliedListener {
                 }
             }
         }
+    }
+
+    /** Takes the calls waiting for {@code key} that retry one of {@code requestIds}; the others keep waiting. */
+    private List<Waiter> takeRetries(Key key, java.util.Set<String> requestIds) {
+        List<Waiter> taken = new ArrayList<>();
+        waiters.computeIfPresent(key, (k, list) -> {
+            List<Waiter> left = new ArrayList<>(list.size());
+            for (Waiter waiter : list) {
+                (waiter.requestId != null && requestIds.contains(waiter.requestId) ? taken : left).add(waiter);
+            }
+            return left.isEmpty() ? null : left;
+        });
+        count.addAndGet(-taken.size());
+        return taken;
     }
 
     private List<Waiter> take(Key key) {

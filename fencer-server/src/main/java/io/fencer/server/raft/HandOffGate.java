@@ -115,8 +115,8 @@ final class HandOffGate {
     }
 
     /**
-     * Asks for a RaiseFloor when none of {@code incarnation} has raised the floor and none is on its way (the group
-     * was at format level 4 when the last one applied, and reads level 5 now).
+     * Asks for a RaiseFloor when none of {@code incarnation} has raised the floor and none is on its way: the group's
+     * format level was raised, and the last one may have been refused at level 4.
      */
     void arm(String incarnation) {
         if (gap > 0 && !raiseQueued && !incarnation.equals(armedIncarnation)) {
@@ -148,6 +148,11 @@ final class HandOffGate {
         }
         handedOffThisIncarnation = false;
         armedIncarnation = null;
+    }
+
+    /** True when {@code incarnation} is armed and owes no RaiseFloor: tickets may be given (see {@link #ticket}). */
+    boolean ticketsPossible(String incarnation) {
+        return incarnation.equals(armedIncarnation) && !raiseOwed;
     }
 
     /** True while a RaiseFloor is owed and not yet on its way. */

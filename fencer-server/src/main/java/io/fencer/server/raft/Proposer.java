@@ -112,6 +112,8 @@ public final class Proposer implements AutoCloseable {
      * (Ratis may call back into this class while holding its own locks).
      */
     private volatile boolean raiseMaybeOwed;
+    /** True while the current incarnation may give tickets (its RaiseFloor applied): read without the lock. */
+    private volatile boolean handOffsArmed;
     /** The result of the last release answered early: reads wait for it (see {@link #read}). */
     private CompletableFuture<Result> lastEarly = CompletableFuture.completedFuture(null); // guarded by this
 
@@ -215,7 +217,7 @@ public final class Proposer implements AutoCloseable {
     /**
      * Returns a ticket for an early hand-off ({@link #proposeHandOff}), to take before reading the state the answer
      * rests on; -1 when no grant may be answered early now: no RaiseFloor of this incarnation has applied yet (see
-     * {@link #armHandOffs}), or a command that may change a hand-off is queued (see {@link HandOffGate}).
+     * {@link #enableHandOffs}), or a command that may change a hand-off is queued (see {@link HandOffGate}).
      */
     public synchronized long handOffTicket() {
         return handOffs.ticket(incarnation);
@@ -249,26 +251,45 @@ public final class Proposer implements AutoCloseable {
                     + queuedSequence);
         }
         handOffs = new HandOffGate(gap);
-        raiseMaybeOwed = handOffs.raiseOwed();
+        gateChanged();
     }
 
     /**
-     * Asks for a RaiseFloor of this incarnation when none raised the floor yet and none is on its way (the group read
-     * format level 4 when the last one applied): the next entry sends it first.
+     * True when this incarnation's RaiseFloor has applied, so that a hand-off may be answered early ({@link
+     * #handOffTicket} tells whether one may now); false in a group of more peers. Read without the lock: a cheap first
+     * check on every release.
      */
-    public void armHandOffs() {
-        synchronized (this) {
-            handOffs.arm(incarnation);
-            raiseMaybeOwed = handOffs.raiseOwed();
+    public boolean handOffsArmed() {
+        return handOffsArmed;
+    }
+
+    /**
+     * A group of one that read format level 4 when its start's RaiseFloor applied (refused there) may raise the floor
+     * once its level is raised: the next entry sends it first. (A SetFormatLevel completes after a RaiseFloor of its
+     * entry, whose end the gate has then seen.)
+     */
+    private void levelSet(Result result) {
+        if (result instanceof Result.FormatLevelSet set && set.level() >= LockStateMachine.FORMAT_LEVEL_RAISE_FLOOR) {
+            synchronized (this) {
+                handOffs.arm(incarnation);
+                gateChanged();
+            }
+            drain();
         }
-        drain();
+    }
+
+    /** Mirrors the gate in the fields read without the lock. */
+    private void gateChanged() {
+        assert Thread.holdsLock(this) : "the gate is read under the lock";
+        raiseMaybeOwed = handOffs.raiseOwed();
+        handOffsArmed = handOffs.ticketsPossible(incarnation);
     }
 
     /** Puts the RaiseFloor owed at the head of the queue (see {@link HandOffGate#owedRaise}). */
     private void queueOwedRaise(boolean groupOfOne) {
         assert Thread.holdsLock(this) : "the queue is written under the lock";
         Command.RaiseFloor owed = handOffs.owedRaise(groupOfOne);
-        raiseMaybeOwed = handOffs.raiseOwed();
+        gateChanged();
         if (owed == null) {
             return;
         }
@@ -280,7 +301,7 @@ public final class Proposer implements AutoCloseable {
         raise.result.whenComplete((result, error) -> {
             synchronized (this) {
                 handOffs.raiseEnded(error == null, result instanceof Result.FloorRaised, queuedIn, incarnation);
-                raiseMaybeOwed = handOffs.raiseOwed();
+                gateChanged();
             }
             if (result instanceof Result.Rejected rejected) {
                 LOG.info("early hand-offs stay off: the floor was not raised: {}", rejected.error().getMessage());
@@ -295,7 +316,7 @@ public final class Proposer implements AutoCloseable {
         // A RaiseFloor owed now goes ahead of everything queued at the next send, before the failed entry's callers
         // hear of it: no grant that a reaction to the loss makes takes a token an early hand-off answered.
         handOffs.newIncarnation();
-        raiseMaybeOwed = handOffs.raiseOwed();
+        gateChanged();
     }
 
     /** Returns how far the queued commands are durable now (see {@link DurableMark}). */
@@ -343,6 +364,9 @@ public final class Proposer implements AutoCloseable {
                     handOff);
             queue.add(proposal);
             handOffs.queued(command, handOff);
+            if (command instanceof Command.SetFormatLevel) {
+                proposal.result.thenAccept(this::levelSet);
+            }
             if (early) {
                 lastEarly = proposal.result;
                 if (handOff) {

@@ -8,6 +8,7 @@ import io.fencer.lock.Limits;
 import io.fencer.lock.LockStateMachine;
 import io.fencer.lock.Result;
 import io.fencer.lock.SecretHash;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Which waiting Acquire calls a grant applied to the state machine completes. */
@@ -131,5 +132,41 @@ class PendingAcquiresTest {
         apply(new Command.CloseSession(holder, HASH));
         assertThat(inner.outcome.join()).isEqualTo(new io.fencer.core.FencingToken("x/permit-0/permit-0", 2));
         assertThat(pending.size()).isZero();
+    }
+
+    /**
+     * A grant answered early completes its calls then; when its event applies, a later call of the same session for the
+     * same lock (a new attempt: the session may be releasing that grant) keeps waiting for a later grant, while a
+     * retry of an answered call (same request id: its answer was lost) is answered with it.
+     */
+    @Test
+    void onApplied_grantAnsweredEarly_answersOnlyRetriesOfTheCallsAnsweredThen() {
+        long holder = open();
+        long session = open();
+        Applied held = apply(new Command.Acquire(holder, HASH, "x", "hold-x", false));
+        long token = ((Result.Granted) held.result()).token().value();
+        PendingAcquires.Waiter first = pending.register(session, "x", false, true, "wait-x");
+        apply(new Command.Acquire(session, HASH, "x", "wait-x", true));
+
+        List<PendingAcquires.Waiter> taken = pending.takeHandOff(session, "x", token + 1);
+        PendingAcquires.Waiter retry = pending.register(session, "x", false, true, "wait-x");
+        PendingAcquires.Waiter later = pending.register(session, "x", false, true, "wait-x-again");
+        apply(new Command.Release(holder, HASH, "x", token));
+
+        assertThat(taken).containsExactly(first);
+        assertThat(retry.outcome.join().value()).as("the retry of the call answered early").isEqualTo(token + 1);
+        assertThat(later.outcome).as("a later attempt waits for a later grant").isNotDone();
+        assertThat(pending.size()).isEqualTo(1);
+    }
+
+    @Test
+    void takeHandOff_aWaitingCallThatDoesNotTakeEarlyAnswers_takesNothing() {
+        long session = open();
+        pending.register(session, "x", false, true, "a");
+        pending.register(session, "x", false, false, "b");
+
+        assertThat(pending.handOffEligible(session, "x")).isFalse();
+        assertThat(pending.takeHandOff(session, "x", 7)).isEmpty();
+        assertThat(pending.size()).as("both still wait").isEqualTo(2);
     }
 }

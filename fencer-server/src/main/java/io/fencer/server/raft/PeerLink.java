@@ -33,6 +33,7 @@ import org.apache.ratis.thirdparty.io.netty.channel.EventLoopGroup;
 import org.apache.ratis.thirdparty.io.netty.channel.SimpleChannelInboundHandler;
 import org.apache.ratis.thirdparty.io.netty.channel.socket.SocketChannel;
 import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslContext;
+import org.apache.ratis.thirdparty.io.netty.handler.ssl.SslHandler;
 import org.apache.ratis.thirdparty.io.netty.util.ReferenceCountUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,6 +64,8 @@ final class PeerLink implements Closeable {
     /** The bytes of the frames written to the connection that its socket has not taken yet. */
     private final AtomicLong bytesQueued = new AtomicLong();
     private final Map<Long, Call> calls = new ConcurrentHashMap<>();
+    /** The TLS handler of a link made with TLS, kept past the pipeline's teardown for its handshake's outcome. */
+    private volatile SslHandler tls;
 
     private record Call(Kind kind, CompletableFuture<MessageLite> answer) {
     }
@@ -96,6 +99,7 @@ final class PeerLink implements Closeable {
             SslContext tls, PeerHandshake handshake, int frameBytesMax, Duration connectTimeout) throws IOException {
         InetSocketAddress address = address(peer);
         PeerLink[] link = new PeerLink[1];
+        SslHandler[] tlsHandler = new SslHandler[1];
         CompletableFuture<Void> admitted = new CompletableFuture<>();
         Bootstrap bootstrap = new Bootstrap().group(group).channel(channelType)
                 .option(ChannelOption.TCP_NODELAY, true)
@@ -104,7 +108,8 @@ final class PeerLink implements Closeable {
                     @Override
                     protected void initChannel(SocketChannel channel) {
                         if (tls != null) {
-                            channel.pipeline().addLast(PeerTransport.clientTlsHandler(tls, channel, address));
+                            tlsHandler[0] = PeerTransport.clientTlsHandler(tls, channel, address);
+                            channel.pipeline().addLast(tlsHandler[0]);
                         }
                         if (handshake == null) {
                             channel.pipeline().addLast(PeerFrames.decoder(frameBytesMax), new Answers(() -> link[0]));
@@ -125,7 +130,8 @@ final class PeerLink implements Closeable {
                     cause);
         }
         link[0] = new PeerLink(peer, connected.channel(), frameBytesMax, null);
-        connected.channel().closeFuture().addListener(closed -> link[0].failCalls("the link was closed"));
+        link[0].tls = tlsHandler[0];
+        connected.channel().closeFuture().addListener(closed -> link[0].failCalls(link[0].closedWhy("was")));
         awaitAdmission(peer, connected.channel(), admitted);
         return link[0];
     }
@@ -236,7 +242,7 @@ final class PeerLink implements Closeable {
         calls.put(callId, new Call(kind, answer));
         if (!channel.isActive()) {
             bytesQueued.addAndGet(-frameBytes);
-            failCalls("the link is closed");
+            failCalls(closedWhy("is"));
             return answer;
         }
         channel.writeAndFlush(PeerFrames.encode(channel.alloc(), kind, callId, request)).addListener(written -> {
@@ -314,6 +320,19 @@ final class PeerLink implements Closeable {
         if (call != null) {
             call.answer.completeExceptionally(failure);
         }
+    }
+
+    /**
+     * Says why the link closed: a failed TLS handshake names the certificate refused and why, since it may close the
+     * link before a call's write reaches the TLS handler, whose failure would have said so ({@code verb}: "is" or
+     * "was").
+     */
+    private String closedWhy(String verb) {
+        SslHandler handler = tls;
+        Throwable refused = handler == null || !handler.handshakeFuture().isDone() ? null
+                : handler.handshakeFuture().cause();
+        return "the link " + verb + " closed" + (refused == null ? "" : ": the link to peer " + peer.getId() + ": "
+                + why(refused));
     }
 
     private void failCalls(String why) {

@@ -173,6 +173,29 @@ class PeerCertificatesTest {
                 .hasMessageNotContaining("General OpenSslEngine problem");
     }
 
+    /**
+     * Regression: a TLS handshake that failed before a call's write reached the TLS handler closed the link first, and
+     * the call failed "the link was closed", naming no certificate (once under load in the full suite). Here the call
+     * comes after the handshake failed and closed the link.
+     */
+    @Test
+    void call_afterTheTlsHandshakeFailedAndClosedTheLink_failsNamingTheCertificateAndWhy() throws Exception {
+        CertificateAuthority.Issued codeSigning = issue("signer", KeyPurposeId.id_kp_codeSigning);
+        SSLServerSocket listener = listening(codeSigning);
+        CompletableFuture<Boolean> handshake = acceptingOnce(listener);
+
+        try (PeerLink link = dial(listener)) {
+            assertThat(handshake.get(WAIT.toSeconds(), TimeUnit.SECONDS)).as("the dialler ended the handshake")
+                    .isFalse();
+            await().atMost(WAIT).until(() -> !link.isOpen());
+            CompletableFuture<MessageLite> call = link.call(PeerFrames.Kind.FORMAT_LEVEL, Empty.getDefaultInstance());
+
+            assertThat(call).failsWithin(WAIT).withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                    .havingCause().withMessageContaining("the link is closed: the link to peer n1: its TLS handshake "
+                            + "failed: its certificate 'CN=signer'");
+        }
+    }
+
     /** The other direction: a dialling peer refuses a listener whose certificate of the CA is for code signing. */
     @Test
     void link_listenerPresentingACodeSigningCertificateOfTheCa_isRefusedByTheDialler() throws Exception {
@@ -200,25 +223,9 @@ class PeerCertificatesTest {
 
     private boolean listenerHandshake(CertificateAuthority.Issued certificate, CompletableFuture<Throwable> failure)
             throws Exception {
-        SSLServerSocket listener = (SSLServerSocket) tls.jdkContext(certificate).getServerSocketFactory()
-                .createServerSocket(0, 1, InetAddress.getLoopbackAddress());
-        listener.setNeedClientAuth(true);
-        CompletableFuture<Boolean> handshake = CompletableFuture.supplyAsync(() -> {
-            try (listener; SSLSocket accepted = (SSLSocket) listener.accept()) {
-                accepted.setSoTimeout(20_000);
-                accepted.startHandshake();
-                accepted.getInputStream().read(); // the handshake is over only once the dialler's last message came
-                return true;
-            } catch (IOException e) {
-                return false;
-            }
-        });
-        RaftProperties properties = new RaftProperties();
-        PeerTransport.configure(properties, "127.0.0.1", 0, "n2");
-        SslContext peerTls = PeerTransport.Settings.of(properties, material, null, Ticker.system(), null).clientTls();
-        RaftPeer peer = RaftPeer.newBuilder().setId("n1").setAddress("127.0.0.1:" + listener.getLocalPort()).build();
-        try (PeerLink link = PeerLink.connect(peer, linkGroup, NioSocketChannel.class, peerTls, null, 8 << 20,
-                Duration.ofSeconds(5))) {
+        SSLServerSocket listener = listening(certificate);
+        CompletableFuture<Boolean> handshake = acceptingOnce(listener);
+        try (PeerLink link = dial(listener)) {
             CompletableFuture<MessageLite> call = link.call(PeerFrames.Kind.FORMAT_LEVEL, Empty.getDefaultInstance());
             if (failure != null) {
                 call.whenComplete((answer, error) -> failure.complete(error));
@@ -229,6 +236,37 @@ class PeerCertificatesTest {
             }
             return completed;
         }
+    }
+
+    /** A TLS listener on a port of its own presenting {@code certificate}, as a peer would. */
+    private SSLServerSocket listening(CertificateAuthority.Issued certificate) throws Exception {
+        SSLServerSocket listener = (SSLServerSocket) tls.jdkContext(certificate).getServerSocketFactory()
+                .createServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        listener.setNeedClientAuth(true);
+        return listener;
+    }
+
+    /** Accepts one connection on {@code listener} and completes with whether its TLS handshake completed. */
+    private static CompletableFuture<Boolean> acceptingOnce(SSLServerSocket listener) {
+        return CompletableFuture.supplyAsync(() -> {
+            try (listener; SSLSocket accepted = (SSLSocket) listener.accept()) {
+                accepted.setSoTimeout(20_000);
+                accepted.startHandshake();
+                accepted.getInputStream().read(); // the handshake is over only once the dialler's last message came
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
+        });
+    }
+
+    /** Dials {@code listener} as peer n2 dials n1, with a peer's own TLS (what {@link PeerTransport} sets up). */
+    private PeerLink dial(SSLServerSocket listener) throws IOException {
+        RaftProperties properties = new RaftProperties();
+        PeerTransport.configure(properties, "127.0.0.1", 0, "n2");
+        SslContext peerTls = PeerTransport.Settings.of(properties, material, null, Ticker.system(), null).clientTls();
+        RaftPeer peer = RaftPeer.newBuilder().setId("n1").setAddress("127.0.0.1:" + listener.getLocalPort()).build();
+        return PeerLink.connect(peer, linkGroup, NioSocketChannel.class, peerTls, null, 8 << 20, Duration.ofSeconds(5));
     }
 
     /** Dials n1 over TLS presenting {@code certificate} and asks its format level: the answer, or why not. */

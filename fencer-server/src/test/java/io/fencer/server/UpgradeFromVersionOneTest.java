@@ -94,17 +94,13 @@ class UpgradeFromVersionOneTest {
 
         AcquireResponse granted = waiting.get(30, TimeUnit.SECONDS);
         assertThat(granted.getAcquired()).isTrue();
-        // Above the floor the server raised by --grants-ahead (8) once the group's level reached 5: a grant answered
-        // early before a crash must never be granted again (and the old release's token is below it either way).
-        assertThat(granted.getToken().getValue()).isEqualTo(OLD_TOKEN + ServerConfig.GRANTS_AHEAD_DEFAULT + 1);
+        assertThat(granted.getToken().getValue()).isEqualTo(OLD_TOKEN + 1);
         ValidateResponse validated = stub.validate(ValidateRequest.newBuilder().setToken(old.getHolder()).build());
         assertThat(validated.getStatus()).isEqualTo(ValidateResponse.Status.SUPERSEDED);
         assertThat(describe(stub, LOCK).getHolder()).isEqualTo(granted.getToken());
         // Each of the old release's first three grants was released with nobody waiting, so its record was dropped
-        // and the floor raised to 3; this server then raised it to its highest token plus 8: a lock it never used
-        // starts above both.
-        assertThat(acquire(stub, next, "jobs/other", 0).getToken().getValue())
-                .isEqualTo(Math.max(OLD_FLOOR, OLD_TOKEN) + ServerConfig.GRANTS_AHEAD_DEFAULT + 1);
+        // and the floor raised to 3: a lock it never used starts above that.
+        assertThat(acquire(stub, next, "jobs/other", 0).getToken().getValue()).isEqualTo(OLD_FLOOR + 1);
     }
 
     /** Unpacks the previous release's data directory; returns the {@code --data} directory it ran with. */

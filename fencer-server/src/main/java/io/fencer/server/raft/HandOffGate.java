@@ -31,8 +31,13 @@ final class HandOffGate {
     private int hazardsOutstanding;
     /** Releases answered early for their grant, queued or in flight. */
     private int handOffsOutstanding;
-    /** The incarnation whose RaiseFloor applied; null = none yet. */
+    /** The incarnation that may give tickets: nothing owed, and the group at format level 5; null = none. */
     private String armedIncarnation;
+    /**
+     * The incarnation in which the last RaiseFloor owed applied, raised or refused at format level 4 (where no grant
+     * was ever answered early, since none is before a raise of level 5 applies); null = none yet.
+     */
+    private String paidIncarnation;
     /**
      * A RaiseFloor must go out before any other command: the proposer started (an earlier process may have answered
      * grants early), or an entry failed after an early hand-off of this incarnation was queued.
@@ -115,12 +120,13 @@ final class HandOffGate {
     }
 
     /**
-     * Asks for a RaiseFloor when none of {@code incarnation} has raised the floor and none is on its way: the group's
-     * format level was raised, and the last one may have been refused at level 4.
+     * The group's format level reached 5 in {@code incarnation}: it arms, when the RaiseFloor it owed applied in it
+     * (refused at level 4, where nothing was ever answered early, so that no raise is owed either). No second raise,
+     * which would lift the tokens of a group that is running.
      */
-    void arm(String incarnation) {
-        if (gap > 0 && !raiseQueued && !incarnation.equals(armedIncarnation)) {
-            raiseOwed = true;
+    void levelRaised(String incarnation) {
+        if (gap > 0 && !raiseOwed && incarnation.equals(paidIncarnation)) {
+            armedIncarnation = incarnation;
         }
     }
 
@@ -132,6 +138,7 @@ final class HandOffGate {
         raiseQueued = false;
         if (applied && queuedIn.equals(current)) {
             raiseOwed = false;
+            paidIncarnation = current;
             if (raised) {
                 armedIncarnation = current;
             }
@@ -139,15 +146,20 @@ final class HandOffGate {
     }
 
     /**
-     * A new incarnation starts (a failed entry, or the proposer closing): it is not armed, and owes a RaiseFloor when
-     * an early hand-off of the old one may have been lost.
+     * Incarnation {@code next} starts (a failed entry, or the proposer closing). When an early hand-off of the old one
+     * may have been lost it owes a RaiseFloor, and is not armed until that applied; otherwise nothing was lost, and it
+     * keeps what the old one had.
      */
-    void newIncarnation() {
+    void newIncarnation(String next) {
         if (handedOffThisIncarnation) {
             raiseOwed = true;
+            armedIncarnation = null;
+        } else {
+            boolean paid = paidIncarnation != null;
+            armedIncarnation = armedIncarnation != null ? next : null;
+            paidIncarnation = paid ? next : null;
         }
         handedOffThisIncarnation = false;
-        armedIncarnation = null;
     }
 
     /** True when {@code incarnation} is armed and owes no RaiseFloor: tickets may be given (see {@link #ticket}). */

@@ -264,17 +264,15 @@ public final class Proposer implements AutoCloseable {
     }
 
     /**
-     * A group of one that read format level 4 when its start's RaiseFloor applied (refused there) may raise the floor
-     * once its level is raised: the next entry sends it first. (A SetFormatLevel completes after a RaiseFloor of its
-     * entry, whose end the gate has then seen.)
+     * A group of one that read format level 4 when its start's RaiseFloor applied (refused there) arms once its level
+     * is raised. (A SetFormatLevel completes after a RaiseFloor of its entry, whose end the gate has then seen.)
      */
     private void levelSet(Result result) {
         if (result instanceof Result.FormatLevelSet set && set.level() >= LockStateMachine.FORMAT_LEVEL_RAISE_FLOOR) {
             synchronized (this) {
-                handOffs.arm(incarnation);
+                handOffs.levelRaised(incarnation);
                 gateChanged();
             }
-            drain();
         }
     }
 
@@ -315,7 +313,7 @@ public final class Proposer implements AutoCloseable {
         incarnation = incarnationBase + "-" + epoch;
         // A RaiseFloor owed now goes ahead of everything queued at the next send, before the failed entry's callers
         // hear of it: no grant that a reaction to the loss makes takes a token an early hand-off answered.
-        handOffs.newIncarnation();
+        handOffs.newIncarnation(incarnation);
         gateChanged();
     }
 

@@ -56,7 +56,7 @@ class HandOffGateTest {
     }
 
     @Test
-    void raiseEnded_refusedAtFormatLevelFour_paysButArmsNothingUntilArmedAgain() {
+    void raiseEnded_refusedAtFormatLevelFour_paysAndArmsOnceTheLevelIsRaisedWithNoSecondRaise() {
         HandOffGate gate = new HandOffGate(8);
         gate.owedRaise(true);
 
@@ -64,8 +64,21 @@ class HandOffGateTest {
 
         assertThat(gate.owedRaise(true)).isNull();
         assertThat(gate.ticket("a-0")).isEqualTo(-1);
-        gate.arm("a-0");
-        assertThat(gate.owedRaise(true)).isEqualTo(new Command.RaiseFloor(8));
+        gate.levelRaised("a-0");
+        assertThat(gate.ticket("a-0")).as("armed").isZero();
+        assertThat(gate.owedRaise(true)).as("no second raise").isNull();
+    }
+
+    @Test
+    void levelRaised_whileTheStartsRaiseIsOwedOrOnItsWay_armsNothing() {
+        HandOffGate gate = new HandOffGate(8);
+        gate.levelRaised("a-0");
+        assertThat(gate.ticket("a-0")).isEqualTo(-1);
+
+        gate.owedRaise(true);
+        gate.levelRaised("a-0");
+
+        assertThat(gate.ticket("a-0")).isEqualTo(-1);
     }
 
     @Test
@@ -115,20 +128,21 @@ class HandOffGateTest {
         HandOffGate gate = armed();
         gate.queued(RELEASE, true);
 
-        gate.newIncarnation();
+        gate.newIncarnation("a-1");
 
-        assertThat(gate.ticket("a-0")).isEqualTo(-1);
+        assertThat(gate.ticket("a-1")).isEqualTo(-1);
         assertThat(gate.owedRaise(true)).isEqualTo(new Command.RaiseFloor(8));
     }
 
     @Test
-    void newIncarnation_withoutAHandOff_owesNothingButDisarms() {
+    void newIncarnation_withoutAHandOff_owesNothingAndStaysArmed() {
         HandOffGate gate = armed();
 
-        gate.newIncarnation();
+        gate.newIncarnation("a-1");
 
         assertThat(gate.owedRaise(true)).isNull();
-        assertThat(gate.ticket("a-0")).isEqualTo(-1);
+        assertThat(gate.ticket("a-0")).as("the old incarnation's").isEqualTo(-1);
+        assertThat(gate.ticket("a-1")).isZero();
     }
 
     private static HandOffGate armed() {

@@ -171,9 +171,4 @@ final class HandOffGate {
     boolean raiseOwed() {
         return raiseOwed && !raiseQueued;
     }
-
-    /** The gap of the RaiseFloor commands; 0 = early hand-offs off. */
-    int gap() {
-        return gap;
-    }
 }

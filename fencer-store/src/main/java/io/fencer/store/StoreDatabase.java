@@ -113,6 +113,7 @@ final class StoreDatabase {
         } catch (IOException e) {
             throw new UnavailableException("cannot create the store directory " + directory + ": " + e, e);
         }
+        ColumnFamilyOptions rewritten = rewrittenFamilyOptions(); // first: the only native object made that may throw
         // Writes to different scopes meet in RocksDB's own group commit. Its concurrent memtable inserts pay off
         // for large batches on many cores; for the engine's small batches each RocksDB group then pays a second
         // round of wake-ups (measured in process, 64 writers on 64 scopes, 2 cores: ~40 instead of ~57 us of CPU
@@ -123,7 +124,6 @@ final class StoreDatabase {
             databaseOptions.setStatistics(statistics);
         }
         ColumnFamilyOptions plain = new ColumnFamilyOptions().setWriteBufferSize(MEMTABLE_BYTES);
-        ColumnFamilyOptions rewritten = rewrittenFamilyOptions();
         List<ColumnFamilyOptions> familyOptions = List.of(plain, rewritten);
         List<ColumnFamilyDescriptor> descriptors = List.of(
                 new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, plain),

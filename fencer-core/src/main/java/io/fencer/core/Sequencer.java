@@ -26,6 +26,9 @@ public final class Sequencer {
     /** The length of an HMAC-SHA256 in bytes, and of its base64url text without padding. */
     private static final int MAC_BYTES = 32;
     private static final int MAC_CHARS = 43;
+    /** The fewest and the most dot-separated parts: prefix, lock, value; then a mode, a key id and a MAC. */
+    private static final int PARTS_MIN = 3;
+    private static final int PARTS_MAX = 6;
 
     private Sequencer() {}
 
@@ -101,11 +104,7 @@ public final class Sequencer {
         if (sequencer.length() > LENGTH_MAX) {
             throw malformed(sequencer, "it is " + sequencer.length() + " characters, more than " + LENGTH_MAX);
         }
-        String[] parts = sequencer.split("\\.", -1);
-        if (parts.length < 3 || parts.length > 6) {
-            throw malformed(sequencer, "expected 3 dot-separated parts (5 when signed; one more with a mode),"
-                    + " found " + parts.length);
-        }
+        String[] parts = parts(sequencer);
         if (!PREFIX.equals(parts[0])) {
             throw malformed(sequencer, "it does not start with '" + PREFIX + ".'");
         }
@@ -135,6 +134,33 @@ public final class Sequencer {
         return new Parts(token, parts[keyPart], parseMac(sequencer, parts[keyPart + 1]));
     }
 
+    /**
+     * Splits {@code sequencer} at every dot, keeping empty parts (as {@code split("\\.", -1)} would), after counting
+     * them: every fenced write parses a sequencer, on the resource and on the client, and {@code String.split}, with
+     * the list and the array it builds, was about half of the parse's time in a profile of the store.
+     */
+    private static String[] parts(String sequencer) {
+        int count = 1;
+        for (int i = 0; i < sequencer.length(); i++) {
+            if (sequencer.charAt(i) == '.') {
+                count++;
+            }
+        }
+        if (count < PARTS_MIN || count > PARTS_MAX) {
+            throw malformed(sequencer, "expected 3 dot-separated parts (5 when signed; one more with a mode),"
+                    + " found " + count);
+        }
+        String[] parts = new String[count];
+        int start = 0;
+        for (int part = 0; part < count - 1; part++) {
+            int dot = sequencer.indexOf('.', start);
+            parts[part] = sequencer.substring(start, dot);
+            start = dot + 1;
+        }
+        parts[count - 1] = sequencer.substring(start);
+        return parts;
+    }
+
     private static LockMode parseMode(String sequencer, String text) {
         try {
             return LockMode.ofText(text);
@@ -161,7 +187,7 @@ public final class Sequencer {
     }
 
     private static long parseValue(String sequencer, String text) {
-        if (text.isEmpty() || text.length() > 19 || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (text.isEmpty() || text.length() > 19 || !isDecimal(text)) {
             throw malformed(sequencer, "the value '" + InvalidArgumentException.printable(text)
                     + "' is not a positive decimal");
         }
@@ -175,6 +201,16 @@ public final class Sequencer {
             throw malformed(sequencer, "the value " + value + " is outside [1, " + FencingToken.VALUE_MAX + "]");
         }
         return value;
+    }
+
+    private static boolean isDecimal(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static InvalidArgumentException malformed(String sequencer, String why) {

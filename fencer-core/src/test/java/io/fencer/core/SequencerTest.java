@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class SequencerTest {
@@ -45,5 +46,32 @@ class SequencerTest {
     void parse_hugeInput_isRefusedWithoutDecoding() {
         assertThatThrownBy(() -> Sequencer.parse("fencer1." + "A".repeat(100_000) + ".1"))
                 .isInstanceOf(InvalidArgumentException.class).hasMessageContaining("more than 512");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "fencer1|1", "fencer1.b3JkZXJz|2", "fencer1.b3JkZXJz.5.shared.k.mac.more|7", "......|7", "........|9"
+    })
+    void parse_partCountOutsideThreeToSix_namesTheCount(String text, int parts) {
+        assertThatThrownBy(() -> Sequencer.parse(text))
+                .isInstanceOf(InvalidArgumentException.class)
+                .hasMessageContaining("found " + parts);
+    }
+
+    @Test
+    void parse_trailingDot_isAnEmptyPartNotDropped() {
+        // "fencer1.<lock>.5." has four parts, the last empty: an unknown mode, not the exclusive token 5.
+        assertThatThrownBy(() -> Sequencer.parse("fencer1.b3JkZXJz.5."))
+                .isInstanceOf(InvalidArgumentException.class)
+                .hasMessageContaining("unknown mode ''");
+    }
+
+    @Test
+    void parse_formattedTokens_roundTrip() {
+        for (FencingToken token : new FencingToken[] {new FencingToken("orders", 1, LockMode.EXCLUSIVE),
+            new FencingToken("a.b.c", FencingToken.VALUE_MAX, LockMode.EXCLUSIVE),
+            new FencingToken("orders", 42, LockMode.SHARED)}) {
+            org.assertj.core.api.Assertions.assertThat(Sequencer.parse(token.sequencer())).isEqualTo(token);
+        }
     }
 }

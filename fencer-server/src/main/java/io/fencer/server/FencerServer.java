@@ -575,6 +575,11 @@ public final class FencerServer implements AutoCloseable {
         return node == null ? "the server is not running" : node.notInGroup();
     }
 
+    /** Returns how many peers this peer's configuration holds, voters and learners, itself included; for tests. */
+    int configurationSize() {
+        return raft.configurationSize();
+    }
+
     /**
      * Returns how long ago another peer last sent this one anything on the Raft port, or null when none has (or the
      * server is not running): {@code fencer server --join} waits on past its wait while the group copies its state.

@@ -51,7 +51,9 @@ class MembershipTest {
         FencerServer joiner = group.start(n4.id());
         assertThat(joiner.sincePeerTraffic()).as("a joiner hears nobody until the group adds it").isNull();
 
+        assertThat(group.server(leader).configurationSize()).isEqualTo(3);
         ListPeersResponse added = group.add(leader, n4).getConfiguration();
+        assertThat(group.server(leader).configurationSize()).as("the learner counts").isEqualTo(4);
         assertThat(joiner.sincePeerTraffic()).as("then the leader's log and heartbeats").isNotNull()
                 .isLessThan(Duration.ofSeconds(5));
         last = grant(locks, session, last);
@@ -78,6 +80,7 @@ class MembershipTest {
         String removed = group.running().stream().filter(id -> !id.equals(newLeader) && !id.equals(leader))
                 .findFirst().orElseThrow();
         assertThat(PeerGroup.shape(group.remove(newLeader, removed).getConfiguration())).hasSize(2);
+        assertThat(group.server(newLeader).configurationSize()).isEqualTo(2);
         assertRemovedPeerServesNothing(removed, session);
         assertThat(grant(locks, session, last)).isGreaterThan(last);
     }

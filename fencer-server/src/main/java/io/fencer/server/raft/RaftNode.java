@@ -515,8 +515,19 @@ public final class RaftNode implements AutoCloseable {
         return ids;
     }
 
-    /** Returns how many peers the current configuration holds, voters and learners, this one included. */
+    /**
+     * Returns how many peers the current configuration holds, voters and learners, this one included. A release and
+     * a hand-off on one peer ask, so a settled configuration is counted without a copy: Ratis keeps a configuration's
+     * voters and learners apart (a learner id among the voters fails its construction), so their sizes add up; while
+     * a change is under way the two configurations' peers are merged as {@link #configurationPeers} does.
+     */
     public int configurationSize() {
+        org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
+        if (conf.getPreviousPeers(RaftPeerRole.FOLLOWER).isEmpty()
+                && conf.getPreviousPeers(RaftPeerRole.LISTENER).isEmpty()) {
+            return conf.getCurrentPeers(RaftPeerRole.FOLLOWER).size()
+                    + conf.getCurrentPeers(RaftPeerRole.LISTENER).size();
+        }
         return configurationPeers().size();
     }
 

@@ -66,6 +66,8 @@ class RaftNodeTest {
             try (Socket socket = new Socket()) {
                 socket.connect(new InetSocketAddress("127.0.0.1", listening), 5_000);
             }
+            assertThat(raft.configurationSize()).as("counted without a copy").isOne()
+                    .isEqualTo(raft.configurationPeers().size());
         }
     }
 

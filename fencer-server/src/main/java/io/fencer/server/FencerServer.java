@@ -575,9 +575,13 @@ public final class FencerServer implements AutoCloseable {
         return node == null ? "the server is not running" : node.notInGroup();
     }
 
-    /** Returns how many peers this peer's configuration holds, voters and learners, itself included; for tests. */
+    /**
+     * Returns how many peers this peer's configuration holds, voters and learners, itself included, or 0 when the
+     * server is not running; for tests.
+     */
     int configurationSize() {
-        return raft.configurationSize();
+        RaftNode node = raft;
+        return node == null ? 0 : node.configurationSize();
     }
 
     /**
